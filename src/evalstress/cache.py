@@ -1,0 +1,100 @@
+"""A small SQLite (WAL) key-value store with JSON values: the persistent memory of a run.
+
+Each value is written as soon as it exists, so a run killed halfway resumes from what it had.
+Score caches and the LLM response cache both build on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_CHUNK = 500  # SQLite limits the number of bound parameters per statement
+
+
+def default_cache_dir() -> Path:
+    """$EVALSTRESS_CACHE_DIR, else ~/.cache/evalstress."""
+    env = os.environ.get("EVALSTRESS_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "evalstress"
+
+
+class SQLiteCache:
+    """Namespaced JSON values by key; safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path, table: str = "entries"):
+        if not table.isidentifier():
+            raise ValueError(f"bad table name {table!r}")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.table = table
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} (namespace TEXT NOT NULL, key TEXT NOT NULL, "
+            "value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')), "
+            "PRIMARY KEY (namespace, key))"
+        )
+        self._conn.commit()
+
+    @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        return self.get_many(namespace, [key]).get(key)
+
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        with self._locked() as conn:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = list(keys[start:start + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, value FROM {self.table} WHERE namespace=? AND key IN ({marks})",
+                    [namespace, *chunk],
+                )
+                for key, value in rows:
+                    found[key] = json.loads(value)
+        return found
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        self.put_many(namespace, [(key, value)])
+
+    def put_many(self, namespace: str, items: Iterable[tuple[str, Any]]) -> None:
+        rows = [(namespace, k, json.dumps(v, ensure_ascii=False, sort_keys=True))
+                for k, v in items]
+        if not rows:
+            return
+        with self._locked() as conn:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO {self.table} (namespace, key, value) VALUES (?, ?, ?)",
+                rows)
+            conn.commit()
+
+    def count(self, namespace: str | None = None) -> int:
+        with self._locked() as conn:
+            if namespace is None:
+                return int(conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
+            return int(conn.execute(f"SELECT COUNT(*) FROM {self.table} WHERE namespace=?",
+                                    (namespace,)).fetchone()[0])
+
+    def namespaces(self) -> dict[str, int]:
+        with self._locked() as conn:
+            rows = conn.execute(
+                f"SELECT namespace, COUNT(*) FROM {self.table} GROUP BY namespace ORDER BY 1")
+            return {ns: int(n) for ns, n in rows}
+
+    def close(self) -> None:
+        with self._locked() as conn:
+            conn.close()

@@ -1,0 +1,279 @@
+"""The command line: `evalstress quickstart`, `evalstress run`, `evalstress list`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from evalstress import __version__
+from evalstress.analyses import blindspot
+from evalstress.data import DataError, Example, builtin_corpus, load_examples
+from evalstress.evaluators.base import Evaluator, create_evaluator
+from evalstress.evaluators.base import registry as evaluator_registry
+from evalstress.perturb.base import registry as perturbation_registry
+from evalstress.report import skips_frame, write_outputs
+from evalstress.report.terminal import print_summary
+from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
+from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite
+
+app = typer.Typer(
+    help=(
+        "Stress-test the things that score generated text.\n\n"
+        "evalstress damages good texts in controlled ways (truncation, dropped tokens, swapped "
+        "sentences, ...), scores originals and variants with the evaluators you choose, and "
+        "tells you where an evaluator fails to notice the damage.\n\n"
+        "Start with `evalstress quickstart`, then `evalstress run DATA.jsonl`."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_show_locals=False,
+)
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+LEXICAL_DEFAULT = ["bleu", "chrf", "ter", "rouge", "rep"]
+
+
+class RichProgressReporter(Progress):
+    """Progress bars on stderr for each long phase."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled and err.is_terminal
+        self._bars = RichProgress(TextColumn("{task.description}"), BarColumn(),
+                                  MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                                  transient=True, disable=not self.enabled)
+        self._tasks: dict[str, Any] = {}
+
+    def start(self, label: str, total: int) -> None:
+        if not self._tasks:
+            self._bars.start()
+        self._tasks[label] = self._bars.add_task(label, total=total)
+
+    def advance(self, label: str, amount: int = 1) -> None:
+        if label in self._tasks:
+            self._bars.advance(self._tasks[label], amount)
+
+    def finish(self, label: str) -> None:
+        task = self._tasks.pop(label, None)
+        if task is not None:
+            self._bars.remove_task(task)
+        if not self._tasks:
+            self._bars.stop()
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}")
+    return typer.Exit(code)
+
+
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    index, sep, count = value.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit() or int(count) < 1:
+        raise _fail(f"--shard '{value}' must look like i/N, e.g. 0/4")
+    return int(index), int(count)
+
+
+def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
+            cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
+            quiet: bool = False) -> RunResult:
+    """Shared body of `run` and `quickstart`: score, analyse, write, print."""
+    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    progress = RichProgressReporter(enabled=not quiet)
+    try:
+        result = run(examples, suite, evaluators, cache=cache, progress=progress)
+    finally:
+        for evaluator in evaluators:
+            evaluator.close()
+    analyses: dict[str, Any] = {}
+    blind = None
+    if "blindspot" in suite.analyses:
+        blind = blindspot(result.table, rel_tol=rel_tol, skips=skips_frame(result))
+        analyses["blindspot"] = blind
+    paths = write_outputs(result, analyses, out, config=config)
+    if not quiet:
+        print_summary(console, result, blind)
+        console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
+    return result
+
+
+def _evaluators(specs: list[str]) -> list[Evaluator]:
+    try:
+        return [create_evaluator(spec) for spec in specs]
+    except (KeyError, ValueError, ImportError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise _fail(str(message)) from None
+
+
+@app.command()
+def quickstart(
+    out: Annotated[Path, typer.Option(help="Run directory for results.json and scores.parquet.")]
+    = Path("runs/quickstart"),
+    limit: Annotated[int | None, typer.Option(help="Use only the first N built-in examples.")]
+    = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
+
+    Scores each of the built-in examples and their noised variants with BLEU, chrF, TER,
+    ROUGE-1/2/L and rep-n, then runs paper 002's rank and monotonic tests.
+    """
+    examples = builtin_corpus()[:limit] if limit else builtin_corpus()
+    suite = load_suite("blindspot")
+    execute(examples, suite, _evaluators(LEXICAL_DEFAULT), out, cache_dir=cache_dir,
+            no_cache=no_cache, rel_tol=0.01,
+            config={"command": "quickstart", "evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
+                    "limit": limit}, quiet=quiet)
+
+
+def _load_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise _fail(f"{path}: cannot read the config ({exc})") from None
+    if not isinstance(data, dict):
+        raise _fail(f"{path}: the config must be a mapping of option names to values")
+    known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
+             "limit", "rel_tol", "shard", "cache_dir"}
+    unknown = set(data) - known
+    if unknown:
+        raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
+    return data
+
+
+@app.command("run")
+def run_command(
+    data: Annotated[Path | None, typer.Argument(help="JSONL, CSV or Parquet file of examples.")]
+    = None,
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m references=references "
+        "(several reference fields: references=ref_a,ref_b).")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    evaluator: Annotated[list[str] | None, typer.Option(
+        "--evaluator", "-e", help="Evaluator spec, repeatable: rouge, bleu, "
+        "'python:target=pkg.mod:fn', \"command:cmd='python score.py'\". Default: lexical set.")]
+    = None,
+    perturbation: Annotated[list[str] | None, typer.Option(
+        "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
+        "the suite's list.")] = None,
+    suite: Annotated[str, typer.Option(help="Built-in suite name or YAML file.")] = "blindspot",
+    seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
+    rel_tol: Annotated[float | None, typer.Option(
+        help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Stress-test evaluators on your data.
+
+    Example: `evalstress run summeval.jsonl -m hypothesis=highlight -m references=references
+    -e rouge -e bleu --task summarization`
+    """
+    cfg = _load_config(config)
+    data = data or (Path(cfg["data"]) if "data" in cfg else None)
+    if data is None:
+        raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
+    mapping = map_ or cfg.get("map")
+    try:
+        examples = load_examples(data, mapping, task=task or cfg.get("task"),
+                                 limit=limit or cfg.get("limit"))
+    except (DataError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    examples = shard_examples(examples, _parse_shard(shard or cfg.get("shard")))
+    names = perturbation or cfg.get("perturbations")
+    try:
+        if names:
+            base = load_suite(cfg.get("suite", suite))
+            the_suite = custom_suite(names, seeds if seeds is not None
+                                     else cfg.get("seeds", list(base.seeds)), base.analyses)
+        else:
+            the_suite = load_suite(cfg.get("suite", suite))
+            if seeds is not None or "seeds" in cfg:
+                count = seeds if seeds is not None else cfg["seeds"]
+                the_suite.seeds = tuple(range(count)) if isinstance(count, int) else tuple(count)
+    except (KeyError, ValueError) as exc:
+        raise _fail(str(exc.args[0] if exc.args else exc)) from None
+    specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
+    evaluators = _evaluators(list(specs))
+    out_dir = out or Path(cfg.get("out", f"runs/{data.stem}"))
+    execute(examples, the_suite, evaluators, out_dir,
+            cache_dir=cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None),
+            no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
+            config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
+                    "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
+                    "shard": shard},
+            quiet=quiet)
+
+
+@app.command("list")
+def list_command(
+    what: Annotated[str, typer.Argument(help="perturbations, evaluators or suites")]
+    = "perturbations",
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List registered perturbations (with metadata), evaluators or suites."""
+    if what.startswith("pert"):
+        rows = [cls.info() for cls in perturbation_registry().values()]
+        if as_json:
+            console.print_json(json.dumps(rows))
+            return
+        table = Table(title="Perturbations", show_lines=False)
+        for column in ("name", "family", "level", "method", "grid", "damages", "description"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            grid = f"{row['severity_param']}: {', '.join(map(str, row['grid']))}"
+            table.add_row(row["name"], row["family"], row["level"], row["method"], grid,
+                          ", ".join(row["damages"]), row["description"])
+        console.print(table)
+    elif what.startswith("eval"):
+        evals = evaluator_registry()
+        if as_json:
+            console.print_json(json.dumps({n: c.description for n, c in evals.items()}))
+            return
+        table = Table(title="Evaluators")
+        table.add_column("name")
+        table.add_column("level")
+        table.add_column("description", overflow="fold")
+        for name, cls in evals.items():
+            table.add_row(name, cls.level, cls.description)
+        console.print(table)
+    elif what.startswith("suite"):
+        for name in builtin_suites():
+            s = load_suite(name)
+            console.print(f"[bold]{name}[/]: {s.description} "
+                          f"({len(s.perturbations)} perturbations, {len(s.seeds)} seeds)")
+    else:
+        raise _fail(f"cannot list '{what}': choose perturbations, evaluators or suites")
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")]
+    = False,
+) -> None:
+    if version:
+        console.print(f"evalstress {__version__}")
+        raise typer.Exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

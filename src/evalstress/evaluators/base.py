@@ -1,0 +1,231 @@
+"""Evaluator protocol and registry: anything that scores texts meets the same interface."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Literal
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """One text to score with its context. Equal requests share one key and are scored once."""
+
+    text: str
+    source: str = ""
+    references: tuple[str, ...] = ()
+    task: str = "open-ended"
+
+    @property
+    def key(self) -> str:
+        payload = json.dumps([self.text, self.source, list(self.references), self.task],
+                             ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Score:
+    """A value, or a missing value with the reason. Never a silent default."""
+
+    value: float | None
+    reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    @classmethod
+    def missing(cls, reason: str, **extra: Any) -> Score:
+        return cls(None, reason, extra)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": self.value}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.extra:
+            out["extra"] = dict(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Score:
+        return cls(data.get("value"), data.get("reason"), data.get("extra") or {})
+
+
+#: Per request, the score of each aspect the evaluator reports.
+ScoreRow = dict[str, Score]
+
+
+class Evaluator(ABC):
+    """Scores batches of requests on one or more aspects.
+
+    `level` is "segment" for per-text scores or "corpus" for distribution-level scores (MAUVE),
+    which the runner calls once per set of texts. `signature()` names everything that changes the
+    numbers; it keys the score cache and goes into every result.
+    """
+
+    name: ClassVar[str] = ""
+    level: ClassVar[Literal["segment", "corpus"]] = "segment"
+    needs_references: ClassVar[bool] = False
+    batch_size: ClassVar[int] = 64
+    description: ClassVar[str] = ""
+
+    def __init__(self, **params: Any):
+        self.params = params
+        self.spec_params: dict[str, Any] = {}  # what the user set; names the evaluator in tables
+
+    @property
+    @abstractmethod
+    def aspects(self) -> tuple[str, ...]:
+        """Names of the scores this evaluator reports, e.g. ('rouge1', 'rouge2', 'rougeL')."""
+
+    def higher_is_better(self, aspect: str) -> bool:
+        return True
+
+    def signature(self) -> dict[str, Any]:
+        return {"evaluator": self.name, "params": self.params, "versions": self.versions()}
+
+    def versions(self) -> dict[str, str]:
+        """Library versions (and model hashes) that change the numbers."""
+        return {}
+
+    @property
+    def cache_namespace(self) -> str:
+        canonical = json.dumps(self.signature(), sort_keys=True, default=str)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+
+    @property
+    def label(self) -> str:
+        """A short display name: the registered name plus the parameters the user set."""
+        if not self.spec_params:
+            return self.name
+        args = ",".join(f"{k}={v}" for k, v in sorted(self.spec_params.items()))
+        return f"{self.name}:{args}"
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        """Score a batch; the default checks references then calls `score_batch`."""
+        if not self.needs_references:
+            return self.score_batch(requests)
+        rows: list[ScoreRow | None] = [None] * len(requests)
+        usable = [i for i, r in enumerate(requests) if r.references]
+        for i, r in enumerate(requests):
+            if not r.references:
+                rows[i] = {a: Score.missing("no references for this example") for a in self.aspects}
+        if usable:
+            for i, row in zip(usable, self.score_batch([requests[i] for i in usable]), strict=True):
+                rows[i] = row
+        return [row for row in rows if row is not None]
+
+    @abstractmethod
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        """Score requests that passed the generic checks; one row per request, in order."""
+
+    def score_sets(self, gold: Sequence[ScoreRequest],
+                   candidates: Sequence[ScoreRequest]) -> ScoreRow:
+        """Corpus-level evaluators compare a set of texts with a gold set."""
+        raise NotImplementedError(f"{self.name} is a segment-level evaluator")
+
+    def close(self) -> None:
+        """Free models or connections; the runner calls it at the end of a run."""
+
+
+_REGISTRY: dict[str, type[Evaluator]] = {}
+_PLUGINS_LOADED = False
+
+
+def evaluator(name: str) -> Callable[[type[Evaluator]], type[Evaluator]]:
+    """Class decorator that registers an evaluator under `name`."""
+
+    def register(cls: type[Evaluator]) -> type[Evaluator]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"evaluator '{name}' is registered twice")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def _load_plugins() -> None:
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    import evalstress.evaluators.builtin  # noqa: F401  (registers the built-in evaluators)
+
+    for ep in entry_points(group="evalstress.evaluators"):
+        ep.load()
+
+
+def registry() -> dict[str, type[Evaluator]]:
+    _load_plugins()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def _coerce(value: str) -> Any:
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`"rouge"`, `"bertscore:model=/m,num_layers=6"` or `{"name": ..., **params}`."""
+    if isinstance(spec, Mapping):
+        params = dict(spec)
+        return str(params.pop("name")), params
+    name, _, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    if rest:
+        for part in _split_params(rest):
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"evaluator parameter '{part}' in '{spec}' must look like key=value")
+            params[key.strip()] = _coerce(value.strip())
+    return name.strip(), params
+
+
+def _split_params(text: str) -> list[str]:
+    """Split on commas that are not inside quotes (commands may contain commas)."""
+    parts, current, quote = [], "", ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current += ch
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if current:
+        parts.append(current)
+    return [p for p in parts if p.strip()]
+
+
+def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
+    name, params = parse_spec(spec)
+    reg = registry()
+    if name not in reg:
+        close = difflib.get_close_matches(name, list(reg), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"unknown evaluator '{name}'.{hint} See: evalstress list evaluators")
+    try:
+        instance = reg[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"bad parameters for evaluator '{name}': {exc}") from None
+    instance.spec_params = params
+    return instance

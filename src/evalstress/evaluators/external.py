@@ -1,0 +1,147 @@
+"""Evaluators the user brings: a Python callable or an external command speaking JSONL."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
+
+ScoreFunction = Callable[..., Any]
+
+
+def _to_row(value: Any, aspects: tuple[str, ...], where: str) -> ScoreRow:
+    """Accept a number, None, or a mapping aspect -> number; anything else is missing."""
+    if isinstance(value, Mapping):
+        row = {}
+        for aspect in aspects:
+            item = value.get(aspect)
+            row[aspect] = _to_score(item, f"{where}: no number for '{aspect}'")
+        return row
+    if len(aspects) != 1:
+        return {a: Score.missing(f"{where}: expected a mapping of {list(aspects)}") for a in aspects}
+    return {aspects[0]: _to_score(value, f"{where}: returned {value!r}")}
+
+
+def _to_score(value: Any, reason: str) -> Score:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return Score.missing(reason)
+    return Score(float(value))
+
+
+def _resolve(target: str) -> ScoreFunction:
+    module_name, sep, attr = target.partition(":")
+    if not sep:
+        raise ValueError(f"python evaluator target '{target}' must look like package.module:function")
+    module = importlib.import_module(module_name)
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ValueError(f"'{target}' is not a callable")
+    return fn  # type: ignore[no-any-return]
+
+
+@evaluator("python")
+class CallableEvaluator(Evaluator):
+    """Any Python function as an evaluator.
+
+    With `batched=True` the function receives a list of ScoreRequest and returns a list; otherwise
+    it is called per request. Each result is a number, a mapping aspect -> number, or None for a
+    missing score. From the command line: `python:target=my_pkg.metrics:score`.
+    """
+
+    description = "a Python callable (target=module:function)"
+
+    def __init__(self, target: str | ScoreFunction, aspects: str = "score", batched: bool = False,
+                 label: str | None = None, version: str = ""):
+        fn = _resolve(target) if isinstance(target, str) else target
+        target_name = target if isinstance(target, str) else (
+            label or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}")
+        super().__init__(target=target_name, aspects=aspects, batched=batched, version=version)
+        self.fn = fn
+        self._aspects = tuple(aspects.split())
+        self.batched = batched
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return self._aspects
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        where = str(self.params["target"])
+        if self.batched:
+            values = list(self.fn(list(requests)))
+            if len(values) != len(requests):
+                raise ValueError(f"{where} returned {len(values)} scores for {len(requests)} texts")
+            return [_to_row(v, self._aspects, where) for v in values]
+        rows = []
+        for request in requests:
+            try:
+                value = self.fn(request)
+            except Exception as exc:  # the user's code: record, do not crash the run
+                rows.append({a: Score.missing(f"{where} raised {type(exc).__name__}: {exc}")
+                             for a in self._aspects})
+                continue
+            rows.append(_to_row(value, self._aspects, where))
+        return rows
+
+
+@evaluator("command")
+class CommandEvaluator(Evaluator):
+    """An external program: JSONL requests on stdin, JSONL scores on stdout.
+
+    Each input line is `{"id", "text", "source", "references", "task"}`; each output line is
+    `{"id": ..., "score": x}` or `{"id": ..., "scores": {aspect: x}}` or `{"id": ..., "error": ...}`.
+    Lines may come in any order; an id with no answer is recorded missing, with the reason.
+    """
+
+    description = "an external command, JSONL in and JSONL out (cmd='...')"
+    batch_size = 128
+
+    def __init__(self, cmd: str, aspects: str = "score", timeout: float = 600.0,
+                 version: str = ""):
+        super().__init__(cmd=cmd, aspects=aspects, version=version)
+        self.argv = shlex.split(cmd)
+        self._aspects = tuple(aspects.split())
+        self.timeout = timeout
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return self._aspects
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        lines = [json.dumps({"id": i, "text": r.text, "source": r.source,
+                             "references": list(r.references), "task": r.task},
+                            ensure_ascii=False) for i, r in enumerate(requests)]
+        cmd = self.params["cmd"]
+        try:
+            done = subprocess.run(self.argv, input="\n".join(lines) + "\n", capture_output=True,
+                                  text=True, timeout=self.timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return [{a: Score.missing(f"command '{cmd}' failed: {exc}") for a in self._aspects}
+                    for _ in requests]
+        if done.returncode != 0:
+            tail = done.stderr.strip().splitlines()[-1:] or [""]
+            return [{a: Score.missing(f"command '{cmd}' exited {done.returncode}: {tail[0]}")
+                     for a in self._aspects} for _ in requests]
+        answers: dict[int, ScoreRow] = {}
+        for line_no, line in enumerate(done.stdout.splitlines(), start=1):
+            if not line.strip():
+                continue
+            where = f"command '{cmd}' output line {line_no}"
+            try:
+                record = json.loads(line)
+                index = int(record["id"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue  # cannot tie it to a request; the request stays missing below
+            if "error" in record:
+                answers[index] = {a: Score.missing(f"{where}: {record['error']}")
+                                  for a in self._aspects}
+            else:
+                answers[index] = _to_row(record.get("scores", record.get("score")),
+                                         self._aspects, where)
+        return [answers.get(i) or {a: Score.missing(f"command '{cmd}' gave no score for line {i + 1}")
+                                   for a in self._aspects} for i in range(len(requests))]

@@ -1,0 +1,159 @@
+"""Lexical metrics: sacreBLEU's sentence BLEU, chrF and TER, rouge-score's ROUGE, rep-n.
+
+Multiple references: sacreBLEU metrics take all references at once, as sacreBLEU defines them.
+ROUGE compares with each reference separately and keeps the best score of each ROUGE type (the
+maximum over references), the convention of multi-reference summarization papers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from importlib.metadata import version
+from typing import Any
+
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
+
+
+class _SacreBleuMetric(Evaluator):
+    needs_references = True
+    batch_size = 256
+    metric_name = ""
+
+    @cached_property
+    def metric(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return (self.metric_name,)
+
+    def versions(self) -> dict[str, str]:
+        # sacreBLEU's own signature needs the reference count, known only after scoring
+        return {"sacrebleu": version("sacrebleu"), "metric": type(self.metric).__name__}
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        return [{self.metric_name: Score(float(
+            self.metric.sentence_score(r.text, list(r.references)).score))} for r in requests]
+
+
+@evaluator("bleu")
+class Bleu(_SacreBleuMetric):
+    """Sentence BLEU (0-100) with effective order, as sacreBLEU recommends per sentence."""
+
+    description = "sacreBLEU sentence BLEU, effective order, all references at once"
+    metric_name = "bleu"
+
+    @cached_property
+    def metric(self) -> Any:
+        from sacrebleu.metrics import BLEU
+
+        return BLEU(effective_order=True, **self.params)
+
+
+@evaluator("chrf")
+class Chrf(_SacreBleuMetric):
+    description = "sacreBLEU sentence chrF (chrF++ with word_order=2)"
+    metric_name = "chrf"
+
+    @cached_property
+    def metric(self) -> Any:
+        from sacrebleu.metrics import CHRF
+
+        return CHRF(**self.params)
+
+
+@evaluator("ter")
+class Ter(_SacreBleuMetric):
+    description = "sacreBLEU sentence TER (edit rate, lower is better)"
+    metric_name = "ter"
+
+    @cached_property
+    def metric(self) -> Any:
+        from sacrebleu.metrics import TER
+
+        return TER(**self.params)
+
+    def higher_is_better(self, aspect: str) -> bool:
+        return False
+
+
+@evaluator("rouge")
+class Rouge(Evaluator):
+    """ROUGE-1/2/L F-measure (or precision/recall), maximum over references, Porter stemming."""
+
+    description = "rouge-score ROUGE-1/2/L, max over references"
+    needs_references = True
+    batch_size = 256
+
+    def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True,
+                 types: str = "rouge1 rouge2 rougeL"):
+        if measure not in ("fmeasure", "precision", "recall"):
+            raise ValueError("measure must be fmeasure, precision or recall")
+        super().__init__(measure=measure, use_stemmer=use_stemmer, types=types)
+        self.measure = measure
+        self.types = tuple(types.split())
+
+    @cached_property
+    def scorer(self) -> Any:
+        from rouge_score import rouge_scorer
+
+        return rouge_scorer.RougeScorer(list(self.types),
+                                        use_stemmer=bool(self.params["use_stemmer"]))
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return self.types
+
+    def versions(self) -> dict[str, str]:
+        return {"rouge-score": version("rouge-score")}
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        rows = []
+        for request in requests:
+            best = dict.fromkeys(self.types, 0.0)
+            for reference in request.references:
+                result = self.scorer.score(reference, request.text)
+                for kind in self.types:
+                    best[kind] = max(best[kind], getattr(result[kind], self.measure))
+            rows.append({kind: Score(value) for kind, value in best.items()})
+        return rows
+
+
+def rep_n(text: str, n: int) -> float | None:
+    """Welleck et al.'s rep-n: the share of repeated n-grams, 1 - distinct / total."""
+    words = text.lower().split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    if not grams:
+        return None
+    return 1.0 - len(set(grams)) / len(grams)
+
+
+@evaluator("rep")
+class Repetition(Evaluator):
+    """Diversity as rep-n (lower is better): reference-free, catches degenerate repetition."""
+
+    description = "rep-2/3/4: share of repeated n-grams (lower is better)"
+    batch_size = 1024
+
+    def __init__(self, orders: str = "2 3 4"):
+        super().__init__(orders=orders)
+        self.orders = tuple(int(n) for n in orders.split())
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return tuple(f"rep-{n}" for n in self.orders)
+
+    def higher_is_better(self, aspect: str) -> bool:
+        return False
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        rows = []
+        for request in requests:
+            row = {}
+            for n in self.orders:
+                value = rep_n(request.text, n)
+                row[f"rep-{n}"] = Score(value) if value is not None else Score.missing(
+                    f"fewer than {n} words")
+            rows.append(row)
+        return rows

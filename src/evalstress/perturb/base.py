@@ -1,0 +1,196 @@
+"""Perturbation protocol, registry and the provenance each variant carries."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Literal
+
+from evalstress.data import Example
+from evalstress.text import ParsedText, TextParser, noise_ratio
+
+Severity = float | int | str
+Level = Literal["char", "word", "sentence"]
+Method = Literal["rule", "llm", "model"]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A perturbation that cannot apply to this text says why, instead of returning it unchanged."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A perturbed text with everything needed to reproduce and explain it."""
+
+    example_id: str
+    perturbation: str
+    severity: Severity
+    seed: int
+    text: str
+    noise_ratio: float
+
+    @property
+    def id(self) -> str:
+        return f"{self.example_id}|{self.perturbation}|{self.severity}|{self.seed}"
+
+    def diff(self, original: str) -> str:
+        """A compact word diff against the original, for reports."""
+        ops = difflib.SequenceMatcher(a=original.split(), b=self.text.split(), autojunk=False)
+        out: list[str] = []
+        a, b = original.split(), self.text.split()
+        for tag, i1, i2, j1, j2 in ops.get_opcodes():
+            if tag == "equal":
+                continue
+            removed, added = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+            out.append(f"[-{removed}-]{{+{added}+}}" if removed and added
+                       else f"[-{removed}-]" if removed else f"{{+{added}+}}")
+        return " ".join(out)
+
+
+@dataclass
+class PerturbContext:
+    """What a perturbation may look at: the example, its parse, and dataset-wide resources.
+
+    The parse comes from a shared TextParser, so a text is parsed once whatever the number of
+    perturbations, severities and seeds. `pool` holds the other examples of the dataset (for
+    replacement-type perturbations); `resources` holds named shared data (e.g. n-gram tables).
+    """
+
+    example: Example
+    parser: TextParser
+    pool: Sequence[Example] = ()
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.example.hypothesis
+
+    @property
+    def parsed(self) -> ParsedText:
+        return self.parser.parse(self.example.hypothesis)
+
+
+class Perturbation(ABC):
+    """A named, seeded transformation of the hypothesis.
+
+    Subclasses declare metadata as class attributes and implement `transform`. `apply` wraps the
+    result: an unchanged text becomes a Skip, and a Variant gets its noise ratio.
+    """
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""  # e.g. fluency, consistency, probe, character
+    level: ClassVar[Level] = "word"
+    method: ClassVar[Method] = "rule"
+    damages: ClassVar[tuple[str, ...]] = ()  # aspects (see criteria) it is expected to hurt
+    preserves: ClassVar[tuple[str, ...]] = ()  # aspects it should leave alone
+    severity_param: ClassVar[str] = "ratio"
+    grid: ClassVar[tuple[Severity, ...]] = (0.1, 0.2, 0.3, 0.4, 0.5)
+    description: ClassVar[str] = ""
+    swap_type: ClassVar[bool] = False  # halves the noise ratio (paper 002, footnote 7)
+    source_papers: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **params: Any):
+        self.params = params
+
+    @abstractmethod
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        """Return the perturbed text, or a Skip saying why the text does not admit this damage."""
+
+    def apply(self, ctx: PerturbContext, severity: Severity, seed: int) -> Variant | Skip:
+        rng = random.Random(derive_seed(seed, ctx.example.id, self.name, severity))
+        try:
+            result = self.transform(ctx, severity, rng)
+        except Skipped as skip:
+            return Skip(str(skip))
+        if isinstance(result, Skip):
+            return result
+        if result == ctx.text or not result.strip() and not ctx.text.strip():
+            return Skip("the perturbation left the text unchanged")
+        ratio = noise_ratio(ctx.text, result, swap=self.swap_type)
+        return Variant(ctx.example.id, self.name, severity, seed, result, ratio)
+
+    @classmethod
+    def info(cls) -> dict[str, Any]:
+        return {
+            "name": cls.name,
+            "family": cls.family,
+            "level": cls.level,
+            "method": cls.method,
+            "damages": list(cls.damages),
+            "preserves": list(cls.preserves),
+            "severity_param": cls.severity_param,
+            "grid": list(cls.grid),
+            "description": cls.description,
+            "papers": list(cls.source_papers),
+        }
+
+
+class Skipped(Exception):
+    """Raised inside a transform as a shortcut for returning a Skip."""
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A stable 64-bit seed from the run seed and the unit of work (never Python's hash())."""
+    digest = hashlib.sha256(repr((seed, *parts)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def sample_count(n: int, ratio: float, rng: random.Random, *, minimum: int = 1) -> int:
+    """How many of n units a ratio asks for: round half by the rng, at least `minimum` if n>0."""
+    if n <= 0:
+        return 0
+    exact = n * float(ratio)
+    count = int(exact)
+    if rng.random() < exact - count:
+        count += 1
+    return max(minimum, min(n, count))
+
+
+_REGISTRY: dict[str, type[Perturbation]] = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def perturbation(name: str) -> Callable[[type[Perturbation]], type[Perturbation]]:
+    """Class decorator that registers a perturbation under `name`."""
+
+    def register(cls: type[Perturbation]) -> type[Perturbation]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"perturbation '{name}' is registered twice")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def _load_plugins() -> None:
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    import evalstress.perturb.builtin  # noqa: F401  (registers the built-in catalogue)
+
+    for ep in entry_points(group="evalstress.perturbations"):
+        ep.load()
+
+
+def registry() -> dict[str, type[Perturbation]]:
+    _load_plugins()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_perturbation(name: str, **params: Any) -> Perturbation:
+    reg = registry()
+    if name not in reg:
+        close = difflib.get_close_matches(name, list(reg), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"unknown perturbation '{name}'.{hint} See: evalstress list perturbations")
+    return reg[name](**params)

@@ -1,0 +1,5 @@
+"""Imports every built-in perturbation module so their decorators register them."""
+
+from evalstress.perturb import consistency, fluency, probes
+
+__all__ = ["consistency", "fluency", "probes"]

@@ -1,0 +1,262 @@
+"""plan -> variants -> deduplicated, cached, batched scoring -> the long score table.
+
+Every distinct text is scored once per evaluator (originals are never re-scored per perturbation);
+each batch goes to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and
+costs nothing for what was already done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalstress.cache import SQLiteCache, default_cache_dir
+from evalstress.data import Example
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
+from evalstress.perturb.base import PerturbContext, Skip, Variant
+from evalstress.suites import Suite
+from evalstress.text import TextParser
+
+ORIGINAL = "original"
+CORPUS = "*"  # example_id of corpus-level rows
+
+SCORE_COLUMNS = [
+    "example_id", "task", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
+    "evaluator", "aspect", "score", "higher_is_better", "status", "reason",
+]
+
+class Progress:
+    """What the runner reports while it works; the CLI draws bars from it, tests stay silent."""
+
+    def start(self, label: str, total: int) -> None:  # pragma: no cover - trivial
+        pass
+
+    def advance(self, label: str, amount: int = 1) -> None:  # pragma: no cover - trivial
+        pass
+
+    def finish(self, label: str) -> None:  # pragma: no cover - trivial
+        pass
+
+@dataclass
+class SkipRecord:
+    example_id: str
+    perturbation: str
+    severity: Any
+    seed: int
+    reason: str
+
+@dataclass
+class Plan:
+    """The variants a suite makes of a dataset, and the skips with their reasons."""
+
+    examples: list[Example]
+    suite: Suite
+    variants: list[Variant]
+    skips: list[SkipRecord]
+    parses: int = 0
+
+@dataclass
+class EvaluatorStats:
+    requested: int = 0  # score rows the table needs
+    distinct: int = 0  # distinct texts (with context) among them
+    cached: int = 0  # found in the cache
+    scored: int = 0  # sent to the evaluator
+    calls: int = 0  # batches sent
+    missing: int = 0  # rows with at least one missing aspect
+
+@dataclass
+class RunResult:
+    plan: Plan
+    table: pd.DataFrame
+    stats: dict[str, EvaluatorStats] = field(default_factory=dict)
+    signatures: dict[str, Any] = field(default_factory=dict)
+
+def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -> list[Example]:
+    """Deterministic sharding by example id: shard (i, n) keeps ids whose hash mod n is i."""
+    if shard is None:
+        return list(examples)
+    index, count = shard
+    if not 0 <= index < count:
+        raise ValueError(f"shard {index}/{count} is out of range")
+    return [e for e in examples
+            if int(hashlib.sha256(e.id.encode()).hexdigest(), 16) % count == index]
+
+def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
+              resources: dict[str, Any] | None = None,
+              progress: Progress | None = None) -> Plan:
+    """Apply every perturbation x severity x seed to every example; parse each text once."""
+    parser = parser or TextParser()
+    progress = progress or Progress()
+    before = parser.parses
+    parser.parse_many([e.hypothesis for e in examples])
+    shared = dict(resources or {})
+    variants: list[Variant] = []
+    skips: list[SkipRecord] = []
+    progress.start("perturbing", len(examples))
+    for example in examples:
+        ctx = PerturbContext(example, parser, examples, shared)
+        for plan, severity, seed in suite.units():
+            result = plan.perturbation.apply(ctx, severity, seed)
+            if isinstance(result, Skip):
+                skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))
+            else:
+                variants.append(result)
+        progress.advance("perturbing")
+    progress.finish("perturbing")
+    return Plan(list(examples), suite, variants, skips, parser.parses - before)
+
+def _request(example: Example, text: str) -> ScoreRequest:
+    return ScoreRequest(text, example.source, example.references, example.task)
+
+class Scorer:
+    """Scores distinct requests through the cache, in length-sorted batches."""
+
+    def __init__(self, evaluator: Evaluator, cache: SQLiteCache | None,
+                 progress: Progress | None = None):
+        self.evaluator = evaluator
+        self.cache = cache
+        self.progress = progress or Progress()
+        self.stats = EvaluatorStats()
+
+    def score(self, requests: Iterable[ScoreRequest]) -> dict[str, ScoreRow]:
+        unique: dict[str, ScoreRequest] = {}
+        for request in requests:
+            self.stats.requested += 1
+            unique.setdefault(request.key, request)
+        self.stats.distinct += len(unique)
+        namespace = self.evaluator.cache_namespace
+        results: dict[str, ScoreRow] = {}
+        if self.cache is not None:
+            for key, value in self.cache.get_many(namespace, list(unique)).items():
+                results[key] = {a: Score.from_json(s) for a, s in value.items()}
+        self.stats.cached += len(results)
+        todo = sorted((r for k, r in unique.items() if k not in results), key=lambda r: len(r.text))
+        label = f"scoring {self.evaluator.label}"
+        self.progress.start(label, len(todo))
+        size = max(1, self.evaluator.batch_size)
+        for start in range(0, len(todo), size):
+            batch = todo[start:start + size]
+            rows = self.evaluator.score(batch)
+            if len(rows) != len(batch):
+                raise RuntimeError(f"evaluator {self.evaluator.label} returned {len(rows)} rows "
+                                   f"for {len(batch)} requests")
+            self.stats.calls += 1
+            self.stats.scored += len(batch)
+            complete = []
+            for request, row in zip(batch, rows, strict=True):
+                results[request.key] = row
+                if all(s.ok for s in row.values()):
+                    complete.append((request.key, {a: s.to_json() for a, s in row.items()}))
+            if self.cache is not None:
+                self.cache.put_many(namespace, complete)  # missing scores are retried next run
+            self.progress.advance(label, len(batch))
+        self.progress.finish(label)
+        return results
+
+def _rows(evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> list[dict[str, Any]]:
+    out = []
+    for aspect in evaluator.aspects:
+        score = row.get(aspect) or Score.missing("the evaluator returned no score for this aspect")
+        out.append({**base, "evaluator": evaluator.label, "aspect": aspect,
+                    "score": score.value if score.ok else float("nan"),
+                    "higher_is_better": evaluator.higher_is_better(aspect),
+                    "status": "ok" if score.ok else "missing", "reason": score.reason or ""})
+    return out
+
+def _severity_ranks(suite: Suite) -> dict[tuple[str, str], int]:
+    return {(p.name, str(s)): i for p in suite.perturbations for i, s in enumerate(p.grid)}
+
+def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCache | None = None,
+               progress: Progress | None = None) -> RunResult:
+    """Score originals and variants with every evaluator and build the long score table."""
+    by_id = {e.id: e for e in plan.examples}
+    ranks = _severity_ranks(plan.suite)
+    records: list[dict[str, Any]] = []
+    stats: dict[str, EvaluatorStats] = {}
+    for evaluator in evaluators:
+        scorer = Scorer(evaluator, cache, progress)
+        if evaluator.level == "corpus":
+            records.extend(_score_corpus(evaluator, plan, scorer, ranks))
+        else:
+            originals = {e.id: _request(e, e.hypothesis) for e in plan.examples}
+            noised = [_request(by_id[v.example_id], v.text) for v in plan.variants]
+            scores = scorer.score([*originals.values(), *noised])
+            for example in plan.examples:
+                base = {"example_id": example.id, "task": example.task, "perturbation": ORIGINAL,
+                        "severity": "", "severity_rank": -1, "seed": -1, "noise_ratio": 0.0}
+                records.extend(_rows(evaluator, base, scores[originals[example.id].key]))
+            for variant, request in zip(plan.variants, noised, strict=True):
+                base = {"example_id": variant.example_id, "task": by_id[variant.example_id].task,
+                        "perturbation": variant.perturbation, "severity": str(variant.severity),
+                        "severity_rank": ranks.get((variant.perturbation, str(variant.severity)), 0),
+                        "seed": variant.seed, "noise_ratio": variant.noise_ratio}
+                records.extend(_rows(evaluator, base, scores[request.key]))
+        scorer.stats.missing = sum(1 for r in records
+                                   if r["evaluator"] == evaluator.label and r["status"] != "ok")
+        stats[evaluator.label] = scorer.stats
+    table = pd.DataFrame.from_records(records, columns=SCORE_COLUMNS)
+    signatures = {e.label: e.signature() for e in evaluators}
+    return RunResult(plan, table, stats, signatures)
+
+def _score_corpus(evaluator: Evaluator, plan: Plan, scorer: Scorer,
+                  ranks: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """Distribution-level evaluators: one score per set (the gold set, each noised set)."""
+    by_id = {e.id: e for e in plan.examples}
+    gold = [_request(e, e.hypothesis) for e in plan.examples]
+    groups: dict[tuple[str, str, int], list[Variant]] = defaultdict(list)
+    for variant in plan.variants:
+        groups[(variant.perturbation, str(variant.severity), variant.seed)].append(variant)
+    records = []
+    ratio_of: dict[tuple[str, str, int], float] = {}
+    sets: dict[tuple[str, str, int], list[ScoreRequest]] = {(ORIGINAL, "", -1): gold}
+    for key, members in groups.items():
+        sets[key] = [_request(by_id[v.example_id], v.text) for v in members]
+        ratio_of[key] = sum(v.noise_ratio for v in members) / len(members)
+    set_requests = {key: _set_request(requests) for key, requests in sets.items()}
+    # each set is cached as one pseudo-request whose text is the hash of its members
+    cached = scorer.cache.get_many(evaluator.cache_namespace,
+                                   [r.key for r in set_requests.values()]) if scorer.cache else {}
+    scorer.progress.start(f"scoring {evaluator.label}", len(sets))
+    for key, requests in sets.items():
+        pseudo = set_requests[key]
+        scorer.stats.requested += len(requests)
+        if pseudo.key in cached:
+            row = {a: Score.from_json(s) for a, s in cached[pseudo.key].items()}
+            scorer.stats.cached += 1
+        else:
+            row = evaluator.score_sets(gold, requests)
+            scorer.stats.calls += 1
+            scorer.stats.scored += 1
+            if scorer.cache is not None and all(s.ok for s in row.values()):
+                scorer.cache.put(evaluator.cache_namespace, pseudo.key,
+                                 {a: s.to_json() for a, s in row.items()})
+        pert, severity, seed = key
+        base = {"example_id": CORPUS, "task": plan.examples[0].task if plan.examples else "",
+                "perturbation": pert, "severity": severity,
+                "severity_rank": ranks.get((pert, severity), -1), "seed": seed,
+                "noise_ratio": ratio_of.get(key, 0.0)}
+        records.extend(_rows(evaluator, base, row))
+        scorer.progress.advance(f"scoring {evaluator.label}")
+    scorer.progress.finish(f"scoring {evaluator.label}")
+    scorer.stats.distinct = len(sets)
+    return records
+
+def _set_request(requests: Sequence[ScoreRequest]) -> ScoreRequest:
+    digest = hashlib.sha256("\n".join(sorted(r.key for r in requests)).encode()).hexdigest()
+    return ScoreRequest(text=f"set:{digest}", task="corpus")
+
+def open_cache(path: str | Path | None = None) -> SQLiteCache:
+    return SQLiteCache(Path(path) if path else default_cache_dir() / "scores.sqlite", "scores")
+
+def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluator], *,
+        cache: SQLiteCache | None = None, parser: TextParser | None = None,
+        resources: dict[str, Any] | None = None, progress: Progress | None = None) -> RunResult:
+    """The whole flow short of analysis: plan the variants, then score everything once."""
+    plan = make_plan(examples, suite, parser=parser, resources=resources, progress=progress)
+    return score_plan(plan, evaluators, cache=cache, progress=progress)

@@ -1,0 +1,93 @@
+"""Suites are data: perturbations x severities x seeds, plus the analyses to run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalstress.perturb.base import Perturbation, Severity, get_perturbation
+
+
+@dataclass
+class PerturbationPlan:
+    perturbation: Perturbation
+    grid: tuple[Severity, ...]
+
+    @property
+    def name(self) -> str:
+        return self.perturbation.name
+
+
+@dataclass
+class Suite:
+    name: str
+    perturbations: list[PerturbationPlan]
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    analyses: tuple[str, ...] = ("blindspot",)
+    description: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def units(self) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
+        for plan in self.perturbations:
+            for severity in plan.grid:
+                for seed in self.seeds:
+                    yield plan, severity, seed
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "suite") -> Suite:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: a suite must be a mapping")
+        raw = data.get("perturbations")
+        if not raw:
+            raise ValueError(f"{where}: field 'perturbations' is missing or empty")
+        items = raw.items() if isinstance(raw, Mapping) else ((name, {}) for name in raw)
+        plans = []
+        for name, options in items:
+            options = dict(options or {})
+            grid = options.pop("grid", None)
+            try:
+                pert = get_perturbation(str(name), **options)
+            except KeyError as exc:
+                raise ValueError(f"{where}: field 'perturbations.{name}': {exc.args[0]}") from None
+            plans.append(PerturbationPlan(pert, tuple(grid) if grid else type(pert).grid))
+        seeds = data.get("seeds", 5)
+        seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
+        analyses = data.get("analyses", ["blindspot"])
+        return cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
+                   str(data.get("description", "")), dict(data.get("options", {}) or {}))
+
+
+def builtin_suites() -> list[str]:
+    folder = resources.files("evalstress") / "suites"
+    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """A built-in suite by name, or a YAML file by path."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        text, where = path.read_text(encoding="utf-8"), str(path)
+    else:
+        resource = resources.files("evalstress") / "suites" / f"{name_or_path}.yaml"
+        if not resource.is_file():
+            raise ValueError(f"no suite '{name_or_path}': built-in suites are "
+                             f"{', '.join(builtin_suites())}, or give a YAML file path")
+        text, where = resource.read_text(encoding="utf-8"), f"suite {name_or_path}"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: invalid YAML ({exc})") from None
+    return Suite.from_dict(data, where=where)
+
+
+def custom_suite(perturbations: Sequence[str], seeds: int | Sequence[int] = 5,
+                 analyses: Sequence[str] = ("blindspot",)) -> Suite:
+    return Suite.from_dict({"name": "custom", "perturbations": list(perturbations),
+                            "seeds": seeds if isinstance(seeds, int) else list(seeds),
+                            "analyses": list(analyses)})
