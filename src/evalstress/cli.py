@@ -37,10 +37,10 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     pretty_exceptions_show_locals=False,
 )
-console = Console(stderr=False)
+console = Console(width=None if sys.stdout.isatty() else 132)
 err = Console(stderr=True)
 
-LEXICAL_DEFAULT = ["bleu", "chrf", "ter", "rouge", "rep"]
+LEXICAL_DEFAULT = ["bleu", "chrf", "rouge", "rep"]
 
 
 class RichProgressReporter(Progress):
@@ -127,7 +127,7 @@ def quickstart(
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
 
-    Scores each of the built-in examples and their noised variants with BLEU, chrF, TER,
+    Scores each of the built-in examples and their noised variants with BLEU, chrF,
     ROUGE-1/2/L and rep-n, then runs paper 002's rank and monotonic tests.
     """
     examples = builtin_corpus()[:limit] if limit else builtin_corpus()

@@ -189,7 +189,8 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DataError(path, line_no, None, f"broken JSON ({exc.msg}, column {exc.colno})") from None
+                    raise DataError(path, line_no, None,
+                                    f"broken JSON ({exc.msg}, column {exc.colno})") from None
                 if not isinstance(record, dict):
                     raise DataError(path, line_no, None, "each line must be a JSON object")
                 yield line_no, record
@@ -219,8 +220,7 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
-    for index, record in enumerate(table.to_pylist(), start=1):
-        yield index, record
+    yield from enumerate(table.to_pylist(), start=1)
 
 
 def _line_of_byte(path: Path, offset: int) -> int:

@@ -67,22 +67,25 @@ def rebuild(tokens: Sequence[Token], replacements: dict[int, str] | None = None,
             drop: Iterable[int] = ()) -> str:
     """Rebuild text from tokens, replacing some token texts and dropping others.
 
-    A dropped token's whitespace is kept only if the previous kept token had none, so that
-    removing words never glues their neighbours together.
+    Between two kept tokens goes the whitespace that preceded the second one in the original, so
+    "the office," minus "office" reads "the,"; if a dropped span held whitespace and the next
+    token is a word, a space stays, so removing words never glues their neighbours together.
     """
     replacements = replacements or {}
     dropped = set(drop)
     parts: list[str] = []
-    pending_ws = ""
+    span_had_space = False
     for index, token in enumerate(tokens):
         if index in dropped:
-            if not pending_ws and token.ws:
-                pending_ws = token.ws
+            span_had_space = span_had_space or bool(token.ws)
             continue
-        if pending_ws and parts and not parts[-1].endswith((" ", "\n", "\t")):
-            parts.append(pending_ws)
-        pending_ws = ""
-        parts.append(replacements.get(index, token.text) + token.ws)
+        if parts:
+            gap = tokens[index - 1].ws
+            if not gap and span_had_space and not token.is_punct:
+                gap = " "
+            parts.append(gap)
+        parts.append(replacements.get(index, token.text))
+        span_had_space = bool(token.ws)
     return "".join(parts).strip()
 
 

@@ -13,6 +13,7 @@ The tolerance is `max(abs_tol, rel_tol * |gold|)`; both are written into every r
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -94,7 +95,7 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
         return BlindspotResult(rows, rel_tol, abs_tol, ["the score table is empty"])
     skip_counts: dict[str, int] = {}
     if skips is not None and not skips.empty:
-        skip_counts = skips.groupby("perturbation").size().to_dict()
+        skip_counts = {str(k): int(v) for k, v in skips.groupby("perturbation").size().items()}
     for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
         higher = bool(group["higher_is_better"].iloc[0])
         gold_rows = group[group["perturbation"] == ORIGINAL]
@@ -111,17 +112,19 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
             ordered = sorted(points, key=lambda p: p.noise_ratio)
             # paired deltas, so each step compares against gold on the same examples
             deltas = [0.0] + [sign * p.delta for p in ordered]
-            monotonic_pass = all(b <= a + tol for a, b in zip(deltas, deltas[1:], strict=False))
+            monotonic_pass = all(b <= a + tol for a, b in itertools.pairwise(deltas))
             rows.append(BlindspotRow(str(evaluator), str(aspect), str(perturbation), higher, gold,
                                      points, tol, rank_pass, monotonic_pass,
-                                     int(skip_counts.get(perturbation, 0))))
+                                     skip_counts.get(str(perturbation), 0)))
     return BlindspotResult(rows, rel_tol, abs_tol)
 
 
 def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series) -> list[SeverityPoint]:
     points = []
     for (_, severity), sgroup in pgroup.groupby(["severity_rank", "severity"], sort=True):
-        per_seed_means, per_seed_gold, examples = [], [], set()
+        per_seed_means: list[float] = []
+        per_seed_gold: list[float] = []
+        examples: set[str] = set()
         missing = int((sgroup["status"] != "ok").sum())
         for _, seed_group in sgroup.groupby("seed"):
             ok = seed_group[seed_group["status"] == "ok"]

@@ -130,7 +130,7 @@ class Evaluator(ABC):
         """Corpus-level evaluators compare a set of texts with a gold set."""
         raise NotImplementedError(f"{self.name} is a segment-level evaluator")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most evaluators hold nothing
         """Free models or connections; the runner calls it at the end of a run."""
 
 
@@ -181,11 +181,12 @@ def _coerce(value: str) -> Any:
 
 def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """`"rouge"`, `"bertscore:model=/m,num_layers=6"` or `{"name": ..., **params}`."""
+    params: dict[str, Any]
     if isinstance(spec, Mapping):
         params = dict(spec)
         return str(params.pop("name")), params
     name, _, rest = spec.partition(":")
-    params: dict[str, Any] = {}
+    params = {}
     if rest:
         for part in _split_params(rest):
             key, sep, value = part.partition("=")

@@ -42,7 +42,7 @@ def _resolve(target: str) -> ScoreFunction:
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ValueError(f"'{target}' is not a callable")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 @evaluator("python")

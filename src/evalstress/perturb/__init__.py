@@ -1,8 +1,8 @@
 """Perturbations: registry, protocol and the built-in catalogue."""
 
 from evalstress.perturb.base import (
-    PerturbContext,
     Perturbation,
+    PerturbContext,
     Skip,
     Variant,
     get_perturbation,

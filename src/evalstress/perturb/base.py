@@ -112,7 +112,7 @@ class Perturbation(ABC):
             return Skip(str(skip))
         if isinstance(result, Skip):
             return result
-        if result == ctx.text or not result.strip() and not ctx.text.strip():
+        if result == ctx.text or (not result.strip() and not ctx.text.strip()):
             return Skip("the perturbation left the text unchanged")
         ratio = noise_ratio(ctx.text, result, swap=self.swap_type)
         return Variant(ctx.example.id, self.name, severity, seed, result, ratio)

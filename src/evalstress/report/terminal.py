@@ -19,28 +19,30 @@ def _fmt(value: float) -> str:
 
 
 def blindspot_table(result: BlindspotResult) -> Table:
-    table = Table(title="Blind-spot tests (paper 002): score by noise ratio, mean ± std over seeds",
-                  show_lines=False, header_style="bold")
+    table = Table(title="Blind-spot tests (paper 002): mean score over 5 seeds as noise grows",
+                  header_style="bold")
     table.add_column("evaluator / aspect")
     table.add_column("perturbation")
     table.add_column("gold", justify="right")
-    table.add_column("noise ratio → score", overflow="fold")
+    table.add_column("score by severity →", overflow="fold")
+    table.add_column("noise", justify="right")
     table.add_column("rank", justify="center")
     table.add_column("mono", justify="center")
     table.add_column("verdict", justify="center")
     for row in result.rows:
-        curve = "  ".join(
-            f"{p.noise_ratio:.2f}→{_fmt(p.mean)}±{_fmt(p.std)}"
-            for p in sorted(row.points, key=lambda p: p.noise_ratio))
-        arrow = "" if row.higher_is_better else " (↓ better)"
+        points = sorted(row.points, key=lambda p: p.noise_ratio)
+        curve = " ".join(_fmt(p.mean) for p in points)
+        noise = f"{points[0].noise_ratio:.2f}–{points[-1].noise_ratio:.2f}"
+        arrow = "" if row.higher_is_better else " ↓"
         table.add_row(
-            f"{row.evaluator} / {row.aspect}{arrow}", row.perturbation, _fmt(row.gold), curve,
+            f"{row.evaluator}/{row.aspect}{arrow}", row.perturbation, _fmt(row.gold), curve, noise,
             "[green]✓[/]" if row.rank_pass else "[red]✗[/]",
             "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
             "[green]pass[/]" if row.passed else "[bold red]FAIL[/]",
         )
-    table.caption = (f"tolerance = max({result.abs_tol}, {result.rel_tol} × |gold|); rank: every "
-                     "severity below gold; mono: no rise as the noise ratio grows")
+    table.caption = (f"↓ lower is better. rank: every severity scores below gold; mono: no rise as "
+                     f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
+                     "|gold|). Standard deviations are in results.json.")
     return table
 
 

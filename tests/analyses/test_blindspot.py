@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from evalstress.analyses.blindspot import blindspot
+from evalstress.runner import ORIGINAL, SCORE_COLUMNS
+
+
+def table(curves: dict[str, list[list[float]]], gold: list[float], *, higher: bool = True,
+          evaluator: str = "m") -> pd.DataFrame:
+    """curves: perturbation -> per severity, per seed, the score of every example."""
+    rows = []
+    for i, g in enumerate(gold):
+        rows.append({"example_id": f"e{i}", "task": "qa", "perturbation": ORIGINAL, "severity": "",
+                     "severity_rank": -1, "seed": -1, "noise_ratio": 0.0, "evaluator": evaluator,
+                     "aspect": "a", "score": g, "higher_is_better": higher, "status": "ok",
+                     "reason": ""})
+    for pert, severities in curves.items():
+        for rank, per_seed in enumerate(severities):
+            for seed, value in enumerate(per_seed):
+                for i in range(len(gold)):
+                    rows.append({"example_id": f"e{i}", "task": "qa", "perturbation": pert,
+                                 "severity": str(0.1 * (rank + 1)), "severity_rank": rank,
+                                 "seed": seed, "noise_ratio": 0.1 * (rank + 1),
+                                 "evaluator": evaluator, "aspect": "a", "score": value,
+                                 "higher_is_better": higher, "status": "ok", "reason": ""})
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+
+
+def row_for(result, perturbation):  # type: ignore[no-untyped-def]
+    return next(r for r in result.rows if r.perturbation == perturbation)
+
+
+def test_monotone_decrease_passes_and_a_rise_fails() -> None:
+    data = table({"good": [[0.8, 0.8], [0.6, 0.6], [0.4, 0.4]],
+                  "rises": [[0.8, 0.8], [0.9, 0.9], [0.7, 0.7]],
+                  "above": [[1.2, 1.2], [1.1, 1.1], [1.05, 1.05]]}, gold=[1.0, 1.0])
+    result = blindspot(data)
+    good, rises, above = (row_for(result, p) for p in ("good", "rises", "above"))
+    assert good.passed and good.rank_pass and good.monotonic_pass
+    assert rises.rank_pass and not rises.monotonic_pass
+    assert not above.rank_pass and not above.monotonic_pass  # the first step rises over gold
+    assert good.points[1].mean == pytest.approx(0.6)
+    assert good.gold == pytest.approx(1.0)
+
+
+def test_mean_and_std_are_over_seeds() -> None:
+    result = blindspot(table({"p": [[0.5, 0.7, 0.9]]}, gold=[1.0]))
+    point = result.rows[0].points[0]
+    assert point.mean == pytest.approx(0.7)
+    assert point.std == pytest.approx(pd.Series([0.5, 0.7, 0.9]).std(ddof=0))
+    assert point.n_seeds == 3
+
+
+def test_lower_is_better_flips_the_direction() -> None:
+    data = table({"p": [[1.5], [2.0]]}, gold=[1.0], higher=False)
+    assert blindspot(data).rows[0].passed
+    data = table({"p": [[0.5], [0.4]]}, gold=[1.0], higher=False)
+    assert not blindspot(data).rows[0].rank_pass
+
+
+def test_tolerance_is_relative_to_gold_and_stated() -> None:
+    data = table({"p": [[0.995], [0.9]]}, gold=[1.0])
+    assert not blindspot(data, rel_tol=0.01).rows[0].rank_pass  # a 0.5% drop is inside 1%
+    assert blindspot(data, rel_tol=0.001).rows[0].rank_pass
+    out = blindspot(data, rel_tol=0.01).to_dict()
+    assert out["tolerance"]["rel_tol"] == 0.01
+    json.dumps(out)
+
+
+def test_missing_scores_are_excluded_pairwise_and_counted() -> None:
+    data = table({"p": [[0.5]]}, gold=[1.0, 0.0])
+    data.loc[(data["perturbation"] == "p") & (data["example_id"] == "e1"), ["score", "status"]] = (
+        float("nan"), "missing")
+    point = blindspot(data).rows[0].points[0]
+    assert point.n_missing == 1 and point.n_examples == 1
+    assert point.gold == pytest.approx(1.0)  # gold over the same examples only

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import pytest
+from rouge_score import rouge_scorer
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from evalstress.evaluators import ScoreRequest, create_evaluator
+from evalstress.evaluators.lexical import rep_n
+
+HYPS = [
+    "The council approved the new budget on Tuesday after a long debate.",
+    "Running runners ran quickly; the race ended at noon in Leeds.",
+    "the the the the",
+]
+REFS = (
+    "On Tuesday the council passed the new budget following lengthy debate.",
+    "After a long debate, the new budget was approved by the council.",
+)
+
+
+def requests() -> list[ScoreRequest]:
+    return [ScoreRequest(h, "source", REFS) for h in HYPS]
+
+
+@pytest.mark.parametrize(("name", "metric"), [("bleu", BLEU(effective_order=True)),
+                                              ("chrf", CHRF()), ("ter", TER())])
+def test_sacrebleu_metrics_equal_the_library(name: str, metric: object) -> None:
+    rows = create_evaluator(name).score(requests())
+    for hyp, row in zip(HYPS, rows, strict=True):
+        expected = metric.sentence_score(hyp, list(REFS)).score  # type: ignore[attr-defined]
+        assert row[name].value == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("measure", ["fmeasure", "precision", "recall"])
+def test_rouge_equals_rouge_score_max_over_references(measure: str) -> None:
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    rows = create_evaluator(f"rouge:measure={measure}").score(requests())
+    for hyp, row in zip(HYPS, rows, strict=True):
+        for kind in ("rouge1", "rouge2", "rougeL"):
+            expected = max(getattr(scorer.score(ref, hyp)[kind], measure) for ref in REFS)
+            assert row[kind].value == pytest.approx(expected, abs=1e-12)
+
+
+def test_missing_references_are_missing_scores_not_zero() -> None:
+    [row] = create_evaluator("rouge").score([ScoreRequest("Some text.", "src", ())])
+    assert all(not s.ok and "no references" in (s.reason or "") for s in row.values())
+
+
+def test_rep_n_counts_repeated_ngrams() -> None:
+    assert rep_n("a b c d", 2) == 0.0
+    assert rep_n("a b a b a b", 2) == pytest.approx(1 - 2 / 5)
+    assert rep_n("one", 2) is None
+    [row] = create_evaluator("rep").score([ScoreRequest("x y")])
+    assert row["rep-2"].value == 0.0 and not row["rep-4"].ok
+
+
+def test_ter_is_lower_is_better() -> None:
+    assert not create_evaluator("ter").higher_is_better("ter")
+    assert create_evaluator("bleu").higher_is_better("bleu")
+
+
+def test_spec_parameters_reach_the_evaluator_and_its_label() -> None:
+    evaluator = create_evaluator("rouge:measure=recall,types=rouge1")
+    assert evaluator.aspects == ("rouge1",)
+    assert evaluator.label == "rouge:measure=recall,types=rouge1"
+    assert create_evaluator("rouge").label == "rouge"
+    with pytest.raises(KeyError, match="Did you mean rouge"):
+        create_evaluator("rogue")

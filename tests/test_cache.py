@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from evalstress.cache import SQLiteCache, default_cache_dir
+
+
+def test_values_survive_reopening(tmp_path: Path) -> None:
+    cache = SQLiteCache(tmp_path / "c.sqlite")
+    cache.put_many("ns", [("k1", {"v": 1.5}), ("k2", [1, "a"])])
+    cache.close()
+    again = SQLiteCache(tmp_path / "c.sqlite")
+    assert again.get_many("ns", ["k1", "k2", "k3"]) == {"k1": {"v": 1.5}, "k2": [1, "a"]}
+    assert again.get("other", "k1") is None
+    assert again.namespaces() == {"ns": 2}
+
+
+def test_many_keys_and_threads(tmp_path: Path) -> None:
+    cache = SQLiteCache(tmp_path / "c.sqlite")
+    keys = [f"k{i}" for i in range(2000)]
+
+    def writer(offset: int) -> None:
+        cache.put_many("ns", [(k, i) for i, k in enumerate(keys) if i % 4 == offset])
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(cache.get_many("ns", keys)) == 2000
+
+
+def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path))
+    assert default_cache_dir() == tmp_path

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+
+runner = CliRunner()
+
+
+def test_quickstart_writes_results_and_score_table(tmp_path: Path) -> None:
+    out = tmp_path / "qs"
+    result = runner.invoke(app, ["quickstart", "--limit", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Blind-spot tests" in result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["counts"]["examples"] == 3
+    rows = results["analyses"]["blindspot"]["rows"]
+    assert {r["evaluator"] for r in rows} == {"bleu", "chrf", "rouge", "rep"}
+    assert all("passed" in r for r in rows)
+    table = pd.read_parquet(out / "scores.parquet")
+    assert {"example_id", "perturbation", "severity", "seed", "score", "status"} <= set(table)
+    assert (out / "variants.jsonl").read_text().count("\n") == results["counts"]["variants"]
+
+
+def test_run_with_config_file_and_flags(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    pd.DataFrame([{"id": i, "summary": f"Anna met Bo in Oslo on day {i}. They talked a lot.",
+                   "gold": "Anna and Bo met in Oslo and talked."} for i in range(3)]).to_csv(
+        data, index=False)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"data: {data}\nmap: [hypothesis=summary, references=gold]\n"
+                      "task: summarization\nevaluators: [rouge]\nseeds: 2\n")
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", "--config", str(config), "-p", "truncation",
+                                 "-p", "token-drop", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["suite"]["seeds"] == [0, 1]
+    assert set(results["suite"]["perturbations"]) == {"truncation", "token-drop"}
+    assert results["evaluators"]["rouge"]["signature"]["evaluator"] == "rouge"
+
+
+def test_bad_data_error_names_file_line_and_field(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"hypothesis": "fine"}\n{"text": "x"}\n')
+    result = runner.invoke(app, ["run", str(data), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert f"{data}, line 2, field 'hypothesis': is missing" in " ".join(result.output.split())
+
+
+def test_unknown_names_get_suggestions(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"hypothesis": "A text. Another one.", "references": ["A text."]}\n')
+    result = runner.invoke(app, ["run", str(data), "-e", "rogue"])
+    assert result.exit_code == 2 and "Did you mean rouge" in result.output
+    result = runner.invoke(app, ["run", str(data), "-p", "truncate"])
+    assert result.exit_code == 2 and "truncation" in result.output
+
+
+def test_list_shows_perturbations_and_evaluators() -> None:
+    result = runner.invoke(app, ["list", "perturbations", "--json"])
+    assert result.exit_code == 0
+    names = {row["name"] for row in json.loads(result.output)}
+    assert {"truncation", "token-drop", "repeated-token", "local-swap", "article-removal",
+            "noised-punctuation", "sentence-switching", "repetition"} <= names
+    result = runner.invoke(app, ["list", "evaluators", "--json"])
+    assert {"bleu", "chrf", "ter", "rouge", "rep", "python", "command"} <= set(
+        json.loads(result.output))

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from evalstress.data import Example, builtin_corpus
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
+from evalstress.runner import CORPUS, ORIGINAL, make_plan, open_cache, run, shard_examples
+from evalstress.suites import custom_suite
+
+
+class CountingEvaluator(Evaluator):
+    """Word count as a score; records every text it is asked to score."""
+
+    name = "counting"
+    batch_size = 8
+
+    def __init__(self, fail_after_batches: int | None = None):
+        super().__init__()
+        self.seen: list[str] = []
+        self.batches = 0
+        self.fail_after_batches = fail_after_batches
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("words",)
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        if self.fail_after_batches is not None and self.batches >= self.fail_after_batches:
+            raise KeyboardInterrupt("simulated crash")
+        self.batches += 1
+        self.seen.extend(r.text for r in requests)
+        return [{"words": Score(float(len(r.text.split())))} for r in requests]
+
+
+@pytest.fixture
+def examples() -> list[Example]:
+    return builtin_corpus()[:4]
+
+
+SUITE_NAMES = ["truncation", "token-drop", "sentence-switching"]
+
+
+def test_each_distinct_text_is_scored_once(examples: list[Example]) -> None:
+    evaluator = CountingEvaluator()
+    result = run(examples, custom_suite(SUITE_NAMES, seeds=3), [evaluator])
+    assert len(evaluator.seen) == len(set(evaluator.seen))
+    originals = [e.hypothesis for e in examples]
+    assert all(evaluator.seen.count(text) == 1 for text in originals)
+    table = result.table
+    assert (table["perturbation"] == ORIGINAL).sum() == len(examples)
+    stats = result.stats["counting"]
+    assert stats.requested == len(examples) + len(result.plan.variants)
+    # truncation is deterministic: 3 seeds give one distinct text per severity
+    assert stats.distinct < stats.requested
+
+
+def test_plan_is_deterministic(examples: list[Example]) -> None:
+    suite = custom_suite(SUITE_NAMES, seeds=2)
+    first = make_plan(examples, suite)
+    second = make_plan(examples, custom_suite(SUITE_NAMES, seeds=2))
+    assert [v.text for v in first.variants] == [v.text for v in second.variants]
+    assert first.parses == len(examples)  # one parse per text, whatever the suite size
+
+
+def test_interrupted_run_resumes_from_the_cache(examples: list[Example]) -> None:
+    suite = custom_suite(SUITE_NAMES, seeds=2)
+    cache = open_cache()
+    crashing = CountingEvaluator(fail_after_batches=3)
+    with pytest.raises(KeyboardInterrupt):
+        run(examples, suite, [crashing], cache=cache)
+    assert crashing.batches == 3
+    resumed = CountingEvaluator()
+    result = run(examples, suite, [resumed], cache=cache)
+    stats = result.stats["counting"]
+    assert stats.cached == 3 * CountingEvaluator.batch_size
+    assert len(resumed.seen) == stats.distinct - stats.cached
+    assert not set(crashing.seen) & set(resumed.seen)  # nothing computed twice
+    third = CountingEvaluator()
+    again = run(examples, suite, [third], cache=cache)
+    assert third.seen == [] and again.stats["counting"].scored == 0
+    assert again.table["score"].tolist() == result.table["score"].tolist()
+
+
+def test_missing_scores_are_not_cached_and_are_retried(examples: list[Example]) -> None:
+    class Flaky(CountingEvaluator):
+        def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+            self.seen.extend(r.text for r in requests)
+            return [{"words": Score.missing("backend down")} for _ in requests]
+
+    cache = open_cache()
+    suite = custom_suite(["truncation"], seeds=1)
+    first = run(examples, suite, [Flaky()], cache=cache)
+    assert (first.table["status"] == "missing").all()
+    assert set(first.table["reason"]) == {"backend down"}
+    retry = CountingEvaluator()
+    run(examples, suite, [retry], cache=cache)
+    assert len(retry.seen) == first.stats["counting"].distinct
+
+
+class SetSize(Evaluator):
+    name = "set-size"
+    level = "corpus"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("mean_words",)
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        raise AssertionError("corpus evaluators are called per set")
+
+    def score_sets(self, gold: Sequence[ScoreRequest], candidates: Sequence[ScoreRequest]) -> ScoreRow:
+        self.calls += 1
+        return {"mean_words": Score(sum(len(c.text.split()) for c in candidates) / len(candidates))}
+
+
+def test_corpus_level_evaluators_score_each_set_once(examples: list[Example]) -> None:
+    evaluator = SetSize()
+    result = run(examples, custom_suite(["truncation"], seeds=2), [evaluator], cache=open_cache())
+    table = result.table
+    assert set(table["example_id"]) == {CORPUS}
+    assert evaluator.calls == 1 + 5 * 2  # gold set + each severity x seed
+    gold = table[table["perturbation"] == ORIGINAL]["score"].item()
+    assert (table[table["perturbation"] == "truncation"]["score"] < gold).all()
+    again = SetSize()
+    run(examples, custom_suite(["truncation"], seeds=2), [again], cache=open_cache())
+    assert again.calls == 0
+
+
+def test_shards_partition_the_examples() -> None:
+    corpus = builtin_corpus()
+    shards = [shard_examples(corpus, (i, 3)) for i in range(3)]
+    ids = [e.id for shard in shards for e in shard]
+    assert sorted(ids) == sorted(e.id for e in corpus)
+    assert all(shards)
+    with pytest.raises(ValueError):
+        shard_examples(corpus, (3, 3))
