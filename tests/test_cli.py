@@ -19,7 +19,7 @@ def test_quickstart_writes_results_and_score_table(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["examples"] == 3
     rows = results["analyses"]["blindspot"]["rows"]
-    assert {r["evaluator"] for r in rows} == {"bleu", "chrf", "rouge", "rep"}
+    assert {r["evaluator"] for r in rows} == {"bleu", "chrf", "rouge"}
     assert all("passed" in r for r in rows)
     table = pd.read_parquet(out / "scores.parquet")
     assert {"example_id", "perturbation", "severity", "seed", "score", "status"} <= set(table)

@@ -40,7 +40,7 @@ app = typer.Typer(
 console = Console(width=None if sys.stdout.isatty() else 132)
 err = Console(stderr=True)
 
-LEXICAL_DEFAULT = ["bleu", "chrf", "rouge", "rep"]
+LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
 
 
 class RichProgressReporter(Progress):
@@ -127,8 +127,8 @@ def quickstart(
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
 
-    Scores each of the built-in examples and their noised variants with BLEU, chrF,
-    ROUGE-1/2/L and rep-n, then runs paper 002's rank and monotonic tests.
+    Scores each of the built-in examples and their noised variants with BLEU, chrF and
+    ROUGE-1/2/L, then runs the rank and monotonic tests of paper 002.
     """
     examples = builtin_corpus()[:limit] if limit else builtin_corpus()
     suite = load_suite("blindspot")

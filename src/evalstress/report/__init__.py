@@ -47,6 +47,10 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     reasons = (skips.groupby(["perturbation", "reason"]).size().reset_index(name="count")
                .to_dict(orient="records") if not skips.empty else [])
+    missing = run.table[run.table["status"] != "ok"]
+    missing_reasons = (missing.groupby(["evaluator", "aspect", "reason"]).size()
+                       .reset_index(name="count").to_dict(orient="records")
+                       if not missing.empty else [])
     results = {
         "evalstress": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -58,6 +62,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,
                    "missing_scores": int((run.table["status"] != "ok").sum())},
         "skip_reasons": reasons,
+        "missing_reasons": missing_reasons,
         "evaluators": {label: {"signature": run.signatures.get(label),
                                "stats": asdict(stats)} for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
