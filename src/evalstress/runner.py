@@ -179,13 +179,13 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
     ranks = _severity_ranks(plan.suite)
     records: list[dict[str, Any]] = []
     stats: dict[str, EvaluatorStats] = {}
+    originals = {e.id: _request(e, e.hypothesis) for e in plan.examples}
+    noised = [_request(by_id[v.example_id], v.text) for v in plan.variants]
     for evaluator in evaluators:
         scorer = Scorer(evaluator, cache, progress)
         if evaluator.level == "corpus":
             records.extend(_score_corpus(evaluator, plan, scorer, ranks))
         else:
-            originals = {e.id: _request(e, e.hypothesis) for e in plan.examples}
-            noised = [_request(by_id[v.example_id], v.text) for v in plan.variants]
             scores = scorer.score([*originals.values(), *noised])
             for example in plan.examples:
                 base = {"example_id": example.id, "task": example.task, "perturbation": ORIGINAL,

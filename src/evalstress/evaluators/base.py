@@ -8,6 +8,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
 
@@ -21,8 +22,9 @@ class ScoreRequest:
     references: tuple[str, ...] = ()
     task: str = "open-ended"
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """sha256 of everything an evaluator may read; computed once per request."""
         payload = json.dumps([self.text, self.source, list(self.references), self.task],
                              ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -33,9 +33,24 @@ class _SacreBleuMetric(Evaluator):
         # sacreBLEU's own signature needs the reference count, known only after scoring
         return {"sacrebleu": version("sacrebleu"), "metric": type(self.metric).__name__}
 
+    def _reference_info(self, references: tuple[str, ...]) -> Any:
+        """sacreBLEU's preprocessed references, memoized: every variant of an example shares them."""
+        memo = self.__dict__.setdefault("_ref_memo", {})
+        if references not in memo:
+            if len(memo) > 10_000:
+                memo.clear()
+            memo[references] = self.metric._cache_references([[r] for r in references])[0]
+        return memo[references]
+
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
-        return [{self.metric_name: Score(float(
-            self.metric.sentence_score(r.text, list(r.references)).score))} for r in requests]
+        # the steps of sacreBLEU's sentence_score, with the reference preprocessing memoized
+        metric = self.metric
+        rows = []
+        for request in requests:
+            hyp = metric._preprocess_segment(request.text)
+            stats = [metric._compute_segment_statistics(hyp, self._reference_info(request.references))]
+            rows.append({self.metric_name: Score(float(metric._aggregate_and_compute(stats).score))})
+        return rows
 
 
 @evaluator("bleu")
