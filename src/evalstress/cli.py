@@ -15,13 +15,13 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from evalstress import __version__
-from evalstress.analyses import blindspot
+from evalstress.analyses import run_analyses
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
-from evalstress.report import skips_frame, write_outputs
-from evalstress.report.terminal import print_summary
+from evalstress.report import write_outputs
+from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite
 
@@ -95,14 +95,15 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     finally:
         for evaluator in evaluators:
             evaluator.close()
-    analyses: dict[str, Any] = {}
-    blind = None
-    if "blindspot" in suite.analyses:
-        blind = blindspot(result.table, rel_tol=rel_tol, skips=skips_frame(result))
-        analyses["blindspot"] = blind
+    try:
+        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol})
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    blind = analyses.get("blindspot")
     paths = write_outputs(result, analyses, out, config=config)
     if not quiet:
         print_summary(console, result, blind)
+        print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
     return result
 
