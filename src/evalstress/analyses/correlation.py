@@ -89,8 +89,8 @@ class CorrelationResult:
 def _vector_corr(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     """Row-wise correlation of two (B, n) arrays; NaN where undefined."""
     if method == "spearman":
-        x = stats.rankdata(x, axis=1)
-        y = stats.rankdata(y, axis=1)
+        x = np.asarray(stats.rankdata(x, axis=1), dtype=float)
+        y = np.asarray(stats.rankdata(y, axis=1), dtype=float)
     if method in ("pearson", "spearman"):
         xc = x - x.mean(axis=1, keepdims=True)
         yc = y - y.mean(axis=1, keepdims=True)
@@ -138,13 +138,12 @@ def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *,
     rng_seed = np.random.default_rng(seed)
     doc_draws = rng_seed.integers(0, len(docs), (n_boot, len(docs)))
     sys_draws = np.random.default_rng(seed + 1).integers(0, len(systems), (n_boot, len(systems)))
-    wide_metric = scores.pivot_table(index=["doc_id", "system_id"],
-                                     columns=["evaluator", "aspect"], values="score",
-                                     aggfunc="mean", dropna=False)
+    wide_metric = (scores.groupby(["doc_id", "system_id", "evaluator", "aspect"], sort=False)
+                   ["score"].mean().unstack(["evaluator", "aspect"]))
     for column in wide_metric.columns:
         evaluator, aspect = str(column[0]), str(column[1])
-        metric = wide_metric[column].reindex(full).to_numpy(dtype=float)
-        metric = metric.reshape(len(docs), len(systems))
+        metric = np.asarray(wide_metric[column].reindex(full).to_numpy(dtype=float)
+                            ).reshape(len(docs), len(systems))
         for h in human_aspects:
             hum = human[h].reindex(full).to_numpy(dtype=float).reshape(len(docs), len(systems))
             both = np.isfinite(metric) & np.isfinite(hum)
@@ -167,13 +166,14 @@ def _one(evaluator: str, aspect: str, human: str, level: str, method: str, metri
          n_boot: int) -> CorrelationRow:
     if level == "segment-doc":
         per_doc = np.array([
-            correlation(metric[i][both[i]], hum[i][both[i]], method)  # type: ignore[arg-type]
-            if both[i].sum() >= 3 else None for i in range(metric.shape[0])], dtype=float)
+            np.nan if both[i].sum() < 3 or (c := correlation(
+                metric[i][both[i]], hum[i][both[i]], method)) is None  # type: ignore[arg-type]
+            else c for i in range(metric.shape[0])], dtype=np.float64)
         defined = np.isfinite(per_doc)
         value = float(np.nanmean(per_doc)) if defined.any() else None
         with np.errstate(invalid="ignore"):
-            boot = np.nanmean(np.where(defined[doc_draws], per_doc[doc_draws], np.nan), axis=1) \
-                if defined.any() else np.full(n_boot, np.nan)
+            boot = (np.nanmean(np.where(defined[doc_draws], per_doc[doc_draws], np.nan), axis=1)
+                    if defined.any() else np.full(n_boot, np.nan))
         low, high = _interval(boot, ci, n_boot)
         return CorrelationRow(evaluator, aspect, human, level, method, value, low, high,
                               int(defined.sum()), n_missing, int((~defined).sum()))
@@ -220,7 +220,7 @@ class _quiet:
         self._ctx.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._ctx.__exit__(*exc)
 
 
@@ -256,3 +256,115 @@ def run_correlation(table: pd.DataFrame, examples: Sequence[Any], *, human_key: 
         "score": originals["score"].where(originals["status"] == "ok")})
     kwargs.setdefault("levels", ("segment-global",))
     return human_correlation(scores, human, **kwargs)
+
+
+# --- data with several system outputs per document (SummEval layout) ----------------------
+
+
+@dataclass
+class SystemDocument:
+    """One document: its context, and per system the output text and its human scores."""
+
+    id: str
+    source: str
+    references: tuple[str, ...]
+    task: str
+    outputs: dict[str, str]
+    human: dict[str, dict[str, float | None]]
+
+
+def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
+                        text_field: str = "summary", system_id_field: str = "system",
+                        id_field: str = "id",
+                        human_fields: Sequence[str] = ("coherence", "consistency", "fluency",
+                                                       "relevance"),
+                        source_field: str = "source",
+                        reference_fields: Sequence[str] = ("references",),
+                        task: str = "summarization",
+                        limit: int | None = None) -> list[SystemDocument]:
+    """Read a JSONL file of documents with system outputs; errors name file, line and field."""
+    from pathlib import Path
+
+    from evalstress.data import DataError, _read_jsonl, _references, _text
+
+    file = Path(path)
+    if not file.exists():
+        raise DataError(file, None, None, "no such file")
+    docs: list[SystemDocument] = []
+    for line, row in _read_jsonl(file):
+        if limit is not None and len(docs) >= limit:
+            break
+        systems = row.get(systems_field)
+        if not isinstance(systems, list) or not systems:
+            raise DataError(file, line, systems_field, "must be a non-empty list of outputs")
+        refs: list[str] = []
+        for name in reference_fields:
+            refs.extend(_references(row.get(name), file, line, name))
+        outputs: dict[str, str] = {}
+        human: dict[str, dict[str, float | None]] = {}
+        for i, item in enumerate(systems):
+            where = f"{systems_field}[{i}]"
+            if not isinstance(item, dict):
+                raise DataError(file, line, where, "must be an object")
+            if system_id_field not in item:
+                raise DataError(file, line, f"{where}.{system_id_field}", "is missing")
+            sid = str(item[system_id_field])
+            if text_field not in item:
+                raise DataError(file, line, f"{where}.{text_field}", "is missing")
+            outputs[sid] = _text(item[text_field], file, line, f"{where}.{text_field}",
+                                 allow_empty=True)
+            scores: dict[str, float | None] = {}
+            for h in human_fields:
+                if h not in item:
+                    raise DataError(file, line, f"{where}.{h}", "is missing (a human score)")
+                value = _finite_or_none(item[h])
+                if value is None and item[h] is not None:
+                    raise DataError(file, line, f"{where}.{h}", f"is not a number: {item[h]!r}")
+                scores[h] = value
+            human[sid] = scores
+        raw_id = row.get(id_field)
+        doc_id = str(raw_id) if raw_id not in (None, "") else f"{file.stem}:{line}"
+        source = _text(row.get(source_field), file, line, source_field, allow_empty=True)
+        docs.append(SystemDocument(doc_id, source, tuple(refs), task, outputs, human))
+    return docs
+
+
+def score_system_outputs(docs: Sequence[SystemDocument], evaluators: Sequence[Any], *,
+                         cache: Any = None, progress: Any = None,
+                         ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Score every output with every evaluator through runner.Scorer (deduplicated, cached).
+
+    Returns the long score frame (NaN = missing), the human frame and per-evaluator counts.
+    """
+    from dataclasses import asdict as _asdict
+
+    from evalstress.evaluators.base import ScoreRequest
+    from evalstress.runner import Scorer
+
+    keys, requests = [], []
+    for doc in docs:
+        for sid, text in doc.outputs.items():
+            keys.append((doc.id, sid))
+            requests.append(ScoreRequest(text, doc.source, doc.references, doc.task))
+    records = []
+    stats_out: dict[str, Any] = {}
+    for evaluator in evaluators:
+        if evaluator.level == "corpus":
+            raise ValueError(f"{evaluator.label} scores sets of texts, not single outputs: it "
+                             "cannot be correlated per output")
+        scorer = Scorer(evaluator, cache, progress)
+        scored = scorer.score(requests)
+        for (doc_id, sid), request in zip(keys, requests, strict=True):
+            row = scored[request.key]
+            for aspect in evaluator.aspects:
+                score = row.get(aspect)
+                records.append({"doc_id": doc_id, "system_id": sid,
+                                "evaluator": evaluator.label, "aspect": aspect,
+                                "score": score.value if score is not None and score.ok
+                                else float("nan")})
+        stats_out[evaluator.label] = {"signature": evaluator.signature(),
+                                      "stats": _asdict(scorer.stats)}
+    human = pd.DataFrame.from_records(
+        [{"doc_id": doc.id, "system_id": sid, **scores}
+         for doc in docs for sid, scores in doc.human.items()])
+    return pd.DataFrame.from_records(records), human, stats_out

@@ -64,8 +64,8 @@ def paired_sets(table: pd.DataFrame, *, by_task: bool = False) -> Iterator[Paire
             both = examples.intersection(variant.index).intersection(gold.index)
             g = gold.reindex(both).to_numpy(dtype=float)
             v = variant.reindex(both).to_numpy(dtype=float)
-            yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(rank), higher,
-                            sign * (g - v), g, v, int(len(examples) - len(both)),
+            yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
+                            higher, sign * (g - v), g, v, int(len(examples) - len(both)),
                             int(sgroup["seed"].nunique()))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -84,7 +85,7 @@ class Expectation:
         return self.human is None or self.human.get(aspect) == self.expected[aspect]
 
 
-def _expectation_file() -> dict:  # type: ignore[type-arg]
+def _expectation_file() -> dict[str, Any]:
     text = (resources.files("evalstress") / "criteria" / "expectations.yaml").read_text("utf-8")
     return yaml.safe_load(text)
 

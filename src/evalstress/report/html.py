@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;color:#222;max-width:1400px}
+body{font-family:system-ui,sans-serif;margin:2rem;color:#222;max-width:1400px}
 h1{font-size:1.6rem}h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2.2rem}
 table{border-collapse:collapse;margin:.6rem 0 1.2rem;font-size:.85rem}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
@@ -87,7 +87,7 @@ def svg_curve(points: Sequence[tuple[float, float]], gold: float, *, width: int 
     line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
     dots = "".join(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='2.5' fill='#0969da'/>"
                    for x, y in pts)
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+    return (f"<svg width='{width}' height='{height}' "
             f"role='img'><rect width='100%' height='100%' fill='white'/>"
             f"<line x1='{pad}' y1='{height - pad}' x2='{width - 8}' y2='{height - pad}' "
             f"stroke='#999'/><line x1='{pad}' y1='8' x2='{pad}' y2='{height - pad}' "
