@@ -15,13 +15,13 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from evalstress import __version__
-from evalstress.analyses import blindspot
+from evalstress.analyses import run_analyses
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
-from evalstress.report import skips_frame, write_outputs
-from evalstress.report.terminal import print_summary
+from evalstress.report import write_outputs
+from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite
 
@@ -95,14 +95,15 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     finally:
         for evaluator in evaluators:
             evaluator.close()
-    analyses: dict[str, Any] = {}
-    blind = None
-    if "blindspot" in suite.analyses:
-        blind = blindspot(result.table, rel_tol=rel_tol, skips=skips_frame(result))
-        analyses["blindspot"] = blind
+    try:
+        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol})
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    blind = analyses.get("blindspot")
     paths = write_outputs(result, analyses, out, config=config)
     if not quiet:
         print_summary(console, result, blind)
+        print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
     return result
 
@@ -222,6 +223,91 @@ def run_command(
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard},
             quiet=quiet)
+
+
+@app.command("correlate")
+def correlate_command(
+    data: Annotated[Path, typer.Argument(help="JSONL file: one document per line, each with a "
+                                         "list of system outputs carrying human scores.")],
+    evaluator: Annotated[list[str] | None, typer.Option(
+        "--evaluator", "-e", help="Evaluator spec, repeatable (default: bleu, chrf, rouge).")]
+    = None,
+    systems_field: Annotated[str, typer.Option(help="Field holding the list of outputs.")]
+    = "systems",
+    text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
+    = "summary",
+    system_id_field: Annotated[str, typer.Option(help="Field of an output naming its system.")]
+    = "system",
+    id_field: Annotated[str, typer.Option(help="Field of a document holding its id.")] = "id",
+    human: Annotated[str, typer.Option(help="Comma-separated human score fields of an output.")]
+    = "coherence,consistency,fluency,relevance",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Document fields for the context: source=source, "
+        "references=references (several: references=highlight,references).")] = None,
+    task: Annotated[str, typer.Option(help="Task passed to the evaluators.")] = "summarization",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N documents.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Correlate evaluators with human scores at segment and system level (SummEval layout).
+
+    Defaults fit ../shared/data/summeval.jsonl: `evalstress correlate summeval.jsonl -e rouge
+    -e bleu -m references=references`. Segment level is reported both per document (correlation
+    across systems, averaged over documents) and globally (all pairs); system level correlates
+    per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
+    """
+    from evalstress.analyses.correlation import load_system_outputs, score_system_outputs
+
+    mapping = dict(part.split("=", 1) for part in (map_ or ["references=references"])
+                   if "=" in part)
+    try:
+        docs = load_system_outputs(data, systems_field=systems_field, text_field=text_field,
+                                   system_id_field=system_id_field, id_field=id_field,
+                                   human_fields=[h.strip() for h in human.split(",") if h.strip()],
+                                   source_field=mapping.get("source", "source"),
+                                   reference_fields=[f for f in mapping.get("references", "")
+                                                     .split(",") if f], task=task, limit=limit)
+    except (DataError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    specs = evaluator or ["bleu", "chrf", "rouge"]
+    evaluators = _evaluators(list(specs))
+    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    try:
+        scores, human_frame, stats = score_system_outputs(
+            docs, evaluators, cache=cache, progress=RichProgressReporter(enabled=not quiet))
+    finally:
+        for ev in evaluators:
+            ev.close()
+    from evalstress.analyses.correlation import human_correlation
+    from evalstress.report.terminal import correlation_tables
+
+    result = human_correlation(scores, human_frame, n_boot=n_boot, seed=seed)
+    out_dir = out or Path(f"runs/correlate-{data.stem}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"evalstress": __version__,
+               "config": {"command": "correlate", "data": str(data), "evaluators": list(specs),
+                          "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
+                          "limit": limit},
+               "counts": {"documents": len(docs),
+                          "outputs": len(human_frame),
+                          "missing_scores": int(scores["score"].isna().sum())},
+               "evaluators": stats,
+               "analyses": {"correlation": result.to_dict()}}
+    results_path = out_dir / "results.json"
+    results_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str),
+                            encoding="utf-8")
+    scores.to_parquet(out_dir / "scores.parquet", index=False)
+    from evalstress.report.html import write_html
+
+    write_html(payload, out_dir / "report.html", title=f"evalstress correlate: {data.name}")
+    if not quiet:
+        for table in correlation_tables(result):
+            console.print(table)
+        console.print(f"Wrote {results_path}, {out_dir / 'report.html'}")
 
 
 @app.command("list")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -44,3 +45,112 @@ def affected_by(targets: tuple[str, ...] | list[str]) -> set[str]:
         out.add(target)
         out.update(ancestors(target))
     return out
+
+
+# --- the expectation matrix (paper 000, Table 21) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """Which aspects a perturbation should move (True) or leave alone (False).
+
+    `expected` comes from the hierarchy; `human` from paper 000's annotators (None for
+    perturbations outside its Table 21). `source` says where the row came from: "table21" or
+    "metadata" (derived from the perturbation's declared damages / preserves).
+    """
+
+    perturbation: str
+    expected: dict[str, bool]
+    human: dict[str, bool] | None
+    target: str | None
+    level: str | None
+    source: str
+
+    @property
+    def should_move(self) -> set[str]:
+        """S_T for this perturbation: aspects where expectation and human judgment say move."""
+        return {a for a, v in self.expected.items() if v and self._agrees(a)}
+
+    @property
+    def should_stay(self) -> set[str]:
+        """S_F for this perturbation: aspects where both say the score should not change."""
+        return {a for a, v in self.expected.items() if not v and self._agrees(a)}
+
+    @property
+    def disputed(self) -> set[str]:
+        """Aspects where the human judgment and the hierarchy disagree (left out of both tests)."""
+        return {a for a in self.expected if not self._agrees(a)}
+
+    def _agrees(self, aspect: str) -> bool:
+        return self.human is None or self.human.get(aspect) == self.expected[aspect]
+
+
+def _expectation_file() -> dict[str, Any]:
+    text = (resources.files("evalstress") / "criteria" / "expectations.yaml").read_text("utf-8")
+    return yaml.safe_load(text)
+
+
+@functools.cache
+def expectations() -> dict[str, Expectation]:
+    """Paper 000's Table 21 as Expectation rows, keyed by kebab-case perturbation name."""
+    raw = _expectation_file()
+    columns = list(raw["columns"])
+    unknown = set(columns) - set(aspects())
+    if unknown:
+        raise ValueError(f"expectations.yaml: unknown aspect column(s) {sorted(unknown)}")
+    out = {}
+    for name, row in raw["perturbations"].items():
+        cells = str(row["cells"]).split()
+        if len(cells) != len(columns) or any(len(c) != 2 or set(c) - {"Y", "N"} for c in cells):
+            raise ValueError(f"expectations.yaml: field 'perturbations.{name}.cells' needs "
+                             f"{len(columns)} two-letter Y/N codes, got {row['cells']!r}")
+        human = {a: c[0] == "Y" for a, c in zip(columns, cells, strict=True)}
+        expected = {a: c[1] == "Y" for a, c in zip(columns, cells, strict=True)}
+        out[name] = Expectation(name, expected, human, row.get("target"), row.get("level"),
+                                "table21")
+    return out
+
+
+@functools.cache
+def aspect_aliases() -> dict[str, str]:
+    """Evaluator aspect names that mean one of our aspects (consistency -> faithfulness, ...)."""
+    return dict(_expectation_file().get("aliases", {}))
+
+
+def expectation_for(name: str) -> Expectation | None:
+    """The expectation row for a perturbation: Table 21 when listed, else derived from metadata.
+
+    The fallback reads the registered perturbation's `damages` and `preserves`: the aspects in
+    `affected_by(damages)` (the damaged aspects and their ancestors) should move; the declared
+    `preserves` aspects, minus those, should stay; every other aspect is left undetermined
+    (neither S_T nor S_F), since nobody has asserted anything about it. None for an unknown name.
+    """
+    table = expectations()
+    if name in table:
+        return table[name]
+    from evalstress.perturb.base import registry  # late: perturbations import criteria
+
+    cls = registry().get(name)
+    if cls is None:
+        return None
+    known = aspects()
+    move = {a for a in affected_by([d for d in cls.damages if d in known])}
+    stay = {a for a in cls.preserves if a in known} - move
+    expected = {a: True for a in move} | {a: False for a in stay}
+    return Expectation(name, expected, None, None, cls.level, "metadata")
+
+
+def perturbation_level(name: str, fallback: dict[str, str] | None = None) -> str | None:
+    """char / word / sentence: the registry's `level`, else the user's fallback, else the data."""
+    from evalstress.perturb.base import registry
+
+    cls = registry().get(name)
+    if cls is not None:
+        return str(cls.level)
+    if fallback and name in fallback:
+        return fallback[name]
+    levels = dict(_expectation_file().get("levels", {}))
+    if name in levels:
+        return str(levels[name])
+    row = expectations().get(name)
+    return row.level if row else None

@@ -22,7 +22,7 @@ def skips_frame(run: RunResult) -> pd.DataFrame:
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
                   config: Mapping[str, Any] | None = None) -> dict[str, Path]:
-    """Write scores.parquet, variants.jsonl, skips.jsonl and results.json into out_dir."""
+    """Write scores.parquet, variants.jsonl, skips.jsonl, results.json and report.html."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -69,4 +69,9 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     }
     paths["results"].write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str),
                                 encoding="utf-8")
+    from evalstress.report.html import write_html
+
+    paths["report"] = write_html(json.loads(paths["results"].read_text(encoding="utf-8")),
+                                 out / "report.html",
+                                 title=f"evalstress report: {run.plan.suite.name}")
     return paths

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
@@ -60,3 +62,146 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
         failed = blind.failures()
         console.print(f"{len(blind.rows) - len(failed)} of {len(blind.rows)} tests pass; "
                       f"{len(failed)} blind spots found.")
+
+
+# --- tables of the other analyses (discernment, confusion, correlation, style) ---------------
+
+
+def _opt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _d_cell(value: float | None) -> str:
+    """A D score, red below the significance threshold D = 1."""
+    if value is None:
+        return "–"
+    text = f"{value:.2f}"
+    return f"[green]{text}[/]" if value >= 1 else f"[red]{text}[/]"
+
+
+def discernment_tables(result: Any) -> list[Table]:
+    summary = Table(title="Discernment (paper 003): D = log_0.05(p); D ≥ 1 ⇔ p ≤ 0.05",
+                    header_style="bold")
+    for column in ("evaluator", "task", "severity", "D_avg", "D_min", "D_avg^EW", "D_min^EW",
+                   "weakest", "units (c/w/s)"):
+        summary.add_column(column, justify="right" if column.startswith("D") else "left")
+    for s in result.summaries:
+        per = s.units_per_level
+        summary.add_row(s.evaluator, s.task, s.group, _d_cell(s.d_avg), _d_cell(s.d_min),
+                        _d_cell(s.d_avg_ew), _d_cell(s.d_min_ew), s.d_min_at or "–",
+                        f"{per.get('char', 0)}/{per.get('word', 0)}/{per.get('sentence', 0)}")
+    summary.caption = "D_avg: each level (char, word, sentence) weighs equally; red: D < 1"
+    units = Table(title="Discernment per perturbation", header_style="bold")
+    for column in ("evaluator", "perturbation", "severity", "level", "p", "D", "p^EW", "D^EW",
+                   "aspect p-values (n)"):
+        units.add_column(column)
+    for u in result.units:
+        tests = ", ".join(f"{t.aspect} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})" for t in u.tests)
+        units.add_row(u.evaluator, u.perturbation, u.severity, u.level or "?", _opt(u.p, 4),
+                      _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew), tests)
+    return [summary, units]
+
+
+def confusion_tables(result: Any) -> list[Table]:
+    summary = Table(title="Criteria confusion (paper 000): directional (S_T) and invariance (S_F)",
+                    header_style="bold")
+    for column in ("evaluator", "S_T tests", "missed", "S_F tests", "moved (confusion)"):
+        summary.add_column(column)
+    for s in result.summaries:
+        summary.add_row(s.evaluator, str(s.directional_tests),
+                        f"{s.directional_tests - s.directional_passed} ({_opt(s.miss_rate, 2)})",
+                        str(s.invariance_tests),
+                        f"{s.invariance_failed} ({_opt(s.confusion_rate, 2)})")
+    summary.caption = (f"α = {result.alpha}, min |rank-biserial| = {result.min_effect}; "
+                       "missed: S_T item not significantly worse; moved: S_F item changed")
+    items = Table(title="Criteria confusion: failed items", header_style="bold")
+    for column in ("evaluator / aspect", "→ aspect", "perturbation", "test", "change [95% CI]",
+                   "p", "r"):
+        items.add_column(column)
+    for i in result.items:
+        if i.passed is False:
+            items.add_row(f"{i.evaluator} / {i.aspect}", i.quality_aspect,
+                          f"{i.perturbation}@{i.severity}", i.test,
+                          f"{_opt(i.change)} [{_opt(i.ci_low)}, {_opt(i.ci_high)}]",
+                          _opt(i.pvalue, 4), _opt(i.rank_biserial, 2))
+    return [summary, items, *(matrix_table(m) for m in result.matrices)]
+
+
+def matrix_table(matrix: Any) -> Table:
+    table = Table(title=f"Inter-aspect {matrix.method} correlation: {matrix.name}",
+                  header_style="bold")
+    table.add_column("")
+    for label in matrix.labels:
+        table.add_column(label, justify="right")
+    for label, row in zip(matrix.labels, matrix.values, strict=True):
+        table.add_row(label, *(_opt(v, 2) for v in row))
+    return table
+
+
+def correlation_tables(result: Any) -> list[Table]:
+    out = []
+    frame_levels = sorted({r.level for r in result.rows}, key=lambda x: ("segment-doc",
+                          "segment-global", "system").index(x))
+    for level in frame_levels:
+        table = Table(title=f"Correlation with human scores: {level}", header_style="bold")
+        table.add_column("evaluator / aspect")
+        table.add_column("human")
+        for method in ("pearson", "spearman", "kendall"):
+            table.add_column(f"{method} [95% CI]", justify="right")
+        table.add_column("n")
+        keyed: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for r in result.rows:
+            if r.level == level:
+                keyed.setdefault((r.evaluator, r.aspect, r.human), {})[r.method] = r
+        for (evaluator, aspect, human), by_method in keyed.items():
+            cells = []
+            n = ""
+            for method in ("pearson", "spearman", "kendall"):
+                r = by_method.get(method)
+                cells.append("–" if r is None else
+                             f"{_opt(r.value)} [{_opt(r.ci_low)}, {_opt(r.ci_high)}]")
+                n = str(r.n) if r is not None else n
+            table.add_row(f"{evaluator} / {aspect}", human, *cells, n)
+        out.append(table)
+    if result.matrix is not None:
+        out.append(matrix_table(result.matrix))
+    return out
+
+
+def style_table(result: Any) -> Table:
+    table = Table(title="Response style: score distributions (originals vs perturbed)",
+                  header_style="bold")
+    for column in ("evaluator / aspect", "set", "n", "missing", "mean", "std", "min", "q25",
+                   "median", "q75", "max"):
+        table.add_column(column, justify="left" if column in ("evaluator / aspect", "set")
+                         else "right")
+    for row in result.rows:
+        for name, d in (("original", row.original), ("perturbed", row.perturbed)):
+            table.add_row(f"{row.evaluator} / {row.aspect}", name, str(d.n), str(d.n_missing),
+                          *(_opt(v) for v in (d.mean, d.std, d.minimum, d.q25, d.median, d.q75,
+                                              d.maximum)))
+    return table
+
+
+def print_analyses(console: Console, analyses: dict[str, Any]) -> None:
+    """Print the table of every analysis except blindspot (print_summary shows that one)."""
+    from evalstress.analyses.confusion import ConfusionResult
+    from evalstress.analyses.correlation import CorrelationResult
+    from evalstress.analyses.discernment import DiscernmentResult
+    from evalstress.analyses.style import StyleResult
+
+    for result in analyses.values():
+        tables: list[Table] = []
+        if isinstance(result, DiscernmentResult):
+            tables = discernment_tables(result)
+        elif isinstance(result, ConfusionResult):
+            tables = confusion_tables(result)
+        elif isinstance(result, CorrelationResult):
+            tables = correlation_tables(result)
+        elif isinstance(result, StyleResult):
+            tables = [style_table(result)]
+        for table in tables:
+            console.print(table)
+        known = (DiscernmentResult, ConfusionResult, CorrelationResult, StyleResult)
+        for note in getattr(result, "notes", []) if isinstance(result, known) else []:
+            console.print(f"[dim]note: {note}[/]")

@@ -1,0 +1,370 @@
+"""Correlation between an evaluator and human scores, at segment and system level.
+
+Input: evaluator scores and human scores keyed by (doc_id, system_id). Three levels:
+
+- `segment-doc` (SummEval's "summary-level" convention): for each document, the correlation
+  across its system outputs; then the mean over documents. Documents whose scores are constant
+  on either side (correlation undefined) are left out and counted.
+- `segment-global`: one correlation over all (document, system) pairs.
+- `system`: mean score per system over documents, then the correlation across systems.
+
+Pearson, Spearman and Kendall tau-b come from scipy.stats. Confidence intervals are seeded
+bootstrap percentile intervals that resample *documents* (with replacement) for every level:
+documents are the sampling unit of the data, and the systems are a fixed set under study
+(`system_resample="systems"` resamples systems instead). Missing scores are excluded pairwise
+and counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalstress.analyses.confusion import AspectMatrix, matrix_of
+from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
+
+LEVELS = ("segment-doc", "segment-global", "system")
+
+
+@dataclass
+class CorrelationRow:
+    evaluator: str
+    aspect: str
+    human: str
+    level: str
+    method: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int  # documents (segment-doc), pairs (segment-global) or systems (system)
+    n_missing: int  # (doc, system) pairs without both scores
+    n_undefined: int = 0  # documents whose correlation is undefined (segment-doc)
+
+
+@dataclass
+class CorrelationResult:
+    rows: list[CorrelationRow]
+    matrix: AspectMatrix | None
+    n_boot: int
+    level: float
+    seed: int
+    system_resample: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis": "correlation",
+            "method": {
+                "levels": {
+                    "segment-doc": "per-document correlation across systems, mean over documents",
+                    "segment-global": "one correlation over all (document, system) pairs",
+                    "system": "mean per system over documents, correlation across systems",
+                },
+                "ci": f"{self.level:.0%} bootstrap percentile, {self.n_boot} resamples, seed "
+                      f"{self.seed}; resampling documents (system level: {self.system_resample})",
+                "kendall": "tau-b",
+            },
+            "rows": [{k: clean(v) if isinstance(v, float) else v for k, v in asdict(r).items()}
+                     for r in self.rows],
+            "matrix": asdict(self.matrix) if self.matrix else None,
+            "notes": self.notes,
+        }
+
+    def table(self, level: str = "system", method: str = "kendall") -> pd.DataFrame:
+        """Evaluator aspect x human aspect values for one level and method."""
+        frame = pd.DataFrame([asdict(r) for r in self.rows])
+        if frame.empty:
+            return frame
+        frame = frame[(frame["level"] == level) & (frame["method"] == method)]
+        frame["metric"] = frame["evaluator"] + "/" + frame["aspect"]
+        return frame.pivot(index="metric", columns="human", values="value")
+
+
+def _vector_corr(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
+    """Row-wise correlation of two (B, n) arrays; NaN where undefined."""
+    if method == "spearman":
+        x = np.asarray(stats.rankdata(x, axis=1), dtype=float)
+        y = np.asarray(stats.rankdata(y, axis=1), dtype=float)
+    if method in ("pearson", "spearman"):
+        xc = x - x.mean(axis=1, keepdims=True)
+        yc = y - y.mean(axis=1, keepdims=True)
+        den = np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, (xc * yc).sum(axis=1) / den, np.nan)
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        if np.ptp(x[i]) == 0 or np.ptp(y[i]) == 0:
+            out[i] = np.nan
+        else:
+            out[i] = stats.kendalltau(x[i], y[i]).statistic
+    return out
+
+
+def _interval(values: np.ndarray, level: float, n_boot: int) -> tuple[float | None, float | None]:
+    finite = values[np.isfinite(values)]
+    if finite.size < n_boot / 2:
+        return None, None
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *,
+                      methods: Sequence[CorrelationMethod] = CORRELATIONS,
+                      levels: Sequence[str] = LEVELS, n_boot: int = 1000, ci: float = 0.95,
+                      seed: int = 0,
+                      system_resample: Literal["documents", "systems"] = "documents",
+                      ) -> CorrelationResult:
+    """Correlate every evaluator aspect with every human aspect (see the module docstring).
+
+    `scores`: columns doc_id, system_id, evaluator, aspect, score (NaN = missing).
+    `human`: columns doc_id, system_id and one column per human aspect.
+    """
+    for level in levels:
+        if level not in LEVELS:
+            raise ValueError(f"unknown level '{level}'; choose from {', '.join(LEVELS)}")
+    human = human.set_index(["doc_id", "system_id"]).sort_index()
+    human_aspects = [str(c) for c in human.columns]
+    docs = list(dict.fromkeys(human.index.get_level_values(0)))
+    systems = list(dict.fromkeys(human.index.get_level_values(1)))
+    full = pd.MultiIndex.from_product([docs, systems], names=["doc_id", "system_id"])
+    rows: list[CorrelationRow] = []
+    rng_seed = np.random.default_rng(seed)
+    doc_draws = rng_seed.integers(0, len(docs), (n_boot, len(docs)))
+    sys_draws = np.random.default_rng(seed + 1).integers(0, len(systems), (n_boot, len(systems)))
+    wide_metric = (scores.groupby(["doc_id", "system_id", "evaluator", "aspect"], sort=False)
+                   ["score"].mean().unstack(["evaluator", "aspect"]))
+    for column in wide_metric.columns:
+        evaluator, aspect = str(column[0]), str(column[1])
+        metric = np.asarray(wide_metric[column].reindex(full).to_numpy(dtype=float)
+                            ).reshape(len(docs), len(systems))
+        for h in human_aspects:
+            hum = human[h].reindex(full).to_numpy(dtype=float).reshape(len(docs), len(systems))
+            both = np.isfinite(metric) & np.isfinite(hum)
+            n_missing = int(both.size - both.sum())
+            for method in methods:
+                for level in levels:
+                    rows.append(_one(evaluator, aspect, h, level, method, metric, hum, both,
+                                     n_missing, doc_draws, sys_draws, system_resample, ci,
+                                     n_boot))
+    wide_human = human.copy()
+    for column in wide_metric.columns:
+        wide_human[f"{column[0]}/{column[1]}"] = wide_metric[column].reindex(human.index)
+    matrix = matrix_of("human and evaluator aspects (segment pairs)", wide_human)
+    return CorrelationResult(rows, matrix, n_boot, ci, seed, system_resample)
+
+
+def _one(evaluator: str, aspect: str, human: str, level: str, method: str, metric: np.ndarray,
+         hum: np.ndarray, both: np.ndarray, n_missing: int, doc_draws: np.ndarray,
+         sys_draws: np.ndarray, system_resample: str, ci: float,
+         n_boot: int) -> CorrelationRow:
+    if level == "segment-doc":
+        per_doc = np.array([
+            np.nan if both[i].sum() < 3 or (c := correlation(
+                metric[i][both[i]], hum[i][both[i]], method)) is None  # type: ignore[arg-type]
+            else c for i in range(metric.shape[0])], dtype=np.float64)
+        defined = np.isfinite(per_doc)
+        value = float(np.nanmean(per_doc)) if defined.any() else None
+        with np.errstate(invalid="ignore"):
+            boot = (np.nanmean(np.where(defined[doc_draws], per_doc[doc_draws], np.nan), axis=1)
+                    if defined.any() else np.full(n_boot, np.nan))
+        low, high = _interval(boot, ci, n_boot)
+        return CorrelationRow(evaluator, aspect, human, level, method, value, low, high,
+                              int(defined.sum()), n_missing, int((~defined).sum()))
+    if level == "segment-global":
+        x, y = metric[both], hum[both]
+        value = correlation(x, y, method)  # type: ignore[arg-type]
+        # resample documents: every pair of a drawn document enters, NaN pairs dropped
+        idx = np.arange(metric.size).reshape(metric.shape)
+        boot = np.empty(n_boot)
+        flat_m, flat_h, flat_ok = metric.ravel(), hum.ravel(), both.ravel()
+        for b in range(n_boot):
+            cells = idx[doc_draws[b]].ravel()
+            cells = cells[flat_ok[cells]]
+            boot[b] = _vector_corr(flat_m[cells][None], flat_h[cells][None], method)[0] \
+                if cells.size >= 3 else np.nan
+        low, high = _interval(boot, ci, n_boot)
+        return CorrelationRow(evaluator, aspect, human, level, method, value, low, high,
+                              int(both.sum()), n_missing)
+    # system level: mean per system over the documents where both scores exist
+    m = np.where(both, metric, np.nan)
+    h = np.where(both, hum, np.nan)
+    with np.errstate(invalid="ignore"), _quiet():
+        sys_m, sys_h = np.nanmean(m, axis=0), np.nanmean(h, axis=0)
+    value = correlation(sys_m, sys_h, method)  # type: ignore[arg-type]
+    with np.errstate(invalid="ignore"), _quiet():
+        if system_resample == "systems":
+            bm, bh = sys_m[sys_draws], sys_h[sys_draws]
+        else:
+            bm = np.nanmean(m[doc_draws], axis=1)
+            bh = np.nanmean(h[doc_draws], axis=1)
+    boot = _vector_corr(bm, bh, method)
+    low, high = _interval(boot, ci, n_boot)
+    return CorrelationRow(evaluator, aspect, human, level, method, value, low, high,
+                          int(np.isfinite(sys_m).sum()), n_missing)
+
+
+class _quiet:
+    """Silence numpy's 'mean of empty slice' warnings (such cells are NaN on purpose)."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def _finite_or_none(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def run_correlation(table: pd.DataFrame, examples: Sequence[Any], *, human_key: str = "human",
+                    **kwargs: Any) -> CorrelationResult:
+    """Correlation analysis of a stress-test run: originals against `meta[human_key]` scores.
+
+    Each example is a document with one system ("hypothesis"), so only `segment-global` is
+    defined; examples without human scores are left out.
+    """
+    records = []
+    for example in examples:
+        scores = (example.meta or {}).get(human_key)
+        if isinstance(scores, dict):
+            records.append({"doc_id": example.id, "system_id": "hypothesis",
+                            **{str(k): _finite_or_none(v) for k, v in scores.items()}})
+    if not records:
+        return CorrelationResult([], None, 0, 0.95, 0, "documents",
+                                 [f"no example has human scores in meta['{human_key}']"])
+    human = pd.DataFrame.from_records(records)
+    originals = table[table["perturbation"] == "original"]
+    scores = pd.DataFrame({
+        "doc_id": originals["example_id"], "system_id": "hypothesis",
+        "evaluator": originals["evaluator"], "aspect": originals["aspect"],
+        "score": originals["score"].where(originals["status"] == "ok")})
+    kwargs.setdefault("levels", ("segment-global",))
+    return human_correlation(scores, human, **kwargs)
+
+
+# --- data with several system outputs per document (SummEval layout) ----------------------
+
+
+@dataclass
+class SystemDocument:
+    """One document: its context, and per system the output text and its human scores."""
+
+    id: str
+    source: str
+    references: tuple[str, ...]
+    task: str
+    outputs: dict[str, str]
+    human: dict[str, dict[str, float | None]]
+
+
+def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
+                        text_field: str = "summary", system_id_field: str = "system",
+                        id_field: str = "id",
+                        human_fields: Sequence[str] = ("coherence", "consistency", "fluency",
+                                                       "relevance"),
+                        source_field: str = "source",
+                        reference_fields: Sequence[str] = ("references",),
+                        task: str = "summarization",
+                        limit: int | None = None) -> list[SystemDocument]:
+    """Read a JSONL file of documents with system outputs; errors name file, line and field."""
+    from pathlib import Path
+
+    from evalstress.data import DataError, _read_jsonl, _references, _text
+
+    file = Path(path)
+    if not file.exists():
+        raise DataError(file, None, None, "no such file")
+    docs: list[SystemDocument] = []
+    for line, row in _read_jsonl(file):
+        if limit is not None and len(docs) >= limit:
+            break
+        systems = row.get(systems_field)
+        if not isinstance(systems, list) or not systems:
+            raise DataError(file, line, systems_field, "must be a non-empty list of outputs")
+        refs: list[str] = []
+        for name in reference_fields:
+            refs.extend(_references(row.get(name), file, line, name))
+        outputs: dict[str, str] = {}
+        human: dict[str, dict[str, float | None]] = {}
+        for i, item in enumerate(systems):
+            where = f"{systems_field}[{i}]"
+            if not isinstance(item, dict):
+                raise DataError(file, line, where, "must be an object")
+            if system_id_field not in item:
+                raise DataError(file, line, f"{where}.{system_id_field}", "is missing")
+            sid = str(item[system_id_field])
+            if text_field not in item:
+                raise DataError(file, line, f"{where}.{text_field}", "is missing")
+            outputs[sid] = _text(item[text_field], file, line, f"{where}.{text_field}",
+                                 allow_empty=True)
+            scores: dict[str, float | None] = {}
+            for h in human_fields:
+                if h not in item:
+                    raise DataError(file, line, f"{where}.{h}", "is missing (a human score)")
+                value = _finite_or_none(item[h])
+                if value is None and item[h] is not None:
+                    raise DataError(file, line, f"{where}.{h}", f"is not a number: {item[h]!r}")
+                scores[h] = value
+            human[sid] = scores
+        raw_id = row.get(id_field)
+        doc_id = str(raw_id) if raw_id not in (None, "") else f"{file.stem}:{line}"
+        source = _text(row.get(source_field), file, line, source_field, allow_empty=True)
+        docs.append(SystemDocument(doc_id, source, tuple(refs), task, outputs, human))
+    return docs
+
+
+def score_system_outputs(docs: Sequence[SystemDocument], evaluators: Sequence[Any], *,
+                         cache: Any = None, progress: Any = None,
+                         ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Score every output with every evaluator through runner.Scorer (deduplicated, cached).
+
+    Returns the long score frame (NaN = missing), the human frame and per-evaluator counts.
+    """
+    from dataclasses import asdict as _asdict
+
+    from evalstress.evaluators.base import ScoreRequest
+    from evalstress.runner import Scorer
+
+    keys, requests = [], []
+    for doc in docs:
+        for sid, text in doc.outputs.items():
+            keys.append((doc.id, sid))
+            requests.append(ScoreRequest(text, doc.source, doc.references, doc.task))
+    records = []
+    stats_out: dict[str, Any] = {}
+    for evaluator in evaluators:
+        if evaluator.level == "corpus":
+            raise ValueError(f"{evaluator.label} scores sets of texts, not single outputs: it "
+                             "cannot be correlated per output")
+        scorer = Scorer(evaluator, cache, progress)
+        scored = scorer.score(requests)
+        for (doc_id, sid), request in zip(keys, requests, strict=True):
+            row = scored[request.key]
+            for aspect in evaluator.aspects:
+                score = row.get(aspect)
+                records.append({"doc_id": doc_id, "system_id": sid,
+                                "evaluator": evaluator.label, "aspect": aspect,
+                                "score": score.value if score is not None and score.ok
+                                else float("nan")})
+        stats_out[evaluator.label] = {"signature": evaluator.signature(),
+                                      "stats": _asdict(scorer.stats)}
+    human = pd.DataFrame.from_records(
+        [{"doc_id": doc.id, "system_id": sid, **scores}
+         for doc in docs for sid, scores in doc.human.items()])
+    return pd.DataFrame.from_records(records), human, stats_out

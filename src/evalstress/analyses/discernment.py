@@ -1,0 +1,272 @@
+"""Discernment of hierarchical perturbations (paper 003, sec. 3.3).
+
+For each evaluator, task and perturbation unit (perturbation x severity):
+1. one-sided Wilcoxon signed-rank test per evaluator aspect, H1: original scores greater than
+   perturbed (sign flipped for lower-is-better scores); pairing as in `analyses.paired`;
+2. combined p over the aspects exactly as the paper writes it, p = 1 / sum_j 1/p_j, and with
+   expert weights p^EW = 1 / sum_j EW_j / p_j; optionally Wilson's asymptotically exact HMP;
+3. D = log_0.05(p), D^EW = log_0.05(p^EW); D = 1 is the significance threshold;
+4. per severity group (minor / major when the severities are labels, and "all"):
+   D_avg, the mean over levels (character, word, sentence) of the mean D within each level,
+   so every level counts equally whatever its number of perturbations; D_min, the minimum.
+
+Expert weights come from the user per task and perturbation ({task or "*": {perturbation:
+{aspect: weight}}}, normalised to sum 1). Without them the default is derived from paper 000's
+expectation data: equal weight on every evaluator aspect whose quality aspect the perturbation
+should move (the S_T cells of Table 21, or the perturbation's declared damages and their
+ancestors), zero elsewhere. When no aspect qualifies, D^EW is missing with that reason.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalstress.analyses.paired import paired_sets, quality_aspect
+from evalstress.analyses.stats import (
+    WilcoxonResult,
+    clean,
+    combine_paper,
+    discernment,
+    hmp_wilson,
+    wilcoxon_test,
+)
+from evalstress.criteria import expectation_for, perturbation_level
+
+LEVELS = ("char", "word", "sentence")
+SEVERITY_LABELS = ("minor", "major")
+
+ExpertWeights = Mapping[str, Mapping[str, Mapping[str, float]]]
+
+
+@dataclass
+class AspectTest:
+    aspect: str
+    n: int
+    n_missing: int
+    n_seeds: int
+    mean_difference: float | None  # mean of (original - perturbed), oriented
+    wilcoxon: WilcoxonResult
+    d: float | None  # log_0.05 of this aspect's own p
+
+
+@dataclass
+class DiscernmentUnit:
+    evaluator: str
+    task: str
+    perturbation: str
+    severity: str
+    level: str | None
+    tests: list[AspectTest]
+    p: float | None
+    p_ew: float | None
+    d: float | None
+    d_ew: float | None
+    weights: dict[str, float]
+    weight_source: str
+    p_hmp: float | None = None
+    d_hmp: float | None = None
+    note: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.d is not None and self.d >= 1
+
+
+@dataclass
+class DiscernmentSummary:
+    evaluator: str
+    task: str
+    group: str  # "minor", "major" or "all"
+    d_avg: float | None
+    d_min: float | None
+    d_avg_ew: float | None
+    d_min_ew: float | None
+    d_min_at: str | None
+    d_min_ew_at: str | None
+    level_weights: dict[str, float]  # weight of each unit of a level in D_avg
+    units_per_level: dict[str, int]
+    n_units: int
+    n_excluded: int  # units without a combined p (no testable pairs) or without a level
+
+
+@dataclass
+class DiscernmentResult:
+    units: list[DiscernmentUnit]
+    summaries: list[DiscernmentSummary]
+    alpha: float
+    zero_method: str
+    hmp: bool
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis": "discernment",
+            "method": {
+                "test": "one-sided Wilcoxon signed-rank per aspect, H1: original > perturbed",
+                "zero_method": self.zero_method,
+                "combination": "p = 1 / sum_j (w_j / p_j) (paper 003); w_j = 1 or expert weights",
+                "hmp_wilson": self.hmp,
+                "score": f"D = log_{self.alpha}(p); D >= 1 <=> p <= {self.alpha}",
+                "d_avg": "mean over levels (char, word, sentence) of the mean D of each level",
+                "pairing": "per example, variant scores averaged over seeds",
+            },
+            "threshold": 1.0,
+            "units": [_clean_dict(asdict(u)) for u in self.units],
+            "summaries": [_clean_dict(asdict(s)) for s in self.summaries],
+            "notes": self.notes,
+        }
+
+
+def _clean_dict(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean_dict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_dict(v) for v in value]
+    if isinstance(value, float):
+        return clean(value)
+    return value
+
+
+def level_weighted_mean(values: Mapping[str, list[float]]) -> tuple[float | None, dict[str, float]]:
+    """Paper 003's D_avg: equal total weight per level, equal weight within a level.
+
+    Returns the average and the weight each unit of a level receives (1 / (L * n_level)).
+    """
+    present = {lvl: v for lvl, v in values.items() if v}
+    if not present:
+        return None, {}
+    share = 1.0 / len(present)
+    weights = {lvl: share / len(v) for lvl, v in present.items()}
+    total = sum(weights[lvl] * sum(v) for lvl, v in present.items())
+    return float(total), weights
+
+
+def default_weights(perturbation: str, evaluator: str, evaluator_aspects: list[str],
+                    aspect_map: Mapping[str, str] | None) -> dict[str, float]:
+    """Equal weights on the evaluator aspects the expectation data says the perturbation moves."""
+    row = expectation_for(perturbation)
+    if row is None:
+        return {}
+    chosen = [a for a in evaluator_aspects
+              if (q := quality_aspect(evaluator, a, aspect_map)) is not None
+              and q in row.should_move]
+    return {a: 1.0 / len(chosen) for a in chosen} if chosen else {}
+
+
+def _user_weights(expert_weights: ExpertWeights | None, task: str,
+                  perturbation: str) -> dict[str, float] | None:
+    if not expert_weights:
+        return None
+    for key in (task, "*"):
+        per_task = expert_weights.get(key)
+        if per_task and perturbation in per_task:
+            raw = {str(a): float(w) for a, w in per_task[perturbation].items()}
+            if any(w < 0 for w in raw.values()) or sum(raw.values()) <= 0:
+                raise ValueError(f"expert_weights['{key}']['{perturbation}']: weights must be "
+                                 "non-negative with a positive sum")
+            total = sum(raw.values())
+            return {a: w / total for a, w in raw.items()}
+    return None
+
+
+def discernment_analysis(table: pd.DataFrame, *, expert_weights: ExpertWeights | None = None,
+                         aspect_map: Mapping[str, str] | None = None,
+                         level_map: Mapping[str, str] | None = None, alpha: float = 0.05,
+                         zero_method: str = "wilcox", hmp: bool = False,
+                         by_task: bool = True) -> DiscernmentResult:
+    """Run the DHP statistics on a score table (see the module docstring)."""
+    notes: list[str] = []
+    grouped: dict[tuple[str, str, str, str], list[Any]] = defaultdict(list)
+    for ps in paired_sets(table, by_task=by_task):
+        grouped[(ps.evaluator, ps.task, ps.perturbation, ps.severity)].append(ps)
+    if not grouped:
+        notes.append("no paired segment-level scores: nothing to test")
+    units: list[DiscernmentUnit] = []
+    used_default = False
+    for (evaluator, task, pert, severity), sets in grouped.items():
+        tests = []
+        for ps in sets:
+            w = wilcoxon_test(ps.differences, alternative="greater",
+                              zero_method=zero_method)  # type: ignore[arg-type]
+            mean = float(np.mean(ps.differences)) if ps.differences.size else None
+            tests.append(AspectTest(ps.aspect, int(ps.differences.size), ps.n_missing,
+                                    ps.n_seeds, mean, w, discernment(w.pvalue, alpha)))
+        usable = [t for t in tests if t.wilcoxon.pvalue is not None]
+        level = perturbation_level(pert, dict(level_map) if level_map else None)
+        note = ""
+        p = combine_paper([t.wilcoxon.pvalue for t in usable]) if usable else None  # type: ignore[misc]
+        if not usable:
+            note = "no aspect had a testable pair"
+        weights = _user_weights(expert_weights, task, pert)
+        source = "user"
+        if weights is None:
+            weights = default_weights(pert, evaluator, [t.aspect for t in tests], aspect_map)
+            source = "default: paper 000 expectations (equal weight on aspects it should move)"
+            used_default = True
+        p_ew = None
+        if usable and weights:
+            w_vec = [weights.get(t.aspect, 0.0) for t in usable]
+            if any(x > 0 for x in w_vec):
+                p_ew = combine_paper([t.wilcoxon.pvalue for t in usable],  # type: ignore[misc]
+                                     w_vec)
+        if usable and p_ew is None:
+            note = (note + "; " if note else "") + (
+                "no expert weight on a tested aspect: D^EW undefined (give expert_weights or an "
+                "aspect_map)")
+        p_h = None
+        if hmp and usable:
+            p_h = hmp_wilson([t.wilcoxon.pvalue for t in usable])  # type: ignore[misc]
+        units.append(DiscernmentUnit(
+            evaluator, task, pert, severity, level, tests, p, p_ew, discernment(p, alpha),
+            discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note))
+    if used_default:
+        notes.append("expert weights not given for some units: defaults derived from paper "
+                     "000's expectation matrix (Table 21) and the aspect hierarchy")
+    missing_level = sorted({u.perturbation for u in units if u.level is None})
+    if missing_level:
+        notes.append(f"no level known for {', '.join(missing_level)}: left out of D_avg "
+                     "(give level_map)")
+    return DiscernmentResult(units, _summaries(units), alpha, zero_method, hmp, notes)
+
+
+def _summaries(units: list[DiscernmentUnit]) -> list[DiscernmentSummary]:
+    out = []
+    by_eval: dict[tuple[str, str], list[DiscernmentUnit]] = defaultdict(list)
+    for u in units:
+        by_eval[(u.evaluator, u.task)].append(u)
+    for (evaluator, task), members in by_eval.items():
+        labels = {u.severity for u in members}
+        groups = ["all"]
+        if labels and labels <= set(SEVERITY_LABELS):
+            groups = [g for g in SEVERITY_LABELS if g in labels] + ["all"]
+        for group in groups:
+            chosen = [u for u in members if group == "all" or u.severity == group]
+            out.append(_summary(evaluator, task, group, chosen))
+    return out
+
+
+def _summary(evaluator: str, task: str, group: str,
+             units: list[DiscernmentUnit]) -> DiscernmentSummary:
+    def name(u: DiscernmentUnit) -> str:
+        return f"{u.perturbation}@{u.severity}"
+
+    valid = [u for u in units if u.d is not None and u.level in LEVELS]
+    by_level: dict[str, list[float]] = {lvl: [u.d for u in valid if u.level == lvl]  # type: ignore[misc]
+                                        for lvl in LEVELS}
+    d_avg, weights = level_weighted_mean(by_level)
+    valid_ew = [u for u in valid if u.d_ew is not None]
+    by_level_ew = {lvl: [u.d_ew for u in valid_ew if u.level == lvl] for lvl in LEVELS}
+    d_avg_ew, _ = level_weighted_mean(by_level_ew)  # type: ignore[arg-type]
+    low = min(valid, key=lambda u: u.d, default=None)  # type: ignore[arg-type,return-value]
+    low_ew = min(valid_ew, key=lambda u: u.d_ew, default=None)  # type: ignore[arg-type,return-value]
+    return DiscernmentSummary(
+        evaluator, task, group, d_avg, low.d if low else None, d_avg_ew,
+        low_ew.d_ew if low_ew else None, name(low) if low else None,
+        name(low_ew) if low_ew else None, weights,
+        {lvl: len(v) for lvl, v in by_level.items() if v}, len(valid), len(units) - len(valid))

@@ -1,0 +1,92 @@
+"""Paired original-vs-variant differences from the long score table, shared by the analyses.
+
+Pairing is by (example_id, evaluator, aspect). With several seeds per severity, the variant
+scores of one example are first averaged over its seeds, then paired with the example's
+original: one pair per example. Pooling the seeds as separate pairs would reuse each original
+several times and treat dependent pairs as independent, inflating significance; averaging
+repeated measurements of one item is also what paper 003 does with its five scoring runs.
+
+Differences are oriented so that a positive value means the variant scored *worse*:
+original - variant when higher is better, variant - original when lower is better.
+A missing score on either side excludes the pair; such pairs are counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalstress.criteria import aspect_aliases, aspects
+from evalstress.runner import CORPUS, ORIGINAL
+
+
+@dataclass
+class PairedSet:
+    evaluator: str
+    aspect: str
+    task: str
+    perturbation: str
+    severity: str
+    severity_rank: int
+    higher_is_better: bool
+    differences: np.ndarray  # oriented: positive = the variant scored worse
+    original: np.ndarray  # original scores of the kept pairs
+    variant: np.ndarray  # seed-averaged variant scores of the kept pairs
+    n_missing: int  # examples with a variant whose pair could not be formed
+    n_seeds: int
+
+
+def paired_sets(table: pd.DataFrame, *, by_task: bool = False) -> Iterator[PairedSet]:
+    """Yield one PairedSet per (evaluator, aspect[, task], perturbation, severity).
+
+    Corpus-level rows (one score per set, e.g. MAUVE) have no pairs and are skipped.
+    """
+    if table.empty:
+        return
+    rows = table[table["example_id"] != CORPUS]
+    keys = ["evaluator", "aspect", *(["task"] if by_task else [])]
+    for key, group in rows.groupby(keys, sort=False):
+        evaluator, aspect = str(key[0]), str(key[1])
+        task = str(key[2]) if by_task else "*"
+        higher = bool(group["higher_is_better"].iloc[0])
+        sign = 1.0 if higher else -1.0
+        originals = group[group["perturbation"] == ORIGINAL]
+        gold = originals[originals["status"] == "ok"].groupby("example_id")["score"].mean()
+        noised = group[group["perturbation"] != ORIGINAL]
+        for (pert, rank, severity), sgroup in noised.groupby(
+                ["perturbation", "severity_rank", "severity"], sort=True):
+            ok = sgroup[sgroup["status"] == "ok"]
+            variant = ok.groupby("example_id")["score"].mean()
+            examples = pd.Index(sgroup["example_id"].unique())
+            both = examples.intersection(variant.index).intersection(gold.index)
+            g = gold.reindex(both).to_numpy(dtype=float)
+            v = variant.reindex(both).to_numpy(dtype=float)
+            yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
+                            higher, sign * (g - v), g, v, int(len(examples) - len(both)),
+                            int(sgroup["seed"].nunique()))
+
+
+def quality_aspect(evaluator: str, aspect: str,
+                   aspect_map: Mapping[str, str] | None = None) -> str | None:
+    """The quality aspect (criteria/aspects.yaml) an evaluator's aspect stands for, or None.
+
+    Looked up in order: the user's map under "evaluator/aspect", then under "aspect", then
+    under the evaluator name alone (one quality aspect for all its scores); then identity when
+    the name is one of the 11 aspects (a judge asked about "fluency"); then the aliases in
+    criteria/expectations.yaml (consistency -> faithfulness, relevance -> informativeness).
+    Metric scores such as "bleu" or "rougeL" map to nothing unless the user says so.
+    """
+    amap = aspect_map or {}
+    for key in (f"{evaluator}/{aspect}", aspect, evaluator):
+        if key in amap:
+            target = amap[key]
+            if target not in aspects():
+                raise ValueError(f"aspect_map['{key}'] = '{target}' is not an aspect; known: "
+                                 f"{', '.join(aspects())}")
+            return target
+    if aspect in aspects():
+        return aspect
+    return aspect_aliases().get(aspect)

@@ -1,0 +1,126 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalstress.analyses.discernment import discernment_analysis, level_weighted_mean
+from evalstress.analyses.stats import discernment
+
+ORIG = [4.0, 5.0, 4.0, 5.0, 3.0, 4.0, 5.0, 4.0, 4.0, 5.0, 3.0, 4.0]
+WORSE = [2.0, 3.0, 3.0, 2.0, 2.0, 3.0, 4.0, 2.0, 3.0, 3.0, 1.0, 2.0]
+SAME = list(ORIG)
+
+
+def two_aspects(make_table, variants_fl, variants_coh):
+    fl = make_table(ORIG, variants_fl, aspect="fluency")
+    coh = make_table(ORIG, variants_coh, aspect="coherence")
+    return pd.concat([fl, coh], ignore_index=True)
+
+
+def test_level_weighting_follows_the_paper_definition():
+    avg, weights = level_weighted_mean({"char": [1.0, 3.0], "word": [2.0],
+                                        "sentence": [4.0, 4.0, 4.0]})
+    assert avg == pytest.approx((2.0 + 2.0 + 4.0) / 3)
+    assert weights == pytest.approx({"char": 1 / 6, "word": 1 / 3, "sentence": 1 / 9})
+    # every level's units sum to the same total weight
+    assert 2 * weights["char"] == pytest.approx(weights["word"]) == pytest.approx(
+        3 * weights["sentence"])
+
+
+def test_unit_p_is_the_papers_combination_of_scipy_wilcoxon(make_table):
+    table = two_aspects(make_table, {("spelling-mistake", "minor"): WORSE},
+                        {("spelling-mistake", "minor"): SAME})
+    result = discernment_analysis(table, by_task=False)
+    (unit,) = result.units
+    d = np.array(ORIG) - np.array(WORSE)
+    p_fl = stats.wilcoxon(d, alternative="greater").pvalue
+    tests = {t.aspect: t for t in unit.tests}
+    assert tests["fluency"].wilcoxon.pvalue == pytest.approx(p_fl)
+    assert tests["coherence"].wilcoxon.all_zero and tests["coherence"].wilcoxon.pvalue == 1.0
+    assert unit.p == pytest.approx(1 / (1 / p_fl + 1 / 1.0))
+    assert unit.d == pytest.approx(discernment(unit.p))
+    # default expert weights: spelling-mistake should move fluency, not coherence (Table 21)
+    assert unit.weights == {"fluency": 1.0}
+    assert unit.p_ew == pytest.approx(p_fl)
+    assert unit.level == "char"
+
+
+def test_user_expert_weights_per_task(make_table):
+    table = two_aspects(make_table, {("typos", "minor"): WORSE}, {("typos", "minor"): WORSE})
+    weights = {"summarization": {"typos": {"fluency": 3, "coherence": 1}}}
+    (unit,) = discernment_analysis(table, expert_weights=weights).units
+    p = unit.tests[0].wilcoxon.pvalue
+    assert unit.weight_source == "user"
+    assert unit.p_ew == pytest.approx(1 / (0.75 / p + 0.25 / p))
+    assert unit.p == pytest.approx(p / 2)
+
+
+def test_minor_and_major_are_summarised_separately_with_level_weights(make_table):
+    variants = {("random-typos", "minor"): SAME, ("random-typos", "major"): WORSE,
+                ("fictional-named-entities", "minor"): WORSE,
+                ("fictional-named-entities", "major"): WORSE,
+                ("reordering", "major"): WORSE}
+    table = make_table(ORIG, variants, aspect="fluency")
+    result = discernment_analysis(table, by_task=False)
+    groups = {s.group: s for s in result.summaries}
+    assert set(groups) == {"minor", "major", "all"}
+    d = {(u.perturbation, u.severity): u.d for u in result.units}
+    assert groups["minor"].d_min == pytest.approx(0.0)
+    assert groups["minor"].d_min_at == "random-typos@minor"
+    assert groups["minor"].d_avg == pytest.approx(
+        (d[("random-typos", "minor")] + d[("fictional-named-entities", "minor")]) / 2)
+    expected_all = np.mean([
+        np.mean([d[("random-typos", "minor")], d[("random-typos", "major")]]),
+        np.mean([d[("fictional-named-entities", "minor")],
+                 d[("fictional-named-entities", "major")]]),
+        d[("reordering", "major")]])
+    assert groups["all"].d_avg == pytest.approx(expected_all)
+    assert groups["all"].units_per_level == {"char": 2, "word": 2, "sentence": 1}
+
+
+def test_missing_scores_are_excluded_pairwise_and_counted(make_table):
+    worse = list(WORSE)
+    worse[3] = None
+    originals = list(ORIG)
+    originals[5] = None
+    table = make_table(originals, {("typos", "minor"): worse})
+    (unit,) = discernment_analysis(table).units
+    test = unit.tests[0]
+    assert test.n == 10 and test.n_missing == 2
+    keep = [i for i in range(12) if i not in (3, 5)]
+    d = np.array(ORIG)[keep] - np.array(WORSE)[keep]
+    assert test.wilcoxon.pvalue == pytest.approx(
+        stats.wilcoxon(d, alternative="greater").pvalue)
+
+
+def test_seeds_are_averaged_per_example_and_lower_is_better_flips_sign(make_table):
+    per_seed = [[w - 1, w + 1] for w in WORSE]  # mean over the two seeds = WORSE
+    flipped = make_table([-x for x in ORIG], {("typos", "minor"): [[-a, -b] for a, b in per_seed]},
+                         higher=False)
+    (unit,) = discernment_analysis(flipped).units
+    assert unit.tests[0].n == 12 and unit.tests[0].n_seeds == 2
+    d = np.array(ORIG) - np.array(WORSE)
+    assert unit.tests[0].wilcoxon.pvalue == pytest.approx(
+        stats.wilcoxon(d, alternative="greater").pvalue)
+
+
+def test_unknown_level_and_undefined_ew_are_reported(make_table):
+    table = make_table(ORIG, {("my-own-noise", "0.1"): WORSE}, evaluator="bleu", aspect="bleu")
+    result = discernment_analysis(table, hmp=True)
+    (unit,) = result.units
+    assert unit.level is None and unit.d_ew is None and "D^EW undefined" in unit.note
+    assert unit.p_hmp is not None
+    assert any("no level known" in n for n in result.notes)
+    assert result.summaries[0].n_excluded == 1
+    with_level = discernment_analysis(table, level_map={"my-own-noise": "word"},
+                                      aspect_map={"bleu": "overall"})
+    assert with_level.units[0].level == "word"
+
+
+def test_json_round_trip(make_table):
+    table = two_aspects(make_table, {("typos", "minor"): WORSE}, {("typos", "minor"): SAME})
+    data = discernment_analysis(table, hmp=True).to_dict()
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+    assert data["threshold"] == 1.0
