@@ -124,6 +124,7 @@ class LLMClient:
         self.usage = Usage()
         self._rng = random.Random(seed)  # jitter only; never touches results
         self._clients: dict[str, Any] = {}
+        self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
 
     @property
     def identity(self) -> str:
@@ -173,10 +174,24 @@ class LLMClient:
             if hit is not None:
                 self.usage.cache_hits += 1
                 return ChatResponse.from_json(hit, key, True)
-        response = await self._call(parts)
-        response.key = key
-        if self.cache is not None:
-            self.cache.put(key, parts, response.to_json())
+        pending = self._pending.get(key)
+        if pending is not None:  # the same request is already on its way: share its answer
+            self.usage.cache_hits += 1
+            return await asyncio.shield(pending)
+        future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            response = await self._call(parts)
+            response.key = key
+            if self.cache is not None:
+                self.cache.put(key, parts, response.to_json())
+            future.set_result(response)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody shares it
+            raise
+        finally:
+            del self._pending[key]
         return response
 
     async def _call(self, parts: Mapping[str, Any]) -> ChatResponse:
