@@ -333,8 +333,10 @@ def cache_explain(
             raise _fail(f"{request}: need a JSON object with base_url, model, messages "
                         f"(params, sample optional): {exc}") from None
     elif evaluator and text is not None:
+        from evalstress.evaluators.judge import JudgeEvaluator
+
         judge = _evaluators([evaluator])[0]
-        if not hasattr(judge, "messages") or not hasattr(judge, "client"):
+        if not isinstance(judge, JudgeEvaluator):
             raise _fail(f"'{evaluator}' is not an LLM judge")
         req = ScoreRequest(text, source, tuple(reference or ()), task)
         name = aspect or judge.aspects[0]

@@ -105,7 +105,7 @@ def _run(coro_factory: Callable[[], Awaitable[T]]) -> T:
     thread.join()
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]
 
 
 @dataclass
@@ -275,7 +275,7 @@ class JudgeEvaluator(Evaluator):
         if unknown:
             raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
                              f"{', '.join(self.criteria)} (add your own with criteria=FILE)")
-        self.form, self.level, self.n, self.how = form, level, int(n), aggregate
+        self.form, self.criteria_level, self.n, self.how = form, level, int(n), aggregate
         self.temperature = float(temperature) if temperature is not None else (
             1.0 if self.n > 1 else 0.0)
         self.with_source, self.with_reference = bool(with_source), bool(with_reference)
@@ -341,7 +341,7 @@ class JudgeEvaluator(Evaluator):
     def messages(self, request: ScoreRequest, aspect: str) -> list[dict[str, str]]:
         """The chat messages that judge `request` on `aspect`."""
         low, high = self.scale
-        criterion = self.criteria[aspect].text(self.level, self.scale)
+        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
         if self.form == "rubric":
             return [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": self._rubric(request, aspect)}]
@@ -361,8 +361,8 @@ class JudgeEvaluator(Evaluator):
         """Prometheus-style: instruction, response, optional reference, rubric, feedback+result."""
         low, high = self.scale
         crit = self.criteria[aspect]
-        rubric = crit.text("list", self.scale) if self.level in ("default", "list") else (
-            crit.text(self.level, self.scale))
+        rubric = crit.text("list", self.scale) if self.criteria_level in ("default", "list") else (
+            crit.text(self.criteria_level, self.scale))
         lines = ["###Task description:",
                  "You receive an instruction with its input, a response to evaluate"
                  + (", a reference response that would earn the top score" if
@@ -411,13 +411,15 @@ class JudgeEvaluator(Evaluator):
     async def _sample(self, messages: list[dict[str, str]], sample: int,
                       known: Mapping[str, ChatResponse]) -> ChatResponse | LLMError:
         params = self._sample_params(sample)
-        hit = known.get(self.client.key(messages, params, sample))
-        if hit is not None:
-            self.client.usage.requests += 1
-            self.client.usage.cache_hits += 1
-            return hit
+        prefetched = sample < self.n  # the first n samples were looked up in one query
+        if prefetched:
+            hit = known.get(self.client.key(messages, params, sample))
+            if hit is not None:
+                self.client.usage.requests += 1
+                self.client.usage.cache_hits += 1
+                return hit
         try:
-            return await self.client.chat(messages, params, sample)
+            return await self.client.chat(messages, params, sample, lookup=not prefetched)
         except LLMError as exc:
             return exc
 
@@ -495,7 +497,7 @@ class JudgeEvaluator(Evaluator):
 
     def pair_messages(self, first: ScoreRequest, second: ScoreRequest,
                       aspect: str) -> list[dict[str, str]]:
-        criterion = self.criteria[aspect].text(self.level, self.scale)
+        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
         blocks = [*self._context(first), f"Text 1:\n{first.text}", f"Text 2:\n{second.text}",
                   f"Criterion:\n{criterion}" if criterion else "Criterion: (none given)",
                   "Compare the two texts on this criterion only. Think briefly, then end with a "

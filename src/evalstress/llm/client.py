@@ -53,7 +53,7 @@ class ChatResponse:
 
 
 class LLMError(Exception):
-    """A request that failed for good: `kind` says why (rate-limit, server, timeout, client, ...)."""
+    """A request that failed for good; `kind` says why (rate-limit, server, timeout, client...)."""
 
     def __init__(self, kind: str, message: str, attempts: int, status: int | None = None):
         super().__init__(f"{kind}: {message} (after {attempts} attempt{'s' * (attempts != 1)})")
@@ -164,12 +164,14 @@ class LLMClient:
                 for k, v in self.cache.get_many(keys).items()}
 
     async def chat(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                   sample: int = 0) -> ChatResponse:
-        """One response for (messages, params, sample): from the cache, else from an endpoint."""
+                   sample: int = 0, lookup: bool = True) -> ChatResponse:
+        """One response for (messages, params, sample): from the cache, else from an endpoint.
+
+        `lookup=False` skips the cache read when the caller already knows it misses."""
         parts = self.parts(messages, params, sample)
         key = response_key(parts)
         self.usage.requests += 1
-        if self.cache is not None:
+        if self.cache is not None and lookup:
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.cache_hits += 1

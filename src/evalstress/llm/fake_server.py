@@ -70,12 +70,13 @@ def completion_body(reply: Reply, request: Mapping[str, Any], index: int) -> dic
         top_n = int(request.get("top_logprobs") or 0)
         tokens = _tokens(content)
         last_digit = max((i for i, t in enumerate(tokens) if t.isdigit()), default=-1)
-        items = []
+        items: list[dict[str, Any]] = []
         for i, token in enumerate(tokens):
             if i == last_digit and reply.label_probs:
                 ranked = sorted(reply.label_probs.items(), key=lambda kv: -kv[1])[:max(top_n, 1)]
-                top = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in ranked]
-                chosen = top[0]["logprob"] if top[0]["token"] == token else math.log(1e-3)
+                top: list[dict[str, Any]] = [{"token": t, "logprob": math.log(p), "bytes": None}
+                                             for t, p in ranked]
+                chosen: float = top[0]["logprob"] if top[0]["token"] == token else math.log(1e-3)
             else:
                 top = [{"token": token, "logprob": -0.01, "bytes": None}][:top_n]
                 chosen = -0.01

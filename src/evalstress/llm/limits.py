@@ -8,6 +8,7 @@ until its pause ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,10 +86,8 @@ class EndpointPool:
                     raise TimeoutError("no endpoint slot before the deadline")
                 pauses = [e.paused_until - now for e in self.endpoints if e.paused_until > now]
                 wait = min([deadline - now, *pauses]) if pauses else deadline - now
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(cond.wait(), timeout=max(wait, 0.001))
-                except TimeoutError:
-                    pass
 
     async def release(self, endpoint: Endpoint) -> None:
         cond = self._condition()
