@@ -82,7 +82,7 @@ def main() -> None:
     print(f"{'throughput (calls/s) vs ideal C/lat':<38}{args.calls / wall:>14.0f}{ideal:>14.0f}"
           f"{args.calls / wall / ideal:>10.3f}")
     print(f"{'client CPU per call (ms) vs 1 ms':<38}{cpu / args.calls * 1000:>14.3f}{1.0:>14.3f}"
-          f"{cpu / args.calls:>10.3f}")
+          f"{cpu / args.calls * 1000:>10.3f}")
     print(f"{'calls made / judged (first pass)':<38}{made:>14d}{args.calls:>14d}"
           f"{made / args.calls:>10.3f}")
     print(f"{'valid scores':<38}{ok:>14d}{args.calls:>14d}{ok / args.calls:>10.3f}")
