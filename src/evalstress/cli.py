@@ -89,6 +89,10 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
             quiet: bool = False) -> RunResult:
     """Shared body of `run` and `quickstart`: score, analyse, write, print."""
     cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    for evaluator in evaluators:  # LLM judges keep their response cache beside the score cache
+        configure = getattr(evaluator, "configure_cache", None)
+        if callable(configure) and (cache_dir is not None or no_cache):
+            configure(cache_dir, enabled=not no_cache)
     progress = RichProgressReporter(enabled=not quiet)
     try:
         result = run(examples, suite, evaluators, cache=cache, progress=progress)
@@ -183,6 +187,9 @@ def run_command(
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
+        "evaluator would need, and score nothing.")] = False,
 ) -> None:
     """Stress-test evaluators on your data.
 
@@ -216,6 +223,10 @@ def run_command(
     specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
     evaluators = _evaluators(list(specs))
     out_dir = out or Path(cfg.get("out", f"runs/{data.stem}"))
+    if dry_run:
+        _dry_run(examples, the_suite, evaluators,
+                 cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None), no_cache)
+        return
     execute(examples, the_suite, evaluators, out_dir,
             cache_dir=cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None),
             no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
@@ -308,6 +319,133 @@ def correlate_command(
         for table in correlation_tables(result):
             console.print(table)
         console.print(f"Wrote {results_path}, {out_dir / 'report.html'}")
+
+
+def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],
+             cache_dir: Path | None, no_cache: bool) -> None:
+    """Print what `run` would spend, per evaluator, without calling any evaluator."""
+    from evalstress.runner import estimate_plan, make_plan
+
+    plan = make_plan(examples, suite)
+    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    for evaluator in evaluators:
+        configure = getattr(evaluator, "configure_cache", None)
+        if callable(configure) and (cache_dir is not None or no_cache):
+            configure(cache_dir, enabled=not no_cache)
+    try:
+        rows = estimate_plan(plan, evaluators, cache=cache)
+    finally:
+        for evaluator in evaluators:
+            evaluator.close()
+    table = Table(title=f"Dry run: {len(plan.examples)} examples, {len(plan.variants)} variants, "
+                  f"{len(plan.skips)} skips")
+    columns = ("evaluator", "requested", "distinct", "score_cached", "todo", "calls", "cached",
+               "prompt_tokens", "completion_tokens")
+    for column in columns:
+        table.add_column(column.replace("_", " "), justify="left" if column == "evaluator"
+                         else "right")
+    for row in rows:
+        table.add_row(*(str(row.get(c, "")) if row.get(c) is not None else "-" for c in columns))
+    console.print(table)
+    console.print("calls = requests the evaluator would send (LLM judges: net of the response "
+                  "cache, before re-asks); tokens are estimates.")
+
+
+cache_app = typer.Typer(help="Inspect the score and LLM response caches.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("stats")
+def cache_stats(
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+) -> None:
+    """Entries per namespace in the score cache and the LLM response cache, with file sizes."""
+    from evalstress.cache import default_cache_dir
+    from evalstress.llm.cache import ResponseCache
+
+    folder = cache_dir or default_cache_dir()
+    table = Table(title=f"Caches in {folder}")
+    for column in ("file", "namespace", "entries", "size"):
+        table.add_column(column)
+    for name in ("scores.sqlite", "llm.sqlite"):
+        path = folder / name
+        if not path.exists():
+            table.add_row(name, "-", "0", "absent")
+            continue
+        size = sum(p.stat().st_size for p in folder.glob(name + "*"))
+        store = open_cache(path) if name == "scores.sqlite" else ResponseCache(path).store
+        try:
+            spaces = store.namespaces() or {"-": 0}
+        finally:
+            store.close()
+        for i, (space, count) in enumerate(spaces.items()):
+            table.add_row(name if i == 0 else "", space, str(count),
+                          f"{size / 1e6:.2f} MB" if i == 0 else "")
+    console.print(table)
+
+
+@cache_app.command("explain")
+def cache_explain(
+    request: Annotated[Path | None, typer.Argument(
+        help="JSON file with base_url, model, messages, params, sample (a stored request).")]
+    = None,
+    evaluator: Annotated[str | None, typer.Option(
+        "--evaluator", "-e", help="A judge spec; with --text builds the request it would send.")]
+    = None,
+    text: Annotated[str | None, typer.Option(help="Text to judge (with -e).")] = None,
+    source: Annotated[str, typer.Option(help="Source of the text (with -e).")] = "",
+    reference: Annotated[list[str] | None, typer.Option(help="Reference(s) (with -e).")] = None,
+    task: Annotated[str, typer.Option(help="Task of the text (with -e).")] = "open-ended",
+    aspect: Annotated[str | None, typer.Option(help="Aspect (with -e; default: the first).")]
+    = None,
+    sample: Annotated[int, typer.Option(help="Sample index.")] = 0,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+) -> None:
+    """Why is a request not cached? Shows its key and the nearest stored requests, field by field.
+
+    Example: `evalstress cache explain -e 'judge:model=m,base_url=http://127.0.0.1:8080/v1'
+    --text "The cat sat." --task summarization --source "..."`
+    """
+    from evalstress.cache import default_cache_dir
+    from evalstress.evaluators.base import ScoreRequest
+    from evalstress.llm.cache import ResponseCache, explain, key_parts
+
+    if request is not None:
+        try:
+            raw = json.loads(request.read_text(encoding="utf-8"))
+            parts = key_parts(raw["base_url"], raw["model"], raw["messages"],
+                              raw.get("params", {}), raw.get("sample", sample))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise _fail(f"{request}: need a JSON object with base_url, model, messages "
+                        f"(params, sample optional): {exc}") from None
+    elif evaluator and text is not None:
+        from evalstress.evaluators.judge import JudgeEvaluator
+
+        judge = _evaluators([evaluator])[0]
+        if not isinstance(judge, JudgeEvaluator):
+            raise _fail(f"'{evaluator}' is not an LLM judge")
+        req = ScoreRequest(text, source, tuple(reference or ()), task)
+        name = aspect or judge.aspects[0]
+        params = judge._sample_params(sample)
+        parts = judge.client.parts(judge.messages(req, name), params, sample)
+        judge.close()
+    else:
+        raise _fail("give a request JSON file, or -e JUDGE_SPEC --text TEXT")
+    cache = ResponseCache((cache_dir or default_cache_dir()) / "llm.sqlite")
+    try:
+        result = explain(cache, parts)
+    finally:
+        cache.close()
+    if result.hit:
+        console.print(f"[green]hit[/]: {result.key}")
+        return
+    console.print(f"[yellow]miss[/]: {result.key}")
+    if not result.nearest:
+        console.print("The response cache is empty.")
+    for key, diffs in result.nearest:
+        console.print(f"nearest stored {key[:16]}... differs in {len(diffs)} field(s):")
+        for d in diffs:
+            console.print(f"  {d.field}: wanted {d.wanted!r}, stored {d.stored!r}")
 
 
 @app.command("list")

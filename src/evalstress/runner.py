@@ -260,3 +260,33 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
     """The whole flow short of analysis: plan the variants, then score everything once."""
     plan = make_plan(examples, suite, parser=parser, resources=resources, progress=progress)
     return score_plan(plan, evaluators, cache=cache, progress=progress)
+
+def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
+                  cache: SQLiteCache | None = None) -> list[dict[str, Any]]:
+    """What scoring the plan would cost, without scoring: per evaluator the distinct texts, the
+    ones already in the score cache, and (via an optional `estimate(requests)`) calls and tokens.
+    Evaluators without `estimate` count one call per batch of uncached texts."""
+    by_id = {e.id: e for e in plan.examples}
+    requests = [_request(e, e.hypothesis) for e in plan.examples]
+    requests += [_request(by_id[v.example_id], v.text) for v in plan.variants]
+    unique = {r.key: r for r in requests}
+    out = []
+    for evaluator in evaluators:
+        row: dict[str, Any] = {"evaluator": evaluator.label, "requested": len(requests),
+                               "distinct": len(unique)}
+        if evaluator.level == "corpus":
+            row.update(todo=len({(v.perturbation, str(v.severity), v.seed)
+                                 for v in plan.variants}) + 1, calls=None)
+            out.append(row)
+            continue
+        found = cache.get_many(evaluator.cache_namespace, list(unique)) if cache else {}
+        todo = [r for k, r in unique.items() if k not in found]
+        row.update(score_cached=len(found), todo=len(todo))
+        estimate = getattr(evaluator, "estimate", None)
+        if callable(estimate):
+            row.update(estimate(todo))
+        else:
+            size = max(1, evaluator.batch_size)
+            row.update(calls=-(-len(todo) // size))
+        out.append(row)
+    return out

@@ -1,5 +1,5 @@
 """Imports every built-in evaluator module so their decorators register them."""
 
-from evalstress.evaluators import external, lexical
+from evalstress.evaluators import external, judge, lexical
 
-__all__ = ["external", "lexical"]
+__all__ = ["external", "judge", "lexical"]

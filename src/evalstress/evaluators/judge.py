@@ -1,0 +1,549 @@
+"""An LLM judge over any OpenAI-compatible endpoint, as an evaluator (`judge`).
+
+Each request is judged once per aspect with a criterion text (criteria.yaml, 5 levels of
+detail) in one of five prompt forms: `score-only`, `rate-explain`, `analyze-rate` (paper 000),
+`g-eval` (evaluation steps, paper 003) and `rubric` (Prometheus-like feedback + result). A score is
+the logprob-weighted expected rating when the endpoint returns top logprobs at the rating token
+(single-digit scales), else the last `Rating: N` in the answer; an answer with no usable rating is
+missing with its reason, and re-asked (new sample index) at most `max_reasks` times. With `n`
+samples the valid ratings are aggregated (mean, median or mode). Never a default score.
+
+Pairwise mode (`JudgeEvaluator.compare`) asks which of two texts is better, in both orders, so
+`position_bias` can measure how often the verdict follows the slot instead of the text.
+
+Spec example: `judge:model=gpt-4o-mini,base_url=http://127.0.0.1:8000/v1,aspect=fluency coherence,
+form=analyze-rate,n=5`. Several endpoints serving one model: `base_url=http://a/v1|http://b/v1`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import re
+import statistics
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from evalstress.criteria import LEVELS, load_criteria
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
+from evalstress.llm.accounting import Usage, count_tokens, message_tokens
+from evalstress.llm.cache import ResponseCache
+from evalstress.llm.client import ChatResponse, LLMClient, LLMError
+
+PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
+FORMS = ("score-only", "rate-explain", "analyze-rate", "g-eval", "rubric")
+AGGREGATES = ("mean", "median", "mode")
+_MAX_TOKENS = {"score-only": 8, "rate-explain": 256, "analyze-rate": 512, "g-eval": 512,
+               "rubric": 512}
+_TYPICAL_COMPLETION = {"score-only": 3, "rate-explain": 80, "analyze-rate": 200, "g-eval": 200,
+                       "rubric": 200}  # for --dry-run estimates only
+
+SYSTEM = ("You are a careful, impartial judge of text quality. You judge only the criterion you "
+          "are given and follow the requested answer format exactly.")
+
+TASKS = {
+    "summarization": "The source is a document and the text is a summary of it.",
+    "dialogue": "The source is a conversation and the text summarises it.",
+    "story": "The source is the beginning of a story and the text continues it.",
+    "qa": "The source is a passage and the text answers a question about it.",
+    "translation": "The source is in another language and the text is its translation.",
+    "data-to-text": "The source is structured data and the text describes it in prose.",
+    "open-ended": "The text was written for the task described by the source, if any.",
+}
+
+_ANSWER = {
+    "score-only": "Reply with the rating only: one whole number from {lo} to {hi}, nothing else.",
+    "rate-explain": ("Give the rating first, on its own line as 'Rating: N' (a whole number from "
+                     "{lo} to {hi}), then explain it in a few sentences."),
+    "analyze-rate": ("First analyse the text against the criterion step by step. Then end with a "
+                     "final line 'Rating: N', where N is a whole number from {lo} to {hi}."),
+    "g-eval": ("Follow the evaluation steps, writing a short note for each, and end with a final "
+               "line 'Rating: N', where N is a whole number from {lo} to {hi}."),
+}
+
+_STEPS = ("1. Read the source (if given) and note what the task requires.\n"
+          "2. Read the text closely, keeping only the criterion in mind.\n"
+          "3. List the strengths and faults of the text that matter for this criterion, and "
+          "ignore qualities that belong to other criteria.\n"
+          "4. Weigh how serious the faults are and choose the rating on the {lo}-{hi} scale.")
+
+_RATING = re.compile(
+    r"(?:rating|score|\[result\]|result)\s*(?:\(\s*\d+\s*-\s*\d+\s*\))?\s*[:=]?\s*\**\s*"
+    r"(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_BARE = re.compile(r"^\W*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+)?\W*$")
+_VERDICT = re.compile(r"(?:verdict|winner|better)\s*[:=]?\s*\**\s*(text\s*)?(1|2|tie)\b",
+                      re.IGNORECASE)
+
+T = TypeVar("T")
+
+
+def _run(coro_factory: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion, also from inside a running loop (notebooks)."""
+    try:
+        asyncio.get_running_loop()
+        inside_loop = True
+    except RuntimeError:
+        inside_loop = False
+    if not inside_loop:
+        return asyncio.run(coro_factory())  # type: ignore[arg-type]
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro_factory())  # type: ignore[arg-type]
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@dataclass
+class Parsed:
+    """One sample's reading: the value, or why there is none; label mass when logprobs helped."""
+
+    value: float | None
+    reason: str = ""
+    method: str = ""  # "logprobs" or "rating"
+    mass: float | None = None
+
+
+def parse_scale(scale: str | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(scale, tuple):
+        low, high = scale
+    else:
+        text = str(scale).strip()
+        match = re.fullmatch(r"(-?\d+)\s*(?:-|to|\.\.)\s*(-?\d+)", text)
+        if not match:
+            raise ValueError(f"scale '{scale}' must look like 1-5 or 0-100")
+        low, high = int(match[1]), int(match[2])
+    if high <= low:
+        raise ValueError(f"scale '{scale}': the top must exceed the bottom")
+    return low, high
+
+
+def find_rating(text: str, form: str = "analyze-rate") -> tuple[str, int] | None:
+    """The last 'Rating: N' (or '[RESULT] N') as (number text, offset); a bare number for
+    score-only answers."""
+    matches = list(_RATING.finditer(text))
+    if matches:
+        last = matches[-1]
+        return last[1], last.start(1)
+    if form == "score-only":
+        bare = _BARE.match(text)
+        if bare:
+            return bare[1], bare.start(1)
+    return None
+
+
+def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
+                           scale: tuple[int, int]) -> tuple[float, float] | None:
+    """(expected rating, probability mass on valid labels) from the top logprobs of the token
+    that carries the rating; None when the token does not hold exactly the rating number or the
+    scale has multi-digit labels (their probability is spread over several tokens)."""
+    low, high = scale
+    if not response.logprobs or low < 0 or high > 9:
+        return None
+    position = 0
+    for item in response.logprobs:
+        token = str(item.get("token", ""))
+        if position <= offset < position + len(token):
+            if token.strip() != number:
+                return None
+            labels: dict[int, float] = {}
+            for candidate, logprob in (item.get("top") or {}).items():
+                label = candidate.strip()
+                if label.isdigit() and low <= int(label) <= high and logprob is not None:
+                    labels[int(label)] = labels.get(int(label), 0.0) + math.exp(logprob)
+            mass = sum(labels.values())
+            if mass <= 0:
+                return None
+            return sum(v * p for v, p in labels.items()) / mass, mass
+        position += len(token)
+    return None
+
+
+def parse_response(response: ChatResponse, form: str, scale: tuple[int, int],
+                   use_logprobs: bool = True) -> Parsed:
+    """Turn one answer into a rating, or a reason why it holds none."""
+    found = find_rating(response.text, form)
+    low, high = scale
+    if found is None:
+        shown = response.text.strip().replace("\n", " ")[:80]
+        cut = " (cut off at max_tokens)" if response.finish_reason == "length" else ""
+        return Parsed(None, f"no rating in the answer{cut}: {shown!r}")
+    number, offset = found
+    value = float(number)
+    if not low <= value <= high:
+        return Parsed(None, f"rating {number} is outside the {low}-{high} scale")
+    if use_logprobs:
+        weighted = expected_from_logprobs(response, offset, number, scale)
+        if weighted is not None:
+            return Parsed(weighted[0], method="logprobs", mass=weighted[1])
+    return Parsed(value, method="rating")
+
+
+def aggregate(values: Sequence[float], how: str) -> float:
+    if how == "median":
+        return float(statistics.median(values))
+    if how == "mode":
+        counts = Counter(values)
+        best = max(counts.values())
+        return float(min(v for v, c in counts.items() if c == best))  # ties: the lower rating
+    return float(statistics.fmean(values))
+
+
+@dataclass
+class PairwiseResult:
+    """Verdicts for one pair judged in both orders: 'a', 'b', 'tie' or None (unparsable)."""
+
+    ab: str | None  # a shown first
+    ba: str | None  # b shown first
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def consistent(self) -> bool | None:
+        if self.ab is None or self.ba is None:
+            return None
+        return self.ab == self.ba
+
+
+def position_bias(results: Sequence[PairwiseResult]) -> dict[str, Any]:
+    """How much the slot decides: the share of verdicts for the first-shown text, the share of
+    pairs whose verdict flips with the order, and the order-consistent preference for a."""
+    verdicts = [(r.ab, "a") for r in results] + [(r.ba, "b") for r in results]
+    valid = [(v, first) for v, first in verdicts if v is not None]
+    decisive = [(v, first) for v, first in valid if v != "tie"]
+    both = [r for r in results if r.consistent is not None]
+    return {
+        "pairs": len(results),
+        "verdicts": len(verdicts),
+        "unparsable": len(verdicts) - len(valid),
+        "first_position_win_rate": (sum(v == first for v, first in decisive) / len(decisive)
+                                    if decisive else None),
+        "tie_rate": (sum(v == "tie" for v, _ in valid) / len(valid)) if valid else None,
+        "consistency": (sum(bool(r.consistent) for r in both) / len(both)) if both else None,
+        "a_preferred_consistently": sum(r.ab == r.ba == "a" for r in results),
+        "b_preferred_consistently": sum(r.ab == r.ba == "b" for r in results),
+    }
+
+
+@evaluator("judge")
+class JudgeEvaluator(Evaluator):
+    """An LLM judge (OpenAI-compatible endpoint) scoring each aspect with a criterion text."""
+
+    description = ("an LLM judge over an OpenAI-compatible endpoint (model=..., base_url=..., "
+                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric)")
+    batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
+
+    def __init__(self, model: str = "", base_url: str | None = None, aspect: str = "overall",
+                 form: str = "analyze-rate", level: str = "default", scale: str = "1-5",
+                 n: int = 1, temperature: float | None = None, aggregate: str = "mean",
+                 with_source: bool = True, with_reference: bool = False, logprobs: bool = True,
+                 top_logprobs: int = 10, max_tokens: int | None = None, max_reasks: int = 2,
+                 seed: int = 0, criteria: str | None = None, max_concurrency: int = 16,
+                 timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
+                 backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
+                 cache: bool | str = True):
+        url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
+            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        model = model or os.environ.get("EVALSTRESS_JUDGE_MODEL", "")
+        if not model:
+            raise ValueError("judge needs model=NAME (or $EVALSTRESS_JUDGE_MODEL)")
+        if form not in FORMS:
+            raise ValueError(f"unknown judge form '{form}'; choose from {', '.join(FORMS)}")
+        if level not in LEVELS:
+            raise ValueError(f"unknown criteria level '{level}'; choose from {', '.join(LEVELS)}")
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
+        if int(n) < 1:
+            raise ValueError("n (samples per text) must be >= 1")
+        self.scale = parse_scale(scale)
+        self.criteria = load_criteria(criteria)
+        self._aspects = tuple(str(aspect).replace(",", " ").split())
+        unknown = [a for a in self._aspects if a not in self.criteria]
+        if unknown:
+            raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(self.criteria)} (add your own with criteria=FILE)")
+        self.form, self.criteria_level, self.n, self.how = form, level, int(n), aggregate
+        self.temperature = float(temperature) if temperature is not None else (
+            1.0 if self.n > 1 else 0.0)
+        self.with_source, self.with_reference = bool(with_source), bool(with_reference)
+        self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
+        self.max_tokens = int(max_tokens or _MAX_TOKENS[form])
+        self.max_reasks, self.seed = int(max_reasks), int(seed)
+        self._cache_setting = cache
+        self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
+                                max_concurrency=int(max_concurrency), timeout=float(timeout),
+                                deadline=float(deadline), max_attempts=int(max_attempts),
+                                backoff=float(backoff), seed=self.seed)
+        self.client.cache = self._open_cache(None)
+        criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
+                         if criteria else "builtin")
+        # only what changes the numbers: never keys, timeouts or concurrency
+        super().__init__(model=model, endpoints=self.client.identity, aspects=self._aspects,
+                         form=form, level=level, scale=list(self.scale), n=self.n,
+                         temperature=self.temperature, aggregate=aggregate,
+                         with_source=self.with_source, with_reference=self.with_reference,
+                         logprobs=self.logprobs, top_logprobs=self.top_logprobs,
+                         max_tokens=self.max_tokens, max_reasks=self.max_reasks, seed=self.seed,
+                         criteria=criteria_hash, prompt_version=PROMPT_VERSION)
+
+    # --- configuration ----------------------------------------------------------------------
+
+    def _open_cache(self, cache_dir: Path | None) -> ResponseCache | None:
+        setting = self._cache_setting
+        if setting is False or str(setting).lower() in ("false", "0", "off", "none"):
+            return None
+        if isinstance(setting, str) and setting.lower() not in ("true", "1", "on"):
+            return ResponseCache(setting)
+        return ResponseCache(cache_dir / "llm.sqlite" if cache_dir else None)
+
+    def configure_cache(self, cache_dir: Path | None, enabled: bool = True) -> None:
+        """Follow the run's --cache-dir / --no-cache (called by the CLI)."""
+        if self.client.cache is not None:
+            self.client.cache.close()
+        self.client.cache = self._open_cache(cache_dir) if enabled else None
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return self._aspects
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
+
+    def close(self) -> None:
+        if self.client.cache is not None:
+            self.client.cache.close()
+            self.client.cache = None
+
+    # --- prompts ----------------------------------------------------------------------------
+
+    def _context(self, request: ScoreRequest) -> list[str]:
+        parts = [f"Task: {TASKS.get(request.task, TASKS['open-ended'])}"]
+        if self.with_source and request.source:
+            parts.append(f"Source:\n{request.source}")
+        if self.with_reference and request.references:
+            parts.append(f"Reference text (written by a person):\n{request.references[0]}")
+        return parts
+
+    def messages(self, request: ScoreRequest, aspect: str) -> list[dict[str, str]]:
+        """The chat messages that judge `request` on `aspect`."""
+        low, high = self.scale
+        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
+        if self.form == "rubric":
+            return [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": self._rubric(request, aspect)}]
+        blocks = self._context(request)
+        blocks.append(f"Text to evaluate:\n{request.text}")
+        blocks.append(f"Criterion:\n{criterion}" if criterion else
+                      "Criterion: (none given; judge the text as you see fit)")
+        if self.form == "g-eval":
+            blocks.append("Evaluation steps:\n" + _STEPS.format(lo=low, hi=high))
+        blocks.append(_ANSWER[self.form].format(lo=low, hi=high))
+        intro = (f"Rate the text below on a scale from {low} (worst) to {high} (best) for the "
+                 "criterion given.")
+        return [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": "\n\n".join([intro, *blocks])}]
+
+    def _rubric(self, request: ScoreRequest, aspect: str) -> str:
+        """Prometheus-style: instruction, response, optional reference, rubric, feedback+result."""
+        low, high = self.scale
+        crit = self.criteria[aspect]
+        rubric = crit.text("list", self.scale) if self.criteria_level in ("default", "list") else (
+            crit.text(self.criteria_level, self.scale))
+        lines = ["###Task description:",
+                 "You receive an instruction with its input, a response to evaluate"
+                 + (", a reference response that would earn the top score" if
+                    self.with_reference and request.references else "")
+                 + ", and a scoring rubric.",
+                 "1. Write feedback that assesses the response strictly by the rubric.",
+                 f"2. Then give a score, a whole number from {low} to {high}, using the rubric.",
+                 f"3. Format: 'Feedback: (your feedback) [RESULT] (a number from {low} to {high})'",
+                 "4. Write nothing after the result.", "",
+                 "###Instruction and input:", *self._context(request), "",
+                 "###Response to evaluate:", request.text, ""]
+        if self.with_reference and request.references:
+            lines += [f"###Reference response (score {high}):", request.references[0], ""]
+        lines += ["###Score rubric:", rubric or "(none given)", "", "###Feedback:"]
+        return "\n".join(lines)
+
+    def request_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = self.top_logprobs
+        return params
+
+    def _sample_params(self, sample: int) -> dict[str, Any]:
+        return {**self.request_params(), "seed": self.seed + sample}
+
+    # --- scoring ----------------------------------------------------------------------------
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        return _run(lambda: self._score_all(requests))
+
+    async def _score_all(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        jobs = [(r, a) for r in requests for a in self._aspects]
+        known = self.client.cached([self.client.key(self.messages(r, a), self._sample_params(s), s)
+                                    for r, a in jobs for s in range(self.n)])
+        try:
+            scores = await asyncio.gather(*(self._judge(r, a, known) for r, a in jobs))
+        finally:
+            await self.client.aclose()
+        rows: list[ScoreRow] = []
+        it = iter(scores)
+        for _ in requests:
+            rows.append({a: next(it) for a in self._aspects})
+        return rows
+
+    async def _sample(self, messages: list[dict[str, str]], sample: int,
+                      known: Mapping[str, ChatResponse]) -> ChatResponse | LLMError:
+        params = self._sample_params(sample)
+        prefetched = sample < self.n  # the first n samples were looked up in one query
+        if prefetched:
+            hit = known.get(self.client.key(messages, params, sample))
+            if hit is not None:
+                self.client.usage.requests += 1
+                self.client.usage.cache_hits += 1
+                return hit
+        try:
+            return await self.client.chat(messages, params, sample, lookup=not prefetched)
+        except LLMError as exc:
+            return exc
+
+    async def _judge(self, request: ScoreRequest, aspect: str,
+                     known: Mapping[str, ChatResponse]) -> Score:
+        messages = self.messages(request, aspect)
+        answers = await asyncio.gather(*(self._sample(messages, s, known) for s in range(self.n)))
+        parsed = [self._read(a) for a in answers]
+        reasks = 0
+        # unparsable answers are re-asked with a fresh sample index, a bounded number of times
+        while reasks < self.max_reasks and sum(
+                p.value is None and not isinstance(a, LLMError)
+                for p, a in zip(parsed, answers, strict=True)) > reasks:
+            answer = await self._sample(messages, self.n + reasks, known)
+            reasks += 1
+            answers.append(answer)
+            parsed.append(self._read(answer))
+        return self._combine(answers, parsed, reasks)
+
+    def _read(self, answer: ChatResponse | LLMError) -> Parsed:
+        if isinstance(answer, LLMError):
+            return Parsed(None, f"request failed: {answer}")
+        return parse_response(answer, self.form, self.scale, self.logprobs)
+
+    def _combine(self, answers: Sequence[ChatResponse | LLMError], parsed: Sequence[Parsed],
+                 reasks: int) -> Score:
+        valid = [p for p in parsed if p.value is not None][: self.n]
+        failures = [p.reason for p in parsed if p.value is None]
+        keys = [a.key for a in answers if isinstance(a, ChatResponse)]
+        masses = [p.mass for p in valid if p.mass is not None]
+        extra: dict[str, Any] = {
+            "n_samples": len(answers), "n_valid": len(valid), "n_unparsable": sum(
+                1 for a, p in zip(answers, parsed, strict=True)
+                if p.value is None and not isinstance(a, LLMError)),
+            "n_failed": sum(isinstance(a, LLMError) for a in answers), "reasks": reasks,
+            "response_keys": keys}
+        if masses:
+            extra["label_mass"] = statistics.fmean(masses)
+        if valid:
+            extra["method"] = ",".join(sorted({p.method for p in valid}))
+            extra["samples"] = [p.value for p in valid]
+            if failures:
+                extra["failures"] = failures
+            return Score(aggregate([p.value for p in valid if p.value is not None], self.how),
+                         None, extra)
+        counts = f"{len(answers)} answer(s), none usable"
+        return Score.missing(f"{counts}; last: {failures[-1]}", **extra)
+
+    # --- planning -----------------------------------------------------------------------------
+
+    def estimate(self, requests: Sequence[ScoreRequest]) -> dict[str, int]:
+        """Calls and tokens a run would spend (before re-asks), net of the response cache.
+
+        Prompt tokens: tiktoken when installed, else 4 characters a token, plus 4 per message.
+        Completion tokens: a typical length per form, capped at max_tokens.
+        """
+        calls = prompt = 0
+        keyed = []
+        for request in requests:
+            for aspect in self._aspects:
+                messages = self.messages(request, aspect)
+                size = message_tokens(messages)
+                for s in range(self.n):
+                    keyed.append((self.client.key(messages, self._sample_params(s), s), size))
+        hits = self.client.cached([k for k, _ in keyed])
+        for key, size in keyed:
+            if key not in hits:
+                calls += 1
+                prompt += size
+        per_call = min(self.max_tokens, _TYPICAL_COMPLETION[self.form])
+        return {"calls": calls, "cached": len(keyed) - calls, "prompt_tokens": prompt,
+                "completion_tokens": calls * per_call}
+
+    # --- pairwise ---------------------------------------------------------------------------
+
+    def pair_messages(self, first: ScoreRequest, second: ScoreRequest,
+                      aspect: str) -> list[dict[str, str]]:
+        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
+        blocks = [*self._context(first), f"Text 1:\n{first.text}", f"Text 2:\n{second.text}",
+                  f"Criterion:\n{criterion}" if criterion else "Criterion: (none given)",
+                  "Compare the two texts on this criterion only. Think briefly, then end with a "
+                  "final line 'Verdict: 1' if Text 1 is better, 'Verdict: 2' if Text 2 is better, "
+                  "or 'Verdict: tie' if neither is better."]
+        return [{"role": "system", "content": SYSTEM}, {"role": "user",
+                                                        "content": "\n\n".join(blocks)}]
+
+    def compare(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
+                aspect: str | None = None) -> list[PairwiseResult]:
+        """Judge each pair (a[i], b[i]) with a shown first and with b shown first."""
+        if len(a) != len(b):
+            raise ValueError(f"compare needs equal lists, got {len(a)} and {len(b)} texts")
+        name = aspect or self._aspects[0]
+        if name not in self.criteria:
+            raise ValueError(f"no criterion for aspect '{name}'")
+        return _run(lambda: self._compare_all(a, b, name))
+
+    async def _compare_all(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
+                           aspect: str) -> list[PairwiseResult]:
+        params = {"temperature": self.temperature, "max_tokens": max(self.max_tokens, 256),
+                  "seed": self.seed}
+
+        async def verdict(first: ScoreRequest, second: ScoreRequest) -> tuple[str | None, str]:
+            try:
+                answer = await self.client.chat(self.pair_messages(first, second, aspect),
+                                                params, 0)
+            except LLMError as exc:
+                return None, f"request failed: {exc}"
+            matches = list(_VERDICT.finditer(answer.text))
+            if not matches:
+                return None, f"no verdict in the answer: {answer.text.strip()[:80]!r}"
+            return matches[-1][2].lower(), ""
+
+        async def pair(x: ScoreRequest, y: ScoreRequest) -> PairwiseResult:
+            (v1, r1), (v2, r2) = await asyncio.gather(verdict(x, y), verdict(y, x))
+            ab = {"1": "a", "2": "b"}.get(v1 or "", v1)
+            ba = {"1": "b", "2": "a"}.get(v2 or "", v2)
+            return PairwiseResult(ab, ba, tuple(r for r in (r1, r2) if r))
+
+        try:
+            return list(await asyncio.gather(*(pair(x, y) for x, y in zip(a, b, strict=True))))
+        finally:
+            await self.client.aclose()
+
+
+def estimate_tokens(text: str) -> int:
+    """Re-exported for callers that budget prompts by hand."""
+    return count_tokens(text)

@@ -1,0 +1,68 @@
+"""Call and token accounting, and the token estimate behind `--dry-run`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Usage:
+    """What a client spent: network attempts, responses, cache hits, retries, failures, tokens."""
+
+    requests: int = 0  # responses asked for (cached or not)
+    cache_hits: int = 0
+    calls: int = 0  # HTTP attempts sent
+    retries: int = 0
+    errors: int = 0  # requests that failed after all attempts
+    rate_limited: int = 0  # 429 answers
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    by_endpoint: dict[str, int] = field(default_factory=dict)
+
+    def add_tokens(self, usage: Mapping[str, Any] | None) -> None:
+        if usage:
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+
+    def merge(self, other: Usage) -> None:
+        for name in ("requests", "cache_hits", "calls", "retries", "errors", "rate_limited",
+                     "prompt_tokens", "completion_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for url, n in other.by_endpoint.items():
+            self.by_endpoint[url] = self.by_endpoint.get(url, 0) + n
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@functools.cache
+def _tiktoken_counter() -> Callable[[str], int] | None:
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    try:
+        encoding = tiktoken.get_encoding("cl100k_base")
+    except Exception:  # the encoding file may need a download: fall back to the heuristic
+        return None
+    return lambda text: len(encoding.encode(text))
+
+
+def count_tokens(text: str) -> int:
+    """tiktoken's cl100k count when installed (and its file is local); else ceil(chars / 4).
+
+    Four characters per token is the usual rule of thumb for English with BPE vocabularies; it is
+    an estimate for budgeting, never used for scores.
+    """
+    counter = _tiktoken_counter()
+    if counter is not None:
+        return counter(text)
+    return (len(text) + 3) // 4
+
+
+def message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Prompt tokens of a chat: content tokens plus 4 per message for the chat template."""
+    return sum(count_tokens(str(m.get("content", ""))) + 4 for m in messages)

@@ -1,0 +1,132 @@
+"""The LLM response cache: one SQLite (WAL) entry per (request, sample index), written per response.
+
+The key is the sha256 of the canonical JSON of everything that changes the output: endpoint
+group, model, messages, sampling parameters and the sample index. API keys, timeouts and
+concurrency never enter it. Only successful responses are stored (errors are retried next run);
+unparsable answers are stored as they came, because parsing is a separate, repeatable step.
+Each value keeps the key parts, so a miss can be explained by the nearest stored requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalstress.cache import SQLiteCache, default_cache_dir
+
+NAMESPACE = "chat"
+KEY_FIELDS = ("base_url", "model", "messages", "params", "sample")
+
+
+def key_parts(base_url: str, model: str, messages: Sequence[Mapping[str, Any]],
+              params: Mapping[str, Any], sample: int) -> dict[str, Any]:
+    """The fields that identify a response, as plain JSON values."""
+    return {"base_url": base_url, "model": model, "messages": [dict(m) for m in messages],
+            "params": {k: v for k, v in params.items() if v is not None}, "sample": int(sample)}
+
+
+def canonical(parts: Mapping[str, Any]) -> str:
+    return json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def response_key(parts: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of the key parts."""
+    return hashlib.sha256(canonical(parts).encode("utf-8")).hexdigest()
+
+
+def default_path() -> Path:
+    return default_cache_dir() / "llm.sqlite"
+
+
+class ResponseCache:
+    """Stored chat responses by request key; values are {"request": parts, "response": {...}}."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.store = SQLiteCache(Path(path) if path else default_path(), "responses")
+        self.path = self.store.path
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {k: v["response"] for k, v in self.store.get_many(NAMESPACE, keys).items()}
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.get_many([key]).get(key)
+
+    def put(self, key: str, parts: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        self.store.put(NAMESPACE, key, {"request": dict(parts), "response": dict(response)})
+
+    def count(self) -> int:
+        return self.store.count(NAMESPACE)
+
+    def entries(self, limit: int = 100_000) -> list[dict[str, Any]]:
+        """Stored request parts (for explaining misses), newest first."""
+        with self.store._locked() as conn:
+            rows = conn.execute(
+                f"SELECT value FROM {self.store.table} WHERE namespace=? "
+                "ORDER BY created DESC LIMIT ?", (NAMESPACE, limit)).fetchall()
+        return [json.loads(v)["request"] for (v,) in rows]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@dataclass
+class Difference:
+    field: str
+    wanted: Any
+    stored: Any
+
+
+def _diff(wanted: Mapping[str, Any], stored: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    for name in KEY_FIELDS:
+        a, b = wanted.get(name), stored.get(name)
+        if name == "params" and isinstance(a, Mapping) and isinstance(b, Mapping):
+            for p in sorted(set(a) | set(b)):
+                if a.get(p) != b.get(p):
+                    out.append(Difference(f"params.{p}", a.get(p), b.get(p)))
+        elif name == "messages" and isinstance(a, list) and isinstance(b, list) and a != b:
+            if len(a) != len(b):
+                out.append(Difference("messages.count", len(a), len(b)))
+            for i, (ma, mb) in enumerate(zip(a, b, strict=False)):
+                for f in sorted(set(ma) | set(mb)):
+                    if ma.get(f) != mb.get(f):
+                        out.append(Difference(f"messages[{i}].{f}", _excerpt(ma.get(f), mb.get(f)),
+                                              _excerpt(mb.get(f), ma.get(f))))
+        elif a != b:
+            out.append(Difference(name, a, b))
+    return out
+
+
+def _excerpt(text: Any, other: Any, width: int = 40) -> Any:
+    """The part of a long text around its first difference from the other text."""
+    if not isinstance(text, str) or not isinstance(other, str) or len(text) <= 2 * width:
+        return text
+    i = next((k for k, (x, y) in enumerate(zip(text, other, strict=False)) if x != y),
+             min(len(text), len(other)))
+    start = max(0, i - width)
+    return ("..." if start else "") + text[start:i + width] + ("..." if i + width < len(text)
+                                                                else "")
+
+
+@dataclass
+class Explanation:
+    key: str
+    hit: bool
+    nearest: list[tuple[str, list[Difference]]]  # (stored key, its differences), closest first
+
+
+def explain(cache: ResponseCache, parts: Mapping[str, Any], top: int = 3) -> Explanation:
+    """Is this request cached? If not, which stored requests come closest, and in which fields."""
+    key = response_key(parts)
+    if cache.get(key) is not None:
+        return Explanation(key, True, [])
+    ranked = []
+    for stored in cache.entries():
+        diffs = _diff(parts, stored)
+        ranked.append((len(diffs), response_key(stored), diffs))
+    ranked.sort(key=lambda t: t[0])
+    return Explanation(key, False, [(k, d) for _, k, d in ranked[:top]])

@@ -1,0 +1,97 @@
+"""Per-endpoint concurrency limits that back off on 429 and recover on success (AIMD).
+
+Several endpoints serving one model form a pool: each request takes the endpoint with the most
+free room, so load spreads by capacity, and an endpoint told to wait (Retry-After) gets nothing
+until its pause ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass
+class Endpoint:
+    """One base URL with its own concurrency ceiling and current (adaptive) limit."""
+
+    base_url: str
+    max_concurrency: int = 16
+    limit: float = 0.0  # current limit; starts at max_concurrency
+    in_flight: int = 0
+    paused_until: float = 0.0  # monotonic time before which nothing is sent
+    served: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency of {self.base_url} must be >= 1")
+        self.base_url = self.base_url.rstrip("/")
+        if self.limit <= 0:
+            self.limit = float(self.max_concurrency)
+
+    def room(self, now: float) -> float:
+        if now < self.paused_until:
+            return 0.0
+        return (int(self.limit) - self.in_flight) / max(self.limit, 1.0)
+
+    def rate_limited(self, retry_after: float | None) -> None:
+        """Multiplicative decrease, and a pause as long as the server asked for."""
+        self.limit = max(1.0, self.limit / 2)
+        if retry_after:
+            self.paused_until = max(self.paused_until, time.monotonic() + retry_after)
+
+    def succeeded(self) -> None:
+        """Additive increase: about one more slot per `limit` successes, up to the ceiling."""
+        if self.limit < self.max_concurrency:
+            self.limit = min(float(self.max_concurrency), self.limit + 1.0 / self.limit)
+
+
+class EndpointPool:
+    """Hands out endpoint slots; a slot is held for one HTTP attempt."""
+
+    def __init__(self, endpoints: Sequence[Endpoint]):
+        if not endpoints:
+            raise ValueError("at least one endpoint is needed")
+        self.endpoints = list(endpoints)
+        self._cond: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def identity(self) -> str:
+        """The name of the group in cache keys: its sorted base URLs."""
+        return ",".join(sorted({e.base_url for e in self.endpoints}))
+
+    def _condition(self) -> asyncio.Condition:
+        loop = asyncio.get_running_loop()
+        if self._cond is None or self._loop is not loop:
+            self._cond, self._loop = asyncio.Condition(), loop
+        return self._cond
+
+    async def acquire(self, deadline: float) -> Endpoint:
+        """Wait for a slot on the endpoint with the most room; TimeoutError past `deadline`."""
+        cond = self._condition()
+        async with cond:
+            while True:
+                now = time.monotonic()
+                best = max(self.endpoints, key=lambda e: e.room(now))
+                if best.room(now) > 0:
+                    best.in_flight += 1
+                    if any(e.room(now) > 0 for e in self.endpoints):
+                        cond.notify(1)  # pass on room a lost wake-up or a raised limit left
+                    return best
+                if now >= deadline:
+                    raise TimeoutError("no endpoint slot before the deadline")
+                pauses = [e.paused_until - now for e in self.endpoints if e.paused_until > now]
+                wait = min([deadline - now, *pauses]) if pauses else deadline - now
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(cond.wait(), timeout=max(wait, 0.001))
+
+    async def release(self, endpoint: Endpoint) -> None:
+        cond = self._condition()
+        async with cond:
+            endpoint.in_flight -= 1
+            endpoint.served += 1
+            cond.notify(1)  # one freed slot wakes one waiter (no thundering herd)

@@ -1,0 +1,42 @@
+"""Criteria texts: every aspect at every level, user files, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalstress.criteria import LEVELS, aspects, builtin_criteria, criterion_text, load_criteria
+
+
+def test_every_aspect_has_distinct_texts_at_every_level() -> None:
+    table = builtin_criteria()
+    assert list(table) == list(aspects()) or set(table) == set(aspects())
+    for name, criterion in table.items():
+        texts = {level: criterion.text(level) for level in LEVELS}
+        assert texts["empty"] == "" and texts["term-only"] == criterion.name
+        written = [texts[level] for level in ("default", "simplified", "term", "detailed", "list")]
+        assert len(set(written)) == 5, name
+        assert len(texts["detailed"]) > len(texts["default"]) > len(texts["term"])
+        assert texts["list"].count("\n- ") == 5
+
+
+def test_list_level_follows_the_scale() -> None:
+    text = criterion_text("coherence", "list", (0, 100))
+    assert [line.split(":")[0] for line in text.splitlines()[1:]] == [
+        "- 100", "- 75", "- 50", "- 25", "- 0"]
+
+
+def test_user_file_adds_criteria_and_bad_files_are_named(tmp_path: Path) -> None:
+    good = tmp_path / "mine.yaml"
+    good.write_text("humour:\n  name: Humour\n  default: Is it funny?\n  simplified: Funny?\n"
+                    "  term: Is the text humorous?\n  checks: Look for jokes.\n"
+                    "  anchors: {1: no, 2: barely, 3: some, 4: often, 5: very}\n")
+    table = load_criteria(str(good))
+    assert table["humour"].text("term-only") == "Humour" and "fluency" in table
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("humour:\n  name: Humour\n  default: Is it funny?\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: aspect 'humour' lacks field\(s\) simplified"):
+        load_criteria(str(bad))
+    with pytest.raises(ValueError, match="unknown criteria level"):
+        builtin_criteria()["fluency"].text("verbose")

