@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterable, Sequence
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -59,7 +58,7 @@ class ParsedText:
     def memo(self, key: str, build: Callable[[ParsedText], T]) -> T:
         """`build(self)` computed once per parse and kept under `key` (callers pick unique keys)."""
         try:
-            return self.derived[key]  # type: ignore[no-any-return]
+            return self.derived[key]
         except KeyError:
             value = self.derived[key] = build(self)
             return value

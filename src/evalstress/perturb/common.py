@@ -70,7 +70,7 @@ def sample_pairs(candidates: Sequence[int], pairs: int,
     """Up to `pairs` disjoint random pairs from `candidates` (each index used at most once)."""
     pool = list(candidates)
     rng.shuffle(pool)
-    out = []
+    out: list[tuple[int, int]] = []
     while len(pool) >= 2 and len(out) < pairs:
         out.append((pool.pop(), pool.pop()))
     return out

@@ -68,7 +68,22 @@ def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
         cached = [(e.id, s) for e, p in zip(members, parses, strict=True)
                   for s in nonempty_sentences(p)]
         ctx.resources[key] = cached
-    return list(cached)
+    return cached
+
+
+def draw_other(pool: Sequence[tuple[str, str]], own: str, rng: random.Random) -> str | None:
+    """A random text of `pool` whose example id is not `own`, or None when there is none.
+
+    Rejection sampling keeps a draw O(1) on a large pool; a scan settles the rare hard case.
+    """
+    if not pool:
+        return None
+    for _ in range(16):
+        eid, text = pool[rng.randrange(len(pool))]
+        if eid != own:
+            return text
+    others = [text for eid, text in pool if eid != own]
+    return rng.choice(others) if others else None
 
 
 @perturbation("sentence-replacement")
@@ -88,12 +103,21 @@ class SentenceReplacement(Perturbation):
         sentences = nonempty_sentences(ctx.parsed)
         if not sentences:
             return Skip("no sentence in the text")
-        pool = [s for eid, s in task_sentence_pool(ctx) if eid != ctx.example.id]
-        if not pool:
-            return Skip(f"no other '{ctx.example.task}' example in the pool to take sentences from")
+        pool = task_sentence_pool(ctx)
+        own = ctx.example.id
         out = list(sentences)
+        used: set[str] = set()
         for index in rng.sample(range(len(out)), min(int(severity), len(out))):
-            out[index] = rng.choice(pool)
+            picked = None
+            for _ in range(4):  # prefer a sentence not used yet
+                picked = draw_other(pool, own, rng)
+                if picked is None or picked not in used:
+                    break
+            if picked is None:
+                return Skip(f"no other '{ctx.example.task}' example in the pool to take "
+                            "sentences from")
+            used.add(picked)
+            out[index] = picked
         return " ".join(out)
 
 
@@ -218,7 +242,8 @@ class EntitySwitching(Perturbation):
     preserves = (*SURFACE_KEPT, "informativeness")
     severity_param = "pairs"
     grid = (1, 2, 3)
-    description = "Switch random pairs of different named entities of the same type (Paris <-> Boston)."
+    description = ("Switch random pairs of different named entities of the same type "
+                   "(Paris <-> Boston).")
     swap_type = True
     source_papers = ("002",)
 
@@ -312,7 +337,8 @@ class NounSwitching(Perturbation):
     preserves = (*SURFACE_KEPT, "informativeness")
     severity_param = "pairs"
     grid = (1, 2, 3)
-    description = "Switch random pairs of common nouns, keeping each slot's number (office <-> staff)."
+    description = ("Switch random pairs of common nouns, keeping each slot's number "
+                   "(office <-> staff).")
     swap_type = True
     source_papers = ("002",)
 

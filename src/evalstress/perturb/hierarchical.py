@@ -14,6 +14,7 @@ import random
 
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
+from evalstress.perturb.consistency import draw_other
 from evalstress.text import ParsedText, rebuild_parsed
 
 #: Paper 003, Table 2: k continuous words for (W, R) random deletions.
@@ -84,10 +85,28 @@ class SentenceReordering(Perturbation):
         return _reorder(sentences, order)
 
 
-def _other_examples(ctx: PerturbContext) -> list[str]:
-    """Hypotheses of the other examples of the same task, different from this one's."""
-    return [e.hypothesis for e in ctx.pool if e.task == ctx.example.task
-            and e.id != ctx.example.id and e.hypothesis.strip() != ctx.text.strip()]
+def _task_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
+    """(id, hypothesis) of the pool's examples of the same task; built once a run."""
+    key = f"task-pool:{ctx.example.task}"
+    cached = ctx.resources.get(key)
+    if cached is None:
+        cached = [(e.id, e.hypothesis) for e in ctx.pool if e.task == ctx.example.task]
+        ctx.resources[key] = cached
+    return cached
+
+
+def _other_text(ctx: PerturbContext, rng: random.Random) -> str | None:
+    """The hypothesis of another example of the task, different from this one's text."""
+    pool = _task_pool(ctx)
+    mine = ctx.text.strip()
+    for _ in range(16):
+        picked = draw_other(pool, ctx.example.id, rng)
+        if picked is None:
+            return None
+        if picked.strip() != mine:
+            return picked
+    others = [t for eid, t in pool if eid != ctx.example.id and t.strip() != mine]
+    return rng.choice(others) if others else None
 
 
 @perturbation("random-ending")
@@ -105,11 +124,12 @@ class RandomEnding(Perturbation):
         sentences = nonempty_sentences(ctx.parsed)
         if not sentences:
             return Skip("no sentence to replace")
-        others = _other_examples(ctx)
-        if not others:
-            return Skip(f"no other '{ctx.example.task}' example in the pool to take an ending from")
         ending = ""
-        for text in rng.sample(others, min(len(others), 8)):
+        for _ in range(8):
+            text = _other_text(ctx, rng)
+            if text is None:
+                return Skip(f"no other '{ctx.example.task}' example in the pool to take an "
+                            "ending from")
             last = nonempty_sentences(ctx.parser.parse(text))
             if last and last[-1] != sentences[-1]:
                 ending = last[-1]
@@ -131,10 +151,10 @@ class RandomAnswer(Perturbation):
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        others = _other_examples(ctx)
-        if not others:
+        other = _other_text(ctx, rng)
+        if other is None:
             return Skip(f"no other '{ctx.example.task}' example in the pool to take an answer from")
-        return rng.choice(others).strip()
+        return other.strip()
 
 
 @perturbation("wrong-ending")
@@ -204,7 +224,7 @@ class WordExchange(Perturbation):
     preserves = ("coherence", "simplicity", "faithfulness", "non-hallucination",
                  "non-contradiction", "informativeness", "adequacy")
     severity_param = "per_sentence"
-    grid = (1, 2, 3)
+    grid = (1, 3, 5)
     description = "Exchange k pairs of neighbouring words in every sentence (paper 000)."
     swap_type = True
     source_papers = ("000",)
@@ -243,7 +263,9 @@ def _exchangeable(parsed: ParsedText, row: list[int]) -> list[int]:
     last = len(tokens) - 1
 
     def free(i: int) -> bool:
-        return bool(tokens[i].ws) or i == last or tokens[i + 1].is_punct
+        after = bool(tokens[i].ws) or i == last or tokens[i + 1].is_punct
+        before = i == 0 or bool(tokens[i - 1].ws) or tokens[i - 1].is_punct
+        return after and before
 
     return [j for j in range(len(row) - 1)
             if tokens[row[j]].text != tokens[row[j + 1]].text

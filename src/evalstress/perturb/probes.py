@@ -151,7 +151,7 @@ def ngram_table(ctx: PerturbContext, n: int, corpus: str | None) -> list[tuple[s
             counts.update(zip(*(words[i:] for i in range(n)), strict=False))
         table = [gram for gram, _ in counts.most_common()]
         ctx.resources[key] = table
-    return list(table)
+    return table
 
 
 def _corpus_texts(ctx: PerturbContext, corpus: str | None) -> list[str]:
