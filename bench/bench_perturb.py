@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.data import Example
-from evalstress.perturb.base import PerturbContext, Skip, registry
+from evalstress.perturb.base import PerturbContext, registry
 from evalstress.runner import make_plan
 from evalstress.suites import Suite
 from evalstress.text import TextParser, load_spacy
@@ -118,8 +118,7 @@ def compare_nlpaug(examples: list[Example], parser: TextParser, seeds: int) -> N
         start = time.perf_counter()
         for ctx in ctxs:
             for seed in range(seeds):
-                result = pert.apply(ctx, severity, seed)
-                assert not isinstance(result, Skip) or True
+                pert.apply(ctx, severity, seed)
         ours = time.perf_counter() - start
         start = time.perf_counter()
         for seed in range(seeds):
