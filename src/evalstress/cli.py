@@ -453,20 +453,29 @@ def list_command(
     what: Annotated[str, typer.Argument(help="perturbations, evaluators or suites")]
     = "perturbations",
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    markdown: Annotated[bool, typer.Option(
+        "--markdown", help="Perturbations as the markdown catalogue table.")] = False,
 ) -> None:
     """List registered perturbations (with metadata), evaluators or suites."""
     if what.startswith("pert"):
         rows = [cls.info() for cls in perturbation_registry().values()]
+        if markdown:
+            from evalstress.perturb.catalogue import catalogue_markdown
+
+            typer.echo(catalogue_markdown(), nl=False)
+            return
         if as_json:
             console.print_json(json.dumps(rows))
             return
         table = Table(title="Perturbations", show_lines=False)
-        for column in ("name", "family", "level", "method", "grid", "damages", "description"):
+        for column in ("name", "family", "level", "method", "grid", "damages", "preserves",
+                       "description"):
             table.add_column(column, overflow="fold")
         for row in rows:
             grid = f"{row['severity_param']}: {', '.join(map(str, row['grid']))}"
             table.add_row(row["name"], row["family"], row["level"], row["method"], grid,
-                          ", ".join(row["damages"]), row["description"])
+                          ", ".join(row["damages"]), ", ".join(row["preserves"]),
+                          row["description"])
         console.print(table)
     elif what.startswith("eval"):
         evals = evaluator_registry()

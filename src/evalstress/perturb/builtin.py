@@ -1,5 +1,5 @@
 """Imports every built-in perturbation module so their decorators register them."""
 
-from evalstress.perturb import consistency, fluency, probes
+from evalstress.perturb import characters, consistency, fluency, hierarchical, probes
 
-__all__ = ["consistency", "fluency", "probes"]
+__all__ = ["characters", "consistency", "fluency", "hierarchical", "probes"]

@@ -3,8 +3,29 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
-from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
+from evalstress.perturb.base import (
+    Perturbation,
+    PerturbContext,
+    Severity,
+    Skip,
+    perturbation,
+    sample_count,
+)
+from evalstress.perturb.common import (
+    inflect,
+    lemma_of,
+    match_case,
+    nonempty_sentences,
+    replace_spans,
+    sample_pairs,
+    sentence_words,
+)
+from evalstress.text import ParsedText, Token, rebuild_parsed
+
+FACT_DAMAGES = ("faithfulness", "non-contradiction", "adequacy", "overall")
+SURFACE_KEPT = ("fluency", "grammaticality")
 
 
 @perturbation("sentence-switching")
@@ -32,3 +53,294 @@ class SentenceSwitching(Perturbation):
             i, j = rng.sample(range(movable), 2)
             order[i], order[j] = order[j], order[i]
         return " ".join(sentences[k] for k in order)
+
+
+def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
+    """(example id, sentence) for every example of the same task in the pool; built once a run.
+
+    The pool's texts go through the shared parser, so each is parsed once for the whole run.
+    """
+    key = f"sentence-pool:{ctx.example.task}"
+    cached = ctx.resources.get(key)
+    if cached is None:
+        members = [e for e in ctx.pool if e.task == ctx.example.task]
+        parses = ctx.parser.parse_many([e.hypothesis for e in members])
+        cached = [(e.id, s) for e, p in zip(members, parses, strict=True)
+                  for s in nonempty_sentences(p)]
+        ctx.resources[key] = cached
+    return cached
+
+
+def draw_other(pool: Sequence[tuple[str, str]], own: str, rng: random.Random) -> str | None:
+    """A random text of `pool` whose example id is not `own`, or None when there is none.
+
+    Rejection sampling keeps a draw O(1) on a large pool; a scan settles the rare hard case.
+    """
+    if not pool:
+        return None
+    for _ in range(16):
+        eid, text = pool[rng.randrange(len(pool))]
+        if eid != own:
+            return text
+    others = [text for eid, text in pool if eid != own]
+    return rng.choice(others) if others else None
+
+
+@perturbation("sentence-replacement")
+class SentenceReplacement(Perturbation):
+    family = "consistency"
+    level = "sentence"
+    damages = ("coherence", "non-hallucination", "faithfulness", "informativeness",
+               "readability", "adequacy", "overall")
+    preserves = SURFACE_KEPT
+    severity_param = "sentences"
+    grid = (1, 2, 3)
+    description = ("Replace random sentences by irrelevant sentences from other examples of the "
+                   "same task (needs a dataset pool).")
+    source_papers = ("002",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        sentences = nonempty_sentences(ctx.parsed)
+        if not sentences:
+            return Skip("no sentence in the text")
+        pool = task_sentence_pool(ctx)
+        own = ctx.example.id
+        out = list(sentences)
+        used: set[str] = set()
+        for index in rng.sample(range(len(out)), min(int(severity), len(out))):
+            picked = None
+            for _ in range(4):  # prefer a sentence not used yet
+                picked = draw_other(pool, own, rng)
+                if picked is None or picked not in used:
+                    break
+            if picked is None:
+                return Skip(f"no other '{ctx.example.task}' example in the pool to take "
+                            "sentences from")
+            used.add(picked)
+            out[index] = picked
+        return " ".join(out)
+
+
+# -- negation -------------------------------------------------------------------------------
+
+_CONTRACTED = {"'ll": "will", "'re": "are", "'m": "am", "'ve": "have", "’ll": "will",
+               "’re": "are", "’m": "am", "’ve": "have"}
+_AMBIGUOUS = {"'s": {"be": "is", "have": "has"}, "'d": {"have": "had"},
+              "’s": {"be": "is", "have": "has"}, "’d": {"have": "had"}}
+
+
+def _full_aux(token: Token) -> str | None:
+    """The written-out auxiliary for a contracted one ('ll -> will); the text itself otherwise."""
+    low = token.text.lower()
+    if low in _CONTRACTED:
+        return _CONTRACTED[low]
+    if low in _AMBIGUOUS:
+        return _AMBIGUOUS[low].get(token.lemma.lower(), "would")
+    return token.text if token.is_alpha else None
+
+
+def negate_sentence(parsed: ParsedText, start: int, end: int) -> dict[int, str] | None:
+    """Token replacements that negate the main verb of one sentence, or None when impossible.
+
+    "went" -> "did not go", "goes" -> "does not go", "is" -> "is not", "has gone" ->
+    "has not gone", "can swim" -> "cannot swim"; a sentence already negated is left alone.
+    """
+    tokens = parsed.tokens
+    root = next((i for i in range(start, end) if tokens[i].dep == "ROOT"), None)
+    if root is None or tokens[root].pos not in ("VERB", "AUX"):
+        return None
+    children = [i for i in range(start, end) if tokens[i].head == root and i != root]
+    if any(tokens[i].dep == "neg" for i in children):
+        return None
+    first_word = next((i for i in range(start, end) if tokens[i].is_alpha), root)
+    auxes = [i for i in children if tokens[i].dep in ("aux", "auxpass") and i < root]
+    target = auxes[0] if auxes else root if tokens[root].lemma.lower() == "be" else None
+    if target is not None:
+        full = _full_aux(tokens[target])
+        if full is None:
+            return None
+        glued = full != tokens[target].text  # a contraction sits right after its subject
+        negated = "cannot" if full.lower() == "can" else f"{full} not"
+        if full.lower() == "can" and full[:1].isupper():
+            negated = "Cannot"
+        return {target: (" " if glued else "") + negated}
+    verb = tokens[root]
+    do = {"VBD": "did", "VBZ": "does", "VBP": "do", "VB": "do"}.get(verb.tag)
+    if do is None or not verb.is_alpha:
+        return None
+    lemma = lemma_of(verb)
+    if root == first_word:
+        do = do.capitalize()
+    return {root: f"{do} not {lemma}"}
+
+
+@perturbation("negation")
+class Negation(Perturbation):
+    family = "consistency"
+    level = "word"
+    damages = ("non-contradiction", "faithfulness", "adequacy", "overall")
+    preserves = (*SURFACE_KEPT, "coherence")
+    grid = (0.2, 0.4, 0.6, 0.8, 1.0)
+    description = ("Negate the main verb of a random portion of the sentences, with the right "
+                   "auxiliary (went -> did not go, has gone -> has not gone).")
+    source_papers = ("002", "000")
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        parsed = ctx.parsed
+        edits = parsed.memo("negations", lambda p: [
+            e for s, t in p.sentences if (e := negate_sentence(p, s, t))])
+        if not edits:
+            return Skip("no sentence with a main verb that can be negated")
+        chosen = rng.sample(edits, sample_count(len(edits), float(severity), rng))
+        replacements: dict[int, str] = {}
+        for edit in chosen:
+            replacements.update(edit)
+        return rebuild_parsed(parsed, replacements)
+
+
+# -- named entities -----------------------------------------------------------------------------
+
+GENERIC_PHRASES = {
+    "PERSON": "a person", "NORP": "a group", "FAC": "a building", "ORG": "an organization",
+    "GPE": "a place", "LOC": "a place", "PRODUCT": "a product", "EVENT": "an event",
+    "WORK_OF_ART": "a work", "LAW": "a law", "LANGUAGE": "a language", "DATE": "a certain date",
+    "TIME": "a certain time", "PERCENT": "some percent", "MONEY": "some amount of money",
+    "QUANTITY": "some amount", "ORDINAL": "a certain", "CARDINAL": "some number",
+}
+
+
+@perturbation("generic-entity")
+class GenericEntity(Perturbation):
+    family = "consistency"
+    level = "word"
+    damages = ("informativeness", "adequacy", "overall")
+    preserves = (*SURFACE_KEPT, "non-contradiction", "coherence")
+    grid = (0.2, 0.4, 0.6, 0.8, 1.0)
+    description = ("Replace a random portion of the named entities by a generic phrase "
+                   "(Boston -> a place), destroying information.")
+    source_papers = ("002",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        entities = [e for e in ctx.parsed.entities if e.label in GENERIC_PHRASES]
+        if not entities:
+            return Skip("no named entity in the text")
+        chosen = rng.sample(entities, sample_count(len(entities), float(severity), rng))
+        tokens = ctx.parsed.tokens
+        spans = {}
+        for ent in chosen:
+            phrase = GENERIC_PHRASES[ent.label]
+            spans[(ent.start, ent.end)] = match_case(phrase, tokens[ent.start].text) \
+                if ent.start == 0 or tokens[ent.start - 1].text in ".!?" else phrase
+        return replace_spans(ctx.parsed, spans)
+
+
+@perturbation("entity-switching")
+class EntitySwitching(Perturbation):
+    family = "consistency"
+    level = "word"
+    damages = FACT_DAMAGES
+    preserves = (*SURFACE_KEPT, "informativeness")
+    severity_param = "pairs"
+    grid = (1, 2, 3)
+    description = ("Switch random pairs of different named entities of the same type "
+                   "(Paris <-> Boston).")
+    swap_type = True
+    source_papers = ("002",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        by_label: dict[str, list[int]] = {}
+        entities = ctx.parsed.entities
+        for index, ent in enumerate(entities):
+            by_label.setdefault(ent.label, []).append(index)
+        groups = [g for g in by_label.values()
+                  if len({entities[i].text for i in g}) >= 2]
+        if not groups:
+            return Skip("no two different named entities of the same type to switch")
+        spans: dict[tuple[int, int], str] = {}
+        for _ in range(int(severity)):
+            group = rng.choice(groups)
+            free = [i for i in group if (entities[i].start, entities[i].end) not in spans]
+            pairs = [(a, b) for a, b in sample_pairs(free, len(free) // 2, rng)
+                     if entities[a].text != entities[b].text]
+            if not pairs:
+                continue
+            a, b = pairs[0]
+            spans[(entities[a].start, entities[a].end)] = entities[b].text
+            spans[(entities[b].start, entities[b].end)] = entities[a].text
+        if not spans:
+            return Skip("no two different named entities of the same type to switch")
+        return replace_spans(ctx.parsed, spans)
+
+
+def _switch_words(ctx: PerturbContext, severity: Severity, rng: random.Random, pos: str,
+                  what: str) -> str | Skip:
+    """Swap pairs of words of one part of speech, each re-inflected to the other's slot."""
+    parsed = ctx.parsed
+    tokens = parsed.tokens
+    found = parsed.memo(f"switch:{pos}", lambda p: [
+        (i, lemma_of(p.tokens[i])) for row in sentence_words(p) for i in row
+        if p.tokens[i].pos == pos and p.tokens[i].is_alpha])
+    if len({lemma for _, lemma in found}) < 2:
+        return Skip(f"fewer than two different {what}s to switch")
+    replacements: dict[int, str] = {}
+    lemma_at = dict(found)
+    for _ in range(int(severity)):
+        free = [i for i, _ in found if i not in replacements]
+        pairs = [(a, b) for a, b in _distinct_pairs(free, lemma_at, rng)]
+        if not pairs:
+            break
+        a, b = pairs[0]
+        replacements[a] = match_case(inflect(lemma_at[b], tokens[a].tag, pos), tokens[a].text)
+        replacements[b] = match_case(inflect(lemma_at[a], tokens[b].tag, pos), tokens[b].text)
+    if not replacements:
+        return Skip(f"fewer than two different {what}s to switch")
+    return rebuild_parsed(parsed, replacements)
+
+
+def _distinct_pairs(free: Sequence[int], lemma_at: dict[int, str],
+                    rng: random.Random) -> list[tuple[int, int]]:
+    """One random pair of positions whose lemmas differ (tries a few draws, then scans)."""
+    if len(free) < 2:
+        return []
+    for _ in range(8):
+        a, b = rng.sample(free, 2)
+        if lemma_at[a] != lemma_at[b]:
+            return [(a, b)]
+    a = rng.choice(free)
+    others = [b for b in free if lemma_at[b] != lemma_at[a]]
+    if not others:
+        return []
+    return [(a, rng.choice(others))]
+
+
+@perturbation("verb-switching")
+class VerbSwitching(Perturbation):
+    family = "consistency"
+    level = "word"
+    damages = FACT_DAMAGES
+    preserves = (*SURFACE_KEPT, "informativeness")
+    severity_param = "pairs"
+    grid = (1, 2, 3)
+    description = "Switch random pairs of verbs, each re-inflected to fit its new slot."
+    swap_type = True
+    source_papers = ("002",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        return _switch_words(ctx, severity, rng, "VERB", "verb")
+
+
+@perturbation("noun-switching")
+class NounSwitching(Perturbation):
+    family = "consistency"
+    level = "word"
+    damages = FACT_DAMAGES
+    preserves = (*SURFACE_KEPT, "informativeness")
+    severity_param = "pairs"
+    grid = (1, 2, 3)
+    description = ("Switch random pairs of common nouns, keeping each slot's number "
+                   "(office <-> staff).")
+    swap_type = True
+    source_papers = ("002",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        return _switch_words(ctx, severity, rng, "NOUN", "noun")

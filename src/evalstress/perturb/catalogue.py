@@ -1,0 +1,43 @@
+"""The perturbation catalogue as a markdown table, generated from the registry's metadata.
+
+`docs/perturbations.md` is this output (`python scripts/catalogue.py` or
+`evalstress list perturbations --markdown`), so the documentation cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from evalstress.perturb.base import registry
+
+PAPERS = {"000": "criteria confusion", "002": "blind spots", "003": "DHP"}
+
+HEADER = """# Perturbation catalogue
+
+Generated from the registry by `python scripts/catalogue.py` (or
+`evalstress list perturbations --markdown`); do not edit by hand.
+
+Severity grids are the defaults; override them per suite (`grid: [...]`). Paper 003 severities
+`minor`/`major` resolve to the per-task k of that paper's Table 2 (summarization, dialogue,
+data-to-text and open-ended use the SummEval values; story keeps 5 for minor and uses 25 for
+major); a number gives k directly. `damages` and `preserves` name aspects of the hierarchy in
+`criteria/aspects.yaml`.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def catalogue_markdown() -> str:
+    """One row per registered perturbation: metadata, grid, aspects and source papers."""
+    columns = ["name", "family", "level", "method", "severity (grid)", "damages", "preserves",
+               "papers", "description"]
+    lines = [HEADER, "| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    for name, cls in registry().items():
+        info = cls.info()
+        grid = ", ".join(map(str, info["grid"]))
+        papers = ", ".join(f"{p} ({PAPERS.get(p, '?')})" for p in info["papers"])
+        row = [f"`{name}`", info["family"], info["level"], info["method"],
+               f"{info['severity_param']}: {grid}", ", ".join(info["damages"]),
+               ", ".join(info["preserves"]) or "-", papers, info["description"]]
+        lines.append("| " + " | ".join(_cell(str(c)) for c in row) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,183 @@
+"""Character-level noise: random deletions and typos of paper 003, spelling mistakes of paper 000.
+
+Paper 003 sets the number of edits k per task and level (Table 2); `severity` is "minor" or
+"major" (the task's k) or a number (k itself). The product's tasks map onto the paper's as in
+`DHP_TASK`: summarization uses the SummEval values (the SumPubMed ones, 20/100, can be given
+with the `k` param), story has one k in the paper (5), which we keep for minor and scale by
+five, as QA does, for major; dialogue, data-to-text and open-ended use the summarization values.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from collections import Counter
+from collections.abc import Callable
+
+from evalstress.perturb.base import (
+    Perturbation,
+    PerturbContext,
+    Severity,
+    Skip,
+    perturbation,
+    sample_count,
+)
+from evalstress.perturb.common import dhp_k
+from evalstress.text import ParsedText
+
+#: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
+CHAR_K = {
+    "summarization": {"minor": 10, "major": 50},
+    "translation": {"minor": 10, "major": 50},
+    "qa": {"minor": 5, "major": 25},
+    "story": {"minor": 5, "major": 25},
+}
+
+DHP_LEVELS = ("minor", "major")
+CHAR_DAMAGES = ("fluency", "grammaticality", "readability", "overall")
+CHAR_KEEPS = ("coherence", "non-hallucination", "non-contradiction", "informativeness")
+
+#: typo's single-error operations that act inside a word (the space ones would split words).
+TYPO_OPS = ("char_swap", "missing_char", "extra_char", "nearby_char", "similar_char",
+            "repeated_char")
+
+
+def _alnum_positions(parsed: ParsedText) -> list[int]:
+    return parsed.memo("alnum_positions", lambda p: [
+        i for i, ch in enumerate(p.text) if ch.isalnum()])
+
+
+def _word_spans(parsed: ParsedText) -> tuple[list[int], list[tuple[int, int]]]:
+    """Whitespace words holding a letter or digit: (their starts, their [start, end) spans)."""
+
+    def build(p: ParsedText) -> tuple[list[int], list[tuple[int, int]]]:
+        spans, start = [], None
+        text = p.text
+        for i, ch in enumerate(text + " "):
+            if ch.isspace():
+                if start is not None and any(c.isalnum() for c in text[start:i]):
+                    spans.append((start, i))
+                start = None
+            elif start is None:
+                start = i
+        return [s for s, _ in spans], spans
+
+    return parsed.memo("word_spans", build)
+
+
+def _with_typo_seed(rng: random.Random, action: Callable[[], str]) -> str:
+    """Run typo code (it seeds and draws from the global `random`) without disturbing it."""
+    state = random.getstate()
+    try:
+        return action()
+    finally:
+        random.setstate(state)
+
+
+def typo_word(word: str, edits: int, rng: random.Random) -> str:
+    """`edits` random typographical errors in one word, made by the typo package."""
+    from typo import StrErrer
+
+    errer = StrErrer(word, seed=rng.getrandbits(32))
+    for _ in range(edits):
+        errer = getattr(errer, rng.choice(TYPO_OPS))()
+    return str(errer.result)
+
+
+def _typo_words(parsed: ParsedText, counts: Counter[int], rng: random.Random) -> str:
+    """Apply `counts[w]` typos to the w-th word span and rebuild the text."""
+    _, spans = _word_spans(parsed)
+    text = parsed.text
+    parts, last = [], 0
+
+    def run() -> str:
+        nonlocal last
+        for index in sorted(counts):
+            start, end = spans[index]
+            parts.append(text[last:start])
+            parts.append(typo_word(text[start:end], counts[index], rng))
+            last = end
+        parts.append(text[last:])
+        return "".join(parts)
+
+    return _with_typo_seed(rng, run).strip()
+
+
+@perturbation("char-deletion")
+class CharDeletion(Perturbation):
+    family = "character"
+    level = "char"
+    damages = CHAR_DAMAGES
+    preserves = CHAR_KEEPS
+    severity_param = "k"
+    grid = DHP_LEVELS
+    description = ("Delete k random letters or digits; k per task of paper 003 for minor/major "
+                   "(e.g. summarization 10/50), or a number.")
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        k = dhp_k(ctx, severity, CHAR_K, self.params.get("k"))
+        positions = _alnum_positions(ctx.parsed)
+        if len(positions) < 2:
+            return Skip("fewer than two letters or digits to delete from")
+        # never delete every character: the text must stay a text
+        chosen = set(rng.sample(positions, min(k, len(positions) - 1)))
+        text = ctx.parsed.text
+        return "".join(ch for i, ch in enumerate(text) if i not in chosen).strip() \
+            if len(chosen) > 64 else _delete_few(text, sorted(chosen))
+
+
+def _delete_few(text: str, positions: list[int]) -> str:
+    parts, last = [], 0
+    for p in positions:
+        parts.append(text[last:p])
+        last = p + 1
+    parts.append(text[last:])
+    return "".join(parts).strip()
+
+
+@perturbation("char-typo")
+class CharTypo(Perturbation):
+    family = "character"
+    level = "char"
+    damages = CHAR_DAMAGES
+    preserves = CHAR_KEEPS
+    severity_param = "k"
+    grid = DHP_LEVELS
+    description = ("Add k random typos with the typo package (swapped, missing, extra, "
+                   "neighbouring keys); k per task of paper 003 for minor/major, or a number.")
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        k = dhp_k(ctx, severity, CHAR_K, self.params.get("k"))
+        positions = _alnum_positions(ctx.parsed)
+        starts, spans = _word_spans(ctx.parsed)
+        if not positions or not spans:
+            return Skip("no letter or digit to put a typo in")
+        # typos land on random characters, so a long word is hit more often than a short one
+        chosen = [positions[rng.randrange(len(positions))] for _ in range(k)]
+        counts = Counter(max(0, bisect.bisect_right(starts, p) - 1) for p in chosen)
+        return _typo_words(ctx.parsed, counts, rng)
+
+
+@perturbation("spelling-mistake")
+class SpellingMistake(Perturbation):
+    family = "character"
+    level = "char"
+    damages = ("fluency", "grammaticality", "overall")
+    preserves = ("coherence", "simplicity", "faithfulness", "non-hallucination",
+                 "non-contradiction", "informativeness", "adequacy")
+    grid = (0.1, 0.2, 0.3, 0.4)
+    description = "Misspell a random portion of the words, one typo each (paper 000's rule)."
+    source_papers = ("000",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        _, spans = _word_spans(ctx.parsed)
+        text = ctx.parsed.text
+        # words of three letters or more: a typo in "a" or "of" reads as another word
+        eligible = ctx.parsed.memo("spelling_words", lambda p: [
+            i for i, (s, e) in enumerate(spans) if sum(c.isalpha() for c in text[s:e]) >= 3])
+        if not eligible:
+            return Skip("no word of three or more letters to misspell")
+        chosen = rng.sample(eligible, sample_count(len(eligible), float(severity), rng))
+        return _typo_words(ctx.parsed, Counter(chosen), rng)

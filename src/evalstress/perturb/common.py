@@ -1,0 +1,126 @@
+"""Helpers shared by the rule-based perturbation modules.
+
+Everything derived from a parse (which tokens are words, verbs, stop-words, ...) is memoized on
+the `ParsedText`, so it is computed once per text whatever the number of perturbations,
+severities and seeds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+
+from evalstress.perturb.base import PerturbContext, Severity, Skipped
+from evalstress.text import ParsedText, Token
+
+LEVELS = ("minor", "major")
+
+#: How the product's tasks map onto the task settings of paper 003 (Table 2). Dialogue,
+#: data-to-text and open-ended texts are paragraph-length outputs like SummEval summaries.
+DHP_TASK = {
+    "summarization": "summarization",
+    "dialogue": "summarization",
+    "data-to-text": "summarization",
+    "open-ended": "summarization",
+    "translation": "translation",
+    "story": "story",
+    "qa": "qa",
+}
+
+
+def is_word(token: Token) -> bool:
+    return not token.is_punct and bool(token.text.strip())
+
+
+def word_indices(parsed: ParsedText) -> list[int]:
+    """Indices of the tokens that are words (not punctuation, not whitespace)."""
+    return parsed.memo("word_indices", lambda p: [i for i, t in enumerate(p.tokens) if is_word(t)])
+
+
+def sentence_words(parsed: ParsedText) -> list[list[int]]:
+    """Word-token indices grouped by sentence."""
+
+    def build(p: ParsedText) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in p.sentences]
+        for i in word_indices(p):
+            out[p.tokens[i].sent].append(i)
+        return out
+
+    return parsed.memo("sentence_words", build)
+
+
+def nonempty_sentences(parsed: ParsedText) -> list[str]:
+    """Sentence texts, without empty ones (a run of blank lines can make a 'sentence')."""
+    return parsed.memo("nonempty_sentences", lambda p: [s for s in p.sentence_texts() if s])
+
+
+def match_case(new: str, old: str) -> str:
+    """Give `new` the capitalisation pattern of `old` (Title, UPPER or as is)."""
+    if old.isupper() and len(old) > 1:
+        return new.upper()
+    if old[:1].isupper():
+        return new[:1].upper() + new[1:]
+    if old[:1].islower() and new[:1].isupper() and not new.isupper():
+        return new[:1].lower() + new[1:]
+    return new
+
+
+def sample_pairs(candidates: Sequence[int], pairs: int,
+                 rng: random.Random) -> list[tuple[int, int]]:
+    """Up to `pairs` disjoint random pairs from `candidates` (each index used at most once)."""
+    pool = list(candidates)
+    rng.shuffle(pool)
+    out: list[tuple[int, int]] = []
+    while len(pool) >= 2 and len(out) < pairs:
+        out.append((pool.pop(), pool.pop()))
+    return out
+
+
+def dhp_k(ctx: PerturbContext, severity: Severity, table: Mapping[str, Mapping[str, int]],
+          override: Mapping[str, int] | None = None) -> int:
+    """Resolve a paper-003 severity: 'minor'/'major' -> the task's k of Table 2; a number as is."""
+    if isinstance(severity, str) and not severity.lstrip("-").isdigit():
+        level = severity.lower()
+        if level not in LEVELS:
+            raise ValueError(f"severity '{severity}' must be 'minor', 'major' or a number")
+        if override and level in override:
+            return int(override[level])
+        task = DHP_TASK.get(ctx.example.task, "summarization")
+        return int(table[task][level])
+    k = int(severity)
+    if k < 1:
+        raise ValueError(f"severity {severity!r} must be at least 1")
+    return k
+
+
+def skip(reason: str) -> Skipped:
+    """An exception that `Perturbation.apply` turns into a Skip (for deep helper functions)."""
+    return Skipped(reason)
+
+
+def replace_spans(parsed: ParsedText, spans: Mapping[tuple[int, int], str]) -> str:
+    """Replace token spans [start, end) by new texts, keeping the spacing after each span."""
+    tokens = parsed.tokens
+    pieces = list(parsed.pieces)
+    for (start, end), text in spans.items():
+        pieces[start] = text + tokens[end - 1].ws
+        for j in range(start + 1, end):
+            pieces[j] = ""
+    return "".join(pieces).strip()
+
+
+def inflect(lemma: str, tag: str, upos: str) -> str:
+    """`lemma` in the form `tag` asks for (lemminflect, offline); the lemma when it has none."""
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag=tag, inflect_oov=True)
+    return forms[0] if forms else lemma
+
+
+def lemma_of(token: Token) -> str:
+    """A verb or noun lemma from lemminflect, falling back to spaCy's."""
+    from lemminflect import getLemma
+
+    upos = token.pos if token.pos in ("VERB", "AUX", "NOUN", "PROPN", "ADJ") else "VERB"
+    lemmas = getLemma(token.text.lower(), upos=upos, lemmatize_oov=True)
+    return lemmas[0] if lemmas else (token.lemma or token.text).lower()

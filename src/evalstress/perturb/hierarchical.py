@@ -1,0 +1,293 @@
+"""Rule-based word and sentence perturbations of paper 003 (DHP) and of paper 000.
+
+Paper 003 grades each perturbation minor/major (Table 2): k continuous words deleted (5/25, the
+translation setting, which we use for every task since the paper gives no other), sentence
+reordering (2 sentences / all of them), and single-level replacements of the ending or the whole
+answer. Paper 000 builds four aspect-targeted attacks by rule: sentence exchange (coherence),
+word exchange (grammaticality), spelling mistake (in `characters`) and sentence deletion
+(informativeness).
+"""
+
+from __future__ import annotations
+
+import random
+
+from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
+from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
+from evalstress.perturb.consistency import draw_other
+from evalstress.text import ParsedText, rebuild_parsed
+
+#: Paper 003, Table 2: k continuous words for (W, R) random deletions.
+WORD_K = {task: {"minor": 5, "major": 25}
+          for task in ("summarization", "translation", "qa", "story")}
+
+DHP_LEVELS = ("minor", "major")
+ORDER_DAMAGES = ("coherence", "readability", "overall")
+ORDER_KEEPS = ("fluency", "grammaticality", "non-hallucination", "informativeness")
+REPLACE_DAMAGES = ("coherence", "faithfulness", "non-hallucination", "non-contradiction",
+                   "adequacy", "overall")
+
+
+def _reorder(sentences: list[str], order: list[int]) -> str:
+    return " ".join(sentences[i] for i in order)
+
+
+@perturbation("word-span-deletion")
+class WordSpanDeletion(Perturbation):
+    family = "hierarchical"
+    level = "word"
+    damages = ("fluency", "grammaticality", "informativeness", "readability", "adequacy",
+               "overall")
+    preserves = ("non-hallucination", "non-contradiction")
+    severity_param = "k"
+    grid = DHP_LEVELS
+    description = "Delete k continuous words at a random place (paper 003: 5 minor, 25 major)."
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        k = dhp_k(ctx, severity, WORD_K, self.params.get("k"))
+        words = word_indices(ctx.parsed)
+        if len(words) <= k:
+            return Skip(f"{len(words)} words: deleting {k} continuous words would leave nothing")
+        first = rng.randrange(len(words) - k + 1)
+        drop = range(words[first], words[first + k - 1] + 1)
+        text = rebuild_parsed(ctx.parsed, drop=drop)
+        return text[:1].upper() + text[1:] if first == 0 else text
+
+
+@perturbation("sentence-reordering")
+class SentenceReordering(Perturbation):
+    family = "hierarchical"
+    level = "sentence"
+    damages = ORDER_DAMAGES
+    preserves = ORDER_KEEPS
+    severity_param = "k"
+    grid = DHP_LEVELS
+    description = "Shuffle k sentences: two for minor, all of them for major (paper 003)."
+    swap_type = True
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        sentences = nonempty_sentences(ctx.parsed)
+        n = len(sentences)
+        if n < 2 or len(set(sentences)) < 2:
+            return Skip("fewer than two different sentences to reorder")
+        k = n if severity == "major" else min(n, 2 if severity == "minor" else int(severity))
+        if k < 2:
+            raise ValueError(f"severity {severity!r}: at least 2 sentences must move")
+        order = list(range(n))
+        picked = sorted(rng.sample(range(n), k))
+        moved = list(picked)
+        while [sentences[i] for i in moved] == [sentences[i] for i in picked]:
+            rng.shuffle(moved)
+        for slot, src in zip(picked, moved, strict=True):
+            order[slot] = src
+        return _reorder(sentences, order)
+
+
+def _task_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
+    """(id, hypothesis) of the pool's examples of the same task; built once a run."""
+    key = f"task-pool:{ctx.example.task}"
+    cached = ctx.resources.get(key)
+    if cached is None:
+        cached = [(e.id, e.hypothesis) for e in ctx.pool if e.task == ctx.example.task]
+        ctx.resources[key] = cached
+    return cached
+
+
+def _other_text(ctx: PerturbContext, rng: random.Random) -> str | None:
+    """The hypothesis of another example of the task, different from this one's text."""
+    pool = _task_pool(ctx)
+    mine = ctx.text.strip()
+    for _ in range(16):
+        picked = draw_other(pool, ctx.example.id, rng)
+        if picked is None:
+            return None
+        if picked.strip() != mine:
+            return picked
+    others = [t for eid, t in pool if eid != ctx.example.id and t.strip() != mine]
+    return rng.choice(others) if others else None
+
+
+@perturbation("random-ending")
+class RandomEnding(Perturbation):
+    family = "hierarchical"
+    level = "sentence"
+    damages = REPLACE_DAMAGES
+    preserves = ("fluency", "grammaticality")
+    severity_param = "level"
+    grid = ("major",)
+    description = "Replace the last sentence by the last sentence of another example of the task."
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        sentences = nonempty_sentences(ctx.parsed)
+        if not sentences:
+            return Skip("no sentence to replace")
+        ending = ""
+        for _ in range(8):
+            text = _other_text(ctx, rng)
+            if text is None:
+                return Skip(f"no other '{ctx.example.task}' example in the pool to take an "
+                            "ending from")
+            last = nonempty_sentences(ctx.parser.parse(text))
+            if last and last[-1] != sentences[-1]:
+                ending = last[-1]
+                break
+        if not ending:
+            return Skip("the other examples have no different ending")
+        return " ".join([*sentences[:-1], ending])
+
+
+@perturbation("random-answer")
+class RandomAnswer(Perturbation):
+    family = "hierarchical"
+    level = "sentence"
+    damages = (*REPLACE_DAMAGES, "informativeness")
+    preserves = ("fluency", "grammaticality")
+    severity_param = "level"
+    grid = ("major",)
+    description = "Replace the whole answer by the answer of another example of the same task."
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        other = _other_text(ctx, rng)
+        if other is None:
+            return Skip(f"no other '{ctx.example.task}' example in the pool to take an answer from")
+        return other.strip()
+
+
+@perturbation("wrong-ending")
+class WrongEnding(Perturbation):
+    family = "hierarchical"
+    level = "sentence"
+    damages = REPLACE_DAMAGES
+    preserves = ("fluency", "grammaticality")
+    severity_param = "level"
+    grid = ("major",)
+    description = ("Replace the ending by the dataset's wrong ending (meta.wrong_ending), or the "
+                   "answer by meta.wrong_answer (params: field, replace=last|all).")
+    source_papers = ("003",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        meta = ctx.example.meta
+        field = self.params.get("field")
+        fields = [str(field)] if field else ["wrong_ending", "wrong_answer"]
+        name = next((f for f in fields if isinstance(meta.get(f), str) and meta[f].strip()), None)
+        if name is None:
+            return Skip(f"the example has no {' or '.join('meta.' + f for f in fields)} text")
+        wrong = str(meta[name]).strip()
+        replace = self.params.get("replace") or ("all" if "answer" in name else "last")
+        if replace == "all":
+            return wrong
+        if replace != "last":
+            raise ValueError(f"wrong-ending: replace must be 'last' or 'all', not '{replace}'")
+        sentences = nonempty_sentences(ctx.parsed)
+        return " ".join([*sentences[:-1], wrong])
+
+
+@perturbation("sentence-exchange")
+class SentenceExchange(Perturbation):
+    family = "aspect"
+    level = "sentence"
+    damages = ORDER_DAMAGES
+    preserves = ("fluency", "grammaticality", "simplicity", "faithfulness", "non-hallucination",
+                 "non-contradiction", "informativeness", "adequacy")
+    severity_param = "pairs"
+    grid = (1, 2)
+    description = "Exchange the places of random pairs of sentences (paper 000, coherence attack)."
+    swap_type = True
+    source_papers = ("000",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        sentences = nonempty_sentences(ctx.parsed)
+        n = len(sentences)
+        if n < 2 or len(set(sentences)) < 2:
+            return Skip("fewer than two different sentences to exchange")
+        order = list(range(n))
+        free = list(range(n))
+        rng.shuffle(free)
+        for _ in range(min(int(severity), n // 2)):
+            i, j = free.pop(), free.pop()
+            order[i], order[j] = order[j], order[i]
+        if [sentences[i] for i in order] == sentences:
+            i, j = rng.sample(range(n), 2)
+            order[i], order[j] = order[j], order[i]
+        return _reorder(sentences, order)
+
+
+@perturbation("word-exchange")
+class WordExchange(Perturbation):
+    family = "aspect"
+    level = "word"
+    damages = ("fluency", "grammaticality", "readability", "overall")
+    preserves = ("coherence", "simplicity", "faithfulness", "non-hallucination",
+                 "non-contradiction", "informativeness", "adequacy")
+    severity_param = "per_sentence"
+    grid = (1, 3, 5)
+    description = "Exchange k pairs of neighbouring words in every sentence (paper 000)."
+    swap_type = True
+    source_papers = ("000",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        tokens = ctx.parsed.tokens
+        rows = ctx.parsed.memo("word_exchange", lambda p: [
+            (row, starts) for row in sentence_words(p) if (starts := _exchangeable(p, row))])
+        if not rows:
+            return Skip("no sentence with two neighbouring words to exchange")
+        replacements: dict[int, str] = {}
+        for row, found in rows:
+            starts = list(found)
+            rng.shuffle(starts)
+            used: set[int] = set()
+            done = 0
+            for j in starts:
+                if done == int(severity):
+                    break
+                if j in used or j + 1 in used:
+                    continue
+                a, b = row[j], row[j + 1]
+                replacements[a], replacements[b] = tokens[b].text, tokens[a].text
+                used.update((j, j + 1))
+                done += 1
+        return rebuild_parsed(ctx.parsed, replacements)
+
+
+def _exchangeable(parsed: ParsedText, row: list[int]) -> list[int]:
+    """Positions j in a sentence's words where words j and j+1 may trade places.
+
+    Both must stand apart from what follows them (a clitic such as n't glued to its host would
+    glue onto the other word), and they must differ.
+    """
+    tokens = parsed.tokens
+    last = len(tokens) - 1
+
+    def free(i: int) -> bool:
+        after = bool(tokens[i].ws) or i == last or tokens[i + 1].is_punct
+        before = i == 0 or bool(tokens[i - 1].ws) or tokens[i - 1].is_punct
+        return after and before
+
+    return [j for j in range(len(row) - 1)
+            if tokens[row[j]].text != tokens[row[j + 1]].text
+            and free(row[j]) and free(row[j + 1]) and row[j + 1] == row[j] + 1]
+
+
+@perturbation("sentence-deletion")
+class SentenceDeletion(Perturbation):
+    family = "aspect"
+    level = "sentence"
+    damages = ("informativeness", "adequacy", "overall")
+    preserves = ("fluency", "grammaticality", "coherence", "simplicity", "readability",
+                 "faithfulness", "non-hallucination", "non-contradiction")
+    severity_param = "sentences"
+    grid = (1, 2)
+    description = "Delete k random sentences, never all of them (paper 000, informativeness)."
+    source_papers = ("000",)
+
+    def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        sentences = nonempty_sentences(ctx.parsed)
+        k = int(severity)
+        if len(sentences) <= k:
+            return Skip(f"{len(sentences)} sentence(s): deleting {k} would leave nothing")
+        gone = set(rng.sample(range(len(sentences)), k))
+        return " ".join(s for i, s in enumerate(sentences) if i not in gone)

@@ -1,0 +1,46 @@
+"""Shared helpers: one parser for the whole session, hand-written texts, a small pool."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from evalstress.data import Example
+from evalstress.perturb.base import PerturbContext, Severity, Skip, Variant, get_perturbation
+from evalstress.text import TextParser
+
+MARKET = ("Maria drove to the market in Lisbon on Monday. She bought fresh bread and two kilos "
+          "of oranges. Her brother has repaired the old bicycle, but the shop will close early.")
+HARBOUR = ("The ferry left the harbour at dawn. Tomas counted the gulls that followed it. "
+           "By noon the island was a grey line behind them.")
+GARDEN = ("Aunt Rosa planted tomatoes in April. The summer was dry, so she watered them every "
+          "evening. In September the family ate them with olive oil and salt.")
+
+_PARSER = TextParser()
+
+
+@pytest.fixture(scope="session")
+def parser() -> TextParser:
+    return _PARSER
+
+
+def make_ctx(text: str, *, task: str = "summarization", source: str = "",
+             meta: Mapping[str, Any] | None = None, pool: Sequence[Example] = (),
+             example_id: str = "ex-1", parser: TextParser | None = None,
+             resources: dict[str, Any] | None = None) -> PerturbContext:
+    example = Example(example_id, task, source, text, (), dict(meta or {}))
+    return PerturbContext(example, parser or _PARSER, [example, *pool],
+                          resources if resources is not None else {})
+
+
+def run(name: str, text: str, severity: Severity, seed: int = 0, *,
+        params: Mapping[str, Any] | None = None, **ctx_kwargs: Any) -> Variant | Skip:
+    return get_perturbation(name, **dict(params or {})).apply(make_ctx(text, **ctx_kwargs),
+                                                              severity, seed)
+
+
+def text_of(result: Variant | Skip) -> str:
+    assert isinstance(result, Variant), result
+    return result.text
