@@ -60,7 +60,7 @@ def tiny_bart(tmp_path_factory: pytest.TempPathFactory) -> str:
                  tmp_path_factory.mktemp("bart"))
 
 
-def tiny_classifier(folder: Path, num_labels: int) -> str:
+def _tiny_classifier(folder: Path, num_labels: int) -> str:
     torch.manual_seed(3)
     config = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                      intermediate_size=37, max_position_embeddings=64,
@@ -69,3 +69,9 @@ def tiny_classifier(folder: Path, num_labels: int) -> str:
         config.id2label = {i: f"class{i}" for i in range(num_labels)}
         config.label2id = {v: k for k, v in config.id2label.items()}
     return _save(transformers.BertForSequenceClassification(config).eval(), folder)
+
+
+@pytest.fixture
+def tiny_classifier(tmp_path: Path) -> object:
+    """Build a tiny classifier with `num_labels` outputs (1 = regression head)."""
+    return lambda num_labels: _tiny_classifier(tmp_path / f"cls{num_labels}", num_labels)

@@ -47,7 +47,7 @@ def test_bertscore_idf_equals_bert_scorer_with_idf_sents(minilm: str, tmp_path: 
     corpus = [ref for group in REFS for ref in group] + ["An unrelated sentence about rain."]
     (tmp_path / "idf.txt").write_text("\n".join(corpus) + "\n", encoding="utf-8")
     scorer = bert_score.BERTScorer(model_type=minilm, num_layers=6, idf=True, idf_sents=corpus)
-    p, r, f = scorer.score(CANDS, REFS)
+    _, r, f = scorer.score(CANDS, REFS)
     rows = _rows(f"bertscore:idf=true,idf_corpus={tmp_path / 'idf.txt'}")
     assert [row["f"] for row in rows] == pytest.approx([float(x) for x in f], abs=1e-5)
     assert [row["recall"] for row in rows] == pytest.approx([float(x) for x in r], abs=1e-5)
@@ -58,7 +58,7 @@ def test_bertscore_idf_equals_bert_scorer_with_idf_sents(minilm: str, tmp_path: 
 def test_bertscore_rescaling_with_user_baseline_file(minilm: str, tmp_path: Path) -> None:
     lines = ["LAYER,P,R,F"] + [f"{i},0.{50 + i},0.{40 + i},0.{45 + i}" for i in range(7)]
     (tmp_path / "base.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    p, r, f = bert_score.score(CANDS, REFS, model_type=minilm, num_layers=6, lang="en",
+    p, _, f = bert_score.score(CANDS, REFS, model_type=minilm, num_layers=6, lang="en",
                                rescale_with_baseline=True, baseline_path=str(tmp_path / "base.csv"))
     rows = _rows(f"bertscore:rescale_with_baseline=true,baseline_path={tmp_path / 'base.csv'}")
     assert [row["precision"] for row in rows] == pytest.approx([float(x) for x in p], abs=1e-5)

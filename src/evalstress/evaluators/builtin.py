@@ -1,7 +1,15 @@
 """Imports every built-in evaluator module so their decorators register them."""
 
-from evalstress.evaluators import external, lexical
-from evalstress.evaluators import classifier, comet, distribution, embedding, lm, seq2seq
+from evalstress.evaluators import (
+    classifier,
+    comet,
+    distribution,
+    embedding,
+    external,
+    lexical,
+    lm,
+    seq2seq,
+)
 
 __all__ = ["classifier", "comet", "distribution", "embedding", "external", "lexical", "lm",
            "seq2seq"]

@@ -61,7 +61,8 @@ class HFClassifier(Evaluator):
             return int(config.num_labels - 1)
         if isinstance(wanted, int):
             if not 0 <= wanted < config.num_labels:
-                raise ValueError(f"hf-classifier label={wanted} is outside 0..{config.num_labels - 1}")
+                raise ValueError(f"hf-classifier label={wanted} is outside "
+                                 f"0..{config.num_labels - 1}")
             return wanted
         by_name = {str(v).lower(): int(k) for k, v in config.id2label.items()}
         if str(wanted).lower() not in by_name:

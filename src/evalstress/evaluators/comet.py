@@ -43,7 +43,8 @@ class _CometBase(Evaluator):
         return ("score",)
 
     def versions(self) -> dict[str, str]:
-        return {**models.library_versions("unbabel-comet"), **models.model_metadata(self.model_name)}
+        return {**models.library_versions("unbabel-comet"),
+                **models.model_metadata(self.model_name)}
 
     @cached_property
     def model(self) -> Any:

@@ -1,9 +1,11 @@
 """BERTScore (the bert-score library) and sentence-embedding cosine similarity.
 
-BERTScore runs bert-score's own matching code (`bert_cos_score_idf`, greedy cosine with optional
-idf weights) on a model shared through `models.load`; the layer is picked from the shared model's
-hidden states instead of cutting the model down as bert-score does, so one copy serves BERTScore,
-embedding similarity and MAUVE features alike. Several references: the best reference by F, as
+BERTScore runs bert-score's own encoder (`get_bert_embedding`) and greedy matching
+(`greedy_cos_idf`, cosine with optional idf weights) on a model shared through `models.load`;
+the layer is picked from the shared model's hidden states instead of cutting the model down as
+bert-score does, so one copy serves BERTScore, embedding similarity and MAUVE features alike.
+Token embeddings of each distinct text are kept for the run, so the references shared by an
+example's many variants are embedded once. Several references: the best reference by F, as
 bert-score does. Inputs are cut to the tokenizer's window as bert-score does; each cut text is
 flagged (`extra.truncated`) and counted in the run's stats.
 
@@ -14,6 +16,7 @@ with columns LAYER,P,R,F) or `baseline='p r f'` numbers you computed.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -24,6 +27,8 @@ from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow,
 
 #: Layers for the shipped default (bert-score has no table entry for a local path).
 _DEFAULT_LAYERS = {models.DEFAULT_EMBEDDING_MODEL: 6}
+#: Token embeddings kept between batches, in floats (2**28 floats = 1 GiB).
+_EMBEDDING_BUDGET = 2**28
 
 
 def _layer_module(base: Any, layer: int) -> Any:
@@ -69,7 +74,9 @@ class BertScore(Evaluator):
 
     description = "BERTScore P/R/F (bert-score), local model; default MiniLM-L6 shipped offline"
     needs_references = True
-    batch_size = 64
+    #: requests per call from the runner: large, so texts are embedded in full, length-sorted
+    #: batches of `embed_batch` (the user's batch_size) rather than in many partial ones
+    batch_size = 1024
 
     def __init__(self, model: str = "default", num_layers: int | None = None, idf: bool = False,
                  idf_corpus: str | None = None, rescale_with_baseline: bool = False,
@@ -91,10 +98,12 @@ class BertScore(Evaluator):
                          use_fast_tokenizer=use_fast_tokenizer)
         self.model_name = name
         self.num_layers = int(num_layers)
-        self.batch_size = int(batch_size)  # type: ignore[misc]
+        self.embed_batch = int(batch_size)
         self.device = device
         self.use_fast = use_fast_tokenizer
         self.baseline_values = self._baseline() if rescale_with_baseline else None
+        self._stats: OrderedDict[str, tuple[Any, Any, bool]] = OrderedDict()
+        self._stored = 0  # floats held in _stats
 
     @staticmethod
     def _table_layers(name: str) -> int:
@@ -164,30 +173,76 @@ class BertScore(Evaluator):
         weights[tokenizer.cls_token_id] = 0
         return weights
 
-    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
-        import torch
-        from bert_score.utils import bert_cos_score_idf
+    def _embed(self, sentences: set[str]) -> None:
+        """Embed sentences not seen yet in this run, with bert-score's own encoder.
 
-        cands, refs, bounds = [], [], []
+        References recur in every batch of an example's variants; keeping their token
+        embeddings (bounded, least recently used dropped first) embeds each text once per run.
+        """
+        from bert_score.utils import get_bert_embedding
+
+        for sentence in sentences:
+            if sentence in self._stats:
+                self._stats.move_to_end(sentence)
+        todo = sorted((s for s in sentences if s not in self._stats),
+                      key=lambda x: len(x.split(" ")), reverse=True)
+        limit = int(self._tokenizer.model_max_length)
+        for start in range(0, len(todo), self.embed_batch):
+            batch = todo[start:start + self.embed_batch]
+            embs, masks, idf = get_bert_embedding(batch, self._model, self._tokenizer,
+                                                  self._idf_dict, device=self._shared.device)
+            embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
+            flags = models.truncated_flags(self._tokenizer, [t.strip() for t in batch], limit)
+            for i, sentence in enumerate(batch):
+                length = int(masks[i].sum())
+                self._stats[sentence] = (embs[i, :length], idf[i, :length], flags[i])
+                self._stored += embs[i, :length].numel()
+        while self._stored > _EMBEDDING_BUDGET and len(self._stats) > len(sentences):
+            _, (emb, _, _) = self._stats.popitem(last=False)
+            self._stored -= emb.numel()
+
+    def _padded(self, sentences: Sequence[str]) -> tuple[Any, Any, Any]:
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        embs = [self._stats[s][0] for s in sentences]
+        idfs = [self._stats[s][1] for s in sentences]
+        lengths = torch.tensor([e.size(0) for e in embs])
+        mask = torch.arange(int(lengths.max())).expand(len(embs), -1) < lengths.unsqueeze(1)
+        return (pad_sequence(embs, batch_first=True, padding_value=2.0), mask,
+                pad_sequence(idfs, batch_first=True))
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        """bert-score's greedy matching (`greedy_cos_idf`) over every (text, reference) pair."""
+        import torch
+        from bert_score.utils import greedy_cos_idf
+
+        cands: list[str] = []
+        refs: list[str] = []
+        bounds: list[tuple[int, int]] = []
         for request in requests:
             start = len(refs)
             for reference in request.references:
                 cands.append(request.text)
                 refs.append(reference)
             bounds.append((start, len(refs)))
-        preds = bert_cos_score_idf(self._model, refs, cands, self._tokenizer, self._idf_dict,
-                                   batch_size=self.batch_size, device=self._shared.device).cpu()
+        self._embed(set(cands) | set(refs))
+        parts = []
+        with torch.no_grad():
+            for start in range(0, len(refs), self.embed_batch):
+                ref_batch = self._padded(refs[start:start + self.embed_batch])
+                hyp_batch = self._padded(cands[start:start + self.embed_batch])
+                p, r, f = greedy_cos_idf(*ref_batch, *hyp_batch)
+                parts.append(torch.stack((p, r, f), dim=-1))
+        preds = torch.cat(parts, dim=0)
         best = torch.stack([preds[a:b].max(dim=0)[0] for a, b in bounds], dim=0)
         if self.baseline_values is not None:
             base = torch.tensor(self.baseline_values, dtype=best.dtype)
             best = (best - base) / (1 - base)
-        limit = int(self._tokenizer.model_max_length)
-        texts = sorted(set(cands) | set(refs))
-        flags = models.truncated_flags(self._tokenizer, [t.strip() for t in texts], limit)
-        cut = dict(zip(texts, flags, strict=True))
         rows = []
         for request, values in zip(requests, best.tolist(), strict=True):
-            flagged = cut[request.text] or any(cut[r] for r in request.references)
+            flagged = self._stats[request.text][2] or any(self._stats[r][2]
+                                                          for r in request.references)
             extra = models.truncation_extra(flagged)
             rows.append({aspect: Score(float(v), extra=extra)
                          for aspect, v in zip(self.aspects, values, strict=True)})

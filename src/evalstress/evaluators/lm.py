@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any
 
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
@@ -76,8 +75,8 @@ class _LanguageModelMetric(Evaluator):
             if value is None:
                 rows.append({"neg_ppl": Score.missing("too few tokens to score")})
             else:
-                rows.append({"neg_ppl": Score(-math.exp(value),
-                                              extra={"nll": value, **models.truncation_extra(cut)})})
+                extra = {"nll": value, **models.truncation_extra(cut)}
+                rows.append({"neg_ppl": Score(-math.exp(value), extra=extra)})
         return rows
 
     def mean_nll(self, sequences: list[list[int]]) -> list[float | None]:
@@ -151,8 +150,8 @@ class MaskedPerplexity(_LanguageModelMetric):
             raise models.ModelError(f"{self.model_name}: the tokenizer has no mask token")
         # one row per (text, masked position); rows of similar length share a batch
         jobs: list[tuple[int, int]] = []
-        for i, ids in enumerate(sequences):
-            jobs.extend((i, t) for t in self._scored_positions(ids))
+        for i, seq in enumerate(sequences):
+            jobs.extend((i, t) for t in self._scored_positions(seq))
         totals = [0.0] * len(sequences)
         for batch in models.sorted_batches(jobs, self.rows_per_batch,
                                            lambda job: len(sequences[job[0]])):
@@ -178,7 +177,7 @@ class MaskedPerplexity(_LanguageModelMetric):
             for row, j in enumerate(batch):
                 totals[jobs[j][0]] += float(logp[row])
         out: list[float | None] = []
-        for i, ids in enumerate(sequences):
-            count = len(self._scored_positions(ids))
+        for i, seq in enumerate(sequences):
+            count = len(self._scored_positions(seq))
             out.append(-totals[i] / count if count else None)
         return out

@@ -196,7 +196,7 @@ def load(kind: str, name: str, device: str = "auto") -> Loaded:
             else:
                 _CACHE[key] = _load_transformers(kind, resolved, where)
             LOADS[key] = LOADS.get(key, 0) + 1
-        return _CACHE[key]  # type: ignore[no-any-return]
+        return _CACHE[key]
 
 
 def release_all() -> None:
@@ -220,8 +220,6 @@ def sorted_batches(items: Sequence[T], size: int,
 def window(tokenizer: Any, model: Any | None = None) -> int:
     """The longest input the model takes, in tokens, special tokens included."""
     limit = int(getattr(tokenizer, "model_max_length", _VERY_LARGE) or _VERY_LARGE)
-    if limit < _VERY_LARGE:
-        return limit
     config = getattr(model, "config", None)
     for attr in ("max_position_embeddings", "n_positions", "max_seq_len"):
         value = getattr(config, attr, None) if config is not None else None
@@ -229,8 +227,8 @@ def window(tokenizer: Any, model: Any | None = None) -> int:
             # RoBERTa-style position ids start after the padding index
             offset = (getattr(config, "pad_token_id", 0) or 0) + 1 \
                 if getattr(config, "model_type", "") in ("roberta", "xlm-roberta") else 0
-            return value - offset
-    return _VERY_LARGE
+            return min(limit, value - offset)
+    return min(limit, _VERY_LARGE)
 
 
 def token_count(tokenizer: Any, text: str) -> int:
