@@ -30,7 +30,6 @@ def _mauve_features(path: str, texts: list[str]) -> object:
         return mauve.utils.featurize_tokens_from_model(model, tokens, batch_size=8).numpy()
 
 
-@pytest.mark.slow
 def test_mauve_equals_mauve_text_on_its_own_features(minilm: str) -> None:
     seed = 7  # the k-means seed is exposed and passed through
     gold, noised = _sets()

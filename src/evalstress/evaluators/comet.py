@@ -1,7 +1,8 @@
 """COMET / COMET-QE (unbabel-comet) and BLEURT (the PyTorch port) from local checkpoints.
 
 Both libraries are optional: `pip install unbabel-comet` (its pins clash with transformers 5,
-so it often lives in its own environment) and `pip install bleurt-pytorch`. Checkpoints come from
+so it often lives in its own environment) and `pip install bleurt-pytorch` (0.0.1 imports
+helpers that transformers 5 removed, so it needs transformers 4). Checkpoints come from
 a local path (`model=/path/to/checkpoints/model.ckpt` for COMET, a folder for BLEURT); nothing is
 downloaded. With several references, each is scored and the best kept.
 """
