@@ -125,3 +125,33 @@ def test_one_model_load_shared_by_bertscore_and_mauve(minilm: str) -> None:
     mauve = create_evaluator("mauve")
     mauve.features(["one text", "another text"])  # type: ignore[attr-defined]
     assert models.LOADS[key] - before == 1
+
+
+def _summeval() -> Path | None:
+    root = Path(__file__).resolve().parents[2]
+    for folder in (root.parent / "shared", root.parent.parent / "shared"):
+        if (folder / "data" / "summeval.jsonl").is_file():
+            return folder / "data" / "summeval.jsonl"
+    return None
+
+
+@pytest.mark.skipif(_summeval() is None,
+                    reason="shared/data/summeval.jsonl is not beside the repo")
+def test_cli_blindspot_run_with_bertscore_on_summeval(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+
+    result = CliRunner().invoke(app, [
+        "run", str(_summeval()), "-m", "hypothesis=highlight", "-m", "references=references",
+        "--task", "summarization", "-e", "bertscore", "-p", "truncation", "--limit", "4",
+        "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    stats = saved["evaluators"]["bertscore"]["stats"]
+    assert stats["requested"] == 4 * 26 and stats["distinct"] == 4 * 6  # truncation ignores the seed
+    rows = {(r["evaluator"], r["aspect"], r["perturbation"])
+            for r in saved["analyses"]["blindspot"]["rows"]}
+    assert {a for _, a, _ in rows} == {"precision", "recall", "f"}
