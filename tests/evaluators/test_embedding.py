@@ -151,7 +151,8 @@ def test_cli_blindspot_run_with_bertscore_on_summeval(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     stats = saved["evaluators"]["bertscore"]["stats"]
-    assert stats["requested"] == 4 * 26 and stats["distinct"] == 4 * 6  # truncation ignores the seed
+    # 1 original + 5 severities x 5 seeds requested; truncation ignores the seed: 6 distinct
+    assert stats["requested"] == 4 * 26 and stats["distinct"] == 4 * 6
     rows = {(r["evaluator"], r["aspect"], r["perturbation"])
             for r in saved["analyses"]["blindspot"]["rows"]}
     assert {a for _, a, _ in rows} == {"precision", "recall", "f"}
