@@ -51,6 +51,9 @@ def test_bertscore_idf_equals_bert_scorer_with_idf_sents(minilm: str, tmp_path: 
     rows = _rows(f"bertscore:idf=true,idf_corpus={tmp_path / 'idf.txt'}")
     assert [row["f"] for row in rows] == pytest.approx([float(x) for x in f], abs=1e-5)
     assert [row["recall"] for row in rows] == pytest.approx([float(x) for x in r], abs=1e-5)
+    spec = f"bertscore:idf=true,idf_corpus={tmp_path / 'idf.txt'}"
+    signature = create_evaluator(spec).signature()
+    assert len(signature["versions"]["idf_corpus_sha256"]) == 64
     plain = _rows("bertscore")
     assert [row["f"] for row in rows] != pytest.approx([row["f"] for row in plain], abs=1e-4)
 

@@ -139,7 +139,12 @@ class BertScore(Evaluator):
         return ("precision", "recall", "f")
 
     def versions(self) -> dict[str, str]:
-        return {**models.library_versions("bert-score"), **models.model_metadata(self.model_name)}
+        out = {**models.library_versions("bert-score"), **models.model_metadata(self.model_name)}
+        # the files' contents change the numbers, not just their names
+        for param in ("idf_corpus", "baseline_path"):
+            if self.params.get(param):
+                out[f"{param}_sha256"] = models.file_sha256(str(self.params[param]))
+        return out
 
     @cached_property
     def _shared(self) -> models.Loaded:

@@ -98,6 +98,15 @@ def _hash_files(paths: tuple[str, ...], stamps: tuple[tuple[int, int], ...]) -> 
     return digest.hexdigest()
 
 
+def file_sha256(path: str) -> str:
+    """sha256 of a data file that changes a metric's numbers (idf corpus, baseline table)."""
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{file}: no such file")
+    stat = file.stat()
+    return _hash_files((str(file),), ((stat.st_size, stat.st_mtime_ns),))
+
+
 def model_metadata(name: str, revision: str | None = None) -> dict[str, str]:
     """Name, resolved path and sha256 of the weight files (local) or the revision (hub)."""
     resolved = resolve_model(name)
