@@ -69,6 +69,7 @@ class EvaluatorStats:
     scored: int = 0  # sent to the evaluator
     calls: int = 0  # batches sent
     missing: int = 0  # rows with at least one missing aspect
+    truncated: int = 0  # distinct inputs cut to the model's window (Score.extra["truncated"])
 
 @dataclass
 class RunResult:
@@ -157,6 +158,8 @@ class Scorer:
                 self.cache.put_many(namespace, complete)  # missing scores are retried next run
             self.progress.advance(label, len(batch))
         self.progress.finish(label)
+        self.stats.truncated += sum(1 for key in unique if any(
+            s.extra.get("truncated") for s in results.get(key, {}).values()))
         return results
 
 def _rows(evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> list[dict[str, Any]]:

@@ -24,7 +24,9 @@ WIKITEXT = Path("/work/shared/data/wikitext_paragraphs.jsonl")
 if not WIKITEXT.exists():
     WIKITEXT = ROOT.parent.parent / "shared" / "data" / "wikitext_paragraphs.jsonl"
 
-ALL = sorted(registry())
+# rule-based perturbations run anywhere; model-based ones (bert-diverge) need weights and are
+# tested in their own module
+ALL = sorted(name for name, cls in registry().items() if cls.method == "rule")
 UNITS = [(name, severity) for name in ALL for severity in registry()[name].grid]
 POOL = [Example("p1", "summarization", "", HARBOUR), Example("p2", "summarization", "", GARDEN)]
 
@@ -43,11 +45,12 @@ def test_the_catalogue_of_the_three_papers_is_registered() -> None:
     assert set(ALL) >= EXPECTED
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", sorted(registry()))
 def test_metadata_is_complete_and_uses_known_aspects(name: str) -> None:
     cls = registry()[name]
     known = set(aspects())
-    assert cls.family and cls.level in ("char", "word", "sentence") and cls.method == "rule"
+    assert cls.family and cls.level in ("char", "word", "sentence")
+    assert cls.method in ("rule", "model", "llm")
     assert cls.description and cls.grid and cls.severity_param and cls.source_papers
     assert cls.damages, "a perturbation must damage something"
     assert set(cls.damages) <= known, set(cls.damages) - known

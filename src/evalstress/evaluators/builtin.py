@@ -1,5 +1,20 @@
-"""Imports every built-in evaluator module so their decorators register them."""
+"""Imports every built-in evaluator module so their decorators register them.
 
-from evalstress.evaluators import external, judge, lexical
+Model-based modules import torch and transformers lazily, inside the evaluators, so listing
+evaluators or running lexical metrics never loads them.
+"""
 
-__all__ = ["external", "judge", "lexical"]
+from evalstress.evaluators import (
+    classifier,
+    comet,
+    distribution,
+    embedding,
+    external,
+    judge,
+    lexical,
+    lm,
+    seq2seq,
+)
+
+__all__ = ["classifier", "comet", "distribution", "embedding", "external", "judge", "lexical",
+           "lm", "seq2seq"]

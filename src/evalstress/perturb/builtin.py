@@ -1,5 +1,12 @@
 """Imports every built-in perturbation module so their decorators register them."""
 
-from evalstress.perturb import characters, consistency, fluency, hierarchical, probes
+from evalstress.perturb import (
+    characters,
+    consistency,
+    fluency,
+    hierarchical,
+    model_based,
+    probes,
+)
 
-__all__ = ["characters", "consistency", "fluency", "hierarchical", "probes"]
+__all__ = ["characters", "consistency", "fluency", "hierarchical", "model_based", "probes"]

@@ -56,7 +56,9 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
     for label, stats in run.stats.items():
         console.print(f"  {label}: {stats.requested} score requests, {stats.distinct} distinct, "
                       f"{stats.cached} from cache, {stats.scored} scored in {stats.calls} batches, "
-                      f"{stats.missing} missing")
+                      f"{stats.missing} missing"
+                      + (f", {stats.truncated} cut to the model window" if stats.truncated
+                         else ""))
     if blind is not None:
         console.print(blindspot_table(blind))
         failed = blind.failures()

@@ -1,0 +1,122 @@
+"""MAUVE (mauve-text): how far a set of texts is, as a distribution, from the gold set.
+
+Features are the last layer's hidden state at each text's final token, as mauve-text's own
+featurizer computes them, from any local model (GPT-2-, RoBERTa-, ELECTRA-like; offline default:
+the shipped MiniLM). The quantization (k-means, `num_buckets='auto'` = n/10 clusters, 500
+iterations, scaling c=5: paper 002 appendix A) takes its seed from `seed`.
+
+Corpus level: the runner calls `score_sets(gold, candidates)` once per gold / noised set. The
+reference distribution P is the gold set (`against=gold`: the gold set itself scores 1.0) or the
+examples' references (`against=references`, paper 002's separate reference set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+from evalstress.evaluators import models
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
+
+
+@evaluator("mauve")
+class Mauve(Evaluator):
+    """MAUVE between a reference set and each scored set, from local-model features."""
+
+    description = "MAUVE (mauve-text), features of any local model; distribution-level"
+    level = "corpus"
+
+    def __init__(self, model: str = "default", seed: int = 25, against: str = "gold",
+                 num_buckets: str | int = "auto", kmeans_num_redo: int = 5,
+                 kmeans_max_iter: int = 500, scaling: float = 5.0, max_text_length: int = 1024,
+                 batch_size: int = 16, device: str = "auto"):
+        if against not in ("gold", "references"):
+            raise ValueError("mauve against= must be gold or references")
+        name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
+        super().__init__(model=name, seed=seed, against=against, num_buckets=num_buckets,
+                         kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
+                         scaling=scaling, max_text_length=max_text_length)
+        self.model_name = name
+        self.seed = int(seed)
+        self.against = against
+        self.num_buckets = num_buckets
+        self.feature_batch = int(batch_size)
+        self.device = device
+        self._features: dict[str, Any] = {}
+        self.truncated_texts = 0
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("mauve",)
+
+    def versions(self) -> dict[str, str]:
+        return {**models.library_versions("mauve-text", "scikit-learn", "faiss-cpu"),
+                **models.model_metadata(self.model_name)}
+
+    @cached_property
+    def shared(self) -> models.Loaded:
+        return models.load("base", self.model_name, self.device)
+
+    def tokenize(self, text: str) -> tuple[list[int], bool]:
+        tokenizer = self.shared.tokenizer
+        limit = min(int(self.params["max_text_length"]),
+                    models.window(tokenizer, self.shared.model))
+        ids = tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return list(ids[:limit]), len(ids) > limit
+
+    def features(self, texts: Sequence[str]) -> Any:
+        """Final-token features of each text; each distinct text is featurized once per run."""
+        import numpy as np
+        import torch
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._features]
+        encoded = [self.tokenize(t) for t in todo]
+        self.truncated_texts += sum(cut for _, cut in encoded)
+        for batch in models.sorted_batches(encoded, self.feature_batch, lambda e: len(e[0])):
+            lengths = [len(encoded[i][0]) for i in batch]
+            ids = torch.zeros((len(batch), max(lengths)), dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for row, i in enumerate(batch):
+                ids[row, :lengths[row]] = torch.tensor(encoded[i][0])
+                mask[row, :lengths[row]] = 1
+            with torch.no_grad():
+                out = self.shared.model(input_ids=ids.to(self.shared.device),
+                                        attention_mask=mask.to(self.shared.device),
+                                        output_hidden_states=True, return_dict=True)
+            last = out.hidden_states[-1].float().cpu()
+            for row, i in enumerate(batch):
+                self._features[todo[i]] = last[row, lengths[row] - 1].numpy()
+        return np.stack([self._features[t] for t in texts])
+
+    def reference_texts(self, gold: Sequence[ScoreRequest]) -> list[str]:
+        if self.against == "gold":
+            return [r.text for r in gold]
+        return list(dict.fromkeys(ref for r in gold for ref in r.references))
+
+    def score_sets(self, gold: Sequence[ScoreRequest],
+                   candidates: Sequence[ScoreRequest]) -> ScoreRow:
+        import mauve
+
+        p_texts = self.reference_texts(gold)
+        q_texts = [r.text for r in candidates]
+        if len(p_texts) < 2 or len(q_texts) < 2:
+            return {"mauve": Score.missing(
+                f"MAUVE needs at least 2 texts per set (got {len(p_texts)} and {len(q_texts)})")}
+        before = self.truncated_texts
+        p, q = self.features(p_texts), self.features(q_texts)
+        buckets = self.num_buckets if self.num_buckets == "auto" else int(self.num_buckets)
+        out = mauve.compute_mauve(
+            p_features=p, q_features=q, num_buckets=buckets, seed=self.seed,
+            kmeans_num_redo=int(self.params["kmeans_num_redo"]),
+            kmeans_max_iter=int(self.params["kmeans_max_iter"]),
+            mauve_scaling_factor=float(self.params["scaling"]), verbose=False)
+        extra: dict[str, Any] = {"num_buckets": int(out.num_buckets), "p": len(p_texts),
+                                 "q": len(q_texts)}
+        if self.truncated_texts > before:
+            extra["truncated"] = True
+            extra["truncated_texts"] = self.truncated_texts - before
+        return {"mauve": Score(float(out.mauve), extra=extra)}
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        raise NotImplementedError("mauve is distribution-level: the runner calls score_sets")

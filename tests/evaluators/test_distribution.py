@@ -1,0 +1,63 @@
+"""MAUVE equals mauve-text called directly on features from its own featurizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalstress.data import builtin_corpus
+from evalstress.evaluators import create_evaluator
+from evalstress.evaluators.base import ScoreRequest
+from evalstress.runner import score_plan
+from evalstress.suites import custom_suite
+
+mauve = pytest.importorskip("mauve")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _sets() -> tuple[list[ScoreRequest], list[ScoreRequest]]:
+    gold = [ScoreRequest(e.hypothesis, e.source, e.references) for e in builtin_corpus()]
+    noised = [ScoreRequest(" ".join(r.text.split()[: max(1, len(r.text.split()) // 2)]))
+              for r in gold]
+    return gold, noised
+
+
+def _mauve_features(path: str, texts: list[str]) -> object:
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+    model = transformers.AutoModel.from_pretrained(path).eval()
+    tokens = [tokenizer(t, return_tensors="pt")["input_ids"] for t in texts]
+    with torch.no_grad():
+        return mauve.utils.featurize_tokens_from_model(model, tokens, batch_size=8).numpy()
+
+
+def test_mauve_equals_mauve_text_on_its_own_features(minilm: str) -> None:
+    seed = 7  # the k-means seed is exposed and passed through
+    gold, noised = _sets()
+    evaluator = create_evaluator(f"mauve:seed={seed}")
+    value = evaluator.score_sets(gold, noised)["mauve"].value
+    expected = mauve.compute_mauve(
+        p_features=_mauve_features(minilm, [r.text for r in gold]),
+        q_features=_mauve_features(minilm, [r.text for r in noised]), seed=seed).mauve
+    assert value == pytest.approx(expected, abs=1e-6)
+    assert 0 < value < 1  # type: ignore[operator]
+    assert evaluator.signature()["params"]["seed"] == seed
+
+
+def test_gold_set_against_itself_is_one_and_tiny_sets_are_missing() -> None:
+    gold, _ = _sets()
+    evaluator = create_evaluator("mauve")
+    assert evaluator.score_sets(gold, gold)["mauve"].value == pytest.approx(1.0)
+    row = evaluator.score_sets(gold, gold[:1])
+    assert not row["mauve"].ok and "at least 2" in (row["mauve"].reason or "")
+
+
+def test_mauve_runs_once_per_set_in_the_runner(tiny_gpt: str) -> None:
+    from evalstress.runner import make_plan
+
+    examples = builtin_corpus()[:24]
+    plan = make_plan(examples, custom_suite(["truncation"], [0], ["blindspot"]))
+    result = score_plan(plan, [create_evaluator(f"mauve:model={tiny_gpt},against=references")])
+    table = result.table
+    assert set(table["example_id"]) == {"*"}
+    assert len(table) == 1 + 5  # the gold set and one set per truncation severity
+    assert table["status"].eq("ok").all()
