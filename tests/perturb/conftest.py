@@ -42,6 +42,18 @@ def run(name: str, text: str, severity: Severity, seed: int = 0, *,
                                                               severity, seed)
 
 
+GOLDEN_POOL = [Example("p1", "summarization", "", HARBOUR),
+               Example("p2", "summarization", "", GARDEN)]
+GOLDEN_SOURCE = "Long source text about a market trip."
+GOLDEN_META = {"wrong_ending": "Then the market burned down."}
+
+
+def golden(name: str, severity: Severity, *, fresh_parser: bool = False) -> str:
+    """The perturbation of MARKET at seed 0, with the pool, source and meta golden tests share."""
+    return text_of(run(name, MARKET, severity, 0, pool=GOLDEN_POOL, source=GOLDEN_SOURCE,
+                       meta=GOLDEN_META, parser=TextParser() if fresh_parser else None))
+
+
 def text_of(result: Variant | Skip) -> str:
     assert isinstance(result, Variant), result
     return result.text

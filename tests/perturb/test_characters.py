@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalstress.data import Example
 from evalstress.perturb.base import Severity, Skip
-from tests.perturb.conftest import GARDEN, HARBOUR, MARKET, run, text_of
+from tests.perturb.conftest import MARKET, golden, run, text_of
 
 GOLDEN = [
     ('char-deletion', 'major',
@@ -22,22 +21,11 @@ GOLDEN = [
       'cllse sarly.')),
 ]
 
-POOL = [Example("p1", "summarization", "", HARBOUR), Example("p2", "summarization", "", GARDEN)]
-SOURCE = "Long source text about a market trip."
-META = {"wrong_ending": "Then the market burned down."}
-
 
 @pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
 def test_golden_output_at_seed_0(name: str, severity: Severity, expected: str) -> None:
-    result = run(name, MARKET, severity, 0, pool=POOL, source=SOURCE, meta=META)
-    assert text_of(result) == expected
-
-
-@pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
-def test_same_seed_gives_the_same_text(name: str, severity: Severity,
-                                                    expected: str) -> None:
-    again = run(name, MARKET, severity, 0, pool=POOL, source=SOURCE, meta=META)
-    assert text_of(again) == expected
+    assert golden(name, severity) == expected
+    assert golden(name, severity, fresh_parser=True) == expected  # reproducible across parses
 
 
 def _alnum(text: str) -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from evalstress.data import Example
 from evalstress.perturb.base import Severity, Skip
-from tests.perturb.conftest import GARDEN, HARBOUR, MARKET, run, text_of
+from tests.perturb.conftest import GOLDEN_POOL, HARBOUR, MARKET, golden, run, text_of
 
 GOLDEN = [
     ('generic-entity', 0.4,
@@ -34,22 +34,11 @@ GOLDEN = [
       'buy early.')),
 ]
 
-POOL = [Example("p1", "summarization", "", HARBOUR), Example("p2", "summarization", "", GARDEN)]
-SOURCE = "Long source text about a market trip."
-META = {"wrong_ending": "Then the market burned down."}
-
 
 @pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
 def test_golden_output_at_seed_0(name: str, severity: Severity, expected: str) -> None:
-    result = run(name, MARKET, severity, 0, pool=POOL, source=SOURCE, meta=META)
-    assert text_of(result) == expected
-
-
-@pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
-def test_same_seed_gives_the_same_text(name: str, severity: Severity,
-                                                    expected: str) -> None:
-    again = run(name, MARKET, severity, 0, pool=POOL, source=SOURCE, meta=META)
-    assert text_of(again) == expected
+    assert golden(name, severity) == expected
+    assert golden(name, severity, fresh_parser=True) == expected  # reproducible across parses
 
 
 @pytest.mark.parametrize(("text", "negated"), [
@@ -100,5 +89,5 @@ def test_sentence_replacement_needs_other_examples_of_the_task() -> None:
     assert isinstance(run("sentence-replacement", MARKET, 1), Skip)
     other_task = [Example("q", "qa", "", HARBOUR)]
     assert isinstance(run("sentence-replacement", MARKET, 1, pool=other_task), Skip)
-    out = text_of(run("sentence-replacement", MARKET, 3, pool=POOL))
+    out = text_of(run("sentence-replacement", MARKET, 3, pool=GOLDEN_POOL))
     assert "Maria" not in out and "brother" not in out  # all three sentences replaced
