@@ -13,18 +13,13 @@ from evalstress.evaluators import models
 from evalstress.llm.fake_server import FakeServer
 
 
-class _Lazy:
-    """torch / transformers, imported on first use so tests that need neither never load them."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(pytest.importorskip(self.name), attr)
+def _torch() -> Any:
+    """torch, imported on first use so tests that need no model never load it."""
+    return pytest.importorskip("torch")
 
 
-torch = _Lazy("torch")
-transformers = _Lazy("transformers")
+def _transformers() -> Any:
+    return pytest.importorskip("transformers")
 
 
 @pytest.fixture
@@ -35,7 +30,7 @@ def server() -> Iterator[FakeServer]:
 
 def _tokenizer() -> object:
     # the shipped MiniLM's WordPiece vocabulary (BERT uncased) serves every tiny model
-    return transformers.AutoTokenizer.from_pretrained(models.resolve_model("minilm"))
+    return _transformers().AutoTokenizer.from_pretrained(models.resolve_model("minilm"))
 
 
 def _save(model: object, folder: Path) -> str:
@@ -54,42 +49,44 @@ def minilm() -> str:
 
 @pytest.fixture(scope="session")
 def tiny_mlm(tmp_path_factory: pytest.TempPathFactory) -> str:
-    torch.manual_seed(0)
-    config = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+    _torch().manual_seed(0)
+    config = _transformers().BertConfig(hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=2,
                                      intermediate_size=37, max_position_embeddings=64, **SMALL)
-    return _save(transformers.BertForMaskedLM(config).eval(), tmp_path_factory.mktemp("mlm"))
+    return _save(_transformers().BertForMaskedLM(config).eval(), tmp_path_factory.mktemp("mlm"))
 
 
 @pytest.fixture(scope="session")
 def tiny_gpt(tmp_path_factory: pytest.TempPathFactory) -> str:
-    torch.manual_seed(1)
-    config = transformers.GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64,
+    _torch().manual_seed(1)
+    config = _transformers().GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64,
                                      vocab_size=30522, bos_token_id=101, eos_token_id=102)
-    return _save(transformers.GPT2LMHeadModel(config).eval(), tmp_path_factory.mktemp("gpt"))
+    return _save(_transformers().GPT2LMHeadModel(config).eval(), tmp_path_factory.mktemp("gpt"))
 
 
 @pytest.fixture(scope="session")
 def tiny_bart(tmp_path_factory: pytest.TempPathFactory) -> str:
-    torch.manual_seed(2)
-    config = transformers.BartConfig(d_model=32, encoder_layers=1, decoder_layers=1,
+    _torch().manual_seed(2)
+    config = _transformers().BartConfig(d_model=32, encoder_layers=1, decoder_layers=1,
                                      encoder_attention_heads=2, decoder_attention_heads=2,
                                      encoder_ffn_dim=37, decoder_ffn_dim=37,
                                      max_position_embeddings=64, bos_token_id=101,
                                      eos_token_id=102, decoder_start_token_id=102,
                                      forced_eos_token_id=102, **SMALL)
-    return _save(transformers.BartForConditionalGeneration(config).eval(),
+    return _save(_transformers().BartForConditionalGeneration(config).eval(),
                  tmp_path_factory.mktemp("bart"))
 
 
 def _tiny_classifier(folder: Path, num_labels: int) -> str:
-    torch.manual_seed(3)
-    config = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+    _torch().manual_seed(3)
+    config = _transformers().BertConfig(hidden_size=32, num_hidden_layers=1,
+                                        num_attention_heads=2,
                                      intermediate_size=37, max_position_embeddings=64,
                                      num_labels=num_labels, **SMALL)
     if num_labels > 1:
         config.id2label = {i: f"class{i}" for i in range(num_labels)}
         config.label2id = {v: k for k, v in config.id2label.items()}
-    return _save(transformers.BertForSequenceClassification(config).eval(), folder)
+    return _save(_transformers().BertForSequenceClassification(config).eval(), folder)
 
 
 @pytest.fixture
