@@ -122,12 +122,11 @@ class CharDeletion(Perturbation):
             return Skip("fewer than two letters or digits to delete from")
         # never delete every character: the text must stay a text
         chosen = set(rng.sample(positions, min(k, len(positions) - 1)))
-        text = ctx.parsed.text
-        return "".join(ch for i, ch in enumerate(text) if i not in chosen).strip() \
-            if len(chosen) > 64 else _delete_few(text, sorted(chosen))
+        return _delete_positions(ctx.parsed.text, sorted(chosen))
 
 
-def _delete_few(text: str, positions: list[int]) -> str:
+def _delete_positions(text: str, positions: list[int]) -> str:
+    """The text without the characters at the sorted positions, in one pass over the gaps."""
     parts, last = [], 0
     for p in positions:
         parts.append(text[last:p])
