@@ -34,3 +34,16 @@ def test_many_keys_and_threads(tmp_path: Path) -> None:
 def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path))
     assert default_cache_dir() == tmp_path
+
+
+def test_merge_adds_the_other_files_entries_and_keeps_its_own(tmp_path: Path) -> None:
+    mine = SQLiteCache(tmp_path / "a.sqlite")
+    mine.put_many("ns", [("k1", 1), ("shared", "mine")])
+    other = SQLiteCache(tmp_path / "b.sqlite")
+    other.put_many("ns", [("k2", 2), ("shared", "theirs")])
+    other.put("ns2", "k3", 3)
+    other.close()
+    assert mine.merge_from(tmp_path / "b.sqlite") == 2
+    assert mine.get_many("ns", ["k1", "k2", "shared"]) == {"k1": 1, "k2": 2, "shared": "mine"}
+    assert mine.get("ns2", "k3") == 3
+    assert mine.merge_from(tmp_path / "b.sqlite") == 0

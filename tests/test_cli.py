@@ -70,3 +70,22 @@ def test_list_shows_perturbations_and_evaluators() -> None:
     result = runner.invoke(app, ["list", "evaluators", "--json"])
     assert {"bleu", "chrf", "ter", "rouge", "rep", "python", "command"} <= set(
         json.loads(result.output))
+
+
+def test_sharded_runs_merge_into_one_run_that_scores_nothing_again(tmp_path: Path) -> None:
+    base = ["--limit", "6", "-p", "truncation", "--seeds", "1", "-e", "rouge", "--quiet"]
+    data = str(Path(__file__).resolve().parents[1] / "src/evalstress/corpus/sample.jsonl")
+    for i in range(2):
+        result = runner.invoke(app, ["run", data, *base, "--shard", f"{i}/2",
+                                     "--cache-dir", str(tmp_path / f"c{i}"),
+                                     "--out", str(tmp_path / f"o{i}")])
+        assert result.exit_code == 0, result.output
+    merged = runner.invoke(app, ["cache", "merge", str(tmp_path / "c0"), str(tmp_path / "c1"),
+                                 "--cache-dir", str(tmp_path / "all")])
+    assert merged.exit_code == 0, merged.output
+    result = runner.invoke(app, ["run", data, *base, "--cache-dir", str(tmp_path / "all"),
+                                 "--out", str(tmp_path / "whole")])
+    assert result.exit_code == 0, result.output
+    stats = json.loads((tmp_path / "whole" / "results.json").read_text())["evaluators"]["rouge"]
+    assert stats["stats"]["scored"] == 0
+    assert stats["stats"]["cached"] == stats["stats"]["distinct"] > 0

@@ -95,6 +95,30 @@ class SQLiteCache:
                 f"SELECT namespace, COUNT(*) FROM {self.table} GROUP BY namespace ORDER BY 1")
             return {ns: int(n) for ns, n in rows}
 
+    def merge_from(self, other: str | Path) -> int:
+        """Copy every entry of another cache file's same-named table; returns the entries added.
+
+        Keys name everything that changes a value, so entries of shards never disagree: an entry
+        already here is kept as it is.
+        """
+        other = Path(other)
+        if not other.exists():
+            raise FileNotFoundError(f"{other}: no such cache file")
+        with self._locked() as conn:
+            before = conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+            conn.execute("ATTACH DATABASE ? AS other", (str(other),))
+            try:
+                found = conn.execute("SELECT COUNT(*) FROM other.sqlite_master WHERE type='table' "
+                                     "AND name=?", (self.table,)).fetchone()[0]
+                if found:
+                    conn.execute(f"INSERT OR IGNORE INTO {self.table} (namespace, key, value, created) "
+                                 f"SELECT namespace, key, value, created FROM other.{self.table}")
+                conn.commit()
+            finally:
+                conn.execute("DETACH DATABASE other")
+            after = conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+        return int(after - before)
+
     def close(self) -> None:
         with self._locked() as conn:
             conn.close()

@@ -384,6 +384,36 @@ def cache_stats(
     console.print(table)
 
 
+@cache_app.command("merge")
+def cache_merge(
+    sources: Annotated[list[Path], typer.Argument(help="Cache folders of the shards.")],
+    cache_dir: Annotated[Path | None, typer.Option(
+        help="Cache folder to merge into (default: the usual cache).")] = None,
+) -> None:
+    """Merge the caches of sharded runs, so one unsharded run reuses every shard's scores.
+
+    Run `evalstress run DATA --shard i/N --cache-dir cache-i` on each machine, then
+    `evalstress cache merge cache-0 ... --cache-dir cache` and `evalstress run DATA --cache-dir
+    cache`: that last run scores nothing a shard scored and analyses the whole dataset.
+    Corpus-level evaluators (MAUVE) score whole sets, so the last run computes them.
+    """
+    from evalstress.cache import default_cache_dir
+    from evalstress.llm.cache import ResponseCache
+
+    target = cache_dir or default_cache_dir()
+    stores = {"scores.sqlite": open_cache(target / "scores.sqlite"),
+              "llm.sqlite": ResponseCache(target / "llm.sqlite").store}
+    for source in sources:
+        if not source.is_dir():
+            raise _fail(f"{source}: not a cache folder")
+        for name, store in stores.items():
+            path = source / name
+            if path.exists():
+                added = store.merge_from(path)
+                console.print(f"{path}: {added} new entries")
+    console.print(f"Merged into {target}")
+
+
 @cache_app.command("explain")
 def cache_explain(
     request: Annotated[Path | None, typer.Argument(
