@@ -49,44 +49,44 @@ def minilm() -> str:
 
 @pytest.fixture(scope="session")
 def tiny_mlm(tmp_path_factory: pytest.TempPathFactory) -> str:
+    tf = _transformers()
     _torch().manual_seed(0)
-    config = _transformers().BertConfig(hidden_size=32, num_hidden_layers=2,
-                                        num_attention_heads=2,
-                                     intermediate_size=37, max_position_embeddings=64, **SMALL)
-    return _save(_transformers().BertForMaskedLM(config).eval(), tmp_path_factory.mktemp("mlm"))
+    config = tf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=37, max_position_embeddings=64, **SMALL)
+    return _save(tf.BertForMaskedLM(config).eval(), tmp_path_factory.mktemp("mlm"))
 
 
 @pytest.fixture(scope="session")
 def tiny_gpt(tmp_path_factory: pytest.TempPathFactory) -> str:
+    tf = _transformers()
     _torch().manual_seed(1)
-    config = _transformers().GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64,
-                                     vocab_size=30522, bos_token_id=101, eos_token_id=102)
-    return _save(_transformers().GPT2LMHeadModel(config).eval(), tmp_path_factory.mktemp("gpt"))
+    config = tf.GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64,
+                           vocab_size=30522, bos_token_id=101, eos_token_id=102)
+    return _save(tf.GPT2LMHeadModel(config).eval(), tmp_path_factory.mktemp("gpt"))
 
 
 @pytest.fixture(scope="session")
 def tiny_bart(tmp_path_factory: pytest.TempPathFactory) -> str:
+    tf = _transformers()
     _torch().manual_seed(2)
-    config = _transformers().BartConfig(d_model=32, encoder_layers=1, decoder_layers=1,
-                                     encoder_attention_heads=2, decoder_attention_heads=2,
-                                     encoder_ffn_dim=37, decoder_ffn_dim=37,
-                                     max_position_embeddings=64, bos_token_id=101,
-                                     eos_token_id=102, decoder_start_token_id=102,
-                                     forced_eos_token_id=102, **SMALL)
-    return _save(_transformers().BartForConditionalGeneration(config).eval(),
-                 tmp_path_factory.mktemp("bart"))
+    config = tf.BartConfig(d_model=32, encoder_layers=1, decoder_layers=1,
+                           encoder_attention_heads=2, decoder_attention_heads=2,
+                           encoder_ffn_dim=37, decoder_ffn_dim=37, max_position_embeddings=64,
+                           bos_token_id=101, eos_token_id=102, decoder_start_token_id=102,
+                           forced_eos_token_id=102, **SMALL)
+    return _save(tf.BartForConditionalGeneration(config).eval(), tmp_path_factory.mktemp("bart"))
 
 
 def _tiny_classifier(folder: Path, num_labels: int) -> str:
+    tf = _transformers()
     _torch().manual_seed(3)
-    config = _transformers().BertConfig(hidden_size=32, num_hidden_layers=1,
-                                        num_attention_heads=2,
-                                     intermediate_size=37, max_position_embeddings=64,
-                                     num_labels=num_labels, **SMALL)
+    config = tf.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                           intermediate_size=37, max_position_embeddings=64,
+                           num_labels=num_labels, **SMALL)
     if num_labels > 1:
         config.id2label = {i: f"class{i}" for i in range(num_labels)}
         config.label2id = {v: k for k, v in config.id2label.items()}
-    return _save(_transformers().BertForSequenceClassification(config).eval(), folder)
+    return _save(tf.BertForSequenceClassification(config).eval(), folder)
 
 
 @pytest.fixture
