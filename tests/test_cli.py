@@ -89,3 +89,14 @@ def test_sharded_runs_merge_into_one_run_that_scores_nothing_again(tmp_path: Pat
     stats = json.loads((tmp_path / "whole" / "results.json").read_text())["evaluators"]["rouge"]
     assert stats["stats"]["scored"] == 0
     assert stats["stats"]["cached"] == stats["stats"]["distinct"] > 0
+
+
+def test_unknown_analysis_fails_before_any_scoring(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: x\nperturbations: [truncation]\nanalyses: [blindspot, nonsense]\n")
+    data = str(Path(__file__).resolve().parents[1] / "src/evalstress/corpus/sample.jsonl")
+    result = runner.invoke(app, ["run", data, "--limit", "2", "--suite", str(suite),
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "unknown analysis nonsense" in result.output
+    assert not (tmp_path / "o").exists()

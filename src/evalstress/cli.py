@@ -16,6 +16,7 @@ from rich.table import Table
 
 from evalstress import __version__
 from evalstress.analyses import run_analyses
+from evalstress.analyses.registry import analysis_names
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
@@ -88,6 +89,10 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
             cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
             quiet: bool = False) -> RunResult:
     """Shared body of `run` and `quickstart`: score, analyse, write, print."""
+    unknown = [name for name in suite.analyses if name not in analysis_names()]
+    if unknown:  # before any scoring, so a typo costs nothing
+        raise _fail(f"suite '{suite.name}': unknown analysis {', '.join(unknown)}; known: "
+                    f"{', '.join(analysis_names())}")
     cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
     for evaluator in evaluators:  # LLM judges keep their response cache beside the score cache
         configure = getattr(evaluator, "configure_cache", None)
