@@ -17,6 +17,7 @@ from rich.table import Table
 from evalstress import __version__
 from evalstress.analyses import run_analyses
 from evalstress.analyses.registry import analysis_names
+from evalstress.cache import SQLiteCache
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
@@ -71,6 +72,13 @@ class RichProgressReporter(Progress):
             self._bars.stop()
 
 
+def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
+    """The score cache of a command: in `cache_dir` when given, none with --no-cache."""
+    if no_cache:
+        return None
+    return open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
     err.print(f"[bold red]error:[/] {message}")
     return typer.Exit(code)
@@ -93,7 +101,7 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     if unknown:  # before any scoring, so a typo costs nothing
         raise _fail(f"suite '{suite.name}': unknown analysis {', '.join(unknown)}; known: "
                     f"{', '.join(analysis_names())}")
-    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    cache = _score_cache(cache_dir, no_cache)
     for evaluator in evaluators:  # LLM judges keep their response cache beside the score cache
         configure = getattr(evaluator, "configure_cache", None)
         if callable(configure) and (cache_dir is not None or no_cache):
@@ -291,7 +299,7 @@ def correlate_command(
         raise _fail(str(exc)) from None
     specs = evaluator or ["bleu", "chrf", "rouge"]
     evaluators = _evaluators(list(specs))
-    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    cache = _score_cache(cache_dir, no_cache)
     try:
         scores, human_frame, stats = score_system_outputs(
             docs, evaluators, cache=cache, progress=RichProgressReporter(enabled=not quiet))
@@ -332,7 +340,7 @@ def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],
     from evalstress.runner import estimate_plan, make_plan
 
     plan = make_plan(examples, suite)
-    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    cache = _score_cache(cache_dir, no_cache)
     for evaluator in evaluators:
         configure = getattr(evaluator, "configure_cache", None)
         if callable(configure) and (cache_dir is not None or no_cache):
