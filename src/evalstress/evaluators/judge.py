@@ -23,16 +23,16 @@ import math
 import os
 import re
 import statistics
-import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from evalstress.criteria import LEVELS, load_criteria
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
+from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import ResponseCache
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 
@@ -79,34 +79,6 @@ _RATING = re.compile(
 _BARE = re.compile(r"^\W*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+)?\W*$")
 _VERDICT = re.compile(r"(?:verdict|winner|better)\s*[:=]?\s*\**\s*(text\s*)?(1|2|tie)\b",
                       re.IGNORECASE)
-
-T = TypeVar("T")
-
-
-def _run(coro_factory: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion, also from inside a running loop (notebooks)."""
-    try:
-        asyncio.get_running_loop()
-        inside_loop = True
-    except RuntimeError:
-        inside_loop = False
-    if not inside_loop:
-        return asyncio.run(coro_factory())  # type: ignore[arg-type]
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro_factory())  # type: ignore[arg-type]
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
 
 @dataclass
 class Parsed:
@@ -392,7 +364,7 @@ class JudgeEvaluator(Evaluator):
     # --- scoring ----------------------------------------------------------------------------
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
-        return _run(lambda: self._score_all(requests))
+        return run_sync(lambda: self._score_all(requests))
 
     async def _score_all(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         jobs = [(r, a) for r in requests for a in self._aspects]
@@ -514,7 +486,7 @@ class JudgeEvaluator(Evaluator):
         name = aspect or self._aspects[0]
         if name not in self.criteria:
             raise ValueError(f"no criterion for aspect '{name}'")
-        return _run(lambda: self._compare_all(a, b, name))
+        return run_sync(lambda: self._compare_all(a, b, name))
 
     async def _compare_all(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
                            aspect: str) -> list[PairwiseResult]:

@@ -1,0 +1,192 @@
+"""An LLM that writes text for evalstress: LLM-written perturbations and adversarial candidates.
+
+One generator per run, chosen by a spec (`--generator "model=NAME,base_url=URL,temperature=0.7"`).
+It speaks to any OpenAI-compatible endpoint through the same `LLMClient` as the judges: the same
+retries, limits, deadline, accounting and SQLite response cache. A request is keyed by its
+messages, the sampling parameters and a sample index; callers derive the index from their seed
+(and bump it to re-ask after a rejected answer), so a rerun makes no repeated call and a killed
+run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalstress.llm.accounting import Usage, message_tokens
+from evalstress.llm.aio import run_sync
+from evalstress.llm.cache import ResponseCache
+from evalstress.llm.client import ChatResponse, LLMClient, LLMError
+
+Messages = Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class GenerationJob:
+    """One generation: the chat messages and the sample index that keys the response."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    sample: int = 0
+
+    @classmethod
+    def of(cls, messages: Messages, sample: int = 0) -> GenerationJob:
+        return cls(tuple(dict(m) for m in messages), int(sample))
+
+
+class TextGenerator:
+    """Chat completions for text generation, cached per (messages, sampling, sample index)."""
+
+    def __init__(self, model: str = "", base_url: str | None = None, *,
+                 temperature: float = 0.7, top_p: float | None = None, max_tokens: int = 768,
+                 seed: int = 0, max_concurrency: int = 16, timeout: float = 120.0,
+                 deadline: float = 900.0, max_attempts: int = 6, backoff: float = 0.5,
+                 api_key_env: str = "OPENAI_API_KEY", cache: bool | str = True):
+        url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
+            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        model = model or os.environ.get("EVALSTRESS_GENERATOR_MODEL", "")
+        if not model:
+            raise ValueError("the generator needs model=NAME (or $EVALSTRESS_GENERATOR_MODEL)")
+        if int(max_tokens) < 1:
+            raise ValueError("max_tokens must be >= 1")
+        self.temperature = float(temperature)
+        self.top_p = float(top_p) if top_p is not None else None
+        self.max_tokens = int(max_tokens)
+        self.seed = int(seed)
+        self._cache_setting = cache
+        self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
+                                max_concurrency=int(max_concurrency), timeout=float(timeout),
+                                deadline=float(deadline), max_attempts=int(max_attempts),
+                                backoff=float(backoff), seed=self.seed)
+        self.client.cache = self._open_cache(None)
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_spec(cls, spec: str | Mapping[str, Any]) -> TextGenerator:
+        """`"model=NAME,base_url=URL,temperature=0.7"`, a bare model name, or a mapping.
+
+        Unknown keys are errors with a did-you-mean, never ignored."""
+        from evalstress.evaluators.base import _coerce, _split_params
+
+        if isinstance(spec, Mapping):
+            params = dict(spec)
+        else:
+            text = str(spec).strip()
+            if text.startswith("generator:"):
+                text = text.removeprefix("generator:")
+            params = {}
+            for index, part in enumerate(_split_params(text)):
+                key, sep, value = part.partition("=")
+                if not sep:
+                    if index > 0:
+                        raise ValueError(f"generator parameter '{part}' in '{spec}' must look "
+                                         "like key=value")
+                    params["model"] = part.strip()
+                    continue
+                params[key.strip()] = _coerce(value.strip())
+        known = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        for key in params:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ValueError(f"unknown generator parameter '{key}'{hint} Known: "
+                                 f"{', '.join(known)}")
+        if "model" in params:
+            params["model"] = str(params["model"])
+        return cls(**params)
+
+    def _open_cache(self, cache_dir: Path | None) -> ResponseCache | None:
+        setting = self._cache_setting
+        if setting is False or str(setting).lower() in ("false", "0", "off", "none"):
+            return None
+        if isinstance(setting, str) and setting.lower() not in ("true", "1", "on"):
+            return ResponseCache(setting)
+        return ResponseCache(cache_dir / "llm.sqlite" if cache_dir else None)
+
+    def configure_cache(self, cache_dir: Path | None, enabled: bool = True) -> None:
+        """Follow the run's --cache-dir / --no-cache."""
+        if self.client.cache is not None:
+            self.client.cache.close()
+        self.client.cache = self._open_cache(cache_dir) if enabled else None
+
+    def close(self) -> None:
+        if self.client.cache is not None:
+            self.client.cache.close()
+            self.client.cache = None
+
+    # --- identity -----------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
+
+    def params(self, sample: int) -> dict[str, Any]:
+        """Sampling parameters of one sample; the seed moves with the sample index."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                                  "seed": self.seed + int(sample)}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        return params
+
+    def signature(self) -> dict[str, Any]:
+        """Everything that changes what the generator writes (never keys or timeouts)."""
+        return {"model": self.model, "endpoints": self.client.identity,
+                "temperature": self.temperature, "top_p": self.top_p,
+                "max_tokens": self.max_tokens, "seed": self.seed}
+
+    def key(self, job: GenerationJob) -> str:
+        return self.client.key(job.messages, self.params(job.sample), job.sample)
+
+    # --- generation ---------------------------------------------------------------------------
+
+    async def agenerate(self, job: GenerationJob, *, lookup: bool = True) -> ChatResponse:
+        """One response (cached or fresh); raises LLMError when the request fails for good."""
+        return await self.client.chat(job.messages, self.params(job.sample), job.sample,
+                                      lookup=lookup)
+
+    async def agenerate_many(self, jobs: Sequence[GenerationJob]
+                             ) -> list[ChatResponse | LLMError]:
+        """All jobs concurrently (bounded by the endpoint limits); failures come back as values."""
+        known = self.client.cached([self.key(j) for j in jobs])
+
+        async def one(job: GenerationJob) -> ChatResponse | LLMError:
+            hit = known.get(self.key(job))
+            if hit is not None:
+                self.client.usage.requests += 1
+                self.client.usage.cache_hits += 1
+                return hit
+            try:
+                return await self.agenerate(job, lookup=False)
+            except LLMError as exc:
+                return exc
+
+        try:
+            return list(await asyncio.gather(*(one(j) for j in jobs)))
+        finally:
+            await self.client.aclose()
+
+    def generate_many(self, jobs: Sequence[GenerationJob]) -> list[ChatResponse | LLMError]:
+        """Synchronous face of `agenerate_many`, usable from notebooks too."""
+        if not jobs:
+            return []
+        return run_sync(lambda: self.agenerate_many(jobs))
+
+    def estimate(self, jobs: Sequence[GenerationJob], *, completion_tokens: int = 200
+                 ) -> dict[str, int]:
+        """Calls and tokens the jobs would spend, net of the response cache (before re-asks)."""
+        hits = self.client.cached([self.key(j) for j in jobs])
+        todo = [j for j in jobs if self.key(j) not in hits]
+        per_call = min(self.max_tokens, completion_tokens)
+        return {"calls": len(todo), "cached": len(jobs) - len(todo),
+                "prompt_tokens": sum(message_tokens(j.messages) for j in todo),
+                "completion_tokens": len(todo) * per_call}
