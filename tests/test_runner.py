@@ -140,3 +140,21 @@ def test_shards_partition_the_examples() -> None:
     assert all(shards)
     with pytest.raises(ValueError):
         shard_examples(corpus, (3, 3))
+
+
+def test_a_perturbation_limited_to_tasks_is_planned_only_for_them() -> None:
+    from evalstress.suites import Suite
+
+    corpus = builtin_corpus()
+    stories = [e for e in corpus if e.task == "story"][:2]
+    summaries = [e for e in corpus if e.task == "summarization"][:2]
+    suite = Suite.from_dict({"perturbations": {"truncation": {"tasks": ["story"], "grid": [0.5]},
+                                               "token-drop": {"grid": [0.5]}}, "seeds": 1})
+    plan = make_plan([*stories, *summaries], suite)
+    truncated = {v.example_id for v in plan.variants if v.perturbation == "truncation"}
+    dropped = {v.example_id for v in plan.variants if v.perturbation == "token-drop"}
+    assert truncated == {e.id for e in stories}
+    assert dropped == {e.id for e in [*stories, *summaries]}
+    assert not [s for s in plan.skips if s.perturbation == "truncation"]  # not planned, not skipped
+    with pytest.raises(ValueError, match=r"unknown task.*storry"):
+        Suite.from_dict({"perturbations": {"truncation": {"tasks": ["storry"]}}})

@@ -102,7 +102,7 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     progress.start("perturbing", len(examples))
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
-        for plan, severity, seed in suite.units():
+        for plan, severity, seed in suite.units(example.task):
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
                 skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))

@@ -17,10 +17,14 @@ from evalstress.perturb.base import Perturbation, Severity, get_perturbation
 class PerturbationPlan:
     perturbation: Perturbation
     grid: tuple[Severity, ...]
+    tasks: tuple[str, ...] | None = None  # None: every task; else only examples of these tasks
 
     @property
     def name(self) -> str:
         return self.perturbation.name
+
+    def applies_to(self, task: str) -> bool:
+        return self.tasks is None or task in self.tasks
 
 
 @dataclass
@@ -32,8 +36,11 @@ class Suite:
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
-    def units(self) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
+    def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
+        """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
         for plan in self.perturbations:
+            if task is not None and not plan.applies_to(task):
+                continue
             for severity in plan.grid:
                 for seed in self.seeds:
                     yield plan, severity, seed
@@ -50,11 +57,26 @@ class Suite:
         for name, options in items:
             options = dict(options or {})
             grid = options.pop("grid", None)
+            tasks = options.pop("tasks", None)
+            if isinstance(tasks, str):
+                tasks = [tasks]
+            if tasks is not None:
+                from evalstress.data import TASKS
+
+                if not isinstance(tasks, list) or not tasks:
+                    raise ValueError(f"{where}: field 'perturbations.{name}.tasks' must be a "
+                                     "non-empty list of task names")
+                unknown = [t for t in tasks if t not in TASKS]
+                if unknown:
+                    raise ValueError(f"{where}: field 'perturbations.{name}.tasks': unknown "
+                                     f"task(s) {', '.join(map(str, unknown))}; known: "
+                                     f"{', '.join(TASKS)}")
             try:
                 pert = get_perturbation(str(name), **options)
             except KeyError as exc:
                 raise ValueError(f"{where}: field 'perturbations.{name}': {exc.args[0]}") from None
-            plans.append(PerturbationPlan(pert, tuple(grid) if grid else type(pert).grid))
+            plans.append(PerturbationPlan(pert, tuple(grid) if grid else type(pert).grid,
+                                          tuple(tasks) if tasks is not None else None))
         seeds = data.get("seeds", 5)
         seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
         analyses = data.get("analyses", ["blindspot"])
