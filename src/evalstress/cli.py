@@ -113,7 +113,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         for evaluator in evaluators:
             evaluator.close()
     try:
-        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol})
+        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol,
+                                                         "protocol": suite.protocol})
     except ValueError as exc:
         raise _fail(str(exc)) from None
     blind = analyses.get("blindspot")
@@ -166,7 +167,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _fail(f"{path}: the config must be a mapping of option names to values")
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
-             "limit", "rel_tol", "shard", "cache_dir"}
+             "limit", "rel_tol", "shard", "cache_dir", "protocol"}
     unknown = set(data) - known
     if unknown:
         raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -188,7 +189,12 @@ def run_command(
     perturbation: Annotated[list[str] | None, typer.Option(
         "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
         "the suite's list.")] = None,
-    suite: Annotated[str, typer.Option(help="Built-in suite name or YAML file.")] = "blindspot",
+    suite: Annotated[str | None, typer.Option(
+        help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
+        "paper-TASK suite of the data's task).")] = None,
+    protocol: Annotated[str | None, typer.Option(
+        help="default, or paper: follow paper 002's public code where evalstress differs (its "
+        "per-test rules, averaging over the whole gold set, tests without tolerance).")] = None,
     seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
@@ -221,20 +227,28 @@ def run_command(
         raise _fail(str(exc)) from None
     examples = shard_examples(examples, _parse_shard(shard or cfg.get("shard")))
     names = perturbation or cfg.get("perturbations")
+    chosen_protocol = protocol or cfg.get("protocol")
+    suite_name = suite or cfg.get("suite") or _default_suite(examples, chosen_protocol)
     try:
         if names:
-            base = load_suite(cfg.get("suite", suite))
+            base = load_suite(suite_name)
             the_suite = custom_suite(names, seeds if seeds is not None
-                                     else cfg.get("seeds", list(base.seeds)), base.analyses)
+                                     else cfg.get("seeds", list(base.seeds)), base.analyses,
+                                     base.protocol)
         else:
-            the_suite = load_suite(cfg.get("suite", suite))
+            the_suite = load_suite(suite_name)
             if seeds is not None or "seeds" in cfg:
                 count = seeds if seeds is not None else cfg["seeds"]
                 the_suite.seeds = tuple(range(count)) if isinstance(count, int) else tuple(count)
+        if chosen_protocol:
+            the_suite = the_suite.with_protocol(str(chosen_protocol))
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0] if exc.args else exc)) from None
+
     specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
     evaluators = _evaluators(list(specs))
+    if the_suite.protocol == "paper":
+        _check_paper_evaluators(evaluators)
     out_dir = out or Path(cfg.get("out", f"runs/{data.stem}"))
     if dry_run:
         _dry_run(examples, the_suite, evaluators,
@@ -244,9 +258,28 @@ def run_command(
             cache_dir=cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None),
             no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
+                    "protocol": the_suite.protocol,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard},
             quiet=quiet)
+
+
+def _default_suite(examples: list[Example], protocol: str | None) -> str:
+    """blindspot; under the paper protocol, paper-TASK when the data is of one such task."""
+    if protocol == "paper":
+        tasks = {e.task for e in examples}
+        if len(tasks) == 1 and f"paper-{next(iter(tasks))}" in builtin_suites():
+            return f"paper-{next(iter(tasks))}"
+    return "blindspot"
+
+
+def _check_paper_evaluators(evaluators: list[Evaluator]) -> None:
+    """Paper 002 never compares a set-level score against the gold set itself (appendix A)."""
+    for ev in evaluators:
+        if getattr(ev, "compares_with_gold", False):
+            raise _fail(f"{ev.label}: under --protocol paper a set-level score needs a reference "
+                        "set apart from the gold set (paper 002, appendix A): give "
+                        "reference_set=FILE or against=references")
 
 
 @app.command("correlate")

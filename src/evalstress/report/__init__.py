@@ -56,6 +56,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": dict(config or {}),
         "suite": {"name": run.plan.suite.name, "seeds": list(run.plan.suite.seeds),
+                  "protocol": run.plan.suite.protocol,
                   "perturbations": {p.name: {"grid": list(p.grid), **p.perturbation.info()}
                                     for p in run.plan.suite.perturbations}},
         "counts": {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
