@@ -155,7 +155,7 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
             for (pert, severity, seed), group in skips.groupby(
                     [skips["perturbation"].astype(str), skips["severity"].map(_severity_key),
                      skips["seed"].astype(int)]):
-                unchanged[(str(pert), str(severity), int(seed))] = [
+                unchanged[(str(pert), str(severity), int(str(seed)))] = [
                     str(e) for e in group["example_id"]]
     notes: list[str] = []
     for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
@@ -201,7 +201,7 @@ def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
         per_seed_unchanged: list[int] = []
         examples: set[str] = set()
         missing = int((sgroup["status"] != "ok").sum())
-        by_seed = {int(k): g for k, g in sgroup.groupby("seed")}
+        by_seed = {int(str(k)): g for k, g in sgroup.groupby("seed")}
         seeds = set(by_seed) | {k[2] for k in (unchanged or {})
                                 if k[0] == perturbation and k[1] == _severity_key(severity)}
         for seed in sorted(seeds):

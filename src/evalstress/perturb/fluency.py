@@ -105,13 +105,13 @@ class RepeatedToken(PaperRule, Perturbation):
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         if follows_paper(self):
-            tokens = ctx.text.split()
-            if not tokens:
+            pieces = ctx.text.split()
+            if not pieces:
                 return Skip("no whitespace tokens")
-            for _ in range(whitespace_ceil(len(tokens), float(severity))):
-                i = rng.randrange(len(tokens))
-                tokens.insert(i, tokens[i])
-            return " ".join(tokens)
+            for _ in range(whitespace_ceil(len(pieces), float(severity))):
+                i = rng.randrange(len(pieces))
+                pieces.insert(i, pieces[i])
+            return " ".join(pieces)
         words = _word_indices(ctx)
         if not words:
             return Skip("no word tokens")
