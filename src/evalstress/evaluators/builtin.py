@@ -13,8 +13,9 @@ from evalstress.evaluators import (
     judge,
     lexical,
     lm,
+    moverscore,
     seq2seq,
 )
 
 __all__ = ["classifier", "comet", "distribution", "embedding", "external", "judge", "lexical",
-           "lm", "seq2seq"]
+           "lm", "moverscore", "seq2seq"]
