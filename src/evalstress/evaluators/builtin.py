@@ -14,8 +14,9 @@ from evalstress.evaluators import (
     lexical,
     lm,
     moverscore,
+    prism,
     seq2seq,
 )
 
 __all__ = ["classifier", "comet", "distribution", "embedding", "external", "judge", "lexical",
-           "lm", "moverscore", "seq2seq"]
+           "lm", "moverscore", "prism", "seq2seq"]
