@@ -282,6 +282,87 @@ def _check_paper_evaluators(evaluators: list[Evaluator]) -> None:
                         "reference_set=FILE or against=references")
 
 
+@app.command("self-bias")
+def self_bias_command(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    model: Annotated[list[str], typer.Option(
+        "--model", help="A backbone NAME=PATH (repeatable): it writes one system's texts and "
+        "backs one evaluator. Aliases work: smollm2.")],
+    kind: Annotated[str, typer.Option(
+        help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "
+        "summaries of each source, scored by BARTScore faithfulness.")] = "lm",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping, as for run.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    referee: Annotated[list[str] | None, typer.Option(
+        "--referee", help="Evaluator spec that owns no system and ranks them all (repeatable), "
+        "e.g. 'gpt-ppl:model=PATH' of a larger model.")] = None,
+    systems_field: Annotated[str | None, typer.Option(
+        help="A field holding other systems' texts (name -> text), e.g. systems in SummEval.")]
+    = None,
+    prompt_words: Annotated[int, typer.Option(help="lm: words of the prompt.")] = 32,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens each backbone writes.")] = 60,
+    seed: Annotated[int, typer.Option(help="Seed of the sampling.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
+
+    Each backbone writes texts (top-k 50 sampling, or 5-beam summaries) and backs an evaluator;
+    every evaluator scores every system, human texts included. Example: `evalstress self-bias
+    wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
+    large=PATH_B --referee gpt-ppl:model=PATH_C`.
+    """
+    from evalstress.analyses.selfbias import Backbone, run_self_bias, self_bias_table
+
+    backbones = []
+    for item in model:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise _fail(f"--model '{item}' must look like NAME=PATH")
+        backbones.append(Backbone(name, path))
+    try:
+        examples = load_examples(data, map_, task=task, limit=limit)
+    except (DataError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    extra: dict[str, dict[str, str]] = {}
+    if systems_field:
+        for example in examples:
+            found = (example.meta or {}).get(systems_field)
+            if not isinstance(found, dict):
+                raise _fail(f"{data}: example '{example.id}', field '{systems_field}': missing or "
+                            "not a mapping of system name to text")
+            for system, text in found.items():
+                extra.setdefault(str(system), {})[example.id] = str(text)
+    referees = _evaluators(list(referee or []))
+    try:
+        result, texts = run_self_bias(
+            examples, backbones, kind=kind, referees=referees, extra_systems=extra,
+            prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
+            cache=_score_cache(cache_dir, no_cache),
+            progress=RichProgressReporter(enabled=not quiet))
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    out_dir = out or Path(f"runs/self-bias-{data.stem}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"evalstress": __version__,
+               "config": {"command": "self-bias", "data": str(data), "kind": kind,
+                          "models": list(model), "referees": list(referee or []),
+                          "systems_field": systems_field, "seed": seed, "limit": limit},
+               "analyses": {"self-bias": result.to_dict()}}
+    (out_dir / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False),
+                                          encoding="utf-8")
+    with (out_dir / "texts.jsonl").open("w", encoding="utf-8") as handle:
+        for row in texts:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if not quiet:
+        console.print(self_bias_table(result))
+        console.print(f"Wrote {out_dir / 'results.json'}, {out_dir / 'texts.jsonl'}")
+
+
 @app.command("correlate")
 def correlate_command(
     data: Annotated[Path, typer.Argument(help="JSONL file: one document per line, each with a "
