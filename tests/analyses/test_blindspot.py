@@ -136,3 +136,13 @@ def test_paper_protocol_is_strict_unless_told_otherwise() -> None:
     assert not row_for(blindspot(data, protocol="paper", strict=False), "p").passed
     with pytest.raises(ValueError, match="protocol"):
         blindspot(data, protocol="exact")
+
+
+def test_named_kinds_take_the_rank_test_alone() -> None:
+    data = table({"p": [[0.5], [0.9]]}, gold=[1.0])
+    data.loc[data["perturbation"] == "p", "severity"] = data.loc[
+        data["perturbation"] == "p", "severity_rank"].map({0: "answer-yes", 1: "other"})
+    row = row_for(blindspot(data), "p")
+    assert row.monotonic_applies is False and row.monotonic_pass and row.passed
+    graded = row_for(blindspot(table({"p": [[0.5], [0.9]]}, gold=[1.0])), "p")
+    assert graded.monotonic_applies and not graded.monotonic_pass

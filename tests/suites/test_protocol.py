@@ -93,3 +93,13 @@ def test_a_suite_may_keep_the_default_rule_of_one_perturbation_under_the_paper_p
                                                "token-drop": {}}, "protocol": "paper"})
     rules = {p.name: p.perturbation.params.get("rule") for p in suite.perturbations}
     assert rules == {"truncation": "default", "token-drop": "paper"}
+
+
+def test_a_paper_suite_under_the_default_protocol_keeps_its_grids_and_drops_the_rules() -> None:
+    paper = load_suite("paper-summarization")
+    default = paper.with_protocol("default")
+    assert default.protocol == "default"
+    assert [p.grid for p in default.perturbations] == [p.grid for p in paper.perturbations]
+    assert all("rule" not in p.perturbation.params for p in default.perturbations)
+    kept = Suite.from_dict({"perturbations": {"truncation": {"rule": "paper"}}})
+    assert kept.with_protocol("default").perturbations[0].perturbation.params["rule"] == "paper"

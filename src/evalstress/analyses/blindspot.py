@@ -7,7 +7,9 @@ count on either side). Scores where lower is better are compared with the sign f
 
 - rank test: every severity scores below gold by more than the tolerance;
 - monotonic test: ordered by noise ratio, starting from gold at ratio 0, no step rises by more
-  than the tolerance.
+  than the tolerance. Severities that name kinds rather than grades (injection texts,
+  positioned-error positions) have no order: the rank test alone decides
+  (`monotonic_applies` is False).
 The tolerance is `max(abs_tol, rel_tol * |gold|)`; both are written into every result.
 
 Two options follow paper 002 (its public code) where the defaults differ:
@@ -63,6 +65,7 @@ class BlindspotRow:
     rank_tolerant_pass: bool = False  # with `tolerant_tolerance`
     monotonic_tolerant_pass: bool = False
     tolerant_tolerance: float = 0.0
+    monotonic_applies: bool = True  # False for named kinds (injection, positioned error)
 
     @property
     def passed(self) -> bool:
@@ -109,6 +112,14 @@ AVERAGING = {
     "paper": "per seed, the mean over the whole gold set: an example the perturbation could not "
              "change counts with its gold score at noise ratio 0 (paper 002's code)",
 }
+
+
+def _numeric(severity: str) -> bool:
+    try:
+        float(severity)
+    except ValueError:
+        return False
+    return True
 
 
 def _severity_key(severity: Any) -> str:
@@ -178,12 +189,15 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
             sign = _sign(higher)
             rank_tol, mono_tol = _verdicts(points, sign, tolerant)
             rank_strict, mono_strict = _verdicts(points, sign, 0.0)
+            graded = all(_numeric(p.severity) for p in points)
+            if not graded:  # kinds, not grades: the paper applies the rank test alone
+                mono_tol = mono_strict = True
             rows.append(BlindspotRow(
                 str(evaluator), str(aspect), str(perturbation), higher, gold, points,
                 0.0 if strict else tolerant,
                 rank_strict if strict else rank_tol, mono_strict if strict else mono_tol,
                 skip_counts.get(str(perturbation), 0), strict, rank_strict, mono_strict,
-                rank_tol, mono_tol, tolerant))
+                rank_tol, mono_tol, tolerant, graded))
     return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict)
 
 

@@ -23,6 +23,7 @@ class PerturbationPlan:
     perturbation: Perturbation
     grid: tuple[Severity, ...]
     tasks: tuple[str, ...] | None = None  # None: every task; else only examples of these tasks
+    ruled_by_protocol: bool = False  # rule=paper came from the suite's protocol, not its author
 
     @property
     def name(self) -> str:
@@ -97,16 +98,20 @@ class Suite:
 
     def with_protocol(self, protocol: str) -> Suite:
         """This suite run under `protocol`: under `paper`, every perturbation that has a paper-002
-        rule takes rule=paper (unless the suite set its rule itself); grids stay as they are."""
+        rule takes rule=paper (unless the suite set its rule itself); under `default`, the rules
+        the paper protocol set go again. Grids stay as they are."""
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol '{protocol}' is unknown; choose one of "
                              f"{', '.join(PROTOCOLS)}")
         plans = []
         for plan in self.perturbations:
-            pert = plan.perturbation
+            pert, ruled = plan.perturbation, plan.ruled_by_protocol
             if protocol == "paper" and has_paper_rule(type(pert)) and "rule" not in pert.params:
-                pert = get_perturbation(pert.name, **{**pert.params, "rule": "paper"})
-            plans.append(PerturbationPlan(pert, plan.grid, plan.tasks))
+                pert, ruled = get_perturbation(pert.name, **{**pert.params, "rule": "paper"}), True
+            elif protocol == "default" and ruled:
+                params = {k: v for k, v in pert.params.items() if k != "rule"}
+                pert, ruled = get_perturbation(pert.name, **params), False
+            plans.append(PerturbationPlan(pert, plan.grid, plan.tasks, ruled))
         return Suite(self.name, plans, self.seeds, self.analyses, self.description,
                      dict(self.options), protocol)
 
