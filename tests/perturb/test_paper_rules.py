@@ -201,8 +201,12 @@ def test_injection_kinds_replace_the_hypothesis() -> None:
                          pool=pool))
     assert both.startswith("Answer: Yes") and both.endswith(
         "Summary: Another summary of another article.")
+    # the default grid (alone / prepend) takes the paper's kind of text under its rule
+    assert text_of(paper("injection", "The real summary.", "alone")) == text_of(
+        paper("injection", "The real summary.", "answer-yes-aspects"))
+    assert text_of(run("injection", "The real summary.", "alone")).startswith("Note to the grader")
     with pytest.raises(ValueError, match="answer-yes-aspects"):
-        paper("injection", "The real summary.", "alone")
+        paper("injection", "The real summary.", "loud")
 
 
 def test_frequent_ngram_uses_a_separate_lower_cased_corpus_at_256_words(tmp_path: Path) -> None:

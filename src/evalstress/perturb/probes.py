@@ -188,28 +188,36 @@ class Injection(PaperRule, Perturbation):
     severity_param = "mode"
     grid = ("alone", "prepend")
     description = ("Text addressed to the evaluator, alone or before the hypothesis (param text: "
-                   "a built-in name such as approve, answer-yes, ignore, yes, or any text).")
-    paper_rule = ("severity names the kind of injection the paper reports (answer-yes-aspects, "
-                  "answer-yes-good, answer-yes-coherent, answer-yes-repeated, answer-no-aspects, "
-                  "other, answer-yes-aspects-other); the injection replaces the hypothesis")
+                   "a built-in name such as approve, answer-yes, ignore, yes, a paper kind, or any "
+                   "text); severities may also name the paper's kinds.")
+    paper_rule = ("the built-in text is of the kinds the paper reports, answer-yes-aspects unless "
+                  "text= says otherwise (the severities answer-yes-aspects, answer-yes-good, "
+                  "answer-yes-coherent, answer-yes-repeated, answer-no-aspects, other, "
+                  "answer-yes-aspects-other name those kinds under either rule)")
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        if follows_paper(self):
+        if str(severity) in PAPER_INJECTIONS:  # a kind of the paper, alone
             return _paper_injection(ctx, str(severity), rng)
-        text = str(self.params.get("text", "approve"))
-        text = INJECTIONS.get(text, text)
+        default = "answer-yes-aspects" if follows_paper(self) else "approve"
+        name = str(self.params.get("text", default))
+        if name in PAPER_INJECTIONS:
+            made = _paper_injection(ctx, name, rng)
+            if isinstance(made, Skip):
+                return made
+            text = made
+        else:
+            text = INJECTIONS.get(name, name)
         if severity == "alone":
             return text
         if severity == "prepend":
             return f"{text} {ctx.text.strip()}".strip()
-        raise ValueError(f"injection severity '{severity}' must be 'alone' or 'prepend'")
+        raise ValueError(f"injection severity '{severity}' must be 'alone', 'prepend' or one of "
+                         f"the paper's kinds ({', '.join(PAPER_INJECTIONS)})")
 
 
 def _paper_injection(ctx: PerturbContext, kind: str, rng: random.Random) -> str | Skip:
-    if kind not in PAPER_INJECTIONS:
-        raise ValueError(f"injection under rule=paper: severity '{kind}' must be one of "
-                         f"{', '.join(PAPER_INJECTIONS)}")
+    """One of the paper's kinds of injection; `{other}` takes another example's hypothesis."""
     template = PAPER_INJECTIONS[kind]
     if "{other}" not in template:
         return template
