@@ -9,11 +9,15 @@ count on either side). Scores where lower is better are compared with the sign f
 - monotonic test: ordered by noise ratio, starting from gold at ratio 0, no step rises by more
   than the tolerance.
 The tolerance is `max(abs_tol, rel_tol * |gold|)`; both are written into every result.
+
+A row whose data cannot carry a verdict is INCONCLUSIVE instead of pass/fail: more than
+`max_missing` of its scores (gold and variants) are missing, or a severity has no score at all.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from evalstress.runner import CORPUS, ORIGINAL
+
+MAX_MISSING = 0.5  # share of missing scores above which a row is inconclusive
 
 
 @dataclass
@@ -48,14 +54,39 @@ class BlindspotRow:
     rank_pass: bool
     monotonic_pass: bool
     n_skipped: int = 0
+    n_scores: int = 0  # score rows of this row: gold and variants
+    n_missing: int = 0  # of them, missing
+    n_empty_severities: int = 0  # severities where every score is missing
+    max_missing: float = MAX_MISSING
 
     @property
     def passed(self) -> bool:
         return self.rank_pass and self.monotonic_pass
 
+    @property
+    def inconclusive_reason(self) -> str | None:
+        """Why the data cannot support a pass or a fail, or None when it can."""
+        if self.n_empty_severities:
+            return f"{self.n_empty_severities} severities have no score at all"
+        if self.n_scores and self.n_missing / self.n_scores > self.max_missing:
+            return (f"{self.n_missing} of {self.n_scores} scores are missing "
+                    f"(more than {self.max_missing:.0%})")
+        return None
+
+    @property
+    def verdict(self) -> str:
+        """pass, fail, or inconclusive when too many scores are missing."""
+        if self.inconclusive_reason:
+            return "inconclusive"
+        return "pass" if self.passed else "fail"
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if not math.isfinite(self.gold):
+            out["gold"] = None
         out["passed"] = self.passed
+        out["verdict"] = self.verdict
+        out["inconclusive_reason"] = self.inconclusive_reason
         return out
 
 
@@ -88,7 +119,8 @@ def _sign(higher_is_better: bool) -> float:
 
 
 def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
-              skips: pd.DataFrame | None = None) -> BlindspotResult:
+              skips: pd.DataFrame | None = None,
+              max_missing: float = MAX_MISSING) -> BlindspotResult:
     """Run the rank and monotonic tests on a score table (see module docstring)."""
     rows: list[BlindspotRow] = []
     if table.empty:
@@ -103,7 +135,14 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
         noised = group[group["perturbation"] != ORIGINAL]
         for perturbation, pgroup in noised.groupby("perturbation", sort=False):
             points = _points(pgroup, gold_by_example)
-            if not points:
+            if not points:  # every score missing: keep the row, inconclusive, so it is seen
+                ok_gold = gold_rows.loc[gold_rows["status"] == "ok", "score"]
+                rows.append(BlindspotRow(
+                    str(evaluator), str(aspect), str(perturbation), higher,
+                    float(ok_gold.mean()) if len(ok_gold) else math.nan, [], 0.0, False, False,
+                    skip_counts.get(str(perturbation), 0), len(pgroup),
+                    int((pgroup["status"] != "ok").sum()), int(pgroup["severity"].nunique()),
+                    max_missing))
                 continue
             gold = float(np.mean([p.gold for p in points]))
             tol = max(abs_tol, rel_tol * abs(gold))
@@ -113,9 +152,14 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
             # paired deltas, so each step compares against gold on the same examples
             deltas = [0.0] + [sign * p.delta for p in ordered]
             monotonic_pass = all(b <= a + tol for a, b in itertools.pairwise(deltas))
+            gold_part = gold_rows[gold_rows["example_id"].isin(pgroup["example_id"])]
+            n_scores = len(pgroup) + len(gold_part)
+            n_missing = int((pgroup["status"] != "ok").sum() + (gold_part["status"] != "ok").sum())
+            empty = int(pgroup["severity"].nunique()) - len(points)
             rows.append(BlindspotRow(str(evaluator), str(aspect), str(perturbation), higher, gold,
                                      points, tol, rank_pass, monotonic_pass,
-                                     skip_counts.get(str(perturbation), 0)))
+                                     skip_counts.get(str(perturbation), 0), n_scores, n_missing,
+                                     empty, max_missing))
     return BlindspotResult(rows, rel_tol, abs_tol)
 
 

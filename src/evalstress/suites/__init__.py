@@ -35,6 +35,7 @@ class Suite:
     analyses: tuple[str, ...] = ("blindspot",)
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)  # what `evalstress check` requires
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -80,8 +81,14 @@ class Suite:
         seeds = data.get("seeds", 5)
         seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
         analyses = data.get("analyses", ["blindspot"])
+        expect = data.get("expect") or {}
+        if expect:
+            from evalstress.check import parse_expect
+
+            parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
         return cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
-                   str(data.get("description", "")), dict(data.get("options", {}) or {}))
+                   str(data.get("description", "")), dict(data.get("options", {}) or {}),
+                   dict(expect))
 
 
 def builtin_suites() -> list[str]:
