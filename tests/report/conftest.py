@@ -31,7 +31,7 @@ SUITE = {
     "analyses": ["blindspot", "discernment", "criteria-confusion", "correlation", "style"],
     "options": {"aspect_map": {"bleu": "overall", "rouge1": "informativeness",
                                "rouge2": "informativeness", "rougeL": "coherence"},
-                "n_boot": 200},
+                "n_boot": 50},
 }
 
 
@@ -121,3 +121,25 @@ def e2e_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return build_run(tmp_path_factory.mktemp("e2e"), SHARED_DATA)
+
+
+def build_small_run(out: Path, *, count: int = 6) -> Path:
+    """A quick real run: built-in corpus, lexical metrics (rep is meant for repetition only),
+    the blind-spot suite with two seeds."""
+    from evalstress.data import builtin_corpus
+    from evalstress.suites import load_suite
+
+    suite = load_suite("blindspot")
+    suite.seeds = (0, 1)
+    examples = builtin_corpus()[:count]
+    evaluators = [create_evaluator("bleu"), create_evaluator("rouge"), create_evaluator("rep")]
+    result = run(examples, suite, evaluators)
+    analyses = run_analyses(suite.analyses, result, suite.options)
+    write_outputs(result, analyses, out, config={"command": "run", "suite": suite.name,
+                                                 "evaluators": ["bleu", "rouge", "rep"]})
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_small_run(tmp_path_factory.mktemp("small"))

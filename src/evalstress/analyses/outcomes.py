@@ -10,10 +10,11 @@ Verdicts:
   D >= 1; criteria confusion: the directional or invariance test).
 - `inconclusive`: the data cannot support either. Blind spot: most scores missing (the
   analysis says so). Signed-rank tests: too few pairs for any outcome to reach the
-  significance level. With n nonzero differences the smallest exact one-sided p is 2^-n, so
-  n < 5 can never reach 0.05 (two-sided: 2 * 2^-n, n < 6); paper 003's combined
-  p = 1 / sum_j 1/p_j is bounded below by 1 / sum_j 2^n_j. A pass of an invariance test with
-  such n would be vacuous, so it is inconclusive too.
+  significance level. With n pairs the smallest exact one-sided p is 2^-n (every pair moved
+  the same way), so n < 5 can never reach 0.05 (two-sided: 2 * 2^-n, n < 6); paper 003's
+  combined p = 1 / sum_j 1/p_j is bounded below by 1 / sum_j 2^n_j. A pass of an invariance
+  test with such n would be vacuous, so it is inconclusive too. (An evaluator that gave n
+  pairs identical scores is not inconclusive: it could have moved, and did not.)
 - `not-applicable`: the evaluator declares (`Evaluator.meant_for`) which perturbations or
   families it is designed for, and this test is not one of them.
 """
@@ -47,7 +48,9 @@ class Outcome:
     @property
     def subject(self) -> str:
         """evaluator, or evaluator/aspect."""
-        return f"{self.evaluator}/{self.aspect}" if self.aspect else self.evaluator
+        if not self.aspect or self.aspect == self.evaluator:
+            return self.evaluator
+        return f"{self.evaluator}/{self.aspect}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "subject": self.subject}
@@ -116,7 +119,8 @@ def blindspot_outcomes(data: Mapping[str, Any]) -> list[Outcome]:
             parts = [f"rank {'pass' if row.get('rank_pass') else 'fail'}",
                      f"monotonic {'pass' if row.get('monotonic_pass') else 'fail'}"]
             if effect is not None:
-                parts.append(f"{effect:+.1f}% of gold lost at the strongest noise")
+                parts.append(f"{effect:.1f}% of gold lost at the strongest noise" if effect >= 0
+                             else f"{-effect:.1f}% above gold at the strongest noise")
             detail = ", ".join(parts)
         n = max((int(p.get("n_examples", 0)) for p in points), default=0)
         out.append(Outcome("blindspot", str(row["evaluator"]), str(row["aspect"]),
@@ -125,21 +129,14 @@ def blindspot_outcomes(data: Mapping[str, Any]) -> list[Outcome]:
     return out
 
 
-def _nonzero(test: Mapping[str, Any], zero_method: str) -> int:
-    w = test.get("wilcoxon") or {}
-    n = int(w.get("n", test.get("n", 0)) or 0)
-    return n - int(w.get("n_zero", 0) or 0) if zero_method == "wilcox" else n
-
-
 def discernment_outcomes(data: Mapping[str, Any]) -> list[Outcome]:
     method = data.get("method") or {}
     alpha = _alpha_of(method)
-    zero_method = str(method.get("zero_method", "wilcox"))
     out = []
     for unit in data.get("units") or []:
         test = f"{unit['perturbation']}@{unit['severity']}"
         tests = unit.get("tests") or []
-        counts = [_nonzero(t, zero_method) for t in tests
+        counts = [int(t.get("n") or 0) for t in tests
                   if (t.get("wilcoxon") or {}).get("pvalue") is not None]
         n = max((int(t.get("n", 0)) for t in tests), default=0)
         d = unit.get("d")

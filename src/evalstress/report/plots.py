@@ -16,7 +16,7 @@ from typing import Any
 from evalstress.report.common import anchor
 
 PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#bc4c00"
-RC = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "text.parse_math": False,
+RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "text.parse_math": False,
       "font.size": 8, "axes.titlesize": 8.5, "axes.labelsize": 8, "xtick.labelsize": 7,
       "ytick.labelsize": 7, "axes.spines.top": False, "axes.spines.right": False,
       "font.family": "DejaVu Sans"}
@@ -38,7 +38,7 @@ def to_svg(fig: Any, prefix: str) -> str:
     return svg.replace("<svg", f'<svg role="img" style="width:100%;{max_width}height:auto"', 1)
 
 
-def _figure(width: float, height: float, layout: str | None = "constrained") -> Any:
+def _figure(width: float, height: float, layout: Any = "constrained") -> Any:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout=layout)

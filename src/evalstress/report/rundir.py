@@ -194,7 +194,8 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
     out: dict[str, list[float | None]] = {}
     notes: dict[str, dict[str, str]] = {}
     for row in noised.itertuples(index=False):
-        ident = keys.get((row.example_id, str(row.perturbation), row.severity, int(row.seed)))
+        ident = keys.get((str(row.example_id), str(row.perturbation), str(row.severity),
+                          int(str(row.seed))))
         if ident is None:
             continue
         c = col[(str(row.evaluator), str(row.aspect))]

@@ -53,7 +53,7 @@ def _effect_text(outcome: Outcome) -> str:
         return ""
     if outcome.analysis == "blindspot":
         if abs(outcome.effect) >= 999.5:
-            return "≫+999%" if outcome.effect < 0 else "≪−999%"
+            return ">+999%" if outcome.effect < 0 else "<−999%"
         return f"{-outcome.effect:+.0f}%" if abs(outcome.effect) >= 0.5 else "0%"
     if outcome.analysis == "discernment":
         return f"{outcome.effect:.1f}"
@@ -125,7 +125,8 @@ def _grid(analysis: str, items: Sequence[Outcome], short: Mapping[str, str]) -> 
     title = SECTION_TITLES.get(analysis, analysis)
     return (f"<div class='gridwrap'><div class='gridtitle'><a href='#{esc(analysis)}'>"
             f"{esc(title)}</a> <span class='note'>{esc(EFFECT_NOTE.get(analysis, ''))}</span>"
-            f"</div><table class='grid' data-analysis='{esc(analysis)}'><thead><tr><th class='l'></th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            f"</div><table class='grid' data-analysis='{esc(analysis)}'><thead><tr>"
+            f"<th class='l'></th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
             "</table></div>")
 
 
@@ -568,9 +569,9 @@ def signature(results: Mapping[str, Any], short: Mapping[str, str]) -> str:
                            [[label_html(str(m.get("evaluator")), short), m.get("aspect"),
                              m.get("reason"), m.get("count")] for m in missing], left=3,
                            caption="Missing scores"))
+    dump = json.dumps({"config": config, "evaluators": evaluators}, indent=1, default=str)
     parts.append("<details><summary>configuration and evaluator signatures (JSON)</summary>"
-                 f"<pre>{esc(json.dumps({'config': config, 'evaluators': evaluators}, indent=1, default=str))}"
-                 "</pre></details>")
+                 f"<pre>{esc(dump)}</pre></details>")
     return "".join(parts)
 
 
@@ -620,8 +621,10 @@ def combination(outcomes: Sequence[Outcome], short: Mapping[str, str]) -> str:
     result = combine(outcomes)
     total = len(result.tests)
 
+    parts_of = {o.subject: (o.evaluator, o.aspect) for o in outcomes}
+
     def name(candidate: str) -> str:
-        evaluator, _, aspect = candidate.partition("/")
+        evaluator, aspect = parts_of.get(candidate, (candidate, ""))
         return label_html(evaluator, short, aspect).html
 
     parts = [f"<p>Smallest set passing the most tests: <b>{' + '.join(map(name, result.best)) or '–'}"
