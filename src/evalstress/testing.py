@@ -67,7 +67,7 @@ def _evaluator(metric: Metric, aspects: str | None, name: str | None) -> Evaluat
     if isinstance(metric, str | Mapping):
         return create_evaluator(metric)
     if callable(metric):
-        label = name or getattr(metric, "__name__", "metric")
+        label = str(name or getattr(metric, "__name__", "metric"))
         spec: dict[str, Any] = {"name": "python", "target": metric, "label": label}
         if aspects:
             spec["aspects"] = aspects

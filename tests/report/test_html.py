@@ -54,6 +54,7 @@ def test_every_text_is_escaped_and_nothing_loads_from_outside():
     assert "Content-Security-Policy" in html
 
 
+@pytest.mark.slow
 def test_overview_cells_link_to_rows_that_exist(small_run: Path):
     html = (small_run / "report.html").read_text(encoding="utf-8")
     targets = re.findall(r"<td class='c c-[a-z-]+'[^>]*><a href='#([^']+)'", html)
@@ -96,6 +97,7 @@ def test_json_in_a_script_element_cannot_close_it():
     assert json.loads(text) == {"t": "</script><!-- \u2028 & >"}
 
 
+@pytest.mark.slow
 def test_rebuilt_report_has_every_section_of_the_run(small_run: Path, tmp_path: Path):
     out = write_report(small_run, tmp_path / "again.html")
     html = out.read_text(encoding="utf-8")
@@ -106,6 +108,7 @@ def test_rebuilt_report_has_every_section_of_the_run(small_run: Path, tmp_path: 
     assert len(html) < 5_000_000
 
 
+@pytest.mark.slow
 def test_browser_sample_is_stratified_capped_and_joined_to_scores(small_run: Path):
     payload = browser_payload(small_run, max_variants=40, results=load_results(small_run))
     assert payload is not None

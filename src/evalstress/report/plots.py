@@ -90,6 +90,8 @@ def curves_svg(rows: Sequence[Mapping[str, Any]], *, ylabel: str, columns: int =
 
 
 def _panel(ax: Any, row: Mapping[str, Any]) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     points = sorted(row["points"], key=lambda p: p["noise_ratio"])
     gold = float(row["gold"])
     tol = float(row.get("tolerance") or 0.0)
@@ -126,6 +128,9 @@ def _panel(ax: Any, row: Mapping[str, Any]) -> None:
                  loc="left")
     ax.margins(x=0.06)
     ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
+    # few ticks: a tick is the costliest thing matplotlib draws, and four say enough here
+    ax.xaxis.set_major_locator(MaxNLocator(4))
+    ax.yaxis.set_major_locator(MaxNLocator(5))
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")
 
 
