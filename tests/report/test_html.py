@@ -135,3 +135,19 @@ def test_unreadable_runs_name_the_file(tmp_path: Path):
     (tmp_path / "results.json").write_text('{"schema_version": "2.0", "analyses": {}}')
     with pytest.raises(RunDirError, match="newer than this evalstress reads"):
         load_results(tmp_path)
+
+
+def test_only_the_reports_own_script_may_run():
+    import base64
+    import hashlib
+
+    from evalstress.report.html import render_html as render
+
+    html = render({"analyses": {}}, browser={"total": 0, "shown": 0, "columns": [],
+                                             "examples": {}, "variants": [], "notes": {}})
+    policy = re.search(r"script-src '(sha256-[^']+)'", html)
+    assert policy and "unsafe-inline'; script-src 'sha256" in html
+    scripts = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy.group(1) == f"sha256-{digest}"

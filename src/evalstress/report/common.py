@@ -152,5 +152,6 @@ def _labels_in_analyses(results: Mapping[str, Any]) -> list[str]:
 def label_html(label: str, short: Mapping[str, str], aspect: str = "") -> Raw:
     """A short evaluator label with the full spec as its tooltip."""
     name = short.get(label, label)
-    text = f"{name} / {aspect}" if aspect and aspect != name else name
+    same = aspect in (name, name.rpartition(" · ")[2])  # "bleu / bleu" says nothing new
+    text = f"{name} / {aspect}" if aspect and not same else name
     return Raw(f'<span class="ev" title="{esc(label)}">{esc(text)}</span>')

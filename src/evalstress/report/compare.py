@@ -37,9 +37,10 @@ def _key(o: Outcome) -> tuple[str, str, str]:
     return (o.analysis, o.subject, o.test)
 
 
-def changes(a: list[Outcome], b: list[Outcome]) -> list[Change]:
+def changes(a: list[Outcome], b: list[Outcome], *, one_sided: bool = False) -> list[Change]:
     """Verdicts that differ between two runs for the same evaluator (aspect) and test. With no
-    evaluator in common (two different evaluators), nothing pairs and the list is empty."""
+    evaluator in common (two different evaluators), nothing pairs and the list is empty. Tests
+    that only one run has are listed only with `one_sided`."""
     in_a = {_key(o): o for o in a}
     in_b = {_key(o): o for o in b}
     common = {o.evaluator for o in a} & {o.evaluator for o in b}
@@ -50,6 +51,8 @@ def changes(a: list[Outcome], b: list[Outcome]) -> list[Change]:
         if evaluator not in common:
             continue
         va, vb = (oa.verdict if oa else None), (ob.verdict if ob else None)
+        if (va is None or vb is None) and not one_sided:
+            continue
         if va != vb:
             out.append(Change(key[0], key[1], key[2], va, vb))
     return out

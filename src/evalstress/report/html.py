@@ -10,6 +10,8 @@ the run's signature. `write_report(run_dir)` rebuilds it from a run directory.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -27,6 +29,12 @@ ORDER = ("blindspot", "discernment", "criteria-confusion", "correlation", "adver
 @cache
 def asset(name: str) -> str:
     return (resources.files("evalstress.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def script_hash() -> str:
+    """The CSP source that lets exactly the report's own script run, and no other."""
+    digest = hashlib.sha256(asset("report.js").encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
 def _plotters() -> tuple[Callable[..., str], Callable[..., str]]:
@@ -115,7 +123,7 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<meta name='viewport' content='width=device-width, initial-scale=1'>"
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-             "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+             f"style-src 'unsafe-inline'; script-src '{script_hash()}'; img-src data:\">"
              f"<title>{esc(title)}</title><style>{asset('report.css')}</style></head><body><main>"
              f"<header class='top'><h1>{esc(title)}</h1><span class='meta'>{esc(meta)}</span>"
              f"</header><nav class='toc'>{toc}</nav>", *banners(results, found)]

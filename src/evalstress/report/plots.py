@@ -170,6 +170,7 @@ def discernment_svg(units: Sequence[Mapping[str, Any]], *, evaluator: str) -> st
             ax.set_title(f"{group}", loc="left")
             ax.set_xlabel("D = log_0.05(p)  (dashed: D = 1, p = 0.05)")
             ax.grid(True, axis="x", color="#eaeef2", lw=0.6)
-        axes[-1].legend(loc="lower right", fontsize=7, frameon=False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper right", ncol=2, fontsize=7, frameon=False)
         svg = to_svg(fig, anchor("discernment", evaluator))
     return svg

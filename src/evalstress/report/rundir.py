@@ -178,7 +178,8 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
     short = short_labels(results) if results else {}
     higher = frame.groupby(["evaluator", "aspect"])["higher_is_better"].first().to_dict() \
         if "higher_is_better" in frame.columns else {}
-    columns = [{"name": f"{e}/{a}", "label": f"{short.get(e, e)} / {a}",
+    columns = [{"name": f"{e}/{a}",
+                "label": short.get(e, e) if a == short.get(e, e) else f"{short.get(e, e)} / {a}",
                 "higher": bool(higher.get((e, a), True))} for e, a in pairs]
     col = {pair: i for i, pair in enumerate(pairs)}
     note_col = "explanation" if "explanation" in frame.columns else None

@@ -206,7 +206,7 @@ def _d(value: Any) -> Raw:
     if value is None:
         return Raw("–")
     cls = "ok" if value >= 1 else "bad"
-    return Raw(f"<span class='{cls}'>{value:.2f}</span>")
+    return Raw(f"<span class='{cls}'>{abs(value) if abs(value) < 0.005 else value:.2f}</span>")
 
 
 def discernment(data: Mapping[str, Any], outcomes: Sequence[Outcome], short: Mapping[str, str],

@@ -121,6 +121,7 @@
     }
     box.appendChild(panes);
     if (data.columns.length) {
+      panes.className = "panes with-scores";
       var table = el("table"), head = el("tr");
       ["evaluator / aspect", "original", "variant", "change", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
       table.appendChild(head);
@@ -143,7 +144,7 @@
         row.appendChild(el("td", "l small", notes[String(c)] || ""));
         table.appendChild(row);
       });
-      box.appendChild(table);
+      panes.appendChild(table);
     }
     return box;
   }
