@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evalstress.analyses.outcomes import Outcome, outcomes, tally
+from evalstress.analyses.outcomes import Outcome, outcomes
 from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
@@ -60,7 +60,8 @@ def banners(results: Mapping[str, Any], found: Sequence[Outcome]) -> list[str]:
     if not requested:
         missing = int((results.get("counts") or {}).get("missing_scores") or 0)
     if missing:
-        share = f" ({missing / requested:.0%} of {requested:,} scored texts)" if requested else ""
+        # missing counts score rows (one per aspect), requested counts texts: a rough share
+        share = f" (over {requested:,} texts sent to evaluators)" if requested else ""
         reasons = sorted(results.get("missing_reasons") or [], key=lambda r: -int(r["count"]))
         short = short_labels(results)
         top = "; ".join(f"{short.get(str(r.get('evaluator')), r.get('evaluator'))}: "
@@ -195,8 +196,3 @@ def write_report(run_dir: str | Path, out: str | Path | None = None, *,
         "command", "run")
     return write_html(results, out or folder / "report.html",
                       title=title or f"evalstress report: {suite}", browser=browser)
-
-
-def verdict_counts(results: Mapping[str, Any]) -> dict[str, int]:
-    """Tests per verdict, as the overview counts them."""
-    return tally(outcomes(results))

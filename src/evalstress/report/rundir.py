@@ -163,7 +163,7 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
     from evalstress.report.common import short_labels
 
     try:
-        frame = pd.read_parquet(path)
+        frame = pd.read_parquet(path, filters=[("example_id", "in", sorted(examples))])
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
         raise RunDirError(f"{path}: cannot read ({exc})") from None
     need = {"example_id", "perturbation", "severity", "seed", "evaluator", "aspect", "score",
