@@ -259,8 +259,9 @@ def confusion(data: Mapping[str, Any], outcomes: Sequence[Outcome],
     by_key = {(o.evaluator, o.aspect, o.test): o for o in outcomes
               if o.analysis == "criteria-confusion"}
     th = data.get("thresholds") or {}
-    parts = [f"<p class='note'>Cells: mean score change (original − perturbed, positive = "
-             f"scored worse). <b>▲</b> S_T: the perturbation should move this aspect "
+    parts = [f"<p class='note'>Cells: mean score change (original − perturbed; orange: scored "
+             f"worse, blue: scored better). <b>▲</b> S_T: the perturbation should move this "
+             f"aspect "
              f"({esc(th.get('directional', ''))}); <b>=</b> S_F: it should not "
              f"({esc(th.get('invariance', ''))}). Red outline: failed; dashed: inconclusive.</p>"]
     parts.append(table(
