@@ -10,3 +10,18 @@ cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
 pip_install "torch==2.13.0"
 CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local]"
+
+# Chromium from Debian for the report's browser tests (Playwright drives it; no browser is
+# downloaded). Idempotent; where apt-get is missing the browser tests skip and say why.
+if [ -x /usr/bin/chromium ]; then
+  :
+elif command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    chromium fonts-dejavu-core >/dev/null
+else
+  echo "setup.sh: apt-get is not available: install Chromium at /usr/bin/chromium yourself," \
+       "or the report's browser tests (tests/report/test_browser.py) will skip" >&2
+fi

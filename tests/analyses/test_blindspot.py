@@ -146,3 +146,34 @@ def test_named_kinds_take_the_rank_test_alone() -> None:
     assert row.monotonic_applies is False and row.monotonic_pass and row.passed
     graded = row_for(blindspot(table({"p": [[0.5], [0.9]]}, gold=[1.0])), "p")
     assert graded.monotonic_applies and not graded.monotonic_pass
+
+
+def _miss(data: pd.DataFrame, mask: pd.Series, reason: str = "timeout") -> pd.DataFrame:
+    data = data.copy()
+    data.loc[mask, "score"] = float("nan")
+    data.loc[mask, "status"] = "missing"
+    data.loc[mask, "reason"] = reason
+    return data
+
+
+def test_most_scores_missing_is_inconclusive_not_a_verdict() -> None:
+    data = table({"t": [[0.8, 0.8], [0.6, 0.6]]}, gold=[1.0, 1.0, 1.0, 1.0])
+    # 3 of the 4 examples' variant scores are missing: 12 of 16 variant rows, plus 0 of 4 gold
+    data = _miss(data, (data["perturbation"] == "t") & (data["example_id"] != "e0"))
+    row = blindspot(data).rows[0]
+    assert row.n_scores == 20 and row.n_missing == 12  # 60% > 50%
+    assert row.passed and row.verdict == "inconclusive"
+    assert "12 of 20 scores are missing" in (row.inconclusive_reason or "")
+    assert row.to_dict()["verdict"] == "inconclusive"
+    # the same data with the threshold at 70% keeps its verdict
+    assert blindspot(data, max_missing=0.7).rows[0].verdict == "pass"
+
+
+def test_a_perturbation_with_no_score_stays_in_the_results() -> None:
+    data = table({"t": [[0.8, 0.8], [0.6, 0.6]], "u": [[0.5, 0.5]]}, gold=[1.0, 1.0])
+    data = _miss(data, data["perturbation"] == "t")
+    rows = {r.perturbation: r for r in blindspot(data).rows}
+    assert rows["t"].verdict == "inconclusive" and rows["t"].points == []
+    assert rows["t"].n_empty_severities == 2
+    assert json.loads(json.dumps(rows["t"].to_dict()))["gold"] == pytest.approx(1.0)
+    assert rows["u"].verdict == "pass"

@@ -1,30 +1,153 @@
+import json
 import re
+from html.parser import HTMLParser
+from pathlib import Path
 
-from evalstress.report.html import render_html, svg_curve
+import pytest
 
-
-def results():
-    return {"counts": {"examples": 2}, "analyses": {
-        "blindspot": {"tolerance": {"rule": "tol"}, "notes": [], "rows": [
-            {"evaluator": "bleu", "aspect": "bleu", "perturbation": "truncation", "gold": 30.0,
-             "rank_pass": True, "monotonic_pass": False, "passed": False,
-             "points": [{"noise_ratio": 0.2, "mean": 20.0}, {"noise_ratio": 0.1, "mean": 25.0}]}]},
-        "discernment": {"notes": ["a <note>"], "units": [], "summaries": [
-            {"evaluator": "judge", "task": "*", "group": "minor", "d_avg": 1.5, "d_min": 0.4,
-             "d_avg_ew": None, "d_min_ew": None, "d_min_at": "typos@minor"}]},
-        "mystery": {"value": 1}}}
+from evalstress.report.common import json_for_script, short_labels
+from evalstress.report.html import render_html, write_report
+from evalstress.report.rundir import RunDirError, browser_payload, load_results
+from tests.report.conftest import PAYLOAD, XSS
 
 
-def test_report_is_self_contained_and_has_the_tables():
-    html = render_html(results(), title="T")
-    assert not re.search(r"<script|<link|\bsrc=|url\(|https?://", html)
-    assert "<style>" in html and html.count("<table>") >= 2
-    assert "<svg" in html and "<polyline" in html
-    assert "typos@minor" in html and "class='fail'>0.40<" in html
-    assert "a &lt;note&gt;" in html  # escaped
-    assert "&quot;value&quot;: 1" in html  # unknown analyses shown as JSON
+class Tags(HTMLParser):
+    """Every start tag with its attributes, as a browser's tokenizer sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
 
 
-def test_svg_curve_starts_at_gold():
-    svg = svg_curve([(0.5, 1.0)], 2.0)
-    assert svg.startswith("<svg") and svg.count("<circle") == 2
+def tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def hostile_results() -> dict:
+    row = {"evaluator": f"judge:{XSS}", "aspect": XSS, "perturbation": f"trunc{PAYLOAD}",
+           "higher_is_better": True, "gold": 1.0, "tolerance": 0.01, "rank_pass": False,
+           "monotonic_pass": True, "passed": False, "verdict": "fail",
+           "points": [{"severity": "0.1", "noise_ratio": 0.1, "mean": 1.0, "std": 0.0,
+                       "gold": 1.0, "delta": 0.0, "n_examples": 3}]}
+    return {"counts": {"examples": 3}, "evaluators": {f"judge:{XSS}": {"stats": {
+        "requested": 10, "missing": 8}, "meant_for": None}},
+        "missing_reasons": [{"evaluator": f"judge:{XSS}", "aspect": XSS, "reason": PAYLOAD,
+                             "count": 8}],
+        "analyses": {"blindspot": {"rows": [row], "notes": [PAYLOAD]},
+                     f"mystery{XSS}": {"value": PAYLOAD}}}
+
+
+def test_every_text_is_escaped_and_nothing_loads_from_outside():
+    html = render_html(hostile_results(), title=f"T{XSS}")
+    found = tags(html)
+    assert not [t for t, a in found if t in ("img", "iframe", "link", "object", "embed")]
+    assert not [a for _, a in found if any(k.startswith("on") for k in a)]
+    assert not [a for _, a in found if a.get("src") or str(a.get("href", "#")).startswith(
+        ("http", "//", "javascript"))]
+    assert "<script" not in html  # no browser data: no script at all
+    assert "&lt;img src=x onerror=&quot;window.__xss=1&quot;&gt;" in html
+    assert "Content-Security-Policy" in html
+
+
+@pytest.mark.slow
+def test_overview_cells_link_to_rows_that_exist(small_run: Path):
+    html = (small_run / "report.html").read_text(encoding="utf-8")
+    targets = re.findall(r"<td class='c c-[a-z-]+'[^>]*><a href='#([^']+)'", html)
+    assert targets
+    ids = {a.get("id") for _, a in tags(html)}
+    assert set(targets) <= ids
+    # rep is meant for repetition only: its other tests are "not applicable", not blind spots
+    assert re.search(r"c-not-applicable'[^>]*><a href='#[^']+' title='rep/rep-2 · truncation: "
+                     r"NOT-APPLICABLE", html)
+
+
+def test_banners_for_missing_scores_and_inconclusive_tests():
+    results = hostile_results()
+    results["analyses"]["discernment"] = {"units": [{
+        "evaluator": "j", "perturbation": "typos", "severity": "minor", "p": 0.25, "d": 0.46,
+        "tests": [{"aspect": "fluency", "n": 2, "wilcoxon": {"n": 2, "pvalue": 0.25}}]}],
+        "summaries": []}
+    html = render_html(results)
+    assert "8 missing scores" in html and "over 10 texts sent to evaluators" in html
+    assert "banner severe" in html  # most scores missing
+    assert "1 tests are INCONCLUSIVE" in html
+    assert "v v-inconclusive" in html and ">INCONCLUSIVE<" in html
+
+
+def test_short_labels_hide_urls_and_keep_distinct_evaluators_apart():
+    results = {"evaluators": {
+        "judge:base_url=http://127.0.0.1:39211/v1,model=smollm2,timeout=30": {},
+        "judge:base_url=http://127.0.0.1:40000/v1,model=qwen,timeout=30": {},
+        "bertscore:model=/very/long/path/to/weights,num_layers=6": {}, "bleu": {}}}
+    short = short_labels(results)
+    assert list(short.values()) == ["judge(model=smollm2)", "judge(model=qwen)", "bertscore",
+                                    "bleu"]
+    html = render_html({**results, "analyses": {}})
+    assert "title=\"judge:base_url=http://127.0.0.1:39211/v1,model=smollm2,timeout=30\"" in html
+
+
+def test_json_in_a_script_element_cannot_close_it():
+    text = json_for_script({"t": "</script><!-- \u2028 & >"})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"t": "</script><!-- \u2028 & >"}
+
+
+@pytest.mark.slow
+def test_rebuilt_report_has_every_section_of_the_run(small_run: Path, tmp_path: Path):
+    out = write_report(small_run, tmp_path / "again.html")
+    html = out.read_text(encoding="utf-8")
+    for section in ("overview", "combination", "blindspot", "browser", "signature"):
+        assert f"<section id='{section}'>" in html
+    assert html.count("<svg") >= 3  # one curve figure per evaluator aspect at least
+    assert "noise ratio" in html and "texts ›" in html
+    assert len(html) < 5_000_000
+
+
+@pytest.mark.slow
+def test_browser_sample_is_stratified_capped_and_joined_to_scores(small_run: Path):
+    payload = browser_payload(small_run, max_variants=40, results=load_results(small_run))
+    assert payload is not None
+    assert payload["total"] > 400 and payload["shown"] == len(payload["variants"]) == 40
+    per = {}
+    for v in payload["variants"]:
+        per[(v[2], v[3])] = per.get((v[2], v[3]), 0) + 1
+    assert max(per.values()) - min(per.values()) <= 1  # an even share per stratum
+    names = [c["name"] for c in payload["columns"]]
+    assert "bleu/bleu" in names and "rouge/rougeL" in names
+    example = payload["examples"][payload["variants"][0][1]]
+    assert example["text"] and len(example["scores"]) == len(names)
+    assert all(len(v[7]) == len(names) for v in payload["variants"])
+    again = browser_payload(small_run, max_variants=40, results=load_results(small_run))
+    assert again == payload  # deterministic
+
+
+def test_unreadable_runs_name_the_file(tmp_path: Path):
+    with pytest.raises(RunDirError, match="no such file"):
+        load_results(tmp_path)
+    (tmp_path / "results.json").write_text("{\n oops", encoding="utf-8")
+    with pytest.raises(RunDirError, match=r"results.json: line 2: not valid JSON"):
+        load_results(tmp_path)
+    (tmp_path / "results.json").write_text('{"schema_version": "2.0", "analyses": {}}')
+    with pytest.raises(RunDirError, match="newer than this evalstress reads"):
+        load_results(tmp_path)
+
+
+def test_only_the_reports_own_script_may_run():
+    import base64
+    import hashlib
+
+    from evalstress.report.html import render_html as render
+
+    html = render({"analyses": {}}, browser={"total": 0, "shown": 0, "columns": [],
+                                             "examples": {}, "variants": [], "notes": {}})
+    policy = re.search(r"script-src '(sha256-[^']+)'", html)
+    assert policy and "unsafe-inline'; script-src 'sha256" in html
+    scripts = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy.group(1) == f"sha256-{digest}"

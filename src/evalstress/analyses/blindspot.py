@@ -19,11 +19,14 @@ Two options follow paper 002 (its public code) where the defaults differ:
 - `strict=True`: both tests without tolerance (the paper's "not scored worse than gold"). The
   strict and the tolerant verdicts are both written into every row; `strict` picks the one
   that decides `rank_pass`, `monotonic_pass` and `passed`.
+A row whose data cannot carry a verdict is INCONCLUSIVE instead of pass/fail: more than
+`max_missing` of its scores (gold and variants) are missing, or a severity has no score at all.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -31,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from evalstress.runner import CORPUS, ORIGINAL
+
+MAX_MISSING = 0.5  # share of missing scores above which a row is inconclusive
 
 
 @dataclass
@@ -66,14 +71,39 @@ class BlindspotRow:
     monotonic_tolerant_pass: bool = False
     tolerant_tolerance: float = 0.0
     monotonic_applies: bool = True  # False for named kinds (injection, positioned error)
+    n_scores: int = 0  # score rows of this row: gold and variants
+    n_missing: int = 0  # of them, missing
+    n_empty_severities: int = 0  # severities where every score is missing
+    max_missing: float = MAX_MISSING
 
     @property
     def passed(self) -> bool:
         return self.rank_pass and self.monotonic_pass
 
+    @property
+    def inconclusive_reason(self) -> str | None:
+        """Why the data cannot support a pass or a fail, or None when it can."""
+        if self.n_empty_severities:
+            return f"{self.n_empty_severities} severities have no score at all"
+        if self.n_scores and self.n_missing / self.n_scores > self.max_missing:
+            return (f"{self.n_missing} of {self.n_scores} scores are missing "
+                    f"(more than {self.max_missing:.0%})")
+        return None
+
+    @property
+    def verdict(self) -> str:
+        """pass, fail, or inconclusive when too many scores are missing."""
+        if self.inconclusive_reason:
+            return "inconclusive"
+        return "pass" if self.passed else "fail"
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if not math.isfinite(self.gold):
+            out["gold"] = None
         out["passed"] = self.passed
+        out["verdict"] = self.verdict
+        out["inconclusive_reason"] = self.inconclusive_reason
         return out
 
 
@@ -145,7 +175,7 @@ def _sign(higher_is_better: bool) -> float:
 
 def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
               skips: pd.DataFrame | None = None, protocol: str = "default",
-              strict: bool | None = None) -> BlindspotResult:
+              strict: bool | None = None, max_missing: float = MAX_MISSING) -> BlindspotResult:
     """Run the rank and monotonic tests on a score table (see module docstring).
 
     `strict` defaults to True under the paper protocol and False otherwise.
@@ -182,7 +212,15 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
                              "could not change are not in the noised set")
             points = _points(pgroup, gold_by_example,
                              unchanged if protocol == "paper" and not corpus else None)
-            if not points:
+            if not points:  # every score missing: keep the row, inconclusive, so it is seen
+                ok_gold = gold_rows.loc[gold_rows["status"] == "ok", "score"]
+                rows.append(BlindspotRow(
+                    str(evaluator), str(aspect), str(perturbation), higher,
+                    float(ok_gold.mean()) if len(ok_gold) else math.nan, [], 0.0, False, False,
+                    skip_counts.get(str(perturbation), 0), strict=strict,
+                    n_scores=len(pgroup), n_missing=int((pgroup["status"] != "ok").sum()),
+                    n_empty_severities=int(pgroup["severity"].nunique()),
+                    max_missing=max_missing))
                 continue
             gold = float(np.mean([p.gold for p in points]))
             tolerant = max(abs_tol, rel_tol * abs(gold))
@@ -192,12 +230,17 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
             graded = all(_numeric(p.severity) for p in points)
             if not graded:  # kinds, not grades: the paper applies the rank test alone
                 mono_tol = mono_strict = True
+            gold_part = gold_rows[gold_rows["example_id"].isin(pgroup["example_id"])]
+            n_scores = len(pgroup) + len(gold_part)
+            n_missing = int((pgroup["status"] != "ok").sum() + (gold_part["status"] != "ok").sum())
+            empty = int(pgroup["severity"].nunique()) - len(points)
             rows.append(BlindspotRow(
                 str(evaluator), str(aspect), str(perturbation), higher, gold, points,
                 0.0 if strict else tolerant,
                 rank_strict if strict else rank_tol, mono_strict if strict else mono_tol,
                 skip_counts.get(str(perturbation), 0), strict, rank_strict, mono_strict,
-                rank_tol, mono_tol, tolerant, graded))
+                rank_tol, mono_tol, tolerant, graded, n_scores=n_scores, n_missing=n_missing,
+                n_empty_severities=max(0, empty), max_missing=max_missing))
     return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict)
 
 

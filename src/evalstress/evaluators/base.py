@@ -76,6 +76,9 @@ class Evaluator(ABC):
     needs_references: ClassVar[bool] = False
     batch_size: ClassVar[int] = 64
     description: ClassVar[str] = ""
+    #: Perturbations (or perturbation families) this evaluator is designed to be tested on; None
+    #: means all. Reports mark the other tests "not applicable" instead of "blind spot".
+    meant_for: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, **params: Any):
         self.params = params

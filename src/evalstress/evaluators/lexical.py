@@ -191,6 +191,8 @@ class Repetition(Evaluator):
 
     description = "rep-2/3/4: share of repeated n-grams (lower is better)"
     batch_size = 1024
+    # a diversity measure: it is meant to catch repetition, not truncation or swapped sentences
+    meant_for = ("repetition", "repeated-token")
 
     def __init__(self, orders: str = "2 3 4"):
         super().__init__(orders=orders)

@@ -14,6 +14,10 @@ import pandas as pd
 from evalstress import __version__
 from evalstress.runner import RunResult
 
+#: Version of the results.json layout (docs/results.schema.json). Keys are only ever added;
+#: the major number changes if one is removed or renamed.
+SCHEMA_VERSION = "1.0"
+
 
 def skips_frame(run: RunResult) -> pd.DataFrame:
     return pd.DataFrame([asdict(s) for s in run.plan.skips],
@@ -22,12 +26,14 @@ def skips_frame(run: RunResult) -> pd.DataFrame:
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
                   config: Mapping[str, Any] | None = None) -> dict[str, Path]:
-    """Write scores.parquet, variants.jsonl, skips.jsonl, results.json and report.html."""
+    """Write scores.parquet, variants.jsonl, examples.jsonl, skips.jsonl, results.json and
+    report.html."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "scores": out / "scores.parquet",
         "variants": out / "variants.jsonl",
+        "examples": out / "examples.jsonl",
         "skips": out / "skips.jsonl",
         "results": out / "results.json",
     }
@@ -41,6 +47,12 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                 "severity": v.severity, "seed": v.seed, "noise_ratio": v.noise_ratio,
                 "text": v.text, "diff": v.diff(originals[v.example_id]),
             }, ensure_ascii=False) + "\n")
+    with paths["examples"].open("w", encoding="utf-8") as handle:
+        for e in run.plan.examples:
+            handle.write(json.dumps({"id": e.id, "task": e.task, "source": e.source,
+                                     "hypothesis": e.hypothesis,
+                                     "references": list(e.references)},
+                                    ensure_ascii=False) + "\n")
     skips = skips_frame(run)
     with paths["skips"].open("w", encoding="utf-8") as handle:
         for record in skips.to_dict(orient="records"):
@@ -52,6 +64,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                        .reset_index(name="count").to_dict(orient="records")
                        if not missing.empty else [])
     results = {
+        "schema_version": SCHEMA_VERSION,
         "evalstress": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": dict(config or {}),
@@ -59,21 +72,31 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                   "protocol": run.plan.suite.protocol,
                   "perturbations": {p.name: {**p.perturbation.info(), "grid": list(p.grid),
                                             "params": dict(p.perturbation.params)}
-                                    for p in run.plan.suite.perturbations}},
+                                    for p in run.plan.suite.perturbations},
+                  "expect": dict(run.plan.suite.expect)},
         "counts": {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,
                    "missing_scores": int((run.table["status"] != "ok").sum())},
         "skip_reasons": reasons,
         "missing_reasons": missing_reasons,
         "evaluators": {label: {"signature": run.signatures.get(label),
-                               "stats": asdict(stats)} for label, stats in run.stats.items()},
+                               "stats": asdict(stats),
+                               "meant_for": meant_for(run.signatures.get(label))}
+                       for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
     paths["results"].write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str),
                                 encoding="utf-8")
-    from evalstress.report.html import write_html
+    from evalstress.report.html import write_report
 
-    paths["report"] = write_html(json.loads(paths["results"].read_text(encoding="utf-8")),
-                                 out / "report.html",
-                                 title=f"evalstress report: {run.plan.suite.name}")
+    paths["report"] = write_report(out)
     return paths
+
+
+def meant_for(signature: Mapping[str, Any] | None) -> list[str] | None:
+    """The tests an evaluator declares it is meant for (`Evaluator.meant_for`), by its name."""
+    from evalstress.evaluators.base import registry
+
+    cls = registry().get(str((signature or {}).get("evaluator", "")))
+    declared = getattr(cls, "meant_for", None) if cls is not None else None
+    return list(declared) if declared is not None else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -20,7 +22,12 @@ def _fmt(value: float) -> str:
     return f"{value:.4f}"
 
 
-def blindspot_table(result: BlindspotResult) -> Table:
+VERDICT_CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]",
+                "inconclusive": "[yellow]INCONCLUSIVE[/]", "not-applicable": "[dim]n/a[/]"}
+
+
+def blindspot_table(result: BlindspotResult,
+                    applies: Callable[[str, str], bool] | None = None) -> Table:
     table = Table(title="Blind-spot tests (paper 002): mean score over 5 seeds as noise grows",
                   header_style="bold")
     table.add_column("evaluator / aspect")
@@ -33,18 +40,23 @@ def blindspot_table(result: BlindspotResult) -> Table:
     table.add_column("verdict", justify="center")
     for row in result.rows:
         points = sorted(row.points, key=lambda p: p.noise_ratio)
-        curve = " ".join(_fmt(p.mean) for p in points)
-        noise = f"{points[0].noise_ratio:.2f}–{points[-1].noise_ratio:.2f}"
+        curve = " ".join(_fmt(p.mean) for p in points) or "no scores"
+        noise = f"{points[0].noise_ratio:.2f}–{points[-1].noise_ratio:.2f}" if points else "–"
         arrow = "" if row.higher_is_better else " ↓"
+        verdict = row.verdict
+        if applies is not None and not applies(row.evaluator, row.perturbation):
+            verdict = "not-applicable"
         table.add_row(
-            f"{row.evaluator}/{row.aspect}{arrow}", row.perturbation, _fmt(row.gold), curve, noise,
+            f"{row.evaluator}/{row.aspect}{arrow}", row.perturbation,
+            _fmt(row.gold) if math.isfinite(row.gold) else "–", curve, noise,
             "[green]✓[/]" if row.rank_pass else "[red]✗[/]",
             "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
-            "[green]pass[/]" if row.passed else "[bold red]FAIL[/]",
+            VERDICT_CELL[verdict],
         )
     table.caption = (f"↓ lower is better. rank: every severity scores below gold; mono: no rise as "
                      f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
-                     "|gold|). Standard deviations are in results.json.")
+                     "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
+                     "scores missing. Standard deviations are in results.json and report.html.")
     return table
 
 
@@ -60,10 +72,33 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                       + (f", {stats.truncated} cut to the model window" if stats.truncated
                          else ""))
     if blind is not None:
-        console.print(blindspot_table(blind))
-        failed = blind.failures()
-        console.print(f"{len(blind.rows) - len(failed)} of {len(blind.rows)} tests pass; "
-                      f"{len(failed)} blind spots found.")
+        applies = _applicability(run)
+        console.print(blindspot_table(blind, applies))
+        verdicts = [r.verdict if applies(r.evaluator, r.perturbation) else "not-applicable"
+                    for r in blind.rows]
+        counts = {v: verdicts.count(v) for v in ("pass", "fail", "inconclusive",
+                                                 "not-applicable")}
+        console.print(f"{counts['pass']} of {len(verdicts)} tests pass; {counts['fail']} blind "
+                      f"spots found" + (f", {counts['inconclusive']} inconclusive"
+                                        if counts["inconclusive"] else "")
+                      + (f", {counts['not-applicable']} not applicable (the evaluator is not "
+                         "meant for them)" if counts["not-applicable"] else "") + ".")
+
+
+def _applicability(run: RunResult) -> Callable[[str, str], bool]:
+    """Which tests each evaluator of the run is meant for (`Evaluator.meant_for`)."""
+    from evalstress.report import meant_for
+
+    meant = {label: meant_for(signature) for label, signature in run.signatures.items()}
+    family = {p.name: str(p.perturbation.info().get("family", ""))
+              for p in run.plan.suite.perturbations}
+
+    def applies(evaluator: str, perturbation: str) -> bool:
+        declared = meant.get(evaluator)
+        return declared is None or perturbation in declared or family.get(
+            perturbation, "\0") in declared
+
+    return applies
 
 
 # --- tables of the other analyses (discernment, confusion, correlation, style) ---------------

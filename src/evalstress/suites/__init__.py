@@ -42,6 +42,7 @@ class Suite:
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     protocol: str = "default"
+    expect: dict[str, Any] = field(default_factory=dict)  # what `evalstress check` requires
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -92,8 +93,14 @@ class Suite:
         if protocol not in PROTOCOLS:
             raise ValueError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
                              f"{', '.join(PROTOCOLS)}")
+        expect = data.get("expect") or {}
+        if expect:
+            from evalstress.check import parse_expect
+
+            parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
         suite = cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
-                    str(data.get("description", "")), dict(data.get("options", {}) or {}))
+                    str(data.get("description", "")), dict(data.get("options", {}) or {}),
+                    expect=dict(expect))
         return suite.with_protocol(protocol)
 
     def with_protocol(self, protocol: str) -> Suite:
@@ -113,7 +120,7 @@ class Suite:
                 pert, ruled = get_perturbation(pert.name, **params), False
             plans.append(PerturbationPlan(pert, plan.grid, plan.tasks, ruled))
         return Suite(self.name, plans, self.seeds, self.analyses, self.description,
-                     dict(self.options), protocol)
+                     dict(self.options), protocol, dict(self.expect))
 
 
 def has_paper_rule(cls: type[Perturbation]) -> bool:

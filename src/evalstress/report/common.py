@@ -1,0 +1,157 @@
+"""Small helpers every part of the HTML report shares: escaping, numbers, ids, labels."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+
+def esc(value: Any) -> str:
+    """Text for element content or a quoted attribute: &, <, >, " and ' escaped."""
+    return escape(str(value), quote=True)
+
+
+def num(value: Any, digits: int = 3) -> str:
+    """A number for a table cell: a dash when missing, significant digits otherwise."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, bool):
+        return esc(value)
+    if isinstance(value, float):
+        magnitude = abs(value)
+        if magnitude and (magnitude >= 10 ** (digits + 2) or magnitude < 10 ** -digits):
+            return f"{value:.{digits}g}"
+        if magnitude >= 100:
+            return f"{value:.1f}"
+        return f"{value:.{digits}f}"
+    return esc(value)
+
+
+def anchor(*parts: Any) -> str:
+    """A safe, stable element id from any texts: readable prefix plus a short hash."""
+    raw = "\x1f".join(str(p) for p in parts)
+    slug = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")[:40] or "x"
+    return f"{slug}-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:8]}"
+
+
+def json_for_script(data: Any) -> str:
+    """JSON safe inside <script type="application/json">: no '<', '>', '&' or line separators
+    can close the element or confuse a parser."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                      default=str)
+    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], *, left: int = 1,
+          caption: str = "", cls: str = "") -> str:
+    """An HTML table; the first `left` columns are left-aligned; cells are escaped unless they
+    are Raw (already-built markup)."""
+
+    def cell(i: int, value: Any, tag: str) -> str:
+        align = ' class="l"' if i < left else ""
+        return f"<{tag}{align}>{value.html if isinstance(value, Raw) else num(value)}</{tag}>"
+
+    head = "".join(cell(i, h, "th") for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(cell(i, v, "td") for i, v in enumerate(r)) + "</tr>"
+                   for r in rows)
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    klass = f' class="{esc(cls)}"' if cls else ""
+    return f"<table{klass}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class Raw:
+    """Markup that is already escaped (built by this package, never taken from data)."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, html: str):
+        self.html = html
+
+    def __str__(self) -> str:
+        return self.html
+
+
+VERDICT_TEXT = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE",
+                "not-applicable": "n/a"}
+
+
+def verdict_badge(verdict: str | None, title: str = "") -> Raw:
+    if verdict is None:
+        return Raw("–")
+    tip = f' title="{esc(title)}"' if title else ""
+    return Raw(f'<span class="v v-{esc(verdict)}"{tip}>{esc(VERDICT_TEXT.get(verdict, verdict))}'
+               "</span>")
+
+
+def short_labels(results: Mapping[str, Any]) -> dict[str, str]:
+    """Short display names for the evaluators of a run: the label when it is short, else the
+    registered name, with only the parameters that tell same-named evaluators apart (never
+    URLs, ports or timeouts). The full label goes into a tooltip."""
+    evaluators = results.get("evaluators") or {}
+    labels = [str(k) for k in evaluators]
+    for name in _labels_in_analyses(results):
+        if name not in labels:
+            labels.append(name)
+    base = {label: label.partition(":")[0] for label in labels}
+    out: dict[str, str] = {}
+    for label in labels:
+        if len(label) <= 18 and ":" not in label:
+            out[label] = label
+            continue
+        twins = [other for other in labels if base[other] == base[label]]
+        if len(twins) == 1:
+            out[label] = base[label]
+            continue
+        mine = _params(label)
+        differing = [f"{k}={v}" for k, v in mine.items()
+                     if k not in _NOISE and any(_params(t).get(k) != v for t in twins)]
+        out[label] = (f"{base[label]}({','.join(differing)})" if differing else base[label])[:28]
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        groups.setdefault(out[label], []).append(label)
+    for short, members in groups.items():  # still clashing: number them in order
+        if len(members) > 1:
+            for i, label in enumerate(members, 1):
+                out[label] = f"{short}#{i}"
+    return out
+
+
+_NOISE = {"base_url", "timeout", "port", "api_key_env", "deadline", "concurrency"}
+
+
+def _params(label: str) -> dict[str, str]:
+    rest = label.partition(":")[2]
+    out = {}
+    for part in rest.split(","):
+        key, sep, value = part.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _labels_in_analyses(results: Mapping[str, Any]) -> list[str]:
+    found: list[str] = []
+    for data in (results.get("analyses") or {}).values():
+        if not isinstance(data, Mapping):
+            continue
+        for key in ("rows", "units", "items", "summaries"):
+            for item in data.get(key) or []:
+                if isinstance(item, Mapping) and "evaluator" in item:
+                    name = str(item["evaluator"])
+                    if name not in found:
+                        found.append(name)
+    return found
+
+
+def label_html(label: str, short: Mapping[str, str], aspect: str = "") -> Raw:
+    """A short evaluator label with the full spec as its tooltip."""
+    name = short.get(label, label)
+    same = aspect in (name, name.rpartition(" · ")[2])  # "bleu / bleu" says nothing new
+    text = f"{name} / {aspect}" if aspect and not same else name
+    return Raw(f'<span class="ev" title="{esc(label)}">{esc(text)}</span>')

@@ -1,0 +1,129 @@
+"""The report in a real browser: Debian's Chromium (scripts/setup.sh installs it), driven by
+Playwright for Python. Never downloads a browser; skips with the reason where none is there."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--no-first-run", "--disable-component-update", "--disable-sync"]
+SECTIONS = ("overview", "combination", "blindspot", "discernment", "criteria-confusion",
+            "generation", "correlation", "adversarial", "style", "browser", "signature")
+
+
+@contextmanager
+def browser_page(profile: Path, width: int = 1400, height: int = 900) -> Iterator[Any]:
+    playwright_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright for Python is not installed (dev extra)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: run scripts/setup.sh (apt-get install chromium)")
+    profile.mkdir(parents=True, exist_ok=True)  # an empty user-data-dir for this test alone
+    with playwright_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            viewport={"width": width, "height": height})
+        try:
+            page = context.new_page()
+            page.problems = []  # type: ignore[attr-defined]
+            page.on("console", lambda m: m.type in ("error", "warning") and
+                    page.problems.append(f"console {m.type}: {m.text}"))
+            page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
+            yield page
+        finally:
+            context.close()
+
+
+def open_report(page: Any, run: Path) -> None:
+    page.goto((run / "report.html").as_uri())
+    page.wait_for_selector("#browser-list .card")
+
+
+def test_report_opens_cleanly_with_every_section(e2e_run: Path, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        open_report(page, e2e_run)
+        assert page.problems == []
+        for section in SECTIONS:
+            heading = page.locator(f"section#{section} > h2")
+            assert heading.count() == 1 and heading.is_visible(), section
+        assert page.locator("table.grid").count() == 3
+        assert page.locator("figure.curves svg").count() >= 5
+        assert "missing scores" in page.locator(".banner").first.inner_text()
+        # one click from the grid to the test it summarises
+        cell = page.locator("table.grid td.c-fail a").first
+        target = cell.get_attribute("href")
+        cell.click()
+        assert page.evaluate("location.hash") == target
+        assert page.locator(target).count() == 1
+        assert page.problems == []
+
+
+def test_browser_filters_by_perturbation_severity_and_example(e2e_run: Path,
+                                                               tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        open_report(page, e2e_run)
+        total = page.evaluate("JSON.parse(document.getElementById('variants-data')"
+                              ".textContent).variants.length")
+        page.select_option("#filter-perturbation", "char-typo")
+        cards = page.locator("#browser-list .card")
+        assert 0 < cards.count() <= 20
+        assert set(cards.evaluate_all("cs => cs.map(c => c.dataset.perturbation)")) == {"char-typo"}
+        page.select_option("#filter-severity", "major")
+        assert set(cards.evaluate_all("cs => cs.map(c => c.dataset.severity)")) == {"major"}
+        count = page.inner_text("#browser-count")
+        assert count.split()[0].isdigit() and int(count.split()[0]) < total
+        # a variant shows the original with deletions and the variant with insertions
+        assert cards.first.locator(".pane").count() == 2
+        assert cards.first.locator("ins, del").count() >= 1
+        assert cards.first.locator("table tr").count() == 1 + 9  # bleu, rouge x3, rep x3, judge x2
+        # "texts ›" beside a test sets the filter
+        page.select_option("#filter-severity", "")
+        page.locator("#blindspot a.texts[data-perturbation='truncation']").first.click()
+        assert page.input_value("#filter-perturbation") == "truncation"
+        assert set(cards.evaluate_all("cs => cs.map(c => c.dataset.perturbation)")) == {
+            "truncation"}
+        assert page.problems == []
+
+
+def test_hostile_texts_ids_and_explanations_stay_inert(e2e_run: Path, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        open_report(page, e2e_run)
+        page.fill("#filter-example", "onerror")
+        cards = page.locator("#browser-list .card")
+        assert cards.count() >= 1
+        text = cards.first.inner_text()
+        assert 'doc<img src=x onerror="window.__xss=1">' in text  # the id, as text
+        assert "</script><script>window.__xss=2</script>" in text  # the hypothesis, as text
+        assert "refused <img src=x" in text  # the evaluator's reason for the missing score
+        assert page.evaluate("window.__xss") is None
+        assert page.locator("img").count() == 0
+        assert page.locator("script").count() == 2  # the data and the browser, nothing else
+        for section in ("generation", "adversarial", "signature"):
+            assert '<img src=x onerror="window.__xss=1">' in page.inner_text(f"#{section}")
+        assert page.problems == []
+
+
+def test_overview_is_above_the_fold_at_1400px(e2e_run: Path, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile", width=1400, height=900) as page:
+        open_report(page, e2e_run)
+        shot = tmp_path / "overview.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000
+        box = page.evaluate("""() => {
+            const r = e => e.getBoundingClientRect();
+            const grids = [...document.querySelectorAll('#overview table.grid')].map(r);
+            return {overview: r(document.getElementById('overview')).top,
+                    firstGrid: grids[0], grids: grids.length,
+                    scrollWidth: document.documentElement.scrollWidth};
+        }""")
+        assert box["overview"] < 450
+        assert box["firstGrid"]["bottom"] <= 900 and box["firstGrid"]["right"] <= 1400
+        assert box["scrollWidth"] <= 1400  # nothing pushes the verdicts sideways
