@@ -113,7 +113,10 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         for evaluator in evaluators:
             evaluator.close()
     try:
-        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol})
+        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol,
+                                                         "out_dir": str(out),
+                                                         "cache_dir": cache_dir,
+                                                         "no_cache": no_cache})
     except ValueError as exc:
         raise _fail(str(exc)) from None
     blind = analyses.get("blindspot")
