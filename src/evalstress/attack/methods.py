@@ -52,8 +52,8 @@ class RuleMethod:
     def __init__(self, rule: str, parser: TextParser):
         self.rule, self.parser = rule, parser
         self.name = f"rule:{rule}"
+        self.perturbation: Perturbation = get_rule(rule)  # an unknown rule fails here
         self.direction = RULES[rule][0]
-        self.perturbation: Perturbation = get_rule(rule)
 
     def applies(self, direction: str) -> bool:
         return direction == self.direction
