@@ -81,3 +81,41 @@ def test_result_has_the_contract_shape() -> None:
     console.print(asr_terminal_table(AdversarialResult.from_records(records, params)))
     shown = console.export_text()
     assert "50.0" in shown and "rougeL" in shown
+
+
+@pytest.mark.slow
+def test_a_suite_can_name_the_adversarial_analysis(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from evalstress.analyses.registry import analysis_names, run_analyses
+    from evalstress.data import Example
+    from evalstress.evaluators.base import create_evaluator
+    from evalstress.llm.fake_server import FakeServer, Reply
+    from evalstress.runner import run
+    from evalstress.suites import Suite
+
+    assert "adversarial" in analysis_names()
+    examples = [Example(f"e{i}", "summarization", "The mayor opened the new library today.",
+                        hypothesis, ("The mayor opened the library.",))
+                for i, hypothesis in enumerate(["The mayor opened a library.",
+                                                "A new library was opened by the mayor today."])]
+    suite = Suite.from_dict({"name": "s", "perturbations": ["truncation"], "seeds": [0],
+                             "analyses": ["adversarial"], "options": {"attack": {
+                                 "gold": "judge:model=g,base_url=URL", "methods": ["rules"],
+                                 "budget": 5, "gold_samples": 1}}})
+    result = run(examples, suite, [create_evaluator("rouge:types=rougeL")])
+    with FakeServer(default=Reply("70")) as server:
+        options = {**suite.options, "out_dir": str(tmp_path)}
+        options["attack"] = {**options["attack"],
+                             "gold": f"judge:model=g,base_url={server.base_url}"}
+        analyses = run_analyses(["adversarial"], result, options)
+    data = analyses["adversarial"].to_dict()
+    assert data["params"]["budget"] == 5
+    assert {r["victim"] for r in data["asr"]} == {"rouge:types=rougeL"}
+    lines = (Path(tmp_path) / "attacks.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * 8  # two examples, eight rules, each in its own direction
+    with pytest.raises(ValueError, match="needs a gold judge"):
+        run_analyses(["adversarial"], result, {})
+    with pytest.raises(ValueError, match="did you mean 'budget'"):
+        run_analyses(["adversarial"], result, {"attack": {"gold": "judge:model=g,base_url=x",
+                                                          "budgte": 3}})
