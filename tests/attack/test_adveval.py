@@ -52,7 +52,7 @@ def test_scripted_success_stops_at_once(scripted: Callable[..., Any]) -> None:
 
 def test_budget_counts_victim_queries_and_cuts_the_last_batch(
         scripted: Callable[..., Any]) -> None:
-    server, script = scripted(cand, lambda text: 60)  # never a success, S = 10 < threshold
+    server, _ = scripted(cand, lambda text: 60)  # never a success, S = 10 < threshold
     victim = TableVictim(default=50.0)
     params = AttackParams(budget=11, gold_samples=1)
     [record] = attacker(server, victim, params).run()
@@ -102,7 +102,7 @@ def test_unparsable_gold_drops_the_candidate(scripted: Callable[..., Any]) -> No
 
 
 def test_no_usable_candidate_stops_after_patience(scripted: Callable[..., Any]) -> None:
-    server, script = scripted(lambda seed: "I'm sorry, I can't.", lambda text: 60)
+    server, _ = scripted(lambda seed: "I'm sorry, I can't.", lambda text: 60)
     params = AttackParams(patience=2, gold_samples=1)
     [record] = attacker(server, TableVictim(), params).run()
     assert record.stop == "no-candidates" and record.iterations == 2
