@@ -63,8 +63,9 @@ class Trajectory:
         (earliest on ties)."""
         if not self.items:
             return None
-        pool = [c for c in self.items if c.success] or self.items
-        return max(pool, key=lambda c: (c.feedback, -self.items.index(c)))
+        ranked = [(c.feedback, -i, c) for i, c in enumerate(self.items)]
+        pool = [r for r in ranked if r[2].success] or ranked
+        return max(pool, key=lambda r: (r[0], r[1]))[2]
 
     def to_list(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self.items]
