@@ -119,8 +119,14 @@ def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
 @pytest.mark.slow
 def test_smollm2_candidates_reach_the_victim(shared_data: Path, tmp_path: Path,
                                              llama_url: str) -> None:
-    """SmolLM2 writes the candidates; a scripted gold rates every text 75 so they flow on."""
-    with FakeServer(default=Reply("75")) as gold:
+    """SmolLM2 writes the candidates; a scripted gold rates them 75 (the original 50, so the
+    original is no success already) so they flow on to the victim."""
+    [first] = summeval(shared_data, 1)
+
+    def rate(body: dict[str, Any]) -> Reply:
+        return Reply("50" if judged_text(body) == first.hypothesis else "75")
+
+    with FakeServer(responder=rate) as gold:
         out = tmp_path / "run"
         _run(["attack", str(shared_data / "summeval.jsonl"), "-m", "hypothesis=highlight",
               "-m", "references=references", "--task", "summarization", "--limit", "1",
