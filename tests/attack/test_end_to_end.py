@@ -94,11 +94,13 @@ def test_fake_server_scripted_to_succeed(shared_data: Path, tmp_path: Path) -> N
 def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
                                        llama_url: str) -> None:
     out = tmp_path / "run"
-    judge = f"judge:model=smollm2,base_url={llama_url},logprobs=false,max_reasks=1"
+    # one request at a time with long timeouts: the local server answers them one by one
+    slow = "max_concurrency=1,timeout=600,deadline=3600"
+    judge = f"judge:model=smollm2,base_url={llama_url},logprobs=false,max_reasks=1,{slow}"
     _run(["attack", str(shared_data / "summeval.jsonl"), "-m", "hypothesis=highlight",
           "-m", "references=references", "--task", "summarization", "--limit", "2",
           "-v", "rouge@rougeL", "-v", "bleu", "-g", judge,
-          "--generator", f"model=smollm2,base_url={llama_url},max_tokens=96",
+          "--generator", f"model=smollm2,base_url={llama_url},max_tokens=96,{slow}",
           "--method", "adveval", "--method", "textfooler", "--method", "rules",
           "--direction", "good", "--budget", "9", "--candidates", "4", "--max-iterations", "2",
           "--gold-samples", "2", "--out", str(out), "--quiet"])
@@ -131,8 +133,9 @@ def test_smollm2_candidates_reach_the_victim(shared_data: Path, tmp_path: Path,
         _run(["attack", str(shared_data / "summeval.jsonl"), "-m", "hypothesis=highlight",
               "-m", "references=references", "--task", "summarization", "--limit", "1",
               "-v", "rouge@rougeL", "-g", f"judge:model=gold,base_url={gold.base_url}",
-              "--generator", f"model=smollm2,base_url={llama_url},max_tokens=96",
-              "--direction", "good", "--candidates", "4", "--max-iterations", "1",
+              "--generator", f"model=smollm2,base_url={llama_url},max_tokens=96,"
+              "max_concurrency=1,timeout=600,deadline=3600", "--direction", "good",
+              "--candidates", "4", "--max-iterations", "1",
               "--gold-samples", "1", "--out", str(out), "--quiet"])
     [record] = [json.loads(line) for line in (out / "attacks.jsonl").read_text().splitlines()]
     generated = record["extra"]["answers"]["generated"]
