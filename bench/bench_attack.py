@@ -5,6 +5,13 @@ the victim is ROUGE-L on the built-in corpus. Prints the cold and warm wall time
 (the warm rerun should cost a small fraction and make no server call), server calls, victim
 queries and the share of them that the score cache served.
 Usage: python bench/bench_attack.py [--examples 8] [--budget 41] [--latency 0.02]
+
+`--baselines DATA` instead runs the victim-only methods (TextFooler-style, the rules, appendix J
+with MiniLM's embedding neighbours) on SummEval against ROUGE-L, BLEU and BERTScore-F with
+*assumed* gold labels (80 towards good, 20 towards bad: the label-preservation assumption these
+methods make, not a judge), victims compared with the original text as paper 004's code does;
+it prints the ASR table and the wall time per method. Use it where no capable gold judge is at
+hand; its ASR is an upper bound on what a judge would confirm.
 """
 
 from __future__ import annotations
@@ -17,12 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from collections.abc import Sequence
+
 from evalstress.attack.methods import make_methods
 from evalstress.attack.objective import AttackParams
 from evalstress.attack.run import Attacker
 from evalstress.attack.scoring import Gold, Victim, gold_evaluator
 from evalstress.data import builtin_corpus
-from evalstress.evaluators.base import create_evaluator
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.llm.generate import TextGenerator
 from evalstress.runner import open_cache
@@ -50,12 +59,66 @@ def attack(url: str, cache_dir: Path, examples: int, params: AttackParams) -> tu
     return seconds, sum(r.queries for r in records)
 
 
+class AssumedLabel(Evaluator):
+    """A fixed gold score: the label a victim-only attack assumes its text keeps."""
+
+    name = "assumed-label"
+    score_range = (0.0, 100.0)
+
+    def __init__(self, value: float):
+        super().__init__(value=value)
+        self.value = float(value)
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("label",)
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        return [{"label": Score(self.value)} for _ in requests]
+
+
+def baselines(data: Path, examples: int, budget: int) -> None:
+    from rich.console import Console
+
+    from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
+    from evalstress.data import load_examples
+
+    items = load_examples(data, ["hypothesis=highlight", "references=references"],
+                          task="summarization", limit=examples)
+    cache = open_cache()
+    victims = [Victim(create_evaluator(spec), aspect, cache=cache, reference_mode="original")
+               for spec, aspect in (("rouge:types=rougeL", None), ("bleu", None),
+                                    ("bertscore", "f"))]
+    params = AttackParams(budget=budget)
+    records = []
+    seconds: dict[str, float] = {}
+    for direction, label in (("good", 80.0), ("bad", 20.0)):
+        methods = make_methods(["textfooler", "rules", "appendix-j:model=minilm,mlm_top=0,"
+                                "positions=16"])
+        for method in methods:
+            if not method.applies(direction):
+                continue
+            attacker = Attacker(items, victims, Gold([AssumedLabel(label)]), [method],
+                                [direction], params)  # type: ignore[list-item]
+            start = time.perf_counter()
+            records += attacker.run()
+            seconds[method.name] = seconds.get(method.name, 0.0) + time.perf_counter() - start
+    result = AdversarialResult.from_records(records, params.to_dict())
+    Console(width=160).print(asr_terminal_table(result))
+    for name, took in seconds.items():
+        print(f"{name}: {took:.1f} s for {len(items)} examples x 3 victims")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--examples", type=int, default=8)
     parser.add_argument("--budget", type=int, default=41)
     parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--baselines", type=Path, default=None)
     args = parser.parse_args()
+    if args.baselines is not None:
+        baselines(args.baselines, args.examples, args.budget)
+        return
     params = AttackParams(budget=args.budget, gold_samples=4, stop_threshold=None)
     with tempfile.TemporaryDirectory() as tmp, FakeServer(responder=responder,
                                                            latency=args.latency) as server:
