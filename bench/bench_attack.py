@@ -37,7 +37,7 @@ from evalstress.llm.generate import TextGenerator
 from evalstress.runner import open_cache
 
 
-def responder(body: dict) -> Reply:  # type: ignore[type-arg]
+def responder(body: dict) -> Reply:
     if body["messages"][0]["content"].startswith("You write texts"):
         return Reply(f"<text>A rewritten text, variant {body['seed']}.</text>")
     return Reply("65")
@@ -99,7 +99,7 @@ def baselines(data: Path, examples: int, budget: int) -> None:
             if not method.applies(direction):
                 continue
             attacker = Attacker(items, victims, Gold([AssumedLabel(label)]), [method],
-                                [direction], params)  # type: ignore[list-item]
+                                [direction], params)
             start = time.perf_counter()
             records += attacker.run()
             seconds[method.name] = seconds.get(method.name, 0.0) + time.perf_counter() - start
