@@ -77,7 +77,7 @@ class AssumedLabel(Evaluator):
         return [{"label": Score(self.value)} for _ in requests]
 
 
-def baselines(data: Path, examples: int, budget: int) -> None:
+def baselines(data: Path, examples: int, budget: int, out: Path | None = None) -> None:
     from rich.console import Console
 
     from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
@@ -101,8 +101,10 @@ def baselines(data: Path, examples: int, budget: int) -> None:
             attacker = Attacker(items, victims, Gold([AssumedLabel(label)]), [method],
                                 [direction], params)
             start = time.perf_counter()
-            records += attacker.run()
+            part = f"{method.name.replace(':', '-')}-{direction}.jsonl"
+            records += attacker.run(out / part if out else None)
             seconds[method.name] = seconds.get(method.name, 0.0) + time.perf_counter() - start
+            print(f"{method.name} {direction}: {time.perf_counter() - start:.1f} s", flush=True)
     result = AdversarialResult.from_records(records, params.to_dict())
     Console(width=160).print(asr_terminal_table(result))
     for name, took in seconds.items():
@@ -115,9 +117,10 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=41)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--baselines", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="folder for the attack records")
     args = parser.parse_args()
     if args.baselines is not None:
-        baselines(args.baselines, args.examples, args.budget)
+        baselines(args.baselines, args.examples, args.budget, args.out)
         return
     params = AttackParams(budget=args.budget, gold_samples=4, stop_threshold=None)
     with tempfile.TemporaryDirectory() as tmp, FakeServer(responder=responder,
