@@ -89,6 +89,9 @@ def baselines(data: Path, examples: int, budget: int, out: Path | None = None) -
     victims = [Victim(create_evaluator(spec), aspect, cache=cache, reference_mode="original")
                for spec, aspect in (("rouge:types=rougeL", None), ("bleu", None),
                                     ("bertscore", "f"))]
+    # against the original every original scores itself alike, so min-max has nothing to span:
+    # BERTScore-F (cosine-based) gets 0-1
+    ranges = {"bertscore": (0.0, 1.0)}
     params = AttackParams(budget=budget)
     records = []
     seconds: dict[str, float] = {}
@@ -99,7 +102,7 @@ def baselines(data: Path, examples: int, budget: int, out: Path | None = None) -
             if not method.applies(direction):
                 continue
             attacker = Attacker(items, victims, Gold([AssumedLabel(label)]), [method],
-                                [direction], params)
+                                [direction], params, ranges=ranges)
             start = time.perf_counter()
             part = f"{method.name.replace(':', '-')}-{direction}.jsonl"
             records += attacker.run(out / part if out else None)

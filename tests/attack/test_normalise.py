@@ -65,3 +65,9 @@ def test_victim_aspect_is_required_for_multi_aspect_evaluators() -> None:
         Victim.from_spec("rouge@rouge9")
     assert Victim.from_spec("rouge@rougeL").label == "rouge@rougeL"
     assert Victim.from_spec("bleu").label == "bleu"
+
+
+def test_min_max_refuses_originals_that_all_score_alike() -> None:
+    ter = create_evaluator("ter")
+    with pytest.raises(ValueError, match="needs them to differ"):
+        choose_scale(ter, "ter", [1.0, 1.0 + 1e-12])

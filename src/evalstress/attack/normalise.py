@@ -91,9 +91,10 @@ def choose_scale(evaluator: Evaluator, aspect: str, originals: Sequence[float], 
     if declared is not None:
         return Scale(declared[0], declared[1], better, "declared")
     values = sorted(set(float(v) for v in originals))
-    if len(values) < 2:
+    if len(values) < 2 or values[-1] - values[0] <= 1e-6 * max(1.0, abs(values[-1])):
         raise ValueError(
             f"{label or evaluator.label}: no declared score range, and min-max over the "
-            f"originals needs two different scores (got {len(values)}); give one with "
+            f"originals needs them to differ (got {len(values)} distinct value(s); with "
+            f"--reference original every original scores itself alike); give one with "
             f"--range {evaluator.name}=LO:HI")
     return Scale(values[0], values[-1], better, "min-max")
