@@ -60,24 +60,28 @@ def attack(url: str, cache_dir: Path, examples: int, params: AttackParams) -> tu
 
 
 class AssumedLabel(Evaluator):
-    """A fixed gold score: the label a victim-only attack assumes its text keeps."""
+    """The labels a victim-only attack assumes: the example's own original is good (80); any
+    other text gets `value` (80 towards good: invariance; 20 towards bad: damage)."""
 
     name = "assumed-label"
     score_range = (0.0, 100.0)
 
-    def __init__(self, value: float):
+    def __init__(self, value: float, originals: dict[str, str]):
         super().__init__(value=value)
-        self.value = float(value)
+        self.value, self.originals = float(value), originals
 
     @property
     def aspects(self) -> tuple[str, ...]:
         return ("label",)
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
-        return [{"label": Score(self.value)} for _ in requests]
+        return [{"label": Score(80.0 if self.originals.get(r.source) == r.text else self.value)}
+                for r in requests]
 
 
-def baselines(data: Path, examples: int, budget: int, out: Path | None = None) -> None:
+def baselines(data: Path, examples: int, budget: int, out: Path | None = None,
+              names: Sequence[str] = ("rules", "appendix-j:model=minilm,mlm_top=0,positions=16",
+                                      "textfooler")) -> None:
     from rich.console import Console
 
     from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
@@ -95,13 +99,13 @@ def baselines(data: Path, examples: int, budget: int, out: Path | None = None) -
     params = AttackParams(budget=budget)
     records = []
     seconds: dict[str, float] = {}
-    methods = make_methods(["rules", "appendix-j:model=minilm,mlm_top=0,positions=16",
-                            "textfooler"])  # the slowest last
+    originals = {e.source: e.hypothesis for e in items}
+    methods = make_methods(list(names))
     for method in methods:
         for direction, label in (("good", 80.0), ("bad", 20.0)):
             if not method.applies(direction):
                 continue
-            attacker = Attacker(items, victims, Gold([AssumedLabel(label)]), [method],
+            attacker = Attacker(items, victims, Gold([AssumedLabel(label, originals)]), [method],
                                 [direction], params, ranges=ranges)
             start = time.perf_counter()
             part = f"{method.name.replace(':', '-')}-{direction}.jsonl"
@@ -121,9 +125,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--baselines", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None, help="folder for the attack records")
+    parser.add_argument("--methods", default="rules,appendix-j:model=minilm;mlm_top=0;"
+                        "positions=16,textfooler", help="methods, comma-separated (a ';' "
+                        "inside a method spec stands for its own commas); the slowest last")
     args = parser.parse_args()
     if args.baselines is not None:
-        baselines(args.baselines, args.examples, args.budget, args.out)
+        names = [m.replace(";", ",") for m in args.methods.split(",")]
+        baselines(args.baselines, args.examples, args.budget, args.out, names)
         return
     params = AttackParams(budget=args.budget, gold_samples=4, stop_threshold=None)
     with tempfile.TemporaryDirectory() as tmp, FakeServer(responder=responder,
