@@ -9,6 +9,8 @@ knows and ignores the rest:
 - criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key
 - correlation: human_key, n_boot, seed
 - style: bins
+- adversarial: attack (a mapping: gold, generator, methods, victims, budget, ...; see
+  `analyses.adversarial.adversarial_analysis`), out_dir, cache_dir, no_cache
 """
 
 from __future__ import annotations
@@ -102,3 +104,10 @@ def _style(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.style import response_style
 
     return response_style(run.table, **_pick(options, "bins"))
+
+
+@register_analysis("adversarial")
+def _adversarial(run: RunResult, options: Mapping[str, Any]) -> Any:
+    from evalstress.analyses.adversarial import adversarial_analysis
+
+    return adversarial_analysis(run, options)

@@ -222,6 +222,7 @@ def style_table(result: Any) -> Table:
 
 def print_analyses(console: Console, analyses: dict[str, Any]) -> None:
     """Print the table of every analysis except blindspot (print_summary shows that one)."""
+    from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
     from evalstress.analyses.confusion import ConfusionResult
     from evalstress.analyses.correlation import CorrelationResult
     from evalstress.analyses.discernment import DiscernmentResult
@@ -237,6 +238,8 @@ def print_analyses(console: Console, analyses: dict[str, Any]) -> None:
             tables = correlation_tables(result)
         elif isinstance(result, StyleResult):
             tables = [style_table(result)]
+        elif isinstance(result, AdversarialResult):
+            tables = [asr_terminal_table(result)]
         for table in tables:
             console.print(table)
         known = (DiscernmentResult, ConfusionResult, CorrelationResult, StyleResult)

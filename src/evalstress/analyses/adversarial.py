@@ -1,0 +1,179 @@
+"""Attack success rates (paper 004) from attack records: per victim x direction x method, the
+share of attacks that succeeded under eq. 3, with a Wilson 95% interval and the victim queries
+they took. The `adversarial` analysis of a suite runs the attacks (see `evalstress.attack`) and
+lands here; `evalstress attack` does the same from the command line."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+#: Stops that mean the attack never ran on this example (not counted as attempts).
+NOT_RUN = ("not-applicable", "original-unscored")
+
+
+def wilson(successes: int, attempts: int) -> tuple[float | None, float | None]:
+    """Wilson score 95% interval of a proportion (scipy's binomtest)."""
+    if attempts == 0:
+        return None, None
+    from scipy.stats import binomtest
+
+    ci = binomtest(successes, attempts).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+@dataclass
+class AsrRow:
+    victim: str
+    direction: str
+    method: str
+    attempts: int
+    successes: int
+    asr: float | None
+    ci_low: float | None
+    ci_high: float | None
+    queries_per_success: float | None  # mean victim queries of the successful attacks
+    mean_queries: float | None  # mean victim queries of all attempts
+    not_run: int = 0  # examples the method could not attack (no applicable rule, no score)
+
+
+def _get(record: Any, key: str) -> Any:
+    return record[key] if isinstance(record, Mapping) else getattr(record, key)
+
+
+def asr_table(records: Iterable[Any]) -> list[AsrRow]:
+    """One row per (victim, direction, method), in order of first appearance."""
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for record in records:
+        key = (_get(record, "victim"), _get(record, "direction"), _get(record, "method"))
+        groups.setdefault(key, []).append(record)
+    rows = []
+    for (victim, direction, method), members in groups.items():
+        ran = [r for r in members if _get(r, "stop") not in NOT_RUN]
+        wins = [r for r in ran if _get(r, "success")]
+        low, high = wilson(len(wins), len(ran))
+        rows.append(AsrRow(
+            victim, direction, method, len(ran), len(wins),
+            len(wins) / len(ran) if ran else None, low, high,
+            statistics.fmean(_get(r, "queries") for r in wins) if wins else None,
+            statistics.fmean(_get(r, "queries") for r in ran) if ran else None,
+            len(members) - len(ran)))
+    return rows
+
+
+def success_entries(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """The successful attacks in the shape of results.json (CONTRACTS.md section 2)."""
+    out = []
+    for r in records:
+        if not _get(r, "success"):
+            continue
+        out.append({"example_id": _get(r, "example_id"), "victim": _get(r, "victim"),
+                    "direction": _get(r, "direction"), "method": _get(r, "method"),
+                    "original": _get(r, "original"), "text": _get(r, "text"),
+                    "gold": _get(r, "gold"), "victim_score": _get(r, "victim_score"),
+                    "gold_original": _get(r, "gold_original"),
+                    "victim_original": _get(r, "victim_original"),
+                    "iterations": _get(r, "iterations"), "queries": _get(r, "queries")})
+    return out
+
+
+@dataclass
+class AdversarialResult:
+    """`analyses.adversarial` of results.json; `info` adds victims, gold, generator, usage."""
+
+    params: dict[str, Any]
+    asr: list[AsrRow]
+    successes: list[dict[str, Any]]
+    info: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_records(cls, records: Sequence[Any], params: Mapping[str, Any], *,
+                     info: Mapping[str, Any] | None = None,
+                     notes: Sequence[str] = ()) -> AdversarialResult:
+        return cls(dict(params), asr_table(records), success_entries(records), dict(info or {}),
+                   list(notes))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"params": self.params, "asr": [asdict(r) for r in self.asr],
+                "successes": self.successes, **self.info, "notes": self.notes}
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def asr_terminal_table(result: AdversarialResult) -> Table:
+    table = Table(title="Attack success rate (paper 004, eq. 3; Wilson 95% CI)")
+    for column in ("victim", "direction", "method", "attempts", "successes", "ASR %",
+                   "95% CI", "queries/success", "mean queries"):
+        table.add_column(column, justify="left" if column in ("victim", "direction", "method")
+                         else "right")
+    for r in result.asr:
+        ci = "–" if r.ci_low is None else f"{_pct(r.ci_low)}-{_pct(r.ci_high)}"
+        table.add_row(r.victim, r.direction, r.method,
+                      str(r.attempts) + (f" (+{r.not_run} n/a)" if r.not_run else ""),
+                      str(r.successes), _pct(r.asr), ci,
+                      "–" if r.queries_per_success is None else f"{r.queries_per_success:.1f}",
+                      "–" if r.mean_queries is None else f"{r.mean_queries:.1f}")
+    return table
+
+
+ATTACK_KEYS = ("victims", "gold", "generator", "methods", "direction", "criteria", "reference",
+               "ranges")
+
+
+def adversarial_analysis(run: Any, options: Mapping[str, Any]) -> AdversarialResult:
+    """The `adversarial` analysis of a suite: attack the run's examples.
+
+    Settings come from the suite's `options: {attack: {...}}`: `gold` (required), `generator`
+    (for adveval), `methods` (default adveval), `victims` (default: every evaluator aspect of the
+    run), `direction`, `criteria`, `reference`, `ranges`, and the parameters of
+    `AttackParams` (budget, tau_plus, ...). attacks.jsonl goes to the run directory."""
+    from pathlib import Path
+
+    from evalstress.attack.objective import AttackParams
+    from evalstress.attack.setup import build_attacker, close
+
+    settings = dict(options.get("attack") or {})
+    if not settings.get("gold"):
+        raise ValueError("the adversarial analysis needs a gold judge: add options: {attack: "
+                         "{gold: 'judge:model=NAME,base_url=URL', generator: ...}} to the suite")
+    picked = {k: settings.pop(k) for k in ATTACK_KEYS if k in settings}
+    params = AttackParams.from_options(settings)
+    victims = picked.get("victims")
+    if not victims:
+        pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)
+        by_label: dict[str, list[str]] = {}
+        for label, aspect in pairs:
+            by_label.setdefault(label, []).append(aspect)
+        victims = [label if len(aspects) == 1 else f"{label}@{aspect}"
+                   for label, aspects in by_label.items() for aspect in aspects]
+
+    def as_list(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else list(value or [])
+
+    cache_dir = Path(options["cache_dir"]) if options.get("cache_dir") else None
+    no_cache = bool(options.get("no_cache"))
+    from evalstress.runner import open_cache
+
+    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    attacker = build_attacker(
+        run.plan.examples, victims=as_list(victims), gold=as_list(picked["gold"]),
+        generator=picked.get("generator"), methods=as_list(picked.get("methods") or "adveval"),
+        direction=str(picked.get("direction", "both")), params=params,
+        criteria=picked.get("criteria"), reference=str(picked.get("reference", "example")),
+        ranges=as_list(picked.get("ranges")), cache=cache, cache_dir=cache_dir,
+        no_cache=no_cache)
+    out = Path(options["out_dir"]) / "attacks.jsonl" if options.get("out_dir") else None
+    try:
+        records = attacker.run(out)
+    finally:
+        close(attacker)
+        if cache is not None:
+            cache.close()
+    return attacker.result(records)

@@ -1,0 +1,60 @@
+"""Reading candidates out of the generator's answers and keeping only usable ones."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Container, Sequence
+
+from rapidfuzz.distance import LCSseq
+
+from evalstress.llm.client import ChatResponse, LLMError
+from evalstress.llm.extract import extract_answer
+
+COPY_SHARE = 0.9  # a candidate holding this share of the source's words, in order, copies it
+
+
+def _norm(text: str) -> list[str]:
+    return text.lower().split()
+
+
+def copies_source(text: str, source: str, share: float = COPY_SHARE) -> bool:
+    """True when the candidate reproduces (nearly) the whole source: at least `share` of the
+    source's words in their order. A summary quoting a sentence or two does not."""
+    words = _norm(source)
+    if not words:
+        return False
+    return LCSseq.similarity(words, _norm(text)) >= share * len(words)
+
+
+def _category(reason: str) -> str:
+    if reason.startswith("refusal"):
+        return "refusal"
+    if "not closed" in reason:
+        return "cut-off"
+    if "empty" in reason:
+        return "empty"
+    return "no-block"
+
+
+def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str,
+                      seen: Container[str], rejections: Counter[str],
+                      tag: str = "text") -> list[str]:
+    """The new, valid texts among the answers, in order; each rejection is counted by category
+    (request-failed, refusal, empty, cut-off, no-block, copy-of-source, duplicate)."""
+    out: list[str] = []
+    for answer in answers:
+        if isinstance(answer, LLMError):
+            rejections["request-failed"] += 1
+            continue
+        found = extract_answer(answer.text, tag)
+        if found.text is None:
+            rejections[_category(found.reason)] += 1
+            continue
+        text = found.text
+        if copies_source(text, source):
+            rejections["copy-of-source"] += 1
+        elif text in seen or text in out:
+            rejections["duplicate"] += 1
+        else:
+            out.append(text)
+    return out

@@ -1,0 +1,80 @@
+"""Word neighbours in a model's input-embedding table and sentence similarity, for the greedy
+word-substitution attacks (TextFooler-style, paper 002 appendix J). Default model: the shipped
+MiniLM."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+
+def _is_word_piece(token: str) -> bool:
+    return token.startswith("##") or not token.isalpha()
+
+
+class EmbeddingNeighbours:
+    """The k nearest whole-word tokens of a word by cosine in the input-embedding table.
+
+    Words the tokenizer splits into several pieces have no neighbours (their meaning lives in no
+    single row of the table)."""
+
+    def __init__(self, model: Any, tokenizer: Any):
+        import torch
+
+        weight = model.get_input_embeddings().weight.detach().float()
+        self._table = torch.nn.functional.normalize(weight, dim=-1)
+        self._tokenizer = tokenizer
+        self._special = set(tokenizer.all_special_ids)
+        self.neighbours = functools.lru_cache(maxsize=20_000)(self._neighbours)
+
+    def token_id(self, word: str) -> int | None:
+        ids = self._tokenizer(word, add_special_tokens=False)["input_ids"]
+        if len(ids) != 1 or ids[0] in self._special:
+            return None
+        return int(ids[0])
+
+    def _neighbours(self, word: str, k: int, min_cos: float = 0.0) -> tuple[tuple[str, float], ...]:
+        import torch
+
+        token = self.token_id(word.lower()) if word.lower() != word else self.token_id(word)
+        if token is None:
+            return ()
+        sims = self._table @ self._table[token]
+        found: list[tuple[str, float]] = []
+        for index in torch.argsort(sims, descending=True).tolist():
+            if len(found) == k or float(sims[index]) < min_cos:
+                break
+            if index == token or index in self._special:
+                continue
+            piece = self._tokenizer.convert_ids_to_tokens(index)
+            if _is_word_piece(piece) or piece.lower() == word.lower():
+                continue
+            found.append((piece, float(sims[index])))
+        return tuple(found)
+
+
+class SentenceSimilarity:
+    """Cosine similarity of sentence embeddings (sentence-transformers), memoized per text."""
+
+    def __init__(self, model: str = "minilm", device: str = "auto"):
+        self.model_name, self.device = model, device
+        self._memo: dict[str, Any] = {}
+
+    def _encode(self, texts: Sequence[str]) -> None:
+        from evalstress.evaluators import models
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if todo:
+            loaded = models.load("st", self.model_name, self.device)
+            vectors = loaded.model.encode(todo, normalize_embeddings=True,
+                                          convert_to_numpy=True, show_progress_bar=False)
+            for text, vector in zip(todo, vectors, strict=True):
+                self._memo[text] = vector
+            if len(self._memo) > 50_000:
+                self._memo.clear()
+
+    def __call__(self, anchor: str, texts: Sequence[str]) -> list[float]:
+        self._encode([anchor, *texts])
+        base = self._memo[anchor]
+        return [float(base @ self._memo[t]) for t in texts]

@@ -1,0 +1,108 @@
+"""The attack's objective (paper 004): feedback S (eq. 2), success (eq. 3) and their parameters.
+
+Both scores are on 0-100. Direction `good` looks for texts the gold evaluator rates high and the
+victim rates low (good-but-underrated); `bad` for texts the gold rates low and the victim high
+(bad-but-overrated).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+Direction = Literal["good", "bad"]
+DIRECTIONS: tuple[Direction, ...] = ("good", "bad")
+
+
+@dataclass(frozen=True)
+class AttackParams:
+    """Everything that shapes a search; `to_dict` gives the `params` block of results.json.
+
+    Defaults are paper 004's: tau+ 70, tau- 30, delta 40, lambda 1, a 300-query victim budget,
+    8 candidates per iteration, the top 10 of the trajectory in the prompt, at most 30
+    iterations, 8 gold samples. `stop_threshold` (S above which the search stops; 80 in the
+    paper's released code) and `patience` (iterations in a row without one usable candidate
+    before giving up; the released code gives up after 1) are ours to set.
+    """
+
+    tau_plus: float = 70.0
+    tau_minus: float = 30.0
+    delta: float = 40.0
+    lam: float = 1.0
+    budget: int = 300
+    candidates: int = 8
+    trajectory: int = 10
+    max_iterations: int = 30
+    gold_samples: int = 8
+    stop_threshold: float | None = 80.0
+    patience: int = 3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("budget", "candidates", "trajectory", "max_iterations", "gold_samples",
+                     "patience"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("tau_plus", "tau_minus"):
+            if not 0 <= float(getattr(self, name)) <= 100:
+                raise ValueError(f"{name} must lie on the 0-100 scale, got {getattr(self, name)}")
+        if float(self.delta) < 0:
+            raise ValueError(f"delta must be >= 0, got {self.delta}")
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> AttackParams:
+        """Build from a mapping; `lambda` is accepted for `lam`; unknown keys are errors."""
+        known = [f.name for f in fields(cls)]
+        values: dict[str, Any] = {}
+        for key, value in options.items():
+            name = "lam" if key == "lambda" else key
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ValueError(f"unknown attack parameter '{key}'{hint}")
+            values[name] = value
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["lambda"] = out.pop("lam")
+        return out
+
+
+def feedback(direction: Direction, gold: float, victim: float, lam: float = 1.0) -> float:
+    """Paper 004 eq. 2: S = lambda*gold - victim (good) or victim - lambda*gold (bad)."""
+    if direction == "good":
+        return lam * gold - victim
+    if direction == "bad":
+        return victim - lam * gold
+    raise ValueError(f"unknown direction '{direction}'; choose good or bad")
+
+
+def succeeded(direction: Direction, gold: float, victim: float, params: AttackParams) -> bool:
+    """Paper 004 eq. 3: a confident gold label and a gap of at least delta the wrong way.
+
+    good: gold >= tau+ and gold - victim >= delta; bad: gold <= tau- and victim - gold >= delta.
+    """
+    if direction == "good":
+        return gold >= params.tau_plus and gold - victim >= params.delta
+    if direction == "bad":
+        return gold <= params.tau_minus and victim - gold >= params.delta
+    raise ValueError(f"unknown direction '{direction}'; choose good or bad")
+
+
+def victim_target(direction: Direction, params: AttackParams) -> float:
+    """The victim score that would complete a success if the gold label held (tau+ - delta for
+    good, tau- + delta for bad): where victim-only searches (TextFooler) stop."""
+    if direction == "good":
+        return params.tau_plus - params.delta
+    return params.tau_minus + params.delta
+
+
+def parse_directions(value: str) -> tuple[Direction, ...]:
+    """`good`, `bad` or `both`."""
+    if value == "both":
+        return DIRECTIONS
+    if value in DIRECTIONS:
+        return (value,)
+    raise ValueError(f"unknown direction '{value}'; choose good, bad or both")

@@ -1,0 +1,121 @@
+"""ASR table: Wilson intervals by hand, queries per success, examples a method could not
+attack, and the exact shape of analyses.adversarial (CONTRACTS.md section 2)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from evalstress.analyses.adversarial import (
+    AdversarialResult,
+    asr_table,
+    asr_terminal_table,
+    wilson,
+)
+
+
+def hand_wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize(("k", "n"), [(7, 20), (0, 20), (20, 20), (1, 3)])
+def test_wilson_matches_the_formula(k: int, n: int) -> None:
+    low, high = wilson(k, n)
+    expected = hand_wilson(k, n)
+    assert low == pytest.approx(max(0.0, expected[0]), abs=1e-9)
+    assert high == pytest.approx(min(1.0, expected[1]), abs=1e-9)
+    assert wilson(0, 0) == (None, None)
+
+
+def rec(victim: str, direction: str, method: str, success: bool, queries: int,
+        stop: str = "iterations", **extra: Any) -> dict[str, Any]:
+    return {"example_id": extra.get("example_id", "e"), "victim": victim,
+            "direction": direction, "method": method, "success": success, "queries": queries,
+            "stop": stop, "original": "o", "text": "t", "gold": 80.0, "victim_score": 10.0,
+            "gold_original": 75.0, "victim_original": 40.0, "iterations": 2}
+
+
+def test_rows_per_victim_direction_method() -> None:
+    records = [rec("rougeL", "good", "adveval", True, 9), rec("rougeL", "good", "adveval", False,
+                                                              300),
+               rec("rougeL", "good", "adveval", True, 33), rec("bleu", "good", "adveval", False,
+                                                               300),
+               rec("rougeL", "bad", "rule:jumble", False, 0, stop="not-applicable"),
+               rec("rougeL", "bad", "rule:jumble", True, 4)]
+    rows = {(r.victim, r.direction, r.method): r for r in asr_table(records)}
+    adv = rows[("rougeL", "good", "adveval")]
+    assert (adv.attempts, adv.successes) == (3, 2) and adv.asr == pytest.approx(2 / 3)
+    assert adv.queries_per_success == pytest.approx(21.0)  # (9 + 33) / 2
+    assert adv.mean_queries == pytest.approx(114.0)  # (9 + 300 + 33) / 3
+    assert (adv.ci_low, adv.ci_high) == pytest.approx(hand_wilson(2, 3))
+    bleu = rows[("bleu", "good", "adveval")]
+    assert bleu.asr == 0 and bleu.queries_per_success is None
+    jumble = rows[("rougeL", "bad", "rule:jumble")]
+    assert (jumble.attempts, jumble.not_run, jumble.successes) == (1, 1, 1)
+    assert list(rows) == [("rougeL", "good", "adveval"), ("bleu", "good", "adveval"),
+                          ("rougeL", "bad", "rule:jumble")]
+
+
+def test_result_has_the_contract_shape() -> None:
+    records = [rec("rougeL", "good", "adveval", True, 9), rec("rougeL", "good", "adveval", False,
+                                                              40)]
+    params = {"tau_plus": 70, "tau_minus": 30, "delta": 40, "lambda": 1.0, "budget": 300,
+              "candidates": 8, "trajectory": 10, "max_iterations": 30, "gold_samples": 8}
+    data = AdversarialResult.from_records(records, params, info={"examples": 1}).to_dict()
+    assert data["params"] == params
+    assert set(data["asr"][0]) >= {"victim", "direction", "method", "attempts", "successes",
+                                   "asr", "ci_low", "ci_high", "queries_per_success",
+                                   "mean_queries"}
+    assert data["successes"] == [{"example_id": "e", "victim": "rougeL", "direction": "good",
+                                  "method": "adveval", "original": "o", "text": "t",
+                                  "gold": 80.0, "victim_score": 10.0, "gold_original": 75.0,
+                                  "victim_original": 40.0, "iterations": 2, "queries": 9}]
+    assert data["examples"] == 1
+    console = Console(record=True, width=160)
+    console.print(asr_terminal_table(AdversarialResult.from_records(records, params)))
+    shown = console.export_text()
+    assert "50.0" in shown and "rougeL" in shown
+
+
+@pytest.mark.slow
+def test_a_suite_can_name_the_adversarial_analysis(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from evalstress.analyses.registry import analysis_names, run_analyses
+    from evalstress.data import Example
+    from evalstress.evaluators.base import create_evaluator
+    from evalstress.llm.fake_server import FakeServer, Reply
+    from evalstress.runner import run
+    from evalstress.suites import Suite
+
+    assert "adversarial" in analysis_names()
+    examples = [Example(f"e{i}", "summarization", "The mayor opened the new library today.",
+                        hypothesis, ("The mayor opened the library.",))
+                for i, hypothesis in enumerate(["The mayor opened a library.",
+                                                "A new library was opened by the mayor today."])]
+    suite = Suite.from_dict({"name": "s", "perturbations": ["truncation"], "seeds": [0],
+                             "analyses": ["adversarial"], "options": {"attack": {
+                                 "gold": "judge:model=g,base_url=URL", "methods": ["rules"],
+                                 "budget": 5, "gold_samples": 1}}})
+    result = run(examples, suite, [create_evaluator("rouge:types=rougeL")])
+    with FakeServer(default=Reply("70")) as server:
+        options = {**suite.options, "out_dir": str(tmp_path)}
+        options["attack"] = {**options["attack"],
+                             "gold": f"judge:model=g,base_url={server.base_url}"}
+        analyses = run_analyses(["adversarial"], result, options)
+    data = analyses["adversarial"].to_dict()
+    assert data["params"]["budget"] == 5
+    assert {r["victim"] for r in data["asr"]} == {"rouge:types=rougeL"}
+    lines = (Path(tmp_path) / "attacks.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * 8  # two examples, eight rules, each in its own direction
+    with pytest.raises(ValueError, match="needs a gold judge"):
+        run_analyses(["adversarial"], result, {})
+    with pytest.raises(ValueError, match="did you mean 'budget'"):
+        run_analyses(["adversarial"], result, {"attack": {"gold": "judge:model=g,base_url=x",
+                                                          "budgte": 3}})
