@@ -26,6 +26,7 @@ import asyncio
 import ctypes
 import importlib.util
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -81,6 +82,7 @@ class _Step:
     raw: Any = None  # the unconstrained logits (numpy array), overwritten each step
     top: list[tuple[int, float]] = field(default_factory=list)  # (token id, logprob), allowed only
     log_norm: float = 0.0
+    allowed: int = -1  # tokens the constraint allowed at this step (-1: not counted)
 
 
 class LocalModel:
@@ -92,10 +94,11 @@ class LocalModel:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.path = path
-        # threads: llama-cpp-python's default (half the cores) unless given; on a shared machine
-        # more threads than free cores makes every token slower
-        self.llama = Llama(str(path), n_ctx=int(n_ctx), n_threads=threads,
-                           n_threads_batch=threads, verbose=False)
+        # half the cores unless told, for prompts too: llama.cpp's threads spin while they wait
+        # for each other, so more threads than free cores makes every token far slower
+        count = threads or max(1, (os.cpu_count() or 2) // 2)
+        self.llama = Llama(str(path), n_ctx=int(n_ctx), n_threads=count, n_threads_batch=count,
+                           verbose=False)
         self.n_ctx = self.llama.n_ctx()
         self.lock = threading.Lock()
         template = self.llama.metadata.get("tokenizer.chat_template")
@@ -157,7 +160,7 @@ class LocalModel:
         llama = self.llama
         self._prefill(prompt)
         step = _Step()
-        sampler = self._sampler(params, grammar, step if top_n else None, top_n)
+        sampler = self._sampler(params, grammar, step, top_n)
         vocab = llama._model.vocab
         tokens: list[int] = []
         logprobs: list[dict[str, Any]] = []
@@ -179,6 +182,9 @@ class LocalModel:
                 cut = _first_stop(text, stops)
                 if cut is not None:
                     text, finish = text[:cut], "stop"
+                    break
+                if 0 <= step.allowed <= 64 and self._grammar_complete(sampler):
+                    finish = "stop"  # the constraint admits only the end: skip one decode
                     break
                 llama.eval([token])
         finally:
@@ -204,10 +210,29 @@ class LocalModel:
         chosen = float(step.raw[token]) - step.log_norm
         return {"token": piece(token), "logprob": chosen, "top": top}
 
+    def _grammar_complete(self, sampler: Any) -> bool:
+        """True when the grammar (second in the chain) now admits nothing but an end token."""
+        import llama_cpp
+        import numpy as np
+        from llama_cpp import llama_cpp as lib
+
+        size = self.llama.n_vocab()
+        buffer = (lib.llama_token_data * size)()
+        data = np.frombuffer(buffer, dtype=_TOKEN_DATA, count=size)  # type: ignore[call-overload]
+        data["id"] = np.arange(size, dtype=np.intc)
+        candidates = lib.llama_token_data_array(
+            ctypes.cast(buffer, lib.llama_token_data_p), size, -1, False)
+        lib.llama_sampler_apply(lib.llama_sampler_chain_get(sampler.sampler, 1),
+                                ctypes.byref(candidates))
+        allowed = data["id"][np.isfinite(data["logit"])]
+        vocab = self.llama._model.vocab
+        return bool(len(allowed)) and all(llama_cpp.llama_vocab_is_eog(vocab, int(t))
+                                          for t in allowed[:8]) and len(allowed) <= 8
+
     def _piece(self, token: int) -> str:
         return self.llama.detokenize([token]).decode("utf-8", errors="replace")
 
-    def _sampler(self, params: Mapping[str, Any], grammar: str | None, step: _Step | None,
+    def _sampler(self, params: Mapping[str, Any], grammar: str | None, step: _Step,
                  top_n: int) -> Any:
         """llama.cpp's sampler chain: [record logits] -> [grammar] -> [record allowed] -> pick."""
         import numpy as np
@@ -215,15 +240,18 @@ class LocalModel:
         from llama_cpp import llama_cpp as lib
 
         sampler = internals.LlamaSampler()
-        dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
         def view(array: Any) -> Any:
             size = array.contents.size
             buffer = (lib.llama_token_data * size).from_address(
                 ctypes.addressof(array.contents.data.contents))
-            return np.frombuffer(buffer, dtype=dtype, count=size)
+            return np.frombuffer(buffer, dtype=_TOKEN_DATA, count=size)
 
-        if step is not None:
+        def count_allowed(array: Any) -> None:
+            assert step is not None
+            step.allowed = int(np.isfinite(view(array)["logit"]).sum())
+
+        if top_n:
             def record_raw(array: Any) -> None:
                 data = view(array)
                 logits = np.empty(len(data), dtype=np.float64)
@@ -235,6 +263,7 @@ class LocalModel:
             def record_allowed(array: Any) -> None:
                 data = view(array)
                 allowed = np.isfinite(data["logit"])
+                step.allowed = int(allowed.sum())
                 ids = data["id"][allowed]
                 values = step.raw[ids] - step.log_norm
                 if len(ids) > top_n:
@@ -244,6 +273,8 @@ class LocalModel:
                 step.top = [(int(ids[i]), float(values[i])) for i in order]
 
             sampler.add_custom(record_raw)
+        elif grammar is not None:  # keeps the grammar second, where _grammar_complete finds it
+            sampler.add_custom(lambda array: None)
         if grammar is not None:
             handle = lib.llama_sampler_init_grammar(self.llama._model.vocab,
                                                     grammar.encode("utf-8"), b"root")
@@ -251,7 +282,8 @@ class LocalModel:
                 sampler.close()
                 raise AttemptError("client", "the grammar does not parse (llama.cpp GBNF)")
             lib.llama_sampler_chain_add(sampler.sampler, handle)
-        if step is not None:
+            sampler.add_custom(record_allowed if top_n else count_allowed)
+        elif top_n:
             sampler.add_custom(record_allowed)
         given = params.get("temperature")
         temperature = 1.0 if given is None else float(given)  # OpenAI's default
@@ -314,6 +346,13 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
+def _token_data_dtype() -> Any:
+    import numpy as np
+
+    return np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+
+
+_TOKEN_DATA = _token_data_dtype()
 _MODELS: dict[tuple[str, int, int], LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
 
