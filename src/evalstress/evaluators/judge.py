@@ -150,15 +150,19 @@ def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
         if position <= offset < position + len(token):
             if token.strip() != number:
                 return None
-            labels: dict[int, float] = {}
-            for candidate, logprob in (item.get("top") or {}).items():
+            found: dict[int, list[float]] = {}
+            # in a fixed order with exact sums, so an answer read back from the cache (whose
+            # JSON may order the alternatives differently) gives the very same score
+            for candidate, logprob in sorted((item.get("top") or {}).items()):
                 label = candidate.strip()
                 if label.isdigit() and low <= int(label) <= high and logprob is not None:
-                    labels[int(label)] = labels.get(int(label), 0.0) + math.exp(logprob)
-            mass = sum(labels.values())
+                    found.setdefault(int(label), []).append(math.exp(logprob))
+            labels = {v: math.fsum(ps) for v, ps in sorted(found.items())}
+            mass = math.fsum(labels.values())
             if mass <= 0:
                 return None
-            return sum(v * p for v, p in labels.items()) / mass, mass, max(labels.values()) / mass
+            expected = math.fsum(v * p for v, p in labels.items()) / mass
+            return expected, mass, max(labels.values()) / mass
         position += len(token)
     return None
 

@@ -81,19 +81,24 @@ def json_instruction(form: str, scale: tuple[int, int]) -> str:
     return _JSON_INSTRUCTION[form].format(lo=low, hi=high)
 
 
-_JSON_RATING = re.compile(r'"(?:rating|result|score)"\s*:\s*"?(-?\d+(?:\.\d+)?)', re.IGNORECASE)
+_JSON_RATING = re.compile(r'"(?:rating|result|score)"\s*:\s*"?(-?\d+(?:\.\d+)?)\b(?!\.\d)',
+                          re.IGNORECASE)
 
 
 def json_rating(text: str) -> tuple[str, int] | None:
-    """The rating of a JSON answer as (number text, offset), or None when it is not JSON."""
+    """The rating of a JSON answer as (number text, offset), or None when it is not JSON.
+
+    An answer cut off at max_tokens after its rating field (rate-explain writes the rating
+    first) still gives the rating: the key is read where it stands, outside the strings (quotes
+    inside a JSON string are escaped, so `"rating": N` cannot appear there)."""
     stripped = text.strip()
     if not stripped.startswith("{"):
         return None
     try:
         data = json.loads(stripped)
     except ValueError:
-        return None
-    if not isinstance(data, dict) or not any(k in data for k in ("rating", "result", "score")):
+        data = None  # unfinished: read the fields that are complete
+    if isinstance(data, dict) and not any(k in data for k in ("rating", "result", "score")):
         return None
     matches = list(_JSON_RATING.finditer(text))
     if not matches:
