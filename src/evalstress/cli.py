@@ -80,7 +80,9 @@ def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}")
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}")  # "[llm]" is text, not markup
     return typer.Exit(code)
 
 
@@ -123,6 +125,22 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
     return result
+
+
+def _require_extras(specs: list[str]) -> None:
+    """Name the extra a spec needs before anything is read (specs are checked fully later)."""
+    from evalstress.evaluators.base import parse_spec
+    from evalstress.extras import MissingExtra, check_evaluator
+
+    for spec in specs:
+        try:
+            name, params = parse_spec(spec)
+        except (ValueError, KeyError):
+            continue  # _evaluators reports it
+        try:
+            check_evaluator(name, params)
+        except MissingExtra as exc:
+            raise _fail(str(exc)) from None
 
 
 def _evaluators(specs: list[str]) -> list[Evaluator]:
@@ -215,6 +233,7 @@ def run_command(
     -e rouge -e bleu --task summarization`
     """
     cfg = _load_config(config)
+    _require_extras(list(evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT))
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
     if data is None:
         raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
