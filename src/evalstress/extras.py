@@ -10,6 +10,7 @@ does not import them (importing torch alone takes seconds).
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,10 +48,13 @@ def missing_modules(modules: Sequence[str]) -> list[str]:
     """The import names in `modules` that cannot be found (nothing is imported)."""
     out = []
     for name in modules:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
+        if name in sys.modules:  # imported already (or a stand-in); None marks a blocked import
+            found = sys.modules[name] is not None
+        else:
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except (ImportError, ValueError):
+                found = False
         if not found:
             out.append(name)
     return out

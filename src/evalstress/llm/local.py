@@ -23,6 +23,7 @@ the key.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import importlib.util
 import json
@@ -364,8 +365,18 @@ def load_model(path: Path, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = N
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
+            if not _MODELS:
+                atexit.register(_close_models)
             model = _MODELS[key] = LocalModel(path, n_ctx, threads)
         return model
+
+
+def _close_models() -> None:
+    """Free the models while llama-cpp-python can still do it (not during interpreter exit)."""
+    with _MODELS_LOCK:
+        for model in _MODELS.values():
+            model.llama.close()
+        _MODELS.clear()
 
 
 class LocalBackend:
