@@ -591,7 +591,7 @@ def serve_command(
 
     try:
         serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs),
-              announce=err.print)
+              announce=lambda text: err.print(text, markup=False, highlight=False))
     except (MissingExtra, FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
 
