@@ -249,7 +249,6 @@ class LocalModel:
             return np.frombuffer(buffer, dtype=_TOKEN_DATA, count=size)
 
         def count_allowed(array: Any) -> None:
-            assert step is not None
             step.allowed = int(np.isfinite(view(array)["logit"]).sum())
 
         if top_n:
