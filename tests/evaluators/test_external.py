@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from evalstress.evaluators import ScoreRequest, create_evaluator
 from evalstress.evaluators.external import CallableEvaluator
@@ -72,3 +77,87 @@ def test_external_command_that_crashes_gives_missing_scores(tmp_path: Path) -> N
     evaluator = create_evaluator(f"command:cmd='{sys.executable} {script}'")
     [row] = evaluator.score([ScoreRequest("text")])
     assert "exited 3: out of memory" in (row["score"].reason or "")
+
+
+def _write_scorer(folder: Path, body: str) -> None:
+    (folder / "my_scorer.py").write_text(
+        "def score(request):\n    # how many words\n" + body, encoding="utf-8")
+    sys.modules.pop("my_scorer", None)
+
+
+def test_an_edited_scorer_is_rerun_not_served_from_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalstress.runner import Scorer, open_cache
+
+    monkeypatch.chdir(tmp_path)  # the working directory is importable for target=
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    cache = open_cache(tmp_path / "scores.sqlite")
+    requests = [ScoreRequest("a b c"), ScoreRequest("d e")]
+
+    def scores() -> list[float | None]:
+        evaluator = create_evaluator("python:target=my_scorer:score")
+        rows = Scorer(evaluator, cache).score(requests)
+        return [rows[r.key]["score"].value for r in requests]
+
+    _write_scorer(tmp_path, "    return float(len(request.text.split()))\n")
+    assert scores() == [3.0, 2.0]
+    _write_scorer(tmp_path, "    return 10.0 * len(request.text.split())\n")
+    assert scores() == [30.0, 20.0]  # not the cached 3.0 and 2.0
+    # a comment or a blank line changes nothing the function does: the cache still serves it
+    _write_scorer(tmp_path, "\n    # ten points a word\n    return 10.0 * len(request.text.split())\n")
+    evaluator = create_evaluator("python:target=my_scorer:score")
+    scorer = Scorer(evaluator, cache)
+    scorer.score(requests)
+    assert scorer.stats.cached == 2 and scorer.stats.scored == 0
+
+
+def test_fingerprints_follow_code_constants_defaults_and_closures() -> None:
+    from functools import partial
+
+    from evalstress.evaluators.external import source_fingerprint
+
+    def make(limit: int) -> Callable[[ScoreRequest], float]:
+        def under(request: ScoreRequest) -> float:
+            return float(len(request.text) < limit)
+        return under
+
+    def plus(request: ScoreRequest, bonus: float = 1.0) -> float:
+        return len(request.text) + bonus
+
+    def plus_again(request: ScoreRequest, bonus: float = 1.0) -> float:
+        return len(request.text) + bonus
+
+    def plus_two(request: ScoreRequest, bonus: float = 2.0) -> float:
+        return len(request.text) + bonus
+
+    def words(request: ScoreRequest) -> bool:
+        return request.text in {"alpha", "beta", "gamma"}
+
+    assert source_fingerprint(plus) == source_fingerprint(plus_again)
+    assert source_fingerprint(plus) != source_fingerprint(plus_two)
+    assert source_fingerprint(make(3)) != source_fingerprint(make(4))
+    assert source_fingerprint(partial(plus, bonus=3)) != source_fingerprint(partial(plus, bonus=4))
+    assert source_fingerprint(words) == source_fingerprint(words)
+    assert len(source_fingerprint(len)) == 16  # builtins have a name, not code
+    assert CallableEvaluator(plus).signature()["params"]["source"] == source_fingerprint(plus)
+
+
+def test_a_missing_target_module_names_the_places_searched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"no module 'nowhere_to_be_found' in the working "
+                                         r"directory"):
+        create_evaluator("python:target=nowhere_to_be_found:score")
+
+
+def test_fingerprints_do_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
+    _write_scorer(tmp_path, '    return float(request.text in {"alpha", "beta", "gamma", "delta"})\n')
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import my_scorer; "
+            "from evalstress.evaluators.external import source_fingerprint; "
+            "print(source_fingerprint(my_scorer.score))")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    prints = {subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                             text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": src}
+                             ).stdout.strip() for seed in ("1", "2", "3")}
+    assert len(prints) == 1 and len(next(iter(prints))) == 16

@@ -79,6 +79,7 @@ class Evaluator(ABC):
     #: Perturbations (or perturbation families) this evaluator is designed to be tested on; None
     #: means all. Reports mark the other tests "not applicable" instead of "blind spot".
     meant_for: ClassVar[tuple[str, ...] | None] = None
+    display_name: str | None = None  # the user's `name=`: the label in tables, not in signatures
 
     def __init__(self, **params: Any):
         self.params = params
@@ -106,7 +107,10 @@ class Evaluator(ABC):
 
     @property
     def label(self) -> str:
-        """A short display name: the registered name plus the parameters the user set."""
+        """A short display name: the user's `name=`, else the registered name plus the
+        parameters the user set."""
+        if self.display_name:
+            return self.display_name
         if not self.spec_params:
             return self.name
         args = ",".join(f"{k}={v}" for k, v in sorted(self.spec_params.items()))
@@ -185,10 +189,14 @@ def _coerce(value: str) -> Any:
 
 
 def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """`"rouge"`, `"bertscore:model=/m,num_layers=6"` or `{"name": ..., **params}`."""
+    """`"rouge"`, `"bertscore:model=/m,num_layers=6"`, `{"name": ..., **params}` or
+    `{"evaluator": ..., "name": LABEL, **params}` (there `name` is the label, as in a string
+    spec's `name=`)."""
     params: dict[str, Any]
     if isinstance(spec, Mapping):
         params = dict(spec)
+        if "evaluator" in params:
+            return str(params.pop("evaluator")), params
         return str(params.pop("name")), params
     name, _, rest = spec.partition(":")
     params = {}
@@ -223,15 +231,25 @@ def _split_params(text: str) -> list[str]:
 
 
 def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
+    """Build an evaluator from a spec. `name=LABEL` sets its short label in tables; a missing
+    optional dependency fails here, naming the extra to install, before any work."""
+    from evalstress.extras import check_evaluator
+
     name, params = parse_spec(spec)
+    label = params.pop("name", None)
+    if label is not None and not str(label).strip():
+        raise ValueError(f"evaluator '{name}': name= needs a label")
     reg = registry()
     if name not in reg:
         close = difflib.get_close_matches(name, list(reg), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise KeyError(f"unknown evaluator '{name}'.{hint} See: evalstress list evaluators")
+    check_evaluator(name, params)
     try:
         instance = reg[name](**params)
     except TypeError as exc:
         raise ValueError(f"bad parameters for evaluator '{name}': {exc}") from None
     instance.spec_params = params
+    if label is not None:
+        instance.display_name = str(label).strip()
     return instance

