@@ -21,6 +21,10 @@ import numpy as np
 import pandas as pd
 
 from evalstress.runner import CORPUS, ORIGINAL
+from evalstress.scoretable import ScoreTable, frame_or_groups
+
+COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
+           "score", "higher_is_better", "status")
 
 
 @dataclass
@@ -87,16 +91,21 @@ def _sign(higher_is_better: bool) -> float:
     return 1.0 if higher_is_better else -1.0
 
 
-def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
+def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
               skips: pd.DataFrame | None = None) -> BlindspotResult:
-    """Run the rank and monotonic tests on a score table (see module docstring)."""
+    """Run the rank and monotonic tests on a score table (see module docstring).
+
+    `table` is a DataFrame or a Parquet-backed ScoreTable (read one evaluator aspect at a time);
+    `skips` has one row per skip, or a `count` column per perturbation and reason."""
     rows: list[BlindspotRow] = []
     if table.empty:
         return BlindspotResult(rows, rel_tol, abs_tol, ["the score table is empty"])
     skip_counts: dict[str, int] = {}
     if skips is not None and not skips.empty:
-        skip_counts = {str(k): int(v) for k, v in skips.groupby("perturbation").size().items()}
-    for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
+        sizes = (skips.groupby("perturbation")["count"].sum() if "count" in skips
+                 else skips.groupby("perturbation").size())
+        skip_counts = {str(k): int(v) for k, v in sizes.items()}
+    for (evaluator, aspect), group in frame_or_groups(table, ["evaluator", "aspect"], COLUMNS):
         higher = bool(group["higher_is_better"].iloc[0])
         gold_rows = group[group["perturbation"] == ORIGINAL]
         gold_by_example = gold_rows.set_index("example_id")["score"]

@@ -16,8 +16,12 @@ from typing import Any
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 
+REFERENCE_MEMO = 4096  # preprocessed references kept per evaluator (memory stays flat)
+
+
 class _SacreBleuMetric(Evaluator):
     needs_references = True
+    cpu_bound = True  # the runner may score it in worker processes
     batch_size = 256
     metric_name = ""
 
@@ -37,7 +41,7 @@ class _SacreBleuMetric(Evaluator):
         """sacreBLEU's preprocessed references, memoized: every variant of an example shares them."""
         memo = self.__dict__.setdefault("_ref_memo", {})
         if references not in memo:
-            if len(memo) > 10_000:
+            if len(memo) >= REFERENCE_MEMO:  # a chunk's references fit many times over
                 memo.clear()
             memo[references] = self.metric._cache_references([[r] for r in references])[0]
         return memo[references]
@@ -94,6 +98,24 @@ class Ter(_SacreBleuMetric):
         return False
 
 
+class _Analysed:
+    """A text's rouge-score tokens and, on demand, its n-gram counts."""
+
+    __slots__ = ("_ngrams", "tokens")
+
+    def __init__(self, tokens: tuple[str, ...]):
+        self.tokens = tokens
+        self._ngrams: dict[int, Any] = {}
+
+    def ngrams(self, n: int) -> Any:
+        counts = self._ngrams.get(n)
+        if counts is None:
+            from rouge_score import rouge_scorer
+
+            counts = self._ngrams[n] = rouge_scorer._create_ngrams(self.tokens, n)
+        return counts
+
+
 class _MemoStemmer:
     """Porter stemming memoized per word: variants of one text share almost all their words."""
 
@@ -117,6 +139,7 @@ class Rouge(Evaluator):
 
     description = "rouge-score ROUGE-1/2/L, max over references"
     needs_references = True
+    cpu_bound = True
     batch_size = 256
 
     def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True,
@@ -130,18 +153,15 @@ class Rouge(Evaluator):
             if kind != "rougeL" and not (kind.startswith("rouge") and kind[5:].isdigit()):
                 raise ValueError(f"unsupported ROUGE type '{kind}': use rouge1..rouge9, rougeL")
         self._stemmer = _MemoStemmer() if use_stemmer else None
-        self._tokens = functools.lru_cache(maxsize=50_000)(self._tokenize)
-        self._ngrams = functools.lru_cache(maxsize=50_000)(self._count_ngrams)
+        # Only references are memoized: every variant of an example is compared with the same
+        # ones, while each distinct prediction is scored once. The bound keeps memory flat on
+        # any dataset size; a chunk's references fit in it many times over.
+        self._reference = functools.lru_cache(maxsize=REFERENCE_MEMO)(self._analyse)
 
-    def _tokenize(self, text: str) -> tuple[str, ...]:
+    def _analyse(self, text: str) -> _Analysed:
         from rouge_score import tokenize
 
-        return tuple(tokenize.tokenize(text, self._stemmer))
-
-    def _count_ngrams(self, text: str, n: int) -> Any:
-        from rouge_score import rouge_scorer
-
-        return rouge_scorer._create_ngrams(self._tokens(text), n)
+        return _Analysed(tuple(tokenize.tokenize(text, self._stemmer)))
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -150,12 +170,12 @@ class Rouge(Evaluator):
     def versions(self) -> dict[str, str]:
         return {"rouge-score": version("rouge-score")}
 
-    def _pair(self, reference: str, prediction: str, kind: str) -> float:
+    def _pair(self, reference: _Analysed, prediction: _Analysed, kind: str) -> float:
         from rapidfuzz.distance import LCSseq
         from rouge_score import rouge_scorer, scoring
 
         if kind == "rougeL":
-            ref, pred = self._tokens(reference), self._tokens(prediction)
+            ref, pred = reference.tokens, prediction.tokens
             if not ref or not pred:
                 return 0.0
             lcs = LCSseq.similarity(ref, pred)
@@ -163,15 +183,15 @@ class Rouge(Evaluator):
             result = scoring.Score(precision, recall, scoring.fmeasure(precision, recall))
         else:
             n = int(kind[5:])
-            result = rouge_scorer._score_ngrams(self._ngrams(reference, n),
-                                                self._ngrams(prediction, n))
+            result = rouge_scorer._score_ngrams(reference.ngrams(n), prediction.ngrams(n))
         return float(getattr(result, self.measure))
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         rows = []
         for request in requests:
-            rows.append({kind: Score(max(self._pair(ref, request.text, kind)
-                                         for ref in request.references))
+            prediction = self._analyse(request.text)  # scored once: not worth a memo entry
+            references = [self._reference(ref) for ref in request.references]
+            rows.append({kind: Score(max(self._pair(ref, prediction, kind) for ref in references))
                          for kind in self.types})
         return rows
 
@@ -191,6 +211,7 @@ class Repetition(Evaluator):
 
     description = "rep-2/3/4: share of repeated n-grams (lower is better)"
     batch_size = 1024
+    cpu_bound = True
 
     def __init__(self, orders: str = "2 3 4"):
         super().__init__(orders=orders)
