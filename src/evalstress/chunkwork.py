@@ -163,11 +163,12 @@ def variant_line(variant: Variant, original: str) -> str:
 class ChunkWorker:
     """Plans rule perturbations and scores CPU-bound evaluators for chunks of one run."""
 
-    def __init__(self, suite: Suite, pool: Sequence[Example], resources: dict[str, Any],
-                 evaluators: Sequence[Evaluator], cache: SQLiteCache | None,
-                 parser: TextParser | None = None):
+    def __init__(self, suite: Suite, examples: Sequence[Example], pool: Sequence[Example],
+                 resources: dict[str, Any], evaluators: Sequence[Evaluator],
+                 cache: SQLiteCache | None, parser: TextParser | None = None):
         self.suite = suite
-        self.pool = pool
+        self.examples = examples  # chunk positions index this list
+        self.pool = pool  # the dataset perturbations may borrow from
         self.resources = resources
         self.evaluators = list(evaluators)
         self.cache = cache
@@ -199,7 +200,7 @@ class ChunkWorker:
         return variants, skips, parses
 
     def process(self, task: ChunkTask) -> ChunkOutcome:
-        examples = [self.pool[i] for i in task.positions]
+        examples = [self.examples[i] for i in task.positions]
         variants, skips, parses = self.plan(examples, task.active)
         variants.extend(task.extra_variants)
         rows: dict[str, ScoreColumns] = {}
@@ -221,6 +222,7 @@ _WORKER: ChunkWorker | None = None
 @dataclass
 class WorkerSpec:
     suite: Suite
+    examples: list[Example]
     pool: list[Example]
     resources: dict[str, Any]
     evaluators: list[EvaluatorRecipe]
@@ -231,7 +233,7 @@ class WorkerSpec:
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
     cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
-    _WORKER = ChunkWorker(spec.suite, spec.pool, spec.resources,
+    _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
                           [r.build() for r in spec.evaluators], cache)
 
 

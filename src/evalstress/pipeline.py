@@ -90,15 +90,15 @@ def fingerprint(examples: Sequence[Example], suite: Suite, evaluators: Sequence[
     return digest.hexdigest()
 
 
-def _warm_resources(suite: Suite, examples: Sequence[Example], parser: TextParser,
-                    resources: dict[str, Any]) -> None:
+def _warm_resources(suite: Suite, examples: Sequence[Example], pool: Sequence[Example],
+                    parser: TextParser, resources: dict[str, Any]) -> None:
     """Build the dataset-wide resources (sentence pools, n-gram tables) once, here, by applying
     each rule perturbation to one example per task; workers then receive them ready-made."""
     first: dict[str, Example] = {}
     for example in examples:
         first.setdefault(example.task, example)
     for example in first.values():
-        ctx = PerturbContext(example, parser, examples, resources)
+        ctx = PerturbContext(example, parser, pool, resources)
         for plan in suite.perturbations:
             if plan.perturbation.method == "rule" and plan.applies_to(example.task) and plan.grid:
                 plan.perturbation.apply(ctx, plan.grid[0], suite.seeds[0] if suite.seeds else 0)
@@ -143,10 +143,13 @@ class StreamingRun:
                  evaluators: Sequence[Evaluator], *, cache: SQLiteCache | None,
                  parser: TextParser | None, resources: dict[str, Any] | None, progress: Any,
                  workdir: Path | None, chunk_size: int, workers: int,
-                 generate: GenerateFn | None, policy: ChunkPolicy | None):
+                 generate: GenerateFn | None, policy: ChunkPolicy | None,
+                 pool: Sequence[Example] | None = None):
         from evalstress.runner import Progress
 
         self.examples = list(examples)
+        # the dataset perturbations borrow from (a Ray shard still sees the whole dataset)
+        self.pool = list(pool) if pool is not None else self.examples
         self.suite = suite
         self.evaluators = list(evaluators)
         self.cache = cache
@@ -188,7 +191,7 @@ class StreamingRun:
         llm_units: list[LLMUnit] = []
         self.parser.parse_many([e.hypothesis for e in examples])
         for example in examples:
-            ctx = PerturbContext(example, self.parser, self.examples, self.resources)
+            ctx = PerturbContext(example, self.parser, self.pool, self.resources)
             for plan, severity, seed in self.suite.units(example.task):
                 method = plan.perturbation.method
                 if method == "rule" or (active is not None
@@ -330,10 +333,10 @@ class StreamingRun:
                 summaries[index] = summary
         rule_units = any(p.perturbation.method == "rule" for p in self.suite.perturbations)
         if todo and rule_units:
-            _warm_resources(self.suite, self.examples, self.parser, self.resources)
-        worker = ChunkWorker(self.suite, self.examples, self.resources, self.cpu, self.cache,
-                             self.parser)
-        spec = WorkerSpec(self.suite, self.examples, self.resources, self._recipes,
+            _warm_resources(self.suite, self.examples, self.pool, self.parser, self.resources)
+        worker = ChunkWorker(self.suite, self.examples, self.pool, self.resources, self.cpu,
+                             self.cache, self.parser)
+        spec = WorkerSpec(self.suite, self.examples, self.pool, self.resources, self._recipes,
                           str(self.cache.path) if self.cache is not None else None,
                           self.cache.table if self.cache is not None else "scores")
         workers = min(self.workers, max(1, len(todo)))

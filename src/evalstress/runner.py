@@ -330,14 +330,16 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
         cache: SQLiteCache | None = None, parser: TextParser | None = None,
         resources: dict[str, Any] | None = None, progress: Progress | None = None,
         workdir: str | Path | None = None, chunk_size: int | None = None, workers: int = 1,
-        generate: Any = None, policy: Any = None) -> RunResult:
+        generate: Any = None, policy: Any = None,
+        pool: Sequence[Example] | None = None) -> RunResult:
     """The whole flow short of analysis, streamed chunk by chunk (see `pipeline.py`).
 
     `workdir` is the staging folder (a run killed there resumes at its first unfinished chunk);
     without one, a temporary folder that lives as long as the result. `workers` > 1 runs rule
     perturbations and CPU-bound evaluators in that many processes, with the same results.
     `generate` is the generation stage for LLM-written perturbations; `policy` can stop units
-    early (the sequential DHP design)."""
+    early (the sequential DHP design). `pool` is the dataset perturbations may borrow from
+    (default: `examples`; a shard of a larger run passes the whole dataset)."""
     from evalstress.pipeline import DEFAULT_CHUNK, StreamingRun
 
     return StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
@@ -345,7 +347,7 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
                         workdir=Path(workdir) if workdir is not None else None,
                         chunk_size=chunk_size or DEFAULT_CHUNK,
                         workers=workers if workers > 0 else default_workers(),
-                        generate=generate, policy=policy).run()
+                        generate=generate, policy=policy, pool=pool).run()
 
 
 def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,

@@ -85,7 +85,7 @@ def response_style(table: pd.DataFrame | ScoreTable, *, bins: int = 10, max_disc
     if table.empty:
         return StyleResult(rows, ["the score table is empty"])
     for (evaluator, aspect), group in frame_or_groups(
-            table, ["evaluator", "aspect"], ["perturbation", "score", "status"]):
+            table, ["evaluator", "aspect"], ["perturbation", "score", "status", "higher_is_better"]):
         ok = group[group["status"] == "ok"]
         values = ok["score"].to_numpy(dtype=float)
         distinct = np.unique(values)
