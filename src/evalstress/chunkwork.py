@@ -31,6 +31,15 @@ ORIGINAL = "original"
 Unit = tuple[str, str]  # (perturbation name, severity as string)
 
 
+def is_stopped(stopped: frozenset[tuple[str, ...]] | None, task: str, name: str,
+               severity: Any) -> bool:
+    """Whether a unit is left out: listed as (perturbation, severity) or (task, perturbation,
+    severity), the severity as a string."""
+    if not stopped:
+        return False
+    return (name, str(severity)) in stopped or (task, name, str(severity)) in stopped
+
+
 def default_workers() -> int:
     """Every core this process may use."""
     try:
@@ -70,7 +79,7 @@ class ChunkTask:
     index: int
     positions: list[int]  # the chunk's examples, as positions in the run's example list
     extra_variants: list[Variant] = field(default_factory=list)  # made by the parent (LLM)
-    active: frozenset[Unit] | None = None  # units to plan; None: all
+    stopped: frozenset[tuple[str, ...]] | None = None  # units left out (sequential design)
     return_variants: bool = False
 
 
@@ -152,6 +161,16 @@ def score_rows(evaluator: Evaluator, examples: Sequence[Example], variants: Sequ
     return out, stats
 
 
+def scored_examples(examples: Sequence[Example], variants: Sequence[Variant],
+                    stopped: frozenset[tuple[str, ...]] | None) -> list[Example]:
+    """Examples whose originals are scored: all, unless units were stopped (the sequential
+    design), then only those with a variant left in the chunk."""
+    if stopped is None:
+        return list(examples)
+    keep = {v.example_id for v in variants}
+    return [e for e in examples if e.id in keep]
+
+
 def variant_line(variant: Variant, original: str) -> str:
     return json.dumps({
         "id": variant.id, "example_id": variant.example_id, "perturbation": variant.perturbation,
@@ -175,7 +194,7 @@ class ChunkWorker:
         self.parser = parser or TextParser()
         self.ranks = severity_ranks(suite)
 
-    def plan(self, examples: Sequence[Example], active: frozenset[Unit] | None
+    def plan(self, examples: Sequence[Example], stopped: frozenset[tuple[str, ...]] | None
              ) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]], int]:
         before = self.parser.parses
         self.parser.parse_many([e.hypothesis for e in examples])
@@ -186,7 +205,7 @@ class ChunkWorker:
             for plan, severity, seed in self.suite.units(example.task):
                 if plan.perturbation.method != "rule":
                     continue  # LLM- and model-made variants come from the parent
-                if active is not None and (plan.name, str(severity)) not in active:
+                if is_stopped(stopped, example.task, plan.name, severity):
                     continue
                 result = plan.perturbation.apply(ctx, severity, seed)
                 if isinstance(result, Skip):
@@ -201,13 +220,14 @@ class ChunkWorker:
 
     def process(self, task: ChunkTask) -> ChunkOutcome:
         examples = [self.examples[i] for i in task.positions]
-        variants, skips, parses = self.plan(examples, task.active)
+        variants, skips, parses = self.plan(examples, task.stopped)
         variants.extend(task.extra_variants)
+        scored = scored_examples(examples, variants, task.stopped)
         rows: dict[str, ScoreColumns] = {}
         stats: dict[str, EvaluatorStats] = {}
         for evaluator in self.evaluators:
             rows[evaluator.label], stats[evaluator.label] = score_rows(
-                evaluator, examples, variants, self.ranks, self.cache)
+                evaluator, scored, variants, self.ranks, self.cache)
         originals = {e.id: e.hypothesis for e in examples}
         lines = "".join(variant_line(v, originals[v.example_id]) for v in variants)
         return ChunkOutcome(task.index, skips, lines, len(variants), rows, stats, parses,

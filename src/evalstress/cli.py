@@ -96,7 +96,7 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
 def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
             cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
             quiet: bool = False, workers: int = 0, backend: str = "local",
-            chunk_size: int | None = None) -> RunResult:
+            chunk_size: int | None = None, sequential: bool = False) -> RunResult:
     """Shared body of `run` and `quickstart`: score, analyse, write, print."""
     from evalstress.rundir import OutputError, check_writable, staging_for
 
@@ -114,6 +114,16 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         if callable(configure) and (cache_dir is not None or no_cache):
             configure(cache_dir, enabled=not no_cache)
     progress = RichProgressReporter(enabled=not quiet)
+    policy = None
+    if sequential:
+        from evalstress.analyses.sequential import SequentialDesign
+
+        options = suite.options
+        policy = SequentialDesign(len(examples), looks=int(options.get("sequential_looks", 5)),
+                                  alpha=float(options.get("alpha", 0.05)),
+                                  futility=float(options.get("futility", 0.10)),
+                                  zero_method=str(options.get("zero_method", "wilcox")))
+        chunk_size = policy.chunk_size
     try:
         if backend == "ray":
             from evalstress.backends.ray import run_on_ray
@@ -122,7 +132,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
                                 workdir=staging_for(out), chunk_size=chunk_size)
         else:
             result = run(examples, suite, evaluators, cache=cache, progress=progress,
-                         workdir=staging_for(out), workers=workers, chunk_size=chunk_size)
+                         workdir=staging_for(out), workers=workers, chunk_size=chunk_size,
+                         policy=policy)
     finally:
         for evaluator in evaluators:
             evaluator.close()
@@ -228,6 +239,11 @@ def run_command(
     chunk_size: Annotated[int | None, typer.Option(
         help="Examples per chunk: memory holds one chunk; a killed run resumes at its first "
         "unfinished chunk.")] = None,
+    sequential: Annotated[bool, typer.Option(
+        help="Sequential design for discernment (DHP): score the examples in batches and stop "
+        "a perturbation unit once its Wilcoxon result is settled (suite options "
+        "sequential_looks, alpha, futility); fewer judge calls, reported in results.json.")]
+    = False,
 ) -> None:
     """Stress-test evaluators on your data.
 
@@ -236,6 +252,8 @@ def run_command(
     """
     if backend not in ("local", "ray"):
         raise _fail(f"--backend '{backend}': choose local or ray")
+    if sequential and backend == "ray":
+        raise _fail("--sequential decides batch by batch on one machine: use --backend local")
     if workers < 0 or (chunk_size is not None and chunk_size < 1):
         raise _fail("--workers must be >= 0 and --chunk-size >= 1")
     cfg = _load_config(config)
@@ -275,7 +293,8 @@ def run_command(
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard, "workers": workers, "backend": backend},
-            quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size)
+            quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
+            sequential=sequential)
 
 
 @app.command("correlate")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from evalstress import __version__
 from evalstress.cache import SQLiteCache
@@ -30,12 +31,13 @@ from evalstress.chunkwork import (
     ChunkTask,
     ChunkWorker,
     EvaluatorStats,
-    Unit,
     WorkerSpec,
     add_rows,
+    is_stopped,
     recipe_for,
     request_for,
     score_rows,
+    scored_examples,
     severity_ranks,
     variant_line,
 )
@@ -63,8 +65,10 @@ GenerateFn = Callable[[Sequence[Example], Sequence[LLMUnit], TextParser, Any],
 class ChunkPolicy(Protocol):
     """Decides, chunk by chunk, which units are still planned (the sequential DHP design)."""
 
-    def active(self) -> frozenset[Unit] | None:
-        """Units to plan for the next chunk; None: all."""
+    def stopped(self) -> frozenset[tuple[str, ...]] | None:
+        """Units to leave out of the next chunk, as (perturbation, severity) or (task,
+        perturbation, severity) with the severity as a string; None: none (and every original
+        is scored)."""
 
     def observe(self, rows: pa.Table) -> None:
         """The score rows of a finished chunk."""
@@ -179,8 +183,8 @@ class StreamingRun:
 
     # -- the parent's share of a chunk --------------------------------------------------------
 
-    def _parent_variants(self, examples: Sequence[Example], active: frozenset[Unit] | None
-                         ) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]],
+    def _parent_variants(self, examples: Sequence[Example],
+                         stopped: frozenset[tuple[str, ...]] | None) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]],
                                     dict[str, Any]]:
         """Variants made here: LLM-written through the generation stage, model-made in place."""
         variants: list[Variant] = []
@@ -194,8 +198,7 @@ class StreamingRun:
             ctx = PerturbContext(example, self.parser, self.pool, self.resources)
             for plan, severity, seed in self.suite.units(example.task):
                 method = plan.perturbation.method
-                if method == "rule" or (active is not None
-                                        and (plan.name, str(severity)) not in active):
+                if method == "rule" or is_stopped(stopped, example.task, plan.name, severity):
                     continue
                 if method == "llm":
                     llm_units.append((example, plan, severity, seed))
@@ -217,13 +220,15 @@ class StreamingRun:
 
     def _finish_chunk(self, staging: Staging, outcome: ChunkOutcome, examples: list[Example],
                       extra_skips: list[tuple[str, str, Any, int, str]],
-                      generation: dict[str, Any]) -> dict[str, Any]:
+                      generation: dict[str, Any],
+                      stopped: frozenset[tuple[str, ...]] | None) -> dict[str, Any]:
         variants = outcome.variants if outcome.variants is not None else []
         rows = dict(outcome.rows)
         stats = dict(outcome.stats)
+        scored = scored_examples(examples, variants, stopped)
         for evaluator in self.here:
             rows[evaluator.label], stats[evaluator.label] = score_rows(
-                evaluator, examples, variants, self.ranks, self.cache, self.progress)
+                evaluator, scored, variants, self.ranks, self.cache, self.progress)
         if self.corpus:
             self._gather_sets(examples, variants)
         skips = [*outcome.skips, *extra_skips]
@@ -342,7 +347,8 @@ class StreamingRun:
         workers = min(self.workers, max(1, len(todo)))
         executor = ChunkExecutor(worker, workers, spec if workers > 1 else None)
         self.progress.start("examples", len(self.examples))
-        pending: deque[tuple[int, Future[ChunkOutcome], list[Any], dict[str, Any]]] = deque()
+        pending: deque[tuple[int, Future[ChunkOutcome], list[Any], dict[str, Any],
+                            frozenset[tuple[str, ...]] | None]] = deque()
         window = 1 if self.policy is not None else executor.workers + 1
         need_variants = bool(self.here or self.corpus)
         try:
@@ -350,13 +356,16 @@ class StreamingRun:
                 if index in summaries:
                     if self.corpus:
                         self._gather_done(staging, index, chunks[index])
+                    if self.policy is not None:  # replay what the killed run had observed
+                        self.policy.observe(pq.read_table(staging.files.part(
+                            index, "scores.parquet")))
                     self.progress.advance("examples", len(chunks[index]))
                     continue
                 examples = [self.examples[i] for i in chunks[index]]
-                active = self.policy.active() if self.policy is not None else None
-                extra, extra_skips, generation = self._parent_variants(examples, active)
-                task = ChunkTask(index, chunks[index], extra, active, need_variants)
-                pending.append((index, executor.submit(task), extra_skips, generation))
+                stopped = self.policy.stopped() if self.policy is not None else None
+                extra, extra_skips, generation = self._parent_variants(examples, stopped)
+                task = ChunkTask(index, chunks[index], extra, stopped, need_variants)
+                pending.append((index, executor.submit(task), extra_skips, generation, stopped))
                 while len(pending) >= window:
                     self._collect(staging, chunks, summaries, *pending.popleft())
             while pending:
@@ -377,10 +386,11 @@ class StreamingRun:
     def _collect(self, staging: Staging, chunks: list[list[int]],
                  summaries: dict[int, dict[str, Any]], index: int,
                  future: Future[ChunkOutcome], extra_skips: list[Any],
-                 generation: dict[str, Any]) -> None:
+                 generation: dict[str, Any], stopped: frozenset[tuple[str, ...]] | None) -> None:
         outcome = future.result()
         examples = [self.examples[i] for i in chunks[index]]
-        summaries[index] = self._finish_chunk(staging, outcome, examples, extra_skips, generation)
+        summaries[index] = self._finish_chunk(staging, outcome, examples, extra_skips, generation,
+                                              stopped)
         self.progress.advance("examples", len(examples))
 
     def _gather_done(self, staging: Staging, index: int, positions: list[int]) -> None:
@@ -418,4 +428,6 @@ class StreamingRun:
                                 for (e, a, r), n in sorted(missing.items())],
             "missing_scores": sum(missing.values()),
             "generation": generation,
+            **({"sequential": self.policy.to_dict()} if self.policy is not None
+               and hasattr(self.policy, "to_dict") else {}),
         }

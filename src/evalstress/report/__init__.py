@@ -83,6 +83,9 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     }
     if summary.get("generation"):
         results["generation"] = {"perturbations": summary["generation"]}
+    for key in ("sequential", "backend"):  # the sequential DHP design, the Ray backend
+        if summary.get(key):
+            results[key] = summary[key]
     text = json.dumps(results, indent=2, ensure_ascii=False, default=str)
     files.path("results.json").write_text(text, encoding="utf-8")
     from evalstress.report.html import write_html
