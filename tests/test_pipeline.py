@@ -74,6 +74,7 @@ def test_streamed_run_writes_chunks_and_matches_the_in_memory_scores(
     assert parquet.num_row_groups == 4 * len(LEXICAL)
 
 
+@pytest.mark.slow
 def test_pooled_run_gives_the_serial_score_table_and_files(examples: list[Example],
                                                             tmp_path: Path) -> None:
     suite = custom_suite(SUITE, seeds=2)

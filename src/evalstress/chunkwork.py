@@ -67,7 +67,7 @@ def recipe_for(evaluator: Evaluator) -> EvaluatorRecipe | None:
     for params in (evaluator.spec_params, evaluator.params):
         try:
             rebuilt = type(evaluator)(**params)
-        except Exception:  # noqa: BLE001 - an evaluator that cannot be rebuilt stays in the parent
+        except Exception:
             continue
         if rebuilt.cache_namespace == evaluator.cache_namespace:
             return EvaluatorRecipe(type(evaluator), dict(params), dict(evaluator.spec_params))

@@ -39,12 +39,11 @@ from evalstress.chunkwork import (
     score_rows,
     scored_examples,
     severity_ranks,
-    variant_line,
 )
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest
 from evalstress.perturb.base import PerturbContext, Severity, Skip, Variant
-from evalstress.rundir import RunFiles, Staging, _read_jsonl, variant_from_json
+from evalstress.rundir import Staging, _read_jsonl, variant_from_json
 from evalstress.scoretable import ScoreColumns
 from evalstress.suites import PerturbationPlan, Suite
 from evalstress.text import TextParser
@@ -107,6 +106,13 @@ def _warm_resources(suite: Suite, examples: Sequence[Example], pool: Sequence[Ex
             if plan.perturbation.method == "rule" and plan.applies_to(example.task) and plan.grid:
                 plan.perturbation.apply(ctx, plan.grid[0], suite.seeds[0] if suite.seeds else 0)
     parser.forget()
+
+
+def default_chunk_size(examples: int, workers: int) -> int:
+    """64 examples, or fewer so that every worker gets about four chunks."""
+    if workers <= 1:
+        return DEFAULT_CHUNK
+    return min(DEFAULT_CHUNK, max(4, -(-examples // (4 * workers))))
 
 
 def _chunks(count: int, size: int) -> list[list[int]]:
@@ -176,7 +182,7 @@ class StreamingRun:
         recipes = {e.label: recipe_for(e) for e in segment if getattr(e, "cpu_bound", False)}
         self.cpu = [e for e in segment if recipes.get(e.label) is not None]
         self.here = [e for e in segment if e not in self.cpu]
-        self._recipes = [recipes[e.label] for e in self.cpu]
+        self._recipes = [r for r in (recipes[e.label] for e in self.cpu) if r is not None]
         # set key -> member requests, gathered for corpus-level evaluators only
         self._sets: dict[tuple[str, str, int], list[ScoreRequest]] = defaultdict(list)
         self._ratios: dict[tuple[str, str, int], list[float]] = defaultdict(list)
@@ -184,7 +190,8 @@ class StreamingRun:
     # -- the parent's share of a chunk --------------------------------------------------------
 
     def _parent_variants(self, examples: Sequence[Example],
-                         stopped: frozenset[tuple[str, ...]] | None) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]],
+                         stopped: frozenset[tuple[str, ...]] | None
+                         ) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]],
                                     dict[str, Any]]:
         """Variants made here: LLM-written through the generation stage, model-made in place."""
         variants: list[Variant] = []

@@ -19,7 +19,6 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -211,17 +210,17 @@ def variant_from_json(data: Mapping[str, Any]) -> Variant:
                    int(data["seed"]), str(data["text"]), float(data["noise_ratio"]))
 
 
-@dataclass
-class StoredSequence:
+class StoredSequence(Sequence[Any]):
     """A read-only sequence over a JSONL file of a run, read on demand (never held whole)."""
 
-    files: RunFiles
-    name: str
-    count: int
-    kind: str  # "variant" or "skip"
+    def __init__(self, files: RunFiles, name: str, count: int, kind: str):
+        self.files = files
+        self.name = name
+        self.size = count
+        self.kind = kind  # "variant" or "skip"
 
     def __len__(self) -> int:
-        return self.count
+        return self.size
 
     def __iter__(self) -> Iterator[Any]:
         from evalstress.runner import SkipRecord
@@ -236,13 +235,15 @@ class StoredSequence:
                 yield SkipRecord(str(data["example_id"]), str(data["perturbation"]),
                                  data["severity"], int(data["seed"]), str(data["reason"]))
 
-    def __getitem__(self, index: int) -> Any:
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
         if index < 0:
-            index += self.count
+            index += self.size
         for i, item in enumerate(self):
             if i == index:
                 return item
         raise IndexError(index)
 
     def __bool__(self) -> bool:
-        return self.count > 0
+        return self.size > 0

@@ -142,7 +142,7 @@ def summarize(run: RunResult) -> dict[str, Any]:
                        if not missing.empty else [])
     return {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
             "skipped": len(run.plan.skips), "parses": run.plan.parses,
-            "missing_scores": int(len(missing)), "skip_reasons": reasons,
+            "missing_scores": len(missing), "skip_reasons": reasons,
             "missing_reasons": missing_reasons,
             "stats": {label: vars(s) for label, s in run.stats.items()}, "generation": {}}
 
@@ -336,17 +336,19 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
 
     `workdir` is the staging folder (a run killed there resumes at its first unfinished chunk);
     without one, a temporary folder that lives as long as the result. `workers` > 1 runs rule
-    perturbations and CPU-bound evaluators in that many processes, with the same results.
+    perturbations and CPU-bound evaluators in that many processes (0: every core), with the same
+    results.
     `generate` is the generation stage for LLM-written perturbations; `policy` can stop units
     early (the sequential DHP design). `pool` is the dataset perturbations may borrow from
     (default: `examples`; a shard of a larger run passes the whole dataset)."""
-    from evalstress.pipeline import DEFAULT_CHUNK, StreamingRun
+    from evalstress.pipeline import StreamingRun, default_chunk_size
 
+    processes = workers if workers > 0 else default_workers()
     return StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
                         resources=resources, progress=progress,
                         workdir=Path(workdir) if workdir is not None else None,
-                        chunk_size=chunk_size or DEFAULT_CHUNK,
-                        workers=workers if workers > 0 else default_workers(),
+                        chunk_size=chunk_size or default_chunk_size(len(examples), processes),
+                        workers=processes,
                         generate=generate, policy=policy, pool=pool).run()
 
 

@@ -79,7 +79,8 @@ def _distribution(values: pd.Series, n_missing: int, edges: np.ndarray,
                         float(q[0]), float(q[1]), float(q[2]), float(q[3]), float(q[4]), counts)
 
 
-def response_style(table: pd.DataFrame | ScoreTable, *, bins: int = 10, max_discrete: int = 11) -> StyleResult:
+def response_style(table: pd.DataFrame | ScoreTable, *, bins: int = 10,
+                   max_discrete: int = 11) -> StyleResult:
     """Score distributions per evaluator aspect on originals and on perturbed texts."""
     rows: list[StyleRow] = []
     if table.empty:

@@ -15,7 +15,6 @@ from typing import Any
 
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
-
 REFERENCE_MEMO = 4096  # preprocessed references kept per evaluator (memory stays flat)
 
 
