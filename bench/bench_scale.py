@@ -3,7 +3,7 @@
 Runs `evalstress run` with the blindspot-full suite and BLEU, chrF and ROUGE on N WikiText
 paragraphs (each paragraph is its own reference; the 2000 shared paragraphs repeat, with new
 ids, when N is larger), each N in a fresh process with a fresh cache, and prints per N and per
-worker count: wall time, wall time per example, peak RSS (the runner's process, and the largest
+worker count: wall time, wall time per example, CPU time (all processes), peak RSS (the runner's process, and the largest
 worker process), the run directory and cache sizes. Then the ratios the issue asks for: peak RSS
 at the largest N over the smallest (target <= 1.5), and wall time per example with 2 workers
 over the serial run (target <= 0.6), measured side by side on the same N.
@@ -55,9 +55,11 @@ def child(args: argparse.Namespace) -> None:
          "--out", args.out, "--cache-dir", args.cache, "--workers", str(args.run_workers),
          "--chunk-size", str(args.chunk_size), "--quiet"], standalone_mode=False)
     wall = time.perf_counter() - start
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"wall": wall, "rss_mb": own, "worker_rss_mb": workers}))
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+    print(json.dumps({"wall": wall, "cpu": cpu, "rss_mb": own.ru_maxrss / 1024,
+                      "worker_rss_mb": workers.ru_maxrss / 1024}))
 
 
 def main() -> None:
@@ -79,7 +81,7 @@ def main() -> None:
     sizes = [int(n) for n in args.sizes.split(",")]
     worker_counts = [int(w) for w in args.workers.split(",")]
     results: dict[tuple[int, int], dict[str, float]] = {}
-    print(f"{'N':>6}{'workers':>8}{'wall s':>10}{'s/example':>11}{'peak RSS MB':>13}"
+    print(f"{'N':>6}{'workers':>8}{'wall s':>10}{'s/example':>11}{'CPU s':>9}{'peak RSS MB':>13}"
           f"{'worker RSS MB':>15}{'run dir MB':>12}{'cache MB':>10}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -99,7 +101,7 @@ def main() -> None:
                 stats.update(run_mb=folder_size(out) / 1e6, cache_mb=folder_size(cache) / 1e6)
                 results[(size, workers)] = stats
                 print(f"{size:>6}{workers:>8}{stats['wall']:>10.1f}{stats['wall'] / size:>11.3f}"
-                      f"{stats['rss_mb']:>13.0f}{stats['worker_rss_mb']:>15.0f}"
+                      f"{stats['cpu']:>9.1f}{stats['rss_mb']:>13.0f}{stats['worker_rss_mb']:>15.0f}"
                       f"{stats['run_mb']:>12.1f}{stats['cache_mb']:>10.1f}", flush=True)
     small, large = min(sizes), max(sizes)
     for workers in worker_counts:

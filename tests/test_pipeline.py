@@ -240,3 +240,18 @@ def test_skips_are_recorded_with_reasons() -> None:
     assert len(skips) == len(result.plan.suite.perturbations[0].grid)
     assert all("no other 'summarization' example" in s.reason for s in skips)
     assert result.summary["skip_reasons"][0]["count"] == len(skips)
+
+
+def test_cli_checks_backend_and_workers_before_loading_anything(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+
+    runner = CliRunner()
+    missing = str(tmp_path / "absent.jsonl")  # never read: the options fail first
+    bad_backend = runner.invoke(app, ["run", missing, "--backend", "spark"])
+    assert bad_backend.exit_code == 2 and "choose local or ray" in bad_backend.output
+    bad_workers = runner.invoke(app, ["run", missing, "--workers", "-1"])
+    assert bad_workers.exit_code == 2 and "--workers must be >= 0" in bad_workers.output
+    both = runner.invoke(app, ["run", missing, "--backend", "ray", "--sequential"])
+    assert both.exit_code == 2 and "--backend local" in both.output
