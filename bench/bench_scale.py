@@ -3,10 +3,10 @@
 Runs `evalstress run` with the blindspot-full suite and BLEU, chrF and ROUGE on N WikiText
 paragraphs (each paragraph is its own reference; the 2000 shared paragraphs repeat, with new
 ids, when N is larger), each N in a fresh process with a fresh cache, and prints per N and per
-worker count: wall time, wall time per example, CPU time (all processes), peak RSS (the runner's process, and the largest
-worker process), the run directory and cache sizes. Then the ratios the issue asks for: peak RSS
-at the largest N over the smallest (target <= 1.5), and wall time per example with 2 workers
-over the serial run (target <= 0.6), measured side by side on the same N.
+worker count: wall time, wall time per example, CPU time (all processes), peak RSS (the
+runner's process, and the largest worker process), the run directory and cache sizes. Then the
+ratios the issue asks for: peak RSS at the largest N over the smallest (target <= 1.5), and wall
+time per example with 2 workers over the serial run (target <= 0.6), side by side on the same N.
 
 Usage: python bench/bench_scale.py [--sizes 250,500,1000,2000] [--workers 1,2]
        [--suite blindspot-full] [--chunk-size 64]
