@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress import __version__
@@ -242,11 +243,11 @@ class StreamingRun:
         tables = [rows[e.label].to_arrow() for e in self.evaluators if e.label in rows]
         missing: Counter[tuple[str, str, str]] = Counter()
         for table in tables:
-            for evaluator, aspect, status, reason in zip(
-                    *(table.column(c).to_pylist() for c in ("evaluator", "aspect", "status",
-                                                            "reason")), strict=True):
-                if status != "ok":
-                    missing[(evaluator, aspect, reason)] += 1
+            failed = table.filter(pc.not_equal(table.column("status"), "ok"))
+            for evaluator, aspect, reason in zip(
+                    *(failed.column(c).to_pylist() for c in ("evaluator", "aspect", "reason")),
+                    strict=True):
+                missing[(evaluator, aspect, reason)] += 1
         summary = {
             "index": outcome.index, "examples": len(examples), "variants": outcome.variant_count,
             "parses": outcome.parses,
