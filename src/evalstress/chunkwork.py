@@ -158,6 +158,9 @@ def score_rows(evaluator: Evaluator, examples: Sequence[Example], variants: Sequ
             "noise_ratio": variant.noise_ratio}, scores[request.key])
     stats = EvaluatorStats(**vars(scorer.stats))
     stats.missing = missing
+    end_chunk = getattr(evaluator, "end_chunk", None)
+    if callable(end_chunk):
+        end_chunk()  # per-example memos (references) of this chunk are not needed again
     return out, stats
 
 

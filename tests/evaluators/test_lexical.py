@@ -66,3 +66,24 @@ def test_spec_parameters_reach_the_evaluator_and_its_label() -> None:
     assert create_evaluator("rouge").label == "rouge"
     with pytest.raises(KeyError, match="Did you mean rouge"):
         create_evaluator("rogue")
+
+
+def test_reference_memos_hold_one_chunk_only() -> None:
+    """The runner empties the reference memos after each chunk; scores do not change."""
+    from evalstress.evaluators.base import ScoreRequest, create_evaluator
+    from evalstress.evaluators.lexical import REFERENCE_MEMO
+
+    requests = [ScoreRequest(f"the cat {i} sat on a mat", references=(f"a cat {i} sat", "a mat"))
+                for i in range(50)]
+    for name in ("chrf", "rouge"):
+        evaluator = create_evaluator(name)
+        before = evaluator.score(requests)
+        memo = (evaluator.__dict__.get("_ref_memo") if name == "chrf"
+                else None)
+        size = len(memo) if memo is not None else evaluator._reference.cache_info().currsize
+        assert 0 < size <= REFERENCE_MEMO
+        evaluator.end_chunk()
+        size = (len(evaluator.__dict__.get("_ref_memo", {})) if name == "chrf"
+                else evaluator._reference.cache_info().currsize)
+        assert size == 0
+        assert evaluator.score(requests) == before

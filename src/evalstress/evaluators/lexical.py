@@ -15,7 +15,10 @@ from typing import Any
 
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
-REFERENCE_MEMO = 4096  # preprocessed references kept per evaluator (memory stays flat)
+# Preprocessed references kept per evaluator. The runner also calls `end_chunk()` after each
+# chunk of examples, which empties the memos: a chunk's references are never needed again, and
+# a chrF entry (six n-gram tables per reference) is large, so memory stays that of one chunk.
+REFERENCE_MEMO = 1024
 
 
 class _SacreBleuMetric(Evaluator):
@@ -44,6 +47,10 @@ class _SacreBleuMetric(Evaluator):
                 memo.clear()
             memo[references] = self.metric._cache_references([[r] for r in references])[0]
         return memo[references]
+
+    def end_chunk(self) -> None:
+        """The runner finished a chunk of examples: their references are not needed again."""
+        self.__dict__.pop("_ref_memo", None)
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         # the steps of sacreBLEU's sentence_score, with the reference preprocessing memoized
@@ -156,6 +163,10 @@ class Rouge(Evaluator):
         # ones, while each distinct prediction is scored once. The bound keeps memory flat on
         # any dataset size; a chunk's references fit in it many times over.
         self._reference = functools.lru_cache(maxsize=REFERENCE_MEMO)(self._analyse)
+
+    def end_chunk(self) -> None:
+        """The runner finished a chunk of examples: their references are not needed again."""
+        self._reference.cache_clear()
 
     def _analyse(self, text: str) -> _Analysed:
         from rouge_score import tokenize
