@@ -159,8 +159,15 @@ def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -
 
 def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
               resources: dict[str, Any] | None = None,
-              progress: Progress | None = None) -> Plan:
-    """Apply every perturbation x severity x seed to every example; parse each text once."""
+              progress: Progress | None = None, generate: Any = None) -> Plan:
+    """Apply every perturbation x severity x seed to every example; parse each text once.
+
+    In memory, for small sets, dry runs and tests (`run` streams). LLM-written units go to
+    `generate` (the generation stage, see `pipeline.GenerateFn`) in one call."""
+    llm = [p.name for p in suite.perturbations if p.perturbation.method == "llm"]
+    if llm and generate is None:
+        raise ValueError(f"the suite plans LLM-written perturbations ({', '.join(llm)}) but "
+                         "no generator was given: pass --generator SPEC")
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
@@ -169,9 +176,13 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     variants: list[Variant] = []
     skips: list[SkipRecord] = []
     progress.start("perturbing", len(examples))
+    llm_units = []
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
         for plan, severity, seed in suite.units(example.task):
+            if plan.perturbation.method == "llm":
+                llm_units.append((example, plan, severity, seed))
+                continue
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
                 skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))
@@ -179,6 +190,11 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
+    if llm_units:
+        made, skipped, _ = generate(examples, llm_units, parser, progress)
+        variants.extend(made)
+        skips.extend(SkipRecord(s.example_id, s.perturbation, s.severity, s.seed, s.reason)
+                     for s in skipped)
     return Plan(list(examples), suite, variants, skips, parser.parses - before)
 
 def _request(example: Example, text: str) -> ScoreRequest:
