@@ -184,7 +184,8 @@ def promote(files: RunFiles, out: Path) -> Path:
             shutil.copytree(source, staging)
         files.keep()
         files.root = staging
-    (staging / MANIFEST).unlink(missing_ok=True)
+    for internal in (MANIFEST, "summary.json"):  # only needed to resume the staging folder
+        (staging / internal).unlink(missing_ok=True)
     old = out.parent / f".{out.name}.old"
     if old.exists():
         shutil.rmtree(old)
