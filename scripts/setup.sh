@@ -9,4 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
 pip_install "torch==2.13.0"
-CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local,ray]"
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local,ray,fast]"
