@@ -49,8 +49,14 @@ class _SacreBleuMetric(Evaluator):
         return memo[references]
 
     def end_chunk(self) -> None:
-        """The runner finished a chunk of examples: their references are not needed again."""
+        """The runner finished a chunk of examples: their references are not needed again, nor
+        are the tokenizations sacreBLEU memoizes per line (up to 65,536 lines, input and output
+        kept, class-wide), since each distinct text is scored once."""
         self.__dict__.pop("_ref_memo", None)
+        tokenizer = getattr(self.__dict__.get("metric"), "tokenizer", None)
+        clear = getattr(type(tokenizer).__call__, "cache_clear", None) if tokenizer else None
+        if callable(clear):
+            clear()
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         # the steps of sacreBLEU's sentence_score, with the reference preprocessing memoized
