@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalstress.runner import CORPUS, ORIGINAL
-from evalstress.scoretable import ScoreTable, frame_or_groups
+from evalstress.runner import CORPUS
+from evalstress.scoretable import ScoreTable, perturbation_groups
 
 COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
            "score", "higher_is_better", "status")
@@ -105,12 +105,11 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
         sizes = (skips.groupby("perturbation")["count"].sum() if "count" in skips
                  else skips.groupby("perturbation").size())
         skip_counts = {str(k): int(v) for k, v in sizes.items()}
-    for (evaluator, aspect), group in frame_or_groups(table, ["evaluator", "aspect"], COLUMNS):
-        higher = bool(group["higher_is_better"].iloc[0])
-        gold_rows = group[group["perturbation"] == ORIGINAL]
+    for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS):
         gold_by_example = gold_rows.set_index("example_id")["score"]
-        noised = group[group["perturbation"] != ORIGINAL]
-        for perturbation, pgroup in noised.groupby("perturbation", sort=False):
+        for perturbation, pgroup in noised:
+            higher = bool((gold_rows if not gold_rows.empty else pgroup)
+                          ["higher_is_better"].iloc[0])
             points = _points(pgroup, gold_by_example)
             if not points:
                 continue

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from evalstress.criteria import aspect_aliases, aspects
-from evalstress.runner import CORPUS, ORIGINAL
-from evalstress.scoretable import ScoreTable, frame_or_groups
+from evalstress.runner import CORPUS
+from evalstress.scoretable import ScoreTable, perturbation_groups
 
 COLUMNS = ("example_id", "task", "perturbation", "severity", "severity_rank", "seed", "score",
            "higher_is_better", "status")
@@ -52,22 +52,32 @@ def paired_sets(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
     """
     if table.empty:
         return
-    for (evaluator, aspect), rows in frame_or_groups(table, ["evaluator", "aspect"], COLUMNS):
-        rows = rows[rows["example_id"] != CORPUS]
-        if by_task:
-            for task, group in rows.groupby("task", sort=False):
-                yield from _unit_sets(str(evaluator), str(aspect), str(task), group)
-        else:
-            yield from _unit_sets(str(evaluator), str(aspect), "*", rows)
+    for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS, sort=True):
+        gold_rows = gold_rows[gold_rows["example_id"] != CORPUS]
+        sets: list[tuple[int, PairedSet]] = []
+        tasks: dict[str, int] = {t: i for i, t in enumerate(
+            dict.fromkeys(gold_rows["task"].tolist() if by_task else ["*"]))}
+        gold_of = ({str(t): g for t, g in gold_rows.groupby("task", sort=False)} if by_task
+                   else {"*": gold_rows})
+        for _, rows in noised:
+            rows = rows[rows["example_id"] != CORPUS]
+            parts = rows.groupby("task", sort=False) if by_task else [("*", rows)]
+            for task, part in parts:
+                order = tasks.setdefault(str(task), len(tasks))
+                originals = gold_of.get(str(task), gold_rows.iloc[0:0])
+                sets.extend((order, s) for s in _unit_sets(str(evaluator), str(aspect),
+                                                           str(task), originals, part))
+        # the order of the grouped frame: task (first appearance), then perturbation, severity
+        for _, paired in sorted(sets, key=lambda item: item[0]):
+            yield paired
 
 
-def _unit_sets(evaluator: str, aspect: str, task: str, group: pd.DataFrame
-               ) -> Iterator[PairedSet]:
-    higher = bool(group["higher_is_better"].iloc[0])
+def _unit_sets(evaluator: str, aspect: str, task: str, originals: pd.DataFrame,
+               noised: pd.DataFrame) -> Iterator[PairedSet]:
+    frame = originals if not originals.empty else noised
+    higher = bool(frame["higher_is_better"].iloc[0])
     sign = 1.0 if higher else -1.0
-    originals = group[group["perturbation"] == ORIGINAL]
     gold = originals[originals["status"] == "ok"].groupby("example_id")["score"].mean()
-    noised = group[group["perturbation"] != ORIGINAL]
     for (pert, rank, severity), sgroup in noised.groupby(
             ["perturbation", "severity_rank", "severity"], sort=True):
         ok = sgroup[sgroup["status"] == "ok"]
