@@ -357,7 +357,8 @@ class StreamingRun:
         self.progress.start("examples", len(self.examples))
         pending: deque[tuple[int, Future[ChunkOutcome], list[Any], dict[str, Any],
                             frozenset[tuple[str, ...]] | None]] = deque()
-        window = 1 if self.policy is not None else executor.workers + 1
+        # a pool keeps every worker busy while this process writes; serial work has no overlap
+        window = executor.workers + 1 if executor.parallel and self.policy is None else 1
         need_variants = bool(self.here or self.corpus)
         try:
             for index in range(len(chunks)):
