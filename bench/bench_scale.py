@@ -10,13 +10,15 @@ time per example with 2 workers over the serial run (target <= 0.6), side by sid
 
 Usage: python bench/bench_scale.py [--sizes 250,500,1000,2000] [--workers 1,2]
        [--suite blindspot-full] [--chunk-size 64]
-A quick check: python bench/bench_scale.py --sizes 8,16 --workers 1,2
+Native thread pools are held to one thread (RAYON_NUM_THREADS=1, fastchrf), so the serial run
+is serial. A quick check: python bench/bench_scale.py --sizes 8,16 --workers 1,2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -93,7 +95,8 @@ def main() -> None:
                     [sys.executable, __file__, "--child", "--data", str(data), "--out", str(out),
                      "--cache", str(cache), "--run-workers", str(workers), "--suite", args.suite,
                      "--chunk-size", str(args.chunk_size)],
-                    capture_output=True, text=True, check=False)
+                    capture_output=True, text=True, check=False,
+                    env={**os.environ, "RAYON_NUM_THREADS": "1"})
                 if proc.returncode != 0:
                     print(proc.stdout[-2000:], proc.stderr[-4000:])
                     raise SystemExit(f"run N={size} workers={workers} failed")

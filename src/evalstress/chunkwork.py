@@ -255,6 +255,9 @@ class WorkerSpec:
 
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
+    # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
+    # thread per core in every worker and fight the pool for the same cores
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")
     cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
     _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
                           [r.build() for r in spec.evaluators], cache)
