@@ -1,9 +1,11 @@
 """Judge throughput and client CPU against the fake server (separate process, fixed latency).
 
-Prints, side by side with the ideal (concurrency / latency): measured throughput and its ratio
-(target >= 0.9), client CPU per call (target <= 1 ms), calls made by a cached rerun (target 0),
-and for a runner pass over examples x perturbations, server calls vs distinct texts (originals
-judged once). Usage: python bench/bench_judge.py [--calls 2000] [--concurrency 64]
+For each concurrency C and each transport (lean aiohttp, the openai SDK), prints side by side
+with the ideal (C / latency): measured throughput and its ratio (target >= 0.9 at C=16..128),
+client CPU per call (target <= 0.5 ms); then calls made by a cached rerun (target 0) and, for a
+runner pass over examples x perturbations, server calls vs distinct texts (originals judged once).
+Usage: python bench/bench_judge.py [--calls 2000] [--concurrency 16,32,64,128]
+       [--transports aiohttp,openai] [--latency 0.05]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -31,44 +34,64 @@ def server_calls(base_url: str) -> int:
         return int(json.load(response)["calls"])
 
 
+def measure(base_url: str, tmp: str, concurrency: int, transport: str, calls: int,
+            tag: str) -> tuple[float, float, int, list[float | None], Any]:
+    """Judge `calls` fresh texts at one concurrency; wall s, CPU s, server calls, scores."""
+    os.environ["EVALSTRESS_LLM_TRANSPORT"] = transport
+    spec = (f"judge:model=fake,base_url={base_url},aspect=fluency,"
+            f"max_concurrency={concurrency},cache={tmp}/llm-{tag}.sqlite")
+    judge = create_evaluator(spec)
+    requests = [ScoreRequest(f"Text number {i} ({tag}). It is short.", "A source.", (),
+                             "summarization") for i in range(calls)]
+    judge.score([ScoreRequest(f"warm-up text {tag}")])
+    before = server_calls(base_url)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    rows = judge.score(requests)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    made = server_calls(base_url) - before
+    return wall, cpu, made, [r["fluency"].value for r in rows], (judge, requests)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", default="16,32,64,128")
+    parser.add_argument("--transports", default="aiohttp,openai")
     parser.add_argument("--latency", type=float, default=0.05)
     args = parser.parse_args()
+    levels = [int(c) for c in args.concurrency.split(",")]
+    transports = args.transports.split(",")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     server = subprocess.Popen([sys.executable, "-m", "evalstress.llm.fake_server", "--latency",
                                str(args.latency), "--content", "Fine text.\nRating: 4"],
                               stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
         with tempfile.TemporaryDirectory() as tmp:
-            spec = (f"judge:model=fake,base_url={base_url},aspect=fluency,"
-                    f"max_concurrency={args.concurrency},cache={tmp}/llm.sqlite")
-            judge = create_evaluator(spec)
-            requests = [ScoreRequest(f"Text number {i}. It is short.", "A source.", (),
-                                     "summarization") for i in range(args.calls)]
-            judge.score([ScoreRequest("warm-up text")])
-            before = server_calls(base_url)
-            wall0, cpu0 = time.perf_counter(), time.process_time()
-            rows = judge.score(requests)
-            wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            made = server_calls(base_url) - before
-            ok = sum(r["fluency"].ok for r in rows)
-            ideal = args.concurrency / args.latency
+            last: Any = None
+            for concurrency in levels:
+                for transport in transports:
+                    tag = f"{transport}-{concurrency}"
+                    wall, cpu, made, scores, last = measure(base_url, tmp, concurrency,
+                                                            transport, args.calls, tag)
+                    ideal = concurrency / args.latency
+                    ok = sum(v is not None for v in scores)
+                    lines.append((concurrency, transport, args.calls / wall, ideal,
+                                  cpu / args.calls * 1000, made, ok))
+            judge, requests = last
             rerun0 = server_calls(base_url)
             wall_c0 = time.perf_counter()
-            again = judge.score(requests)
+            judge.score(requests)
             cached_wall = time.perf_counter() - wall_c0
             rerun_calls = server_calls(base_url) - rerun0
-            assert [r["fluency"].value for r in again] == [r["fluency"].value for r in rows]
             judge.close()
 
             examples = builtin_corpus()[:12]
             suite = custom_suite(["truncation", "token-drop", "sentence-switching"], seeds=2)
-            judge2 = create_evaluator(spec.replace("llm.sqlite", "llm2.sqlite"))
+            judge2 = create_evaluator(f"judge:model=fake,base_url={base_url},aspect=fluency,"
+                                      f"max_concurrency=64,cache={tmp}/llm-runner.sqlite")
             before = server_calls(base_url)
             result = run(examples, suite, [judge2], cache=None)
             runner_calls = server_calls(base_url) - before
@@ -78,20 +101,15 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
-    print(f"{'measure':<38}{'measured':>14}{'baseline':>14}{'ratio':>10}")
-    print(f"{'throughput (calls/s) vs ideal C/lat':<38}{args.calls / wall:>14.0f}{ideal:>14.0f}"
-          f"{args.calls / wall / ideal:>10.3f}")
-    print(f"{'client CPU per call (ms) vs 1 ms':<38}{cpu / args.calls * 1000:>14.3f}{1.0:>14.3f}"
-          f"{cpu / args.calls * 1000:>10.3f}")
-    print(f"{'calls made / judged (first pass)':<38}{made:>14d}{args.calls:>14d}"
-          f"{made / args.calls:>10.3f}")
-    print(f"{'valid scores':<38}{ok:>14d}{args.calls:>14d}{ok / args.calls:>10.3f}")
-    print(f"{'cached rerun: calls':<38}{rerun_calls:>14d}{0:>14d}{'':>10}")
-    print(f"{'cached rerun: wall (s) vs first pass':<38}{cached_wall:>14.3f}{wall:>14.3f}"
-          f"{cached_wall / wall:>10.3f}")
+    print(f"latency {args.latency * 1000:.0f} ms, {args.calls} calls per line")
+    print(f"{'C':>5} {'transport':<10}{'calls/s':>10}{'ideal':>10}{'ratio':>8}"
+          f"{'CPU ms/call':>13}{'server calls':>14}{'valid':>8}")
+    for concurrency, transport, rate, ideal, cpu_ms, made, ok in lines:
+        print(f"{concurrency:>5} {transport:<10}{rate:>10.0f}{ideal:>10.0f}{rate / ideal:>8.3f}"
+              f"{cpu_ms:>13.3f}{made:>14d}{ok:>8d}")
+    print(f"{'cached rerun: calls':<38}{rerun_calls:>14d} (target 0), wall {cached_wall:.3f} s")
     print(f"{'runner: server calls vs distinct texts':<38}{runner_calls:>14d}{distinct:>14d}"
           f"{runner_calls / distinct:>10.3f}")
-    print(f"{'runner: rows in score table':<38}{len(result.table):>14d}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
 pip_install "torch==2.13.0"
-CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local,attack]"
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local,attack,ray,fast]"
 
 # Chromium from Debian for the report's browser tests (Playwright drives it; no browser is
 # downloaded). Idempotent; where apt-get is missing the browser tests skip and say why.

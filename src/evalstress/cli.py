@@ -98,20 +98,45 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
 
 def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
             cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
-            quiet: bool = False) -> RunResult:
+            quiet: bool = False, workers: int = 0, backend: str = "local",
+            chunk_size: int | None = None, sequential: bool = False) -> RunResult:
     """Shared body of `run` and `quickstart`: score, analyse, write, print."""
+    from evalstress.rundir import OutputError, check_writable, staging_for
+
     unknown = [name for name in suite.analyses if name not in analysis_names()]
     if unknown:  # before any scoring, so a typo costs nothing
         raise _fail(f"suite '{suite.name}': unknown analysis {', '.join(unknown)}; known: "
                     f"{', '.join(analysis_names())}")
+    try:
+        check_writable(out)  # before any work: a bad --out costs nothing
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
     cache = _score_cache(cache_dir, no_cache)
     for evaluator in evaluators:  # LLM judges keep their response cache beside the score cache
         configure = getattr(evaluator, "configure_cache", None)
         if callable(configure) and (cache_dir is not None or no_cache):
             configure(cache_dir, enabled=not no_cache)
     progress = RichProgressReporter(enabled=not quiet)
+    policy = None
+    if sequential:
+        from evalstress.analyses.sequential import SequentialDesign
+
+        options = suite.options
+        policy = SequentialDesign(len(examples), looks=int(options.get("sequential_looks", 5)),
+                                  alpha=float(options.get("alpha", 0.05)),
+                                  futility=float(options.get("futility", 0.10)),
+                                  zero_method=str(options.get("zero_method", "wilcox")))
+        chunk_size = policy.chunk_size
     try:
-        result = run(examples, suite, evaluators, cache=cache, progress=progress)
+        if backend == "ray":
+            from evalstress.backends.ray import run_on_ray
+
+            result = run_on_ray(examples, suite, evaluators, cache=cache, progress=progress,
+                                workdir=staging_for(out), chunk_size=chunk_size)
+        else:
+            result = run(examples, suite, evaluators, cache=cache, progress=progress,
+                         workdir=staging_for(out), workers=workers, chunk_size=chunk_size,
+                         policy=policy)
     finally:
         for evaluator in evaluators:
             evaluator.close()
@@ -170,6 +195,8 @@ def quickstart(
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    workers: Annotated[int, typer.Option(
+        help="Processes for perturbations and CPU-bound metrics; 0: every core.")] = 0,
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
 
@@ -181,7 +208,7 @@ def quickstart(
     execute(examples, suite, _evaluators(LEXICAL_DEFAULT), out, cache_dir=cache_dir,
             no_cache=no_cache, rel_tol=0.01,
             config={"command": "quickstart", "evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
-                    "limit": limit}, quiet=quiet)
+                    "limit": limit}, quiet=quiet, workers=workers)
 
 
 def _load_config(path: Path | None) -> dict[str, Any]:
@@ -236,12 +263,32 @@ def run_command(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
         "evaluator would need, and score nothing.")] = False,
+    workers: Annotated[int, typer.Option(
+        help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
+        "rep); 0: every core. Results are identical to --workers 1.")] = 0,
+    backend: Annotated[str, typer.Option(
+        help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
+        "cluster named by RAY_ADDRESS (else a local Ray), merged by cache key.")] = "local",
+    chunk_size: Annotated[int | None, typer.Option(
+        help="Examples per chunk: memory holds one chunk; a killed run resumes at its first "
+        "unfinished chunk.")] = None,
+    sequential: Annotated[bool, typer.Option(
+        help="Sequential design for discernment (DHP): score the examples in batches and stop "
+        "a perturbation unit once its Wilcoxon result is settled (suite options "
+        "sequential_looks, alpha, futility); fewer judge calls, reported in results.json.")]
+    = False,
 ) -> None:
     """Stress-test evaluators on your data.
 
     Example: `evalstress run summeval.jsonl -m hypothesis=highlight -m references=references
     -e rouge -e bleu --task summarization`
     """
+    if backend not in ("local", "ray"):
+        raise _fail(f"--backend '{backend}': choose local or ray")
+    if sequential and backend == "ray":
+        raise _fail("--sequential decides batch by batch on one machine: use --backend local")
+    if workers < 0 or (chunk_size is not None and chunk_size < 1):
+        raise _fail("--workers must be >= 0 and --chunk-size >= 1")
     cfg = _load_config(config)
     _require_extras(list(evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT))
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
@@ -288,8 +335,9 @@ def run_command(
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
                     "protocol": the_suite.protocol,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
-                    "shard": shard},
-            quiet=quiet)
+                    "shard": shard, "workers": workers, "backend": backend},
+            quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
+            sequential=sequential)
 
 
 def _default_suite(examples: list[Example], protocol: str | None) -> str:

@@ -2,24 +2,30 @@
 
 Every distinct text is scored once per evaluator (originals are never re-scored per perturbation);
 each batch goes to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and
-costs nothing for what was already done.
+costs nothing for what was already done. `run` streams: it works in chunks of examples and writes
+each chunk's variants and scores to disk (see `pipeline.py`), so memory does not grow with the
+dataset; `make_plan` and `score_plan` are the in-memory steps for small sets and tests.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from evalstress.cache import SQLiteCache, default_cache_dir
+from evalstress.chunkwork import EvaluatorStats, default_workers
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
+from evalstress.rundir import RunFiles, StoredSequence
+from evalstress.scoretable import ScoreTable
 from evalstress.suites import Suite
 from evalstress.text import TextParser
 
@@ -53,30 +59,93 @@ class SkipRecord:
 
 @dataclass
 class Plan:
-    """The variants a suite makes of a dataset, and the skips with their reasons."""
+    """The variants a suite makes of a dataset, and the skips with their reasons.
+
+    In memory (lists) from `make_plan`; read on demand from the run directory after `run`."""
 
     examples: list[Example]
     suite: Suite
-    variants: list[Variant]
-    skips: list[SkipRecord]
+    variants: Sequence[Variant]
+    skips: Sequence[SkipRecord]
     parses: int = 0
 
-@dataclass
-class EvaluatorStats:
-    requested: int = 0  # score rows the table needs
-    distinct: int = 0  # distinct texts (with context) among them
-    cached: int = 0  # found in the cache
-    scored: int = 0  # sent to the evaluator
-    calls: int = 0  # batches sent
-    missing: int = 0  # rows with at least one missing aspect
-    truncated: int = 0  # distinct inputs cut to the model's window (Score.extra["truncated"])
 
-@dataclass
+__all__ = ["CORPUS", "ORIGINAL", "SCORE_COLUMNS", "EvaluatorStats", "Plan", "Progress",
+           "RunResult", "Scorer", "SkipRecord", "estimate_plan", "make_plan", "open_cache", "run",
+           "score_plan", "shard_examples"]
+
+
 class RunResult:
-    plan: Plan
-    table: pd.DataFrame
-    stats: dict[str, EvaluatorStats] = field(default_factory=dict)
-    signatures: dict[str, Any] = field(default_factory=dict)
+    """A scored run: its plan, the long score table, per-evaluator stats and signatures.
+
+    A streamed run keeps its table on disk: `scores` is the Parquet-backed `ScoreTable` that
+    analyses read column by column; `table` loads the whole table (fine for small runs).
+    """
+
+    def __init__(self, plan: Plan, table: pd.DataFrame | None = None,
+                 stats: dict[str, EvaluatorStats] | None = None,
+                 signatures: dict[str, Any] | None = None, *, files: RunFiles | None = None,
+                 summary: dict[str, Any] | None = None):
+        self.plan = plan
+        self._table = table
+        self.stats = stats or {}
+        self.signatures = signatures or {}
+        self.files = files
+        self._summary = summary
+
+    @classmethod
+    def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
+                   signatures: dict[str, Any], plan_type: type[Plan] = Plan) -> RunResult:
+        summary = json.loads(files.path("summary.json").read_text(encoding="utf-8"))
+        plan = plan_type(examples, suite, StoredSequence(files, "variants.jsonl",
+                                                         int(summary["variants"]), "variant"),
+                         StoredSequence(files, "skips.jsonl", int(summary["skipped"]), "skip"),
+                         int(summary["parses"]))
+        stats = {label: EvaluatorStats(**values) for label, values in summary["stats"].items()}
+        return cls(plan, None, stats, signatures, files=files, summary=summary)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        if self._table is None:
+            self._table = self.scores.read() if self.files is not None else pd.DataFrame(
+                columns=SCORE_COLUMNS)
+        return self._table
+
+    @table.setter
+    def table(self, value: pd.DataFrame) -> None:
+        self._table = value
+
+    @property
+    def scores(self) -> ScoreTable:
+        """The score table for analyses: Parquet on disk after a streamed run."""
+        if self.files is not None and self.files.path("scores.parquet").exists():
+            return ScoreTable(self.files.path("scores.parquet"))
+        return ScoreTable(self.table)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Counts, skip and missing reasons (and generation counts) of the run."""
+        if self._summary is None:
+            self._summary = summarize(self)
+        return self._summary
+
+
+def summarize(run: RunResult) -> dict[str, Any]:
+    """The summary of an in-memory run (a streamed run writes its own as it goes)."""
+    skips = pd.DataFrame([vars(s) for s in run.plan.skips],
+                         columns=["example_id", "perturbation", "severity", "seed", "reason"])
+    reasons = (skips.groupby(["perturbation", "reason"]).size().reset_index(name="count")
+               .to_dict(orient="records") if not skips.empty else [])
+    missing = run.table[run.table["status"] != "ok"]
+    missing_reasons = (missing.groupby(["evaluator", "aspect", "reason"]).size()
+                       .reset_index(name="count").to_dict(orient="records")
+                       if not missing.empty else [])
+    return {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
+            "skipped": len(run.plan.skips), "parses": run.plan.parses,
+            "missing_scores": len(missing), "skip_reasons": reasons,
+            "missing_reasons": missing_reasons,
+            "stats": {label: vars(s) for label, s in run.stats.items()}, "generation": {}}
+
 
 def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -> list[Example]:
     """Deterministic sharding by example id: shard (i, n) keeps ids whose hash mod n is i."""
@@ -90,8 +159,15 @@ def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -
 
 def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
               resources: dict[str, Any] | None = None,
-              progress: Progress | None = None) -> Plan:
-    """Apply every perturbation x severity x seed to every example; parse each text once."""
+              progress: Progress | None = None, generate: Any = None) -> Plan:
+    """Apply every perturbation x severity x seed to every example; parse each text once.
+
+    In memory, for small sets, dry runs and tests (`run` streams). LLM-written units go to
+    `generate` (the generation stage, see `pipeline.GenerateFn`) in one call."""
+    llm = [p.name for p in suite.perturbations if p.perturbation.method == "llm"]
+    if llm and generate is None:
+        raise ValueError(f"the suite plans LLM-written perturbations ({', '.join(llm)}) but "
+                         "no generator was given: pass --generator SPEC")
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
@@ -100,9 +176,13 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     variants: list[Variant] = []
     skips: list[SkipRecord] = []
     progress.start("perturbing", len(examples))
+    llm_units = []
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
         for plan, severity, seed in suite.units(example.task):
+            if plan.perturbation.method == "llm":
+                llm_units.append((example, plan, severity, seed))
+                continue
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
                 skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))
@@ -110,6 +190,11 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
+    if llm_units:
+        made, skipped, _ = generate(examples, llm_units, parser, progress)
+        variants.extend(made)
+        skips.extend(SkipRecord(s.example_id, s.perturbation, s.severity, s.seed, s.reason)
+                     for s in skipped)
     return Plan(list(examples), suite, variants, skips, parser.parses - before)
 
 def _request(example: Example, text: str) -> ScoreRequest:
@@ -259,10 +344,29 @@ def open_cache(path: str | Path | None = None) -> SQLiteCache:
 
 def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluator], *,
         cache: SQLiteCache | None = None, parser: TextParser | None = None,
-        resources: dict[str, Any] | None = None, progress: Progress | None = None) -> RunResult:
-    """The whole flow short of analysis: plan the variants, then score everything once."""
-    plan = make_plan(examples, suite, parser=parser, resources=resources, progress=progress)
-    return score_plan(plan, evaluators, cache=cache, progress=progress)
+        resources: dict[str, Any] | None = None, progress: Progress | None = None,
+        workdir: str | Path | None = None, chunk_size: int | None = None, workers: int = 1,
+        generate: Any = None, policy: Any = None,
+        pool: Sequence[Example] | None = None) -> RunResult:
+    """The whole flow short of analysis, streamed chunk by chunk (see `pipeline.py`).
+
+    `workdir` is the staging folder (a run killed there resumes at its first unfinished chunk);
+    without one, a temporary folder that lives as long as the result. `workers` > 1 runs rule
+    perturbations and CPU-bound evaluators in that many processes (0: every core), with the same
+    results.
+    `generate` is the generation stage for LLM-written perturbations; `policy` can stop units
+    early (the sequential DHP design). `pool` is the dataset perturbations may borrow from
+    (default: `examples`; a shard of a larger run passes the whole dataset)."""
+    from evalstress.pipeline import StreamingRun, default_chunk_size
+
+    processes = workers if workers > 0 else default_workers()
+    return StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
+                        resources=resources, progress=progress,
+                        workdir=Path(workdir) if workdir is not None else None,
+                        chunk_size=chunk_size or default_chunk_size(len(examples), processes),
+                        workers=processes,
+                        generate=generate, policy=policy, pool=pool).run()
+
 
 def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
                   cache: SQLiteCache | None = None) -> list[dict[str, Any]]:

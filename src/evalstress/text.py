@@ -197,6 +197,12 @@ class TextParser:
                 self.parses += len(todo)
             return [self._memo[t] for t in texts]
 
+    def forget(self) -> None:
+        """Drop the memo (the count of parses stays): a streaming run forgets each chunk's
+        parses once the chunk is planned, so memory does not grow with the dataset."""
+        with self._lock:
+            self._memo.clear()
+
 
 def word_units(text: str) -> list[str]:
     """Whitespace word units: the unit of the noise ratio."""

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import json
+import random
+from pathlib import Path
+
 import pytest
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU, CHRF, TER
@@ -66,3 +70,52 @@ def test_spec_parameters_reach_the_evaluator_and_its_label() -> None:
     assert create_evaluator("rouge").label == "rouge"
     with pytest.raises(KeyError, match="Did you mean rouge"):
         create_evaluator("rogue")
+
+
+def test_reference_memos_hold_one_chunk_only() -> None:
+    """The runner empties the reference memos after each chunk; scores do not change."""
+    from evalstress.evaluators.base import ScoreRequest, create_evaluator
+    from evalstress.evaluators.lexical import REFERENCE_MEMO
+
+    requests = [ScoreRequest(f"the cat {i} sat on a mat", references=(f"a cat {i} sat", "a mat"))
+                for i in range(50)]
+    for name in ("bleu", "rouge"):
+        evaluator = create_evaluator(name)
+        before = evaluator.score(requests)
+        memo = (evaluator.__dict__.get("_ref_memo") if name == "bleu"
+                else None)
+        size = len(memo) if memo is not None else evaluator._reference.cache_info().currsize
+        assert 0 < size <= REFERENCE_MEMO
+        evaluator.end_chunk()
+        size = (len(evaluator.__dict__.get("_ref_memo", {})) if name == "bleu"
+                else evaluator._reference.cache_info().currsize)
+        assert size == 0
+        assert evaluator.score(requests) == before
+
+
+def test_fast_chrf_path_gives_sacrebleus_numbers(shared_data: Path) -> None:
+    """fastchrf (Rust) replaces sacreBLEU's loops only where it returns the same floats."""
+    pytest.importorskip("fastchrf")
+    rng = random.Random(0)
+    rows = [json.loads(line) for line in
+            (shared_data / "summeval.jsonl").read_text(encoding="utf-8").splitlines()[:15]]
+    requests = []
+    for row in rows:  # damaged highlights against the 10 human references
+        words = row["highlight"].split()
+        for _ in range(8):
+            kept = " ".join(w for w in words if rng.random() > 0.25)
+            requests.append(ScoreRequest(kept, references=tuple(row["references"])))
+    requests += [ScoreRequest(text, references=refs) for text, refs in [
+        ("", ("x y",)), ("a", ("a",)), ("Ünïcode ✓ text", ("Ünïcode text", "other")),
+        ("  spaced   out  ", ("spaced out",))]]
+    fast = create_evaluator("chrf")
+    assert "fastchrf" in fast.versions()
+    library = CHRF()
+    for request, row in zip(requests, fast.score(requests), strict=True):
+        assert row["chrf"].value == library.sentence_score(request.text,
+                                                           list(request.references)).score
+    plus = create_evaluator("chrf:word_order=2")  # chrF++: word n-grams, sacreBLEU's own path
+    assert "fastchrf" not in plus.versions()
+    [row] = plus.score(requests[:1])
+    assert row["chrf"].value == CHRF(word_order=2).sentence_score(
+        requests[0].text, list(requests[0].references)).score

@@ -33,7 +33,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalstress.runner import CORPUS, ORIGINAL
+from evalstress.runner import CORPUS
+from evalstress.scoretable import ScoreTable, perturbation_groups
+
+COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
+           "score", "higher_is_better", "status")
 
 MAX_MISSING = 0.5  # share of missing scores above which a row is inconclusive
 
@@ -173,12 +177,15 @@ def _sign(higher_is_better: bool) -> float:
     return 1.0 if higher_is_better else -1.0
 
 
-def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
+def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
               skips: pd.DataFrame | None = None, protocol: str = "default",
               strict: bool | None = None, max_missing: float = MAX_MISSING) -> BlindspotResult:
     """Run the rank and monotonic tests on a score table (see module docstring).
 
-    `strict` defaults to True under the paper protocol and False otherwise.
+    `table` is a DataFrame or a Parquet-backed ScoreTable (read one evaluator aspect at a time);
+    `skips` has one row per skip (needed by the paper protocol, which counts the examples a unit
+    left unchanged), or a `count` column per perturbation and reason. `strict` defaults to True
+    under the paper protocol and False otherwise.
     """
     if protocol not in AVERAGING:
         raise ValueError(f"blindspot protocol '{protocol}' is unknown; choose one of "
@@ -191,20 +198,23 @@ def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.
     skip_counts: dict[str, int] = {}
     unchanged: dict[tuple[str, str, int], list[str]] = {}
     if skips is not None and not skips.empty:
-        skip_counts = {str(k): int(v) for k, v in skips.groupby("perturbation").size().items()}
+        sizes = (skips.groupby("perturbation")["count"].sum() if "count" in skips
+                 else skips.groupby("perturbation").size())
+        skip_counts = {str(k): int(v) for k, v in sizes.items()}
         if protocol == "paper":
+            if "example_id" not in skips:
+                raise ValueError("the paper protocol needs one skip record per unit, not counts")
             for (pert, severity, seed), group in skips.groupby(
                     [skips["perturbation"].astype(str), skips["severity"].map(_severity_key),
                      skips["seed"].astype(int)]):
                 unchanged[(str(pert), str(severity), int(str(seed)))] = [
                     str(e) for e in group["example_id"]]
     notes: list[str] = []
-    for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
-        higher = bool(group["higher_is_better"].iloc[0])
-        gold_rows = group[group["perturbation"] == ORIGINAL]
+    for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS):
         gold_by_example = gold_rows.set_index("example_id")["score"]
-        noised = group[group["perturbation"] != ORIGINAL]
-        for perturbation, pgroup in noised.groupby("perturbation", sort=False):
+        for perturbation, pgroup in noised:
+            higher = bool((gold_rows if not gold_rows.empty else pgroup)
+                          ["higher_is_better"].iloc[0])
             corpus = bool((pgroup["example_id"] == CORPUS).all())
             if protocol == "paper" and corpus and skip_counts.get(str(perturbation)):
                 notes.append(f"{evaluator}/{aspect} on {perturbation}: a set-level score "

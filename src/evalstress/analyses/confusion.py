@@ -44,6 +44,7 @@ from evalstress.analyses.stats import (
 )
 from evalstress.criteria import expectation_for
 from evalstress.runner import CORPUS
+from evalstress.scoretable import ScoreTable, frame_or_groups
 
 
 @dataclass
@@ -131,7 +132,7 @@ class ConfusionResult:
         }
 
 
-def criteria_confusion(table: pd.DataFrame, *, aspect_map: Mapping[str, str] | None = None,
+def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[str, str] | None = None,
                        alpha: float = 0.05, min_effect: float = 0.3, n_boot: int = 1000,
                        seed: int = 0,
                        human: pd.DataFrame | None = None) -> ConfusionResult:
@@ -200,14 +201,15 @@ def _summaries(items: Sequence[ConfusionItem]) -> list[ConfusionSummary]:
     return [ConfusionSummary(name, *c) for name, c in counts.items()]
 
 
-def inter_aspect_matrices(table: pd.DataFrame,
+def inter_aspect_matrices(table: pd.DataFrame | ScoreTable,
                           human: pd.DataFrame | None = None) -> list[AspectMatrix]:
     """Pearson correlation between the aspects of each multi-aspect evaluator over all texts
     it scored (originals and variants), and between the human aspects when given."""
     out = []
-    rows = table[(table["example_id"] != CORPUS) & (table["status"] == "ok")]
     units = ["example_id", "perturbation", "severity", "seed"]
-    for evaluator, group in rows.groupby("evaluator", sort=False):
+    for (evaluator,), rows in frame_or_groups(table, ["evaluator"],
+                                              [*units, "aspect", "score", "status"]):
+        group = rows[(rows["example_id"] != CORPUS) & (rows["status"] == "ok")]
         wide = group.pivot_table(index=units, columns="aspect", values="score", aggfunc="mean")
         if wide.shape[1] >= 2:
             out.append(matrix_of(str(evaluator), wide))

@@ -28,6 +28,7 @@ from scipy import stats
 
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
 from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
+from evalstress.scoretable import ScoreTable
 
 LEVELS = ("segment-doc", "segment-global", "system")
 
@@ -232,7 +233,7 @@ def _finite_or_none(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def run_correlation(table: pd.DataFrame, examples: Sequence[Any], *, human_key: str = "human",
+def run_correlation(table: pd.DataFrame | ScoreTable, examples: Sequence[Any], *, human_key: str = "human",
                     **kwargs: Any) -> CorrelationResult:
     """Correlation analysis of a stress-test run: originals against `meta[human_key]` scores.
 
@@ -249,7 +250,10 @@ def run_correlation(table: pd.DataFrame, examples: Sequence[Any], *, human_key: 
         return CorrelationResult([], None, 0, 0.95, 0, "documents",
                                  [f"no example has human scores in meta['{human_key}']"])
     human = pd.DataFrame.from_records(records)
-    originals = table[table["perturbation"] == "original"]
+    columns = ["example_id", "evaluator", "aspect", "score", "status"]
+    originals = (table.read(columns, where={"perturbation": "original"})
+                 if isinstance(table, ScoreTable)
+                 else table[table["perturbation"] == "original"])
     scores = pd.DataFrame({
         "doc_id": originals["example_id"], "system_id": "hypothesis",
         "evaluator": originals["evaluator"], "aspect": originals["aspect"],

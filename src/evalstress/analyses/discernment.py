@@ -37,6 +37,7 @@ from evalstress.analyses.stats import (
     wilcoxon_test,
 )
 from evalstress.criteria import expectation_for, perturbation_level
+from evalstress.scoretable import ScoreTable
 
 LEVELS = ("char", "word", "sentence")
 SEVERITY_LABELS = ("minor", "major")
@@ -175,7 +176,7 @@ def _user_weights(expert_weights: ExpertWeights | None, task: str,
     return None
 
 
-def discernment_analysis(table: pd.DataFrame, *, expert_weights: ExpertWeights | None = None,
+def discernment_analysis(table: pd.DataFrame | ScoreTable, *, expert_weights: ExpertWeights | None = None,
                          aspect_map: Mapping[str, str] | None = None,
                          level_map: Mapping[str, str] | None = None, alpha: float = 0.05,
                          zero_method: str = "wilcox", hmp: bool = False,

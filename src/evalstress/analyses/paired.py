@@ -20,7 +20,11 @@ import numpy as np
 import pandas as pd
 
 from evalstress.criteria import aspect_aliases, aspects
-from evalstress.runner import CORPUS, ORIGINAL
+from evalstress.runner import CORPUS
+from evalstress.scoretable import ScoreTable, perturbation_groups
+
+COLUMNS = ("example_id", "task", "perturbation", "severity", "severity_rank", "seed", "score",
+           "higher_is_better", "status")
 
 
 @dataclass
@@ -39,34 +43,52 @@ class PairedSet:
     n_seeds: int
 
 
-def paired_sets(table: pd.DataFrame, *, by_task: bool = False) -> Iterator[PairedSet]:
+def paired_sets(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
+                ) -> Iterator[PairedSet]:
     """Yield one PairedSet per (evaluator, aspect[, task], perturbation, severity).
 
-    Corpus-level rows (one score per set, e.g. MAUVE) have no pairs and are skipped.
+    Corpus-level rows (one score per set, e.g. MAUVE) have no pairs and are skipped. A
+    ScoreTable is read one evaluator aspect at a time.
     """
     if table.empty:
         return
-    rows = table[table["example_id"] != CORPUS]
-    keys = ["evaluator", "aspect", *(["task"] if by_task else [])]
-    for key, group in rows.groupby(keys, sort=False):
-        evaluator, aspect = str(key[0]), str(key[1])
-        task = str(key[2]) if by_task else "*"
-        higher = bool(group["higher_is_better"].iloc[0])
-        sign = 1.0 if higher else -1.0
-        originals = group[group["perturbation"] == ORIGINAL]
-        gold = originals[originals["status"] == "ok"].groupby("example_id")["score"].mean()
-        noised = group[group["perturbation"] != ORIGINAL]
-        for (pert, rank, severity), sgroup in noised.groupby(
-                ["perturbation", "severity_rank", "severity"], sort=True):
-            ok = sgroup[sgroup["status"] == "ok"]
-            variant = ok.groupby("example_id")["score"].mean()
-            examples = pd.Index(sgroup["example_id"].unique())
-            both = examples.intersection(variant.index).intersection(gold.index)
-            g = gold.reindex(both).to_numpy(dtype=float)
-            v = variant.reindex(both).to_numpy(dtype=float)
-            yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
-                            higher, sign * (g - v), g, v, int(len(examples) - len(both)),
-                            int(sgroup["seed"].nunique()))
+    for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS, sort=True):
+        gold_rows = gold_rows[gold_rows["example_id"] != CORPUS]
+        sets: list[tuple[int, PairedSet]] = []
+        tasks: dict[str, int] = {t: i for i, t in enumerate(
+            dict.fromkeys(gold_rows["task"].tolist() if by_task else ["*"]))}
+        gold_of = ({str(t): g for t, g in gold_rows.groupby("task", sort=False)} if by_task
+                   else {"*": gold_rows})
+        for _, rows in noised:
+            rows = rows[rows["example_id"] != CORPUS]
+            parts = rows.groupby("task", sort=False) if by_task else [("*", rows)]
+            for task, part in parts:
+                order = tasks.setdefault(str(task), len(tasks))
+                originals = gold_of.get(str(task), gold_rows.iloc[0:0])
+                sets.extend((order, s) for s in _unit_sets(str(evaluator), str(aspect),
+                                                           str(task), originals, part))
+        # the order of the grouped frame: task (first appearance), then perturbation, severity
+        for _, paired in sorted(sets, key=lambda item: item[0]):
+            yield paired
+
+
+def _unit_sets(evaluator: str, aspect: str, task: str, originals: pd.DataFrame,
+               noised: pd.DataFrame) -> Iterator[PairedSet]:
+    frame = originals if not originals.empty else noised
+    higher = bool(frame["higher_is_better"].iloc[0])
+    sign = 1.0 if higher else -1.0
+    gold = originals[originals["status"] == "ok"].groupby("example_id")["score"].mean()
+    for (pert, rank, severity), sgroup in noised.groupby(
+            ["perturbation", "severity_rank", "severity"], sort=True):
+        ok = sgroup[sgroup["status"] == "ok"]
+        variant = ok.groupby("example_id")["score"].mean()
+        examples = pd.Index(sgroup["example_id"].unique())
+        both = examples.intersection(variant.index).intersection(gold.index)
+        g = gold.reindex(both).to_numpy(dtype=float)
+        v = variant.reindex(both).to_numpy(dtype=float)
+        yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
+                        higher, sign * (g - v), g, v, int(len(examples) - len(both)),
+                        int(sgroup["seed"].nunique()))
 
 
 def quality_aspect(evaluator: str, aspect: str,

@@ -1,6 +1,7 @@
 """Analysis names a suite's `analyses:` list may use, and the dispatcher over them.
 
-Each analysis is `fn(run_result, options) -> result with to_dict()`. Options are one flat
+Each analysis is `fn(run_result, options) -> result with to_dict()`; the built-in ones read
+`run_result.scores` (the Parquet score table, column-pruned, one group at a time). Options are one flat
 mapping (the suite's `options:` plus command-line values); every analysis reads the keys it
 knows and ignores the rest:
 
@@ -66,9 +67,10 @@ def _human_frame(run: RunResult, key: str) -> pd.DataFrame | None:
 @register_analysis("blindspot")
 def _blindspot(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.blindspot import blindspot
-    from evalstress.report import skips_frame
+    from evalstress.report import skip_counts, skips_frame
 
-    return blindspot(run.table, skips=skips_frame(run),
+    paper = options.get("protocol") == "paper"  # counts unchanged examples: needs each skip
+    return blindspot(run.scores, skips=skips_frame(run) if paper else skip_counts(run),
                      **_pick(options, "rel_tol", "abs_tol", "protocol", "strict",
                            "max_missing"))
 
@@ -77,7 +79,7 @@ def _blindspot(run: RunResult, options: Mapping[str, Any]) -> Any:
 def _discernment(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.discernment import discernment_analysis
 
-    return discernment_analysis(run.table, **_pick(
+    return discernment_analysis(run.scores, **_pick(
         options, "expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
         "by_task"))
 
@@ -87,7 +89,7 @@ def _confusion(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.confusion import criteria_confusion
 
     human = _human_frame(run, str(options.get("human_key", "human")))
-    return criteria_confusion(run.table, human=human, **_pick(
+    return criteria_confusion(run.scores, human=human, **_pick(
         options, "aspect_map", "alpha", "min_effect", "n_boot", "seed"))
 
 
@@ -95,7 +97,7 @@ def _confusion(run: RunResult, options: Mapping[str, Any]) -> Any:
 def _correlation(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.correlation import run_correlation
 
-    return run_correlation(run.table, run.plan.examples,
+    return run_correlation(run.scores, run.plan.examples,
                            **_pick(options, "human_key", "n_boot", "seed"))
 
 
@@ -103,7 +105,7 @@ def _correlation(run: RunResult, options: Mapping[str, Any]) -> Any:
 def _style(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.style import response_style
 
-    return response_style(run.table, **_pick(options, "bins"))
+    return response_style(run.scores, **_pick(options, "bins"))
 
 
 @register_analysis("adversarial")

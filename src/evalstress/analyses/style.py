@@ -18,6 +18,7 @@ import pandas as pd
 
 from evalstress.analyses.stats import clean
 from evalstress.runner import ORIGINAL
+from evalstress.scoretable import ScoreTable, frame_or_groups
 
 
 @dataclass
@@ -78,12 +79,14 @@ def _distribution(values: pd.Series, n_missing: int, edges: np.ndarray,
                         float(q[0]), float(q[1]), float(q[2]), float(q[3]), float(q[4]), counts)
 
 
-def response_style(table: pd.DataFrame, *, bins: int = 10, max_discrete: int = 11) -> StyleResult:
+def response_style(table: pd.DataFrame | ScoreTable, *, bins: int = 10,
+                   max_discrete: int = 11) -> StyleResult:
     """Score distributions per evaluator aspect on originals and on perturbed texts."""
     rows: list[StyleRow] = []
     if table.empty:
         return StyleResult(rows, ["the score table is empty"])
-    for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
+    for (evaluator, aspect), group in frame_or_groups(
+            table, ["evaluator", "aspect"], ["perturbation", "score", "status", "higher_is_better"]):
         ok = group[group["status"] == "ok"]
         values = ok["score"].to_numpy(dtype=float)
         distinct = np.unique(values)

@@ -15,9 +15,15 @@ from typing import Any
 
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
+# Preprocessed references kept per evaluator. The runner also calls `end_chunk()` after each
+# chunk of examples, which empties the memos: a chunk's references are never needed again, and
+# a chrF entry (six n-gram tables per reference) is large, so memory stays that of one chunk.
+REFERENCE_MEMO = 1024
+
 
 class _SacreBleuMetric(Evaluator):
     needs_references = True
+    cpu_bound = True  # the runner may score it in worker processes
     batch_size = 256
     metric_name = ""
 
@@ -37,10 +43,20 @@ class _SacreBleuMetric(Evaluator):
         """sacreBLEU's preprocessed references, memoized: every variant of an example shares them."""
         memo = self.__dict__.setdefault("_ref_memo", {})
         if references not in memo:
-            if len(memo) > 10_000:
+            if len(memo) >= REFERENCE_MEMO:  # a chunk's references fit many times over
                 memo.clear()
             memo[references] = self.metric._cache_references([[r] for r in references])[0]
         return memo[references]
+
+    def end_chunk(self) -> None:
+        """The runner finished a chunk of examples: their references are not needed again, nor
+        are the tokenizations sacreBLEU memoizes per line (up to 65,536 lines, input and output
+        kept, class-wide), since each distinct text is scored once."""
+        self.__dict__.pop("_ref_memo", None)
+        tokenizer = getattr(self.__dict__.get("metric"), "tokenizer", None)
+        clear = getattr(type(tokenizer).__call__, "cache_clear", None) if tokenizer else None
+        if callable(clear):
+            clear()
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         # the steps of sacreBLEU's sentence_score, with the reference preprocessing memoized
@@ -69,7 +85,7 @@ class Bleu(_SacreBleuMetric):
 
 @evaluator("chrf")
 class Chrf(_SacreBleuMetric):
-    description = "sacreBLEU sentence chrF (chrF++ with word_order=2)"
+    description = "sacreBLEU sentence chrF (character 6-grams; chrF++ with word_order=2)"
     metric_name = "chrf"
 
     @cached_property
@@ -77,6 +93,37 @@ class Chrf(_SacreBleuMetric):
         from sacrebleu.metrics import CHRF
 
         return CHRF(**self.params)
+
+    @cached_property
+    def _fast(self) -> Any:
+        """fastchrf (Rust) when installed and the settings are ones it computes: character
+        n-grams only (word_order 0), no lowercasing. Its sentence chrF equals sacreBLEU's to the
+        last bit (tested); with several references sacreBLEU keeps the best-scoring one, which
+        is the maximum of the pairwise scores."""
+        metric = self.metric
+        if metric.word_order != 0 or metric.lowercase:
+            return None
+        try:
+            import fastchrf
+        except ImportError:
+            return None
+        return fastchrf
+
+    def versions(self) -> dict[str, str]:
+        found = super().versions()
+        if self._fast is not None:
+            found["fastchrf"] = version("fastchrf")
+        return found
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        if self._fast is None:
+            return super().score_batch(requests)
+        metric = self.metric
+        scores = self._fast.pairwise_chrf(
+            [[r.text] for r in requests], [list(r.references) for r in requests],
+            char_order=metric.char_order, beta=float(metric.beta),
+            remove_whitespace=not metric.whitespace, eps_smoothing=metric.eps_smoothing)
+        return [{"chrf": Score(float(max(row[0])))} for row in scores]
 
 
 @evaluator("ter")
@@ -92,6 +139,24 @@ class Ter(_SacreBleuMetric):
 
     def higher_is_better(self, aspect: str) -> bool:
         return False
+
+
+class _Analysed:
+    """A text's rouge-score tokens and, on demand, its n-gram counts."""
+
+    __slots__ = ("_ngrams", "tokens")
+
+    def __init__(self, tokens: tuple[str, ...]):
+        self.tokens = tokens
+        self._ngrams: dict[int, Any] = {}
+
+    def ngrams(self, n: int) -> Any:
+        counts = self._ngrams.get(n)
+        if counts is None:
+            from rouge_score import rouge_scorer
+
+            counts = self._ngrams[n] = rouge_scorer._create_ngrams(self.tokens, n)
+        return counts
 
 
 class _MemoStemmer:
@@ -117,6 +182,7 @@ class Rouge(Evaluator):
 
     description = "rouge-score ROUGE-1/2/L, max over references"
     needs_references = True
+    cpu_bound = True
     batch_size = 256
 
     def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True,
@@ -130,18 +196,19 @@ class Rouge(Evaluator):
             if kind != "rougeL" and not (kind.startswith("rouge") and kind[5:].isdigit()):
                 raise ValueError(f"unsupported ROUGE type '{kind}': use rouge1..rouge9, rougeL")
         self._stemmer = _MemoStemmer() if use_stemmer else None
-        self._tokens = functools.lru_cache(maxsize=50_000)(self._tokenize)
-        self._ngrams = functools.lru_cache(maxsize=50_000)(self._count_ngrams)
+        # Only references are memoized: every variant of an example is compared with the same
+        # ones, while each distinct prediction is scored once. The bound keeps memory flat on
+        # any dataset size; a chunk's references fit in it many times over.
+        self._reference = functools.lru_cache(maxsize=REFERENCE_MEMO)(self._analyse)
 
-    def _tokenize(self, text: str) -> tuple[str, ...]:
+    def end_chunk(self) -> None:
+        """The runner finished a chunk of examples: their references are not needed again."""
+        self._reference.cache_clear()
+
+    def _analyse(self, text: str) -> _Analysed:
         from rouge_score import tokenize
 
-        return tuple(tokenize.tokenize(text, self._stemmer))
-
-    def _count_ngrams(self, text: str, n: int) -> Any:
-        from rouge_score import rouge_scorer
-
-        return rouge_scorer._create_ngrams(self._tokens(text), n)
+        return _Analysed(tuple(tokenize.tokenize(text, self._stemmer)))
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -150,12 +217,12 @@ class Rouge(Evaluator):
     def versions(self) -> dict[str, str]:
         return {"rouge-score": version("rouge-score")}
 
-    def _pair(self, reference: str, prediction: str, kind: str) -> float:
+    def _pair(self, reference: _Analysed, prediction: _Analysed, kind: str) -> float:
         from rapidfuzz.distance import LCSseq
         from rouge_score import rouge_scorer, scoring
 
         if kind == "rougeL":
-            ref, pred = self._tokens(reference), self._tokens(prediction)
+            ref, pred = reference.tokens, prediction.tokens
             if not ref or not pred:
                 return 0.0
             lcs = LCSseq.similarity(ref, pred)
@@ -163,15 +230,15 @@ class Rouge(Evaluator):
             result = scoring.Score(precision, recall, scoring.fmeasure(precision, recall))
         else:
             n = int(kind[5:])
-            result = rouge_scorer._score_ngrams(self._ngrams(reference, n),
-                                                self._ngrams(prediction, n))
+            result = rouge_scorer._score_ngrams(reference.ngrams(n), prediction.ngrams(n))
         return float(getattr(result, self.measure))
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         rows = []
         for request in requests:
-            rows.append({kind: Score(max(self._pair(ref, request.text, kind)
-                                         for ref in request.references))
+            prediction = self._analyse(request.text)  # scored once: not worth a memo entry
+            references = [self._reference(ref) for ref in request.references]
+            rows.append({kind: Score(max(self._pair(ref, prediction, kind) for ref in references))
                          for kind in self.types})
         return rows
 
@@ -193,6 +260,7 @@ class Repetition(Evaluator):
     batch_size = 1024
     # a diversity measure: it is meant to catch repetition, not truncation or swapped sentences
     meant_for = ("repetition", "repeated-token")
+    cpu_bound = True
 
     def __init__(self, orders: str = "2 3 4"):
         super().__init__(orders=orders)

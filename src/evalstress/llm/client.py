@@ -1,7 +1,8 @@
 """An async chat client for any OpenAI-compatible endpoint, with our own retry discipline.
 
-Built on the official `openai.AsyncOpenAI` (max_retries=0) so it speaks to OpenAI, vLLM, Ollama,
-llama.cpp server, SGLang and gateways alike. What we add: bounded retries for 429 (honouring
+Speaks the OpenAI chat-completions protocol, so it works with OpenAI, vLLM, Ollama, llama.cpp
+server, SGLang and gateways alike, over a lean aiohttp POST (llm/transport.py; the official
+`openai.AsyncOpenAI` with max_retries=0 is one option away). What we add: bounded retries for 429 (honouring
 Retry-After), 5xx, timeouts, connection errors and malformed bodies; no retry for other 4xx; a
 per-attempt timeout and a total deadline per request; per-endpoint concurrency that halves on 429;
 a pool of endpoints that share one model's load; the response cache (hits cost no call); and
@@ -18,7 +19,6 @@ named by `identity`: a remote URL by itself, a loopback server by the model it s
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
 import random
@@ -31,6 +31,8 @@ from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, key_parts, response_key
 from evalstress.llm.identity import group_identity
 from evalstress.llm.limits import Endpoint, EndpointPool
+from evalstress.llm.transport import TransportError, choose_transport, make_transport
+from evalstress.llm.transport import parse_retry_after as parse_retry_after
 
 #: Parameters the client sends; all of them change the output and so enter the cache key.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "seed",
@@ -96,26 +98,6 @@ class Backend(Protocol):
     async def complete(self, parts: Mapping[str, Any], timeout: float) -> ChatResponse: ...
 
 
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from `retry-after-ms`, `Retry-After` seconds or an HTTP date."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    if "retry-after-ms" in lowered:
-        try:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
-
-
 def _compact_logprobs(choice: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     content = (choice.get("logprobs") or {}).get("content")
     if not content:
@@ -137,7 +119,7 @@ class LLMClient:
                  timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
                  backoff: float = 0.5, max_backoff: float = 30.0,
                  cache: ResponseCache | None = None, seed: int = 0,
-                 backend: Backend | None = None):
+                 backend: Backend | None = None, transport: str | None = None):
         self.backend = backend
         if backend is not None:
             self.pool = EndpointPool([Endpoint(backend.name, backend.max_concurrency)])
@@ -156,6 +138,7 @@ class LLMClient:
         self.cache = cache
         self.usage = Usage()
         self._rng = random.Random(seed)  # jitter only; never touches results
+        self.transport = choose_transport(transport)  # aiohttp, or the openai SDK
         self._clients: dict[str, Any] = {}
         self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
 
@@ -182,21 +165,19 @@ class LLMClient:
         return response_key(self.parts(messages, params, sample))
 
     def _client(self, endpoint: Endpoint) -> Any:
+        """The endpoint's transport (see llm/transport.py), made inside the running loop."""
         client = self._clients.get(endpoint.base_url)
         if client is None:
-            import openai
-
             key = os.environ.get(self.api_key_env) or "not-needed"
-            client = openai.AsyncOpenAI(
-                base_url=endpoint.base_url, api_key=key, max_retries=0, timeout=self.timeout,
-                http_client=_http_client(endpoint.max_concurrency + 8, self.timeout))
+            client = make_transport(self.transport, endpoint.base_url, key,
+                                    endpoint.max_concurrency + 8, self.timeout)
             self._clients[endpoint.base_url] = client
         return client
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}
         for client in clients.values():
-            await client.close()
+            await client.aclose()
 
     def cached(self, keys: Sequence[str]) -> dict[str, ChatResponse]:
         if self.cache is None:
@@ -296,37 +277,14 @@ class LLMClient:
 
     async def _attempt(self, endpoint: Endpoint, parts: Mapping[str, Any],
                        timeout: float) -> ChatResponse:
-        import openai
-
         self.usage.calls += 1
         self.usage.by_endpoint[endpoint.base_url] = self.usage.by_endpoint.get(
             endpoint.base_url, 0) + 1
-        client = self._client(endpoint)
+        body_out = {"model": parts["model"], "messages": parts["messages"], **parts["params"]}
         try:
-            # the generic POST of the official client: its auth, URLs and error types, without
-            # re-validating our already plain-JSON messages (that costs ~0.6 ms CPU a call)
-            raw = await client.post(
-                "/chat/completions", cast_to=_response_type(),
-                body={"model": parts["model"], "messages": parts["messages"], **parts["params"]},
-                options={"timeout": timeout})
-            body = raw.content
-        except openai.RateLimitError as exc:
-            raise _Retry("rate-limit", f"HTTP 429 from {endpoint.base_url}: {_message(exc)}",
-                         429, parse_retry_after(exc.response.headers)) from None
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            kind = "server" if status >= 500 or status in (408, 409) else "client"
-            raise _Retry(kind, f"HTTP {status} from {endpoint.base_url}: {_message(exc)}",
-                         status) from None
-        except openai.APITimeoutError:
-            raise _Retry("timeout", f"no answer from {endpoint.base_url} within "
-                         f"{timeout:.1f}s") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise _Retry("connection", f"{endpoint.base_url}: {type(cause).__name__}: "
-                         f"{cause}") from None
-        except openai.APIError as exc:
-            raise _Retry("malformed", f"{endpoint.base_url}: {exc}") from None
+            body = await self._client(endpoint).post(body_out, timeout)
+        except TransportError as exc:
+            raise _Retry(exc.kind, str(exc), exc.status, exc.retry_after) from None
         try:
             data = json.loads(body)
             choice = data["choices"][0]
@@ -343,41 +301,3 @@ class LLMClient:
                  if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)}
         return ChatResponse(text, _compact_logprobs(choice), choice.get("finish_reason"), usage,
                             endpoint=endpoint.base_url)
-
-
-def _response_type() -> Any:
-    """The raw-response class of the installed openai (httpx2 in new releases, httpx before)."""
-    try:
-        import httpx2
-
-        return httpx2.Response
-    except ImportError:
-        import httpx
-
-        return httpx.Response
-
-
-def _http_client(connections: int, timeout: float) -> Any:
-    """aiohttp transport when installed (far less CPU per call than httpx's pool), else httpx."""
-    import openai
-
-    try:
-        import httpx2 as httpx_mod
-    except ImportError:
-        import httpx as httpx_mod  # type: ignore[no-redef]
-    limits = httpx_mod.Limits(max_connections=connections, max_keepalive_connections=connections)
-    try:
-        import aiohttp  # noqa: F401
-
-        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
-    except (ImportError, RuntimeError):
-        return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
-
-
-def _message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and "message" in inner:
-            return str(inner["message"])[:200]
-    return str(getattr(exc, "message", exc))[:200]

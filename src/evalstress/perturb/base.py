@@ -42,17 +42,10 @@ class Variant:
         return f"{self.example_id}|{self.perturbation}|{self.severity}|{self.seed}"
 
     def diff(self, original: str) -> str:
-        """A compact word diff against the original, for reports."""
-        ops = difflib.SequenceMatcher(a=original.split(), b=self.text.split(), autojunk=False)
-        out: list[str] = []
-        a, b = original.split(), self.text.split()
-        for tag, i1, i2, j1, j2 in ops.get_opcodes():
-            if tag == "equal":
-                continue
-            removed, added = " ".join(a[i1:i2]), " ".join(b[j1:j2])
-            out.append(f"[-{removed}-]{{+{added}+}}" if removed and added
-                       else f"[-{removed}-]" if removed else f"{{+{added}+}}")
-        return " ".join(out)
+        """A compact word diff against the original, for reports (bounded on long texts)."""
+        from evalstress.worddiff import word_diff
+
+        return word_diff(original, self.text)
 
 
 @dataclass

@@ -1,4 +1,10 @@
-"""Outputs of a run: the score table, variants with provenance, skips and results.json."""
+"""Outputs of a run: the score table, variants with provenance, skips and results.json.
+
+A streamed run already has its scores, variants, skips and examples on disk in a staging folder;
+writing adds results.json and report.html there and renames the folder into place, so a failed
+write leaves the previous run directory as it was. An in-memory run (`score_plan`) is first
+written to a staging folder the same way.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,10 @@ from typing import Any
 import pandas as pd
 
 from evalstress import __version__
+from evalstress.chunkwork import variant_line
+from evalstress.rundir import RunFiles, Staging, promote, staging_for
 from evalstress.runner import RunResult
+from evalstress.scoretable import SCORE_SCHEMA
 
 #: Version of the results.json layout (docs/results.schema.json). Keys are only ever added;
 #: the major number changes if one is removed or renamed.
@@ -20,49 +29,46 @@ SCHEMA_VERSION = "1.0"
 
 
 def skips_frame(run: RunResult) -> pd.DataFrame:
+    """Skip records as a table (read from the run directory for a streamed run)."""
     return pd.DataFrame([asdict(s) for s in run.plan.skips],
                         columns=["example_id", "perturbation", "severity", "seed", "reason"])
 
 
-def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
-                  config: Mapping[str, Any] | None = None) -> dict[str, Path]:
-    """Write scores.parquet, variants.jsonl, examples.jsonl, skips.jsonl, results.json and
-    report.html."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "scores": out / "scores.parquet",
-        "variants": out / "variants.jsonl",
-        "examples": out / "examples.jsonl",
-        "skips": out / "skips.jsonl",
-        "results": out / "results.json",
-    }
-    table = run.table.copy()
-    table.to_parquet(paths["scores"], index=False)
+def skip_counts(run: RunResult) -> pd.DataFrame:
+    """Skips per (perturbation, reason), from the run's summary (no records are read)."""
+    return pd.DataFrame(run.summary.get("skip_reasons") or [],
+                        columns=["perturbation", "reason", "count"])
+
+
+def _materialize(run: RunResult, out: Path) -> RunFiles:
+    """Write an in-memory run into a staging folder beside `out` as one chunk."""
+    import pyarrow as pa
+
+    staging = Staging.open(staging_for(out), f"in-memory:{id(run)}")
     originals = {e.id: e.hypothesis for e in run.plan.examples}
-    with paths["variants"].open("w", encoding="utf-8") as handle:
-        for v in run.plan.variants:
-            handle.write(json.dumps({
-                "id": v.id, "example_id": v.example_id, "perturbation": v.perturbation,
-                "severity": v.severity, "seed": v.seed, "noise_ratio": v.noise_ratio,
-                "text": v.text, "diff": v.diff(originals[v.example_id]),
-            }, ensure_ascii=False) + "\n")
-    with paths["examples"].open("w", encoding="utf-8") as handle:
-        for e in run.plan.examples:
-            handle.write(json.dumps({"id": e.id, "task": e.task, "source": e.source,
+    table = run.table.reindex(columns=SCORE_SCHEMA.names)
+    arrow = pa.Table.from_pandas(table, schema=SCORE_SCHEMA, preserve_index=False)
+    staging.write_chunk(
+        0, scores=[arrow],
+        variants="".join(variant_line(v, originals[v.example_id]) for v in run.plan.variants),
+        skips="".join(json.dumps(asdict(s), ensure_ascii=False) + "\n" for s in run.plan.skips),
+        examples="".join(json.dumps({"id": e.id, "task": e.task, "source": e.source,
                                      "hypothesis": e.hypothesis,
                                      "references": list(e.references)},
-                                    ensure_ascii=False) + "\n")
-    skips = skips_frame(run)
-    with paths["skips"].open("w", encoding="utf-8") as handle:
-        for record in skips.to_dict(orient="records"):
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    reasons = (skips.groupby(["perturbation", "reason"]).size().reset_index(name="count")
-               .to_dict(orient="records") if not skips.empty else [])
-    missing = run.table[run.table["status"] != "ok"]
-    missing_reasons = (missing.groupby(["evaluator", "aspect", "reason"]).size()
-                       .reset_index(name="count").to_dict(orient="records")
-                       if not missing.empty else [])
+                                    ensure_ascii=False) + "\n" for e in run.plan.examples),
+        summary={"index": 0})
+    staging.finalize([0], run.summary)
+    return staging.files
+
+
+def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
+                  config: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write scores.parquet, variants.jsonl, skips.jsonl, examples.jsonl, results.json and
+    report.html into the run's staging folder, then rename it to `out_dir`."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    files = run.files if run.files is not None else _materialize(run, out)
+    summary = run.summary
     results = {
         "schema_version": SCHEMA_VERSION,
         "evalstress": __version__,
@@ -76,21 +82,29 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                   "expect": dict(run.plan.suite.expect)},
         "counts": {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,
-                   "missing_scores": int((run.table["status"] != "ok").sum())},
-        "skip_reasons": reasons,
-        "missing_reasons": missing_reasons,
+                   "missing_scores": int(summary.get("missing_scores", 0))},
+        "skip_reasons": summary.get("skip_reasons", []),
+        "missing_reasons": summary.get("missing_reasons", []),
         "evaluators": {label: {"signature": run.signatures.get(label),
                                "stats": asdict(stats),
                                "meant_for": meant_for(run.signatures.get(label))}
                        for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
-    paths["results"].write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str),
-                                encoding="utf-8")
+    if summary.get("generation"):
+        results["generation"] = {"perturbations": summary["generation"]}
+    for key in ("sequential", "backend"):  # the sequential DHP design, the Ray backend
+        if summary.get(key):
+            results[key] = summary[key]
+    text = json.dumps(results, indent=2, ensure_ascii=False, default=str)
+    files.path("results.json").write_text(text, encoding="utf-8")
     from evalstress.report.html import write_report
 
-    paths["report"] = write_report(out)
-    return paths
+    write_report(files.root, files.path("report.html"))
+    promote(files, out)
+    return {"scores": out / "scores.parquet", "variants": out / "variants.jsonl",
+            "skips": out / "skips.jsonl", "examples": out / "examples.jsonl",
+            "results": out / "results.json", "report": out / "report.html"}
 
 
 def meant_for(signature: Mapping[str, Any] | None) -> list[str] | None:
@@ -100,3 +114,6 @@ def meant_for(signature: Mapping[str, Any] | None) -> list[str] | None:
     cls = registry().get(str((signature or {}).get("evaluator", "")))
     declared = getattr(cls, "meant_for", None) if cls is not None else None
     return list(declared) if declared is not None else None
+
+
+__all__ = ["meant_for", "skip_counts", "skips_frame", "write_outputs"]

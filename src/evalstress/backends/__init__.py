@@ -1,0 +1,1 @@
+"""Where a run's work happens beyond this machine's processes (Ray)."""

@@ -1,0 +1,211 @@
+"""HTTP transports of the LLM client: a lean aiohttp POST, or the official openai SDK.
+
+Both send one chat-completion request and return the raw body, or raise `TransportError` with a
+kind the client's retry loop understands (rate-limit, server, client, timeout, connection,
+malformed). The aiohttp path builds the request itself: about a quarter of the CPU per call of
+the SDK's generic request machinery, which made the judge client-bound at high concurrency. The
+SDK path is kept for gateways that need its behaviour (`EVALSTRESS_LLM_TRANSPORT=openai`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+TRANSPORTS = ("aiohttp", "openai")
+
+
+class TransportError(Exception):
+    def __init__(self, kind: str, message: str, status: int | None = None,
+                 retry_after: float | None = None):
+        super().__init__(message)
+        self.kind, self.status, self.retry_after = kind, status, retry_after
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, `Retry-After` seconds or an HTTP date."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def status_kind(status: int) -> str:
+    if status == 429:
+        return "rate-limit"
+    return "server" if status >= 500 or status in (408, 409) else "client"
+
+
+def error_message(body: bytes | Mapping[str, Any] | None, fallback: str = "") -> str:
+    """The server's own error message from an OpenAI-style error body, else `fallback`."""
+    data: Any = body
+    if isinstance(body, bytes | bytearray):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return body[:200].decode("utf-8", "replace") or fallback
+    if isinstance(data, Mapping):
+        inner = data.get("error", data)
+        if isinstance(inner, Mapping) and "message" in inner:
+            return str(inner["message"])[:200]
+    return fallback[:200]
+
+
+def choose_transport(requested: str | None = None) -> str:
+    """aiohttp when installed, unless the caller or EVALSTRESS_LLM_TRANSPORT asks for openai."""
+    name = requested or os.environ.get("EVALSTRESS_LLM_TRANSPORT") or ""
+    if name and name not in TRANSPORTS:
+        raise ValueError(f"unknown LLM transport '{name}': choose {' or '.join(TRANSPORTS)}")
+    if name:
+        return name
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        return "openai"
+    return "aiohttp"
+
+
+class AiohttpTransport:
+    """POST /chat/completions over one aiohttp session (keep-alive pool) per endpoint."""
+
+    def __init__(self, base_url: str, api_key: str, connections: int, timeout: float):
+        import aiohttp
+
+        self.base_url = base_url
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.headers = {"Authorization": f"Bearer {api_key}",
+                        "Content-Type": "application/json", "Accept": "application/json"}
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=connections, limit_per_host=connections),
+            timeout=aiohttp.ClientTimeout(total=timeout), skip_auto_headers=("User-Agent",))
+
+    async def post(self, body: Mapping[str, Any], timeout: float) -> bytes:
+        import aiohttp
+
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            async with self.session.post(self.url, data=payload, headers=self.headers,
+                                         timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+                data = await response.read()
+                if response.status >= 400:
+                    status = response.status
+                    raise TransportError(
+                        status_kind(status),
+                        f"HTTP {status} from {self.base_url}: "
+                        f"{error_message(data, response.reason or '')}", status,
+                        parse_retry_after(response.headers) if status == 429 else None)
+                return data
+        except TimeoutError:
+            raise TransportError("timeout", f"no answer from {self.base_url} within "
+                                 f"{timeout:.1f}s") from None
+        except aiohttp.ClientPayloadError as exc:
+            raise TransportError("connection", f"{self.base_url}: the body was cut short "
+                                 f"({type(exc).__name__}: {exc})") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise TransportError("connection", f"{self.base_url}: {type(exc).__name__}: "
+                                 f"{exc}") from None
+
+    async def aclose(self) -> None:
+        await self.session.close()
+
+
+class OpenAITransport:
+    """The official SDK's generic POST: its auth, URLs and error types."""
+
+    def __init__(self, base_url: str, api_key: str, connections: int, timeout: float):
+        import openai
+
+        self.base_url = base_url
+        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
+                                         timeout=timeout,
+                                         http_client=_http_client(connections, timeout))
+
+    async def post(self, body: Mapping[str, Any], timeout: float) -> bytes:
+        import openai
+
+        try:
+            raw = await self.client.post("/chat/completions", cast_to=_response_type(),
+                                         body=dict(body), options={"timeout": timeout})
+            return bytes(raw.content)
+        except openai.RateLimitError as exc:
+            raise TransportError("rate-limit", f"HTTP 429 from {self.base_url}: "
+                                 f"{_sdk_message(exc)}", 429,
+                                 parse_retry_after(exc.response.headers)) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            raise TransportError(status_kind(status), f"HTTP {status} from {self.base_url}: "
+                                 f"{_sdk_message(exc)}", status) from None
+        except openai.APITimeoutError:
+            raise TransportError("timeout", f"no answer from {self.base_url} within "
+                                 f"{timeout:.1f}s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise TransportError("connection", f"{self.base_url}: {type(cause).__name__}: "
+                                 f"{cause}") from None
+        except openai.APIError as exc:
+            raise TransportError("malformed", f"{self.base_url}: {exc}") from None
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def make_transport(name: str, base_url: str, api_key: str, connections: int,
+                   timeout: float) -> AiohttpTransport | OpenAITransport:
+    cls = AiohttpTransport if name == "aiohttp" else OpenAITransport
+    return cls(base_url, api_key, connections, timeout)
+
+
+def _response_type() -> Any:
+    """The raw-response class of the installed openai (httpx2 in new releases, httpx before)."""
+    try:
+        import httpx2
+
+        return httpx2.Response
+    except ImportError:
+        import httpx
+
+        return httpx.Response
+
+
+def _http_client(connections: int, timeout: float) -> Any:
+    """aiohttp under the SDK when installed (less CPU per call than httpx's pool), else httpx."""
+    import openai
+
+    try:
+        import httpx2 as httpx_mod
+    except ImportError:
+        import httpx as httpx_mod  # type: ignore[no-redef]
+    limits = httpx_mod.Limits(max_connections=connections, max_keepalive_connections=connections)
+    try:
+        import aiohttp  # noqa: F401
+
+        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
+    except (ImportError, RuntimeError):
+        return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
+
+
+def _sdk_message(exc: Any) -> str:
+    return error_message(getattr(exc, "body", None), str(getattr(exc, "message", exc)))
+
+
+__all__ = ["TRANSPORTS", "AiohttpTransport", "OpenAITransport", "TransportError",
+           "choose_transport", "make_transport", "parse_retry_after"]
+
+_ = asyncio  # the transports run inside the client's event loop

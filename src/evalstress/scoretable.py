@@ -1,0 +1,197 @@
+"""The long score table on disk: Parquet written chunk by chunk, read back column-pruned.
+
+A run writes one row group per (chunk, evaluator), so reading one evaluator skips the other
+row groups by their statistics. Analyses ask for the columns they use and iterate over groups
+(evaluator, aspect), so memory holds one group's columns at a time, never variant texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+SCORE_SCHEMA = pa.schema([
+    ("example_id", pa.string()), ("task", pa.string()), ("perturbation", pa.string()),
+    ("severity", pa.string()), ("severity_rank", pa.int64()), ("seed", pa.int64()),
+    ("noise_ratio", pa.float64()), ("evaluator", pa.string()), ("aspect", pa.string()),
+    ("score", pa.float64()), ("higher_is_better", pa.bool_()), ("status", pa.string()),
+    ("reason", pa.string()),
+])
+
+
+class ScoreColumns:
+    """Score rows built column by column (cheaper than a dict per row)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in SCORE_SCHEMA.names}
+
+    def __len__(self) -> int:
+        return len(self.columns["example_id"])
+
+    def append(self, **row: Any) -> None:
+        for name, values in self.columns.items():
+            values.append(row[name])
+
+    def extend(self, other: ScoreColumns) -> None:
+        for name, values in self.columns.items():
+            values.extend(other.columns[name])
+
+    def to_arrow(self) -> pa.Table:
+        return pa.Table.from_pydict(self.columns, schema=SCORE_SCHEMA)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.to_arrow().to_pandas()
+
+
+class ScoreTable:
+    """The score table of a run, from a Parquet file or (small runs, tests) a DataFrame."""
+
+    def __init__(self, source: str | Path | pd.DataFrame):
+        self._frame = source if isinstance(source, pd.DataFrame) else None
+        self.path = None if isinstance(source, pd.DataFrame) else Path(source)
+
+    @property
+    def empty(self) -> bool:
+        return len(self) == 0
+
+    def __len__(self) -> int:
+        if self._frame is not None:
+            return len(self._frame)
+        assert self.path is not None
+        return int(pq.ParquetFile(self.path).metadata.num_rows)
+
+    def read(self, columns: Sequence[str] | None = None, *,
+             where: dict[str, Any] | None = None) -> pd.DataFrame:
+        """The rows (optionally only those whose columns equal `where`'s values), some columns."""
+        if self._frame is not None:
+            frame = self._frame
+            for name, value in (where or {}).items():
+                frame = frame[frame[name] == value]
+            return frame[list(columns)] if columns is not None else frame
+        return self._read_arrow(columns, where or {}).to_pandas()
+
+    def _read_arrow(self, columns: Sequence[str] | None, where: dict[str, Any]) -> pa.Table:
+        """Row group by row group: groups whose statistics exclude `where` are not read, the
+        others are filtered before the next is read, so memory holds the result and one group."""
+        parquet = pq.ParquetFile(self.path)
+        names = list(columns) if columns is not None else parquet.schema_arrow.names
+        wanted = list(dict.fromkeys([*names, *where]))
+        positions = {parquet.schema_arrow.names[i]: i for i in range(len(parquet.schema_arrow))}
+        pieces = []
+        for group in range(parquet.num_row_groups):
+            meta = parquet.metadata.row_group(group)
+            if any(_excluded(meta.column(positions[name]).statistics, value)
+                   for name, value in where.items()):
+                continue
+            part = parquet.read_row_group(group, columns=wanted)
+            if where:
+                mask = None
+                for name, value in where.items():
+                    test = pc.equal(part.column(name), value)
+                    mask = test if mask is None else pc.and_(mask, test)
+                part = part.filter(mask)
+            pieces.append(part.select(names))
+        if not pieces:
+            return parquet.schema_arrow.empty_table().select(names)
+        return pa.concat_tables(pieces)
+
+    def distinct(self, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Distinct value combinations of some columns, in order of first appearance."""
+        if self._frame is not None:
+            frame = self._frame[list(columns)].drop_duplicates()
+            return [tuple(row) for row in frame.itertuples(index=False, name=None)]
+        assert self.path is not None
+        seen: dict[tuple[Any, ...], None] = {}
+        parquet = pq.ParquetFile(self.path)
+        for group in range(parquet.num_row_groups):
+            part = parquet.read_row_group(group, columns=list(columns))
+            unique = part.group_by(list(columns), use_threads=False).aggregate([])
+            for row in zip(*(unique.column(c).to_pylist() for c in columns), strict=True):
+                seen.setdefault(tuple(row), None)
+        return list(seen)
+
+    def groups(self, by: Sequence[str], columns: Sequence[str] | None = None
+               ) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+        """(key, rows) for each distinct value of `by`, reading one group at a time from disk."""
+        if self._frame is not None:
+            frame = self._frame if columns is None else self._frame[
+                list(dict.fromkeys([*by, *columns]))]
+            for key, group in frame.groupby(list(by), sort=False):
+                yield tuple(key) if isinstance(key, tuple) else (key,), group
+            return
+        wanted = None if columns is None else list(dict.fromkeys([*by, *columns]))
+        for key in self.distinct(by):
+            yield key, self.read(wanted, where=dict(zip(by, key, strict=True)))
+
+    def count_where(self, column: str, value: Any, *, negate: bool = False) -> int:
+        if self._frame is not None:
+            mask = self._frame[column] == value
+            return int((~mask if negate else mask).sum())
+        table = pq.read_table(self.path, columns=[column])
+        mask = pc.equal(table.column(column), value)
+        if negate:
+            mask = pc.invert(mask)
+        return int(pc.sum(mask).as_py() or 0)
+
+
+def _excluded(statistics: Any, value: Any) -> bool:
+    """Whether row-group statistics prove that no row equals `value`."""
+    if statistics is None or not statistics.has_min_max:
+        return False
+    try:
+        return bool(value < statistics.min or value > statistics.max)
+    except TypeError:
+        return False
+
+
+def frame_or_groups(table: pd.DataFrame | ScoreTable, by: Sequence[str],
+                    columns: Sequence[str] | None = None
+                    ) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """Group a DataFrame or a ScoreTable the same way: what the analyses iterate over."""
+    source = table if isinstance(table, ScoreTable) else ScoreTable(table)
+    yield from source.groups(by, columns)
+
+
+PerturbationGroups = Iterator[tuple[tuple[Any, ...], pd.DataFrame,
+                                   Iterator[tuple[str, pd.DataFrame]]]]
+
+
+def perturbation_groups(table: pd.DataFrame | ScoreTable, columns: Sequence[str], *,
+                        sort: bool = False, original: str = "original") -> PerturbationGroups:
+    """Per (evaluator, aspect): its original rows, and its rows of each perturbation in turn.
+
+    What the paired analyses iterate over. From Parquet, each perturbation is read on its own
+    (row groups of other evaluators skipped by their statistics), so memory holds one
+    perturbation's rows of one evaluator aspect, about 1/20 of the group. Perturbations come in
+    order of first appearance, or sorted with `sort`."""
+    wanted = list(dict.fromkeys(["perturbation", *columns]))
+    if not isinstance(table, ScoreTable) or table.path is None:
+        frame = table if isinstance(table, pd.DataFrame) else table.read()
+        for key, group in frame.groupby(["evaluator", "aspect"], sort=False):
+            gold = group[group["perturbation"] == original]
+            noised = group[group["perturbation"] != original]
+            yield (tuple(key), gold,
+                   ((str(p), g) for p, g in noised.groupby("perturbation", sort=sort)))
+        return
+    order: dict[tuple[Any, ...], list[str]] = {}
+    for evaluator, aspect, perturbation in table.distinct(["evaluator", "aspect",
+                                                            "perturbation"]):
+        names = order.setdefault((evaluator, aspect), [])
+        if perturbation != original:
+            names.append(perturbation)
+    for (evaluator, aspect), names in order.items():
+        where = {"evaluator": evaluator, "aspect": aspect}
+        gold = table.read(wanted, where={**where, "perturbation": original})
+        yield ((evaluator, aspect), gold,
+               ((p, table.read(wanted, where={**where, "perturbation": p}))
+                for p in (sorted(names) if sort else names)))
+
+
+def is_empty(table: pd.DataFrame | ScoreTable) -> bool:
+    return bool(table.empty)

@@ -1,0 +1,60 @@
+"""The sequential DHP design: same significant / non-significant calls, fewer judge calls."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from evalstress.analyses.discernment import discernment_analysis
+from evalstress.analyses.sequential import SequentialDesign, conditional_power, obf_spent
+from evalstress.data import load_examples
+from evalstress.report import write_outputs
+from evalstress.runner import run
+from evalstress.suites import load_suite
+from tests.analyses.dhp_fixture import RuleJudge
+
+
+def test_spending_and_conditional_power_by_hand() -> None:
+    assert obf_spent(1.0, 0.05) == 0.05
+    # 2 - 2 Phi(1.95996 / sqrt(0.5)) = 2 - 2 Phi(2.77181)
+    assert obf_spent(0.5, 0.05) == pytest.approx(2 - 2 * 0.997212, abs=1e-5)
+    assert obf_spent(0.2, 0.05) == pytest.approx(2 * 5.863e-6, rel=1e-3)  # z = 4.3827
+    # p = 0.5 means Z = 0: Phi(-1.64485 / sqrt(0.5)) = Phi(-2.32617) = 0.0100
+    assert conditional_power(0.5, 0.5, 0.05) == pytest.approx(0.0100, abs=2e-4)
+    # a strong trend: Z = 2.326 at t = 0.5 -> Phi((3.290 - 1.645) / 0.7071) = Phi(2.326)
+    assert conditional_power(0.01, 0.5, 0.05) == pytest.approx(
+        stats.norm.cdf((2.32635 / math.sqrt(0.5) - 1.64485) / math.sqrt(0.5)), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_sequential_design_keeps_the_conclusions_with_fewer_calls(shared_data: Path,
+                                                                  tmp_path: Path) -> None:
+    examples = load_examples(shared_data / "summeval.jsonl",
+                             ["hypothesis=highlight", "references=references"],
+                             task="summarization", limit=60)
+    naive_judge = RuleJudge(examples)
+    naive = run(examples, load_suite("dhp"), [naive_judge])
+    full = {(u.task, u.perturbation, u.severity, "rule-judge", t.aspect):
+            t.wilcoxon.pvalue is not None and t.wilcoxon.pvalue <= 0.05
+            for u in discernment_analysis(naive.scores).units for t in u.tests}
+    design = SequentialDesign(len(examples), looks=5)
+    judge = RuleJudge(examples)
+    result = run(examples, load_suite("dhp"), [judge], chunk_size=design.chunk_size,
+                 policy=design)
+    assert design.conclusions() == full
+    assert sum(full.values()) >= 6 and sum(not v for v in full.values()) >= 6  # both kinds
+    assert judge.texts <= 0.7 * naive_judge.texts
+    stopped_early = [u for u in design.to_dict()["units"] if u["stopped"]["look"] < 5]
+    assert stopped_early
+    # the discernment analysis runs on what was collected, and results.json reports the design
+    analysis = discernment_analysis(result.scores)
+    assert {(u.perturbation, u.severity) for u in analysis.units} == {
+        (k[1], k[2]) for k in full}
+    write_outputs(result, {"discernment": analysis}, tmp_path / "run")
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["sequential"]["looks"] == 5
+    assert len(results["sequential"]["units"]) == len({(k[1], k[2]) for k in full})

@@ -1,0 +1,73 @@
+"""Both transports (lean aiohttp and the openai SDK) keep the client's fault semantics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from evalstress.llm.client import LLMClient, LLMError
+from evalstress.llm.fake_server import FakeServer, Reply
+from evalstress.llm.transport import choose_transport
+
+MESSAGES = [{"role": "user", "content": "Rate this."}]
+TRANSPORTS = ["aiohttp", "openai"]
+
+
+def ask(client: LLMClient) -> Any:
+    async def main() -> Any:
+        try:
+            return (await asyncio.gather(client.chat(MESSAGES, {"max_tokens": 4}),
+                                         return_exceptions=True))[0]
+        finally:
+            await client.aclose()
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_retry_after_then_answer(server: FakeServer, transport: str) -> None:
+    server.script.extend([Reply(status=429, headers={"retry-after-ms": "300"}),
+                          Reply(status=502), Reply("Rating: 4")])
+    client = LLMClient(server.base_url, "fake", backoff=0.01, transport=transport)
+    start = time.monotonic()
+    answer = ask(client)
+    assert answer.text == "Rating: 4" and server.calls == 3
+    assert time.monotonic() - start >= 0.3
+    assert client.usage.rate_limited == 1 and client.usage.retries == 2
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("reply, kind", [
+    (Reply(status=404, error="no such model"), "client"),
+    (Reply(truncate=True), "connection"),
+    (Reply(body=b"<html>"), "malformed"),
+    (Reply(hang=True), "timeout"),
+])
+def test_failures_keep_their_kind(server: FakeServer, transport: str, reply: Reply,
+                                  kind: str) -> None:
+    server.default = reply
+    client = LLMClient(server.base_url, "fake", backoff=0.01, max_attempts=2, timeout=0.3,
+                       transport=transport)
+    failed = ask(client)
+    assert isinstance(failed, LLMError)
+    assert failed.kind == kind
+    if kind == "client":
+        assert "no such model" in str(failed) and server.calls == 1
+
+
+def test_connection_refused_is_a_connection_error() -> None:
+    with FakeServer() as srv:
+        url = srv.base_url
+    client = LLMClient(url, "fake", backoff=0.01, max_attempts=2, transport="aiohttp")
+    failed = ask(client)
+    assert isinstance(failed, LLMError) and failed.kind == "connection"
+
+
+def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert choose_transport() == "aiohttp"
+    monkeypatch.setenv("EVALSTRESS_LLM_TRANSPORT", "openai")
+    assert choose_transport() == "openai"
+    with pytest.raises(ValueError, match="unknown LLM transport 'httpx'"):
+        choose_transport("httpx")
