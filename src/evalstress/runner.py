@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -22,6 +22,9 @@ from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
 from evalstress.suites import Suite
 from evalstress.text import TextParser
+
+if TYPE_CHECKING:
+    from evalstress.generation import GenerationSetup
 
 ORIGINAL = "original"
 CORPUS = "*"  # example_id of corpus-level rows
@@ -60,6 +63,7 @@ class Plan:
     variants: list[Variant]
     skips: list[SkipRecord]
     parses: int = 0
+    generation: dict[str, Any] | None = None  # results.json's `generation` block (generation.py)
 
 @dataclass
 class EvaluatorStats:
@@ -90,8 +94,16 @@ def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -
 
 def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
               resources: dict[str, Any] | None = None,
-              progress: Progress | None = None) -> Plan:
-    """Apply every perturbation x severity x seed to every example; parse each text once."""
+              progress: Progress | None = None,
+              generation: GenerationSetup | None = None) -> Plan:
+    """Apply every perturbation x severity x seed to every example; parse each text once.
+
+    LLM-written perturbations (and imported variants) come from the generation stage
+    (`evalstress.generation`); a suite with LLM units and no generator fails before any work."""
+    from evalstress.generation import GenerationSetup  # late: it imports this module's records
+
+    stage = generation or GenerationSetup()
+    stage.check(suite, examples)
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
@@ -103,6 +115,8 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
         for plan, severity, seed in suite.units(example.task):
+            if stage.handles(plan):  # written by an LLM or imported: the stage below
+                continue
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
                 skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))
@@ -110,7 +124,11 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
-    return Plan(list(examples), suite, variants, skips, parser.parses - before)
+    generated = stage.run(examples, suite, parser, progress)
+    variants.extend(generated.variants)
+    skips.extend(generated.skips)
+    return Plan(list(examples), suite, variants, skips, parser.parses - before,
+                stage.block(generated.counts))
 
 def _request(example: Example, text: str) -> ScoreRequest:
     return ScoreRequest(text, example.source, example.references, example.task)
@@ -259,9 +277,11 @@ def open_cache(path: str | Path | None = None) -> SQLiteCache:
 
 def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluator], *,
         cache: SQLiteCache | None = None, parser: TextParser | None = None,
-        resources: dict[str, Any] | None = None, progress: Progress | None = None) -> RunResult:
+        resources: dict[str, Any] | None = None, progress: Progress | None = None,
+        generation: GenerationSetup | None = None) -> RunResult:
     """The whole flow short of analysis: plan the variants, then score everything once."""
-    plan = make_plan(examples, suite, parser=parser, resources=resources, progress=progress)
+    plan = make_plan(examples, suite, parser=parser, resources=resources, progress=progress,
+                     generation=generation)
     return score_plan(plan, evaluators, cache=cache, progress=progress)
 
 def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,

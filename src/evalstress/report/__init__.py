@@ -36,11 +36,14 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     originals = {e.id: e.hypothesis for e in run.plan.examples}
     with paths["variants"].open("w", encoding="utf-8") as handle:
         for v in run.plan.variants:
-            handle.write(json.dumps({
+            row: dict[str, Any] = {
                 "id": v.id, "example_id": v.example_id, "perturbation": v.perturbation,
                 "severity": v.severity, "seed": v.seed, "noise_ratio": v.noise_ratio,
                 "text": v.text, "diff": v.diff(originals[v.example_id]),
-            }, ensure_ascii=False) + "\n")
+            }
+            if v.provenance:  # LLM-written or imported: how the text was made
+                row.update(method=v.provenance.get("method"), provenance=dict(v.provenance))
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     skips = skips_frame(run)
     with paths["skips"].open("w", encoding="utf-8") as handle:
         for record in skips.to_dict(orient="records"):
@@ -67,6 +70,8 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                                "stats": asdict(stats)} for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
+    if run.plan.generation is not None:  # LLM-written or imported variants (CONTRACTS.md 1)
+        results["generation"] = run.plan.generation
     paths["results"].write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str),
                                 encoding="utf-8")
     from evalstress.report.html import write_html

@@ -35,6 +35,8 @@ class Suite:
     analyses: tuple[str, ...] = ("blindspot",)
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    generator: str | dict[str, Any] | None = None  # TextGenerator spec for LLM perturbations
+    generation: dict[str, Any] = field(default_factory=dict)  # max_reasks, verifier
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -52,7 +54,7 @@ class Suite:
         raw = data.get("perturbations")
         if not raw:
             raise ValueError(f"{where}: field 'perturbations' is missing or empty")
-        items = raw.items() if isinstance(raw, Mapping) else ((name, {}) for name in raw)
+        items = raw.items() if isinstance(raw, Mapping) else (_list_entry(e, where) for e in raw)
         plans = []
         for name, options in items:
             options = dict(options or {})
@@ -80,8 +82,34 @@ class Suite:
         seeds = data.get("seeds", 5)
         seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
         analyses = data.get("analyses", ["blindspot"])
+        generator = data.get("generator")
+        if generator is not None and not isinstance(generator, str | Mapping):
+            raise ValueError(f"{where}: field 'generator' must be a spec string such as "
+                             "'model=NAME,base_url=URL' or a mapping of its parameters")
+        generation = dict(data.get("generation") or {})
+        unknown = sorted(set(generation) - set(GENERATION_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: field 'generation' has unknown key(s) "
+                             f"{', '.join(unknown)}; known: {', '.join(GENERATION_KEYS)}")
         return cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
-                   str(data.get("description", "")), dict(data.get("options", {}) or {}))
+                   str(data.get("description", "")), dict(data.get("options", {}) or {}),
+                   dict(generator) if isinstance(generator, Mapping) else generator, generation)
+
+
+#: keys of a suite's `generation:` mapping (settings of the LLM generation stage)
+GENERATION_KEYS = ("max_reasks", "verifier")
+
+
+def _list_entry(entry: Any, where: str) -> tuple[str, dict[str, Any]]:
+    """A `perturbations:` list item: a name, or a mapping with `name` and its options (so one
+    perturbation can appear twice, e.g. with another grid for some tasks)."""
+    if isinstance(entry, str):
+        return entry, {}
+    if isinstance(entry, Mapping) and "name" in entry:
+        options = {k: v for k, v in entry.items() if k != "name"}
+        return str(entry["name"]), options
+    raise ValueError(f"{where}: each item of 'perturbations' must be a name or a mapping with "
+                     f"'name' (and options such as grid, tasks), got {entry!r}")
 
 
 def builtin_suites() -> list[str]:
