@@ -18,10 +18,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalstress.perturb.llm import Bounds, Resolved
 from evalstress.text import ParsedText, TextParser, noise_ratio, word_units
+
+if TYPE_CHECKING:  # llm.py reads CHECKS while it registers the built-in attacks
+    from evalstress.perturb.llm import Bounds, Resolved
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 PASSIVE_DEPS = {"nsubjpass", "auxpass", "csubjpass"}
@@ -267,7 +269,7 @@ def _rarer(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
                for w in inp.old[i1:i2]]
     added = [w for tag, _i1, _i2, j1, j2 in ops if tag in ("replace", "insert")
              for w in inp.new[j1:j2]]
-    removed, added = content(removed) or removed, content(added) or added
+    removed, added = [w for w in removed if w.isalpha()], [w for w in added if w.isalpha()]
     if not removed or not added:
         return "no word was replaced"
     before = sum(zipf_frequency(w, "en") for w in removed) / len(removed)
@@ -433,12 +435,12 @@ def _commoner(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
 
     margin = float(params.get("margin", 0.0))
     ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
-    removed = content([w for tag, i1, i2, _j1, _j2 in ops if tag == "replace"
-                       for w in inp.old[i1:i2]])
-    added = content([w for tag, _i1, _i2, j1, j2 in ops if tag == "replace"
-                     for w in inp.new[j1:j2]])
+    removed = [w for tag, i1, i2, _j1, _j2 in ops if tag == "replace"
+               for w in inp.old[i1:i2] if w.isalpha()]
+    added = [w for tag, _i1, _i2, j1, j2 in ops if tag == "replace"
+             for w in inp.new[j1:j2] if w.isalpha()]
     if not removed or not added:
-        return "no content word was replaced"
+        return "no word was replaced"
     before = sum(zipf_frequency(w, "en") for w in removed) / len(removed)
     after = sum(zipf_frequency(w, "en") for w in added) / len(added)
     if after > before + margin:
