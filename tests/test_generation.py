@@ -69,7 +69,7 @@ def run(server: FakeServer, tmp_path: Path, parser: TextParser, names: list[str]
 
 def test_good_answers_become_variants_with_provenance(tmp_path: Path, parser: TextParser) -> None:
     with FakeServer(responder=continue_with()) as server:
-        outcome, gen = run(server, tmp_path, parser, ["continuation"], seeds=2)
+        outcome, _ = run(server, tmp_path, parser, ["continuation"], seeds=2)
     assert server.calls == 6 and not outcome.skips
     counts = outcome.counts["continuation"]
     assert (counts.planned, counts.accepted, counts.asks, counts.reasks) == (6, 6, 6, 0)
@@ -90,7 +90,9 @@ def test_good_answers_become_variants_with_provenance(tmp_path: Path, parser: Te
     (answer(lambda t: "I'm sorry, but I cannot help with rewriting this text."), "refusal"),
     (answer(lambda t: f"<text>{t}</text>"), "unchanged"),
     (answer(lambda t: f"<text>{t} {t} {t} {t}</text>"), "too-long"),
-    (answer(lambda t: f"<text>{t} And then"), "cut-off"),  # malformed: the block never closes
+    (lambda r: cut_off(f"<text>{asked(r)} And then the"), "cut-off"),  # hit max_tokens
+    (answer(lambda t: "<text>Sorry, I can't"), "refusal"),  # unclosed, ended on purpose
+    (answer(lambda t: "Here it is: <text>"), "cut-off"),  # malformed: an empty open block
     (answer(lambda t: "<text>   </text>"), "empty"),
     (answer(lambda t: f"<text>{t.replace('.', ' again.', 1)} It rained.</text>"),
      "appends-only"),
@@ -108,6 +110,24 @@ def test_rejected_answers_are_reasked_then_skipped_with_the_reason(
         assert skip.reason.startswith(f"no acceptable rewrite in 3 asks; last: {category}: ")
     # each re-ask is a new sample: sampling seeds 0, 1, 2 for every unit
     assert sorted(r["seed"] for r in server.requests) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def cut_off(content: str) -> Reply:
+    """An answer that stopped at the token limit (finish_reason "length")."""
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "length",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 768}}
+    return Reply(body=json.dumps(body).encode())
+
+
+def test_an_unclosed_block_the_model_ended_itself_is_read(tmp_path: Path,
+                                                          parser: TextParser) -> None:
+    with FakeServer(responder=answer(lambda t: f"<text>\n{t} The rest came later that day."
+                                     )) as server:
+        outcome, _ = run(server, tmp_path, parser, ["continuation"])
+    assert outcome.counts["continuation"].accepted == 3 and server.calls == 3
+    assert all(v.text.endswith("The rest came later that day.") for v in outcome.variants)
 
 
 def test_a_later_ask_can_succeed(tmp_path: Path, parser: TextParser) -> None:

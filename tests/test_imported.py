@@ -86,7 +86,7 @@ def test_duplicate_keys_are_an_error_naming_both_lines(tmp_path: Path) -> None:
 
 def test_missing_fields_and_empty_files_are_errors(tmp_path: Path) -> None:
     path = write(tmp_path, [{"example_id": "a", "perturbation": "x"}])
-    with pytest.raises(DataError, match="field 'text': is missing .* --variant-map text=FIELD"):
+    with pytest.raises(DataError, match=r"field 'text': is missing .* --variant-map text=FIELD"):
         load_variants(path, EXAMPLES)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", "utf-8")

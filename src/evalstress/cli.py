@@ -175,7 +175,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
         raise _fail(f"{path}: the config must be a mapping of option names to values")
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
              "limit", "rel_tol", "shard", "cache_dir", "generator", "verifier", "max_reasks",
-             "perturbation_prompts", "variants", "variant_map"}
+             "shots", "perturbation_prompts", "variants", "variant_map"}
     unknown = set(data) - known
     if unknown:
         raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -222,6 +222,9 @@ def run_command(
     max_reasks: Annotated[int | None, typer.Option(
         help="Re-asks after a rejected LLM rewrite, each with the next sample index (default "
         "2; they differ only at temperature > 0).")] = None,
+    shots: Annotated[int | None, typer.Option(
+        help="Show the generator at most N demonstrations per attack (those of the text's own "
+        "task first); default all. Shorter prompts for small or costly models.")] = None,
     perturbation_prompts: Annotated[Path | None, typer.Option(
         help="YAML file overriding or adding instructions, demonstrations, bounds and checks "
         "of LLM attacks (docs/perturbation-prompts.md).")] = None,
@@ -282,6 +285,7 @@ def run_command(
     folder = cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None)
     generation = _generation(the_suite, examples, all_ids, cfg, folder, no_cache, dry_run,
                              generator=generator, verifier=verifier, max_reasks=max_reasks,
+                             shots=shots,
                              variants_file=variants_file,
                              variant_map=variant_map or cfg.get("variant_map"))
     specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
@@ -303,7 +307,8 @@ def run_command(
 def _generation(suite: Suite, examples: list[Example], all_ids: list[str],
                 cfg: dict[str, Any], cache_dir: Path | None, no_cache: bool, dry_run: bool, *,
                 generator: str | None, verifier: str | None, max_reasks: int | None,
-                variants_file: Path | None, variant_map: list[str] | None) -> GenerationSetup:
+                shots: int | None, variants_file: Path | None,
+                variant_map: list[str] | None) -> GenerationSetup:
     """The run's generation stage: flags win over --config, which wins over the suite YAML.
     Fails (before any work) when LLM perturbations have neither a generator nor imports."""
     from evalstress.imported import load_variants
@@ -318,6 +323,7 @@ def _generation(suite: Suite, examples: list[Example], all_ids: list[str],
             verifier=verifier or cfg.get("verifier") or settings.get("verifier"),
             max_reasks=max_reasks if max_reasks is not None
             else cfg.get("max_reasks", settings.get("max_reasks")),
+            shots=shots if shots is not None else cfg.get("shots", settings.get("shots")),
             imported=imported, cache_dir=cache_dir, no_cache=no_cache, estimate_only=dry_run)
         setup.check(suite, examples)
     except (DataError, ValueError) as exc:

@@ -93,11 +93,14 @@ class GenerationOptions:
     `max_reasks`: re-asks after a rejected answer (each with the next sample index; they only
     differ at temperature > 0). `verifier`: a second model asked whether the rewrite makes the
     attack's change and only that one. `require_tag`: accept only answers inside <text> tags.
-    `batch_size`: units asked together (bounds memory; the endpoint limits concurrency)."""
+    `shots`: show at most this many demonstrations (short prompts for small or costly models;
+    a perturbation's own `shots` wins; default all). `batch_size`: units asked together (bounds
+    memory; the endpoint limits concurrency)."""
 
     max_reasks: int = 2
     verifier: TextGenerator | None = None
     require_tag: bool = False
+    shots: int | None = None
     batch_size: int = 1024
 
     def __post_init__(self) -> None:
@@ -105,6 +108,8 @@ class GenerationOptions:
             raise ValueError(f"max_reasks must be in 0..{REASK_STRIDE - 1}")
         if int(self.batch_size) < 1:
             raise ValueError("batch_size must be >= 1")
+        if self.shots is not None and int(self.shots) < 1:
+            raise ValueError("shots must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -182,10 +187,12 @@ def _category(reason: str) -> str:
 
 def _read(response: ChatResponse, options: GenerationOptions) -> str | Rejection:
     """The candidate text in an answer, or why the answer is no rewrite."""
-    got = extract_answer(response.text, "text", require_tag=options.require_tag)
+    ended = response.finish_reason != "length"  # the model stopped on its own
+    got = extract_answer(response.text, "text", require_tag=options.require_tag,
+                         allow_unclosed=ended)
     if got.text is None:
         return Rejection(_category(got.reason), got.reason)
-    if response.finish_reason == "length" and got.how != "tag":
+    if not ended and got.how != "tag":
         return Rejection("cut-off", "the answer hit the generator's max_tokens")
     return got.text
 
@@ -196,8 +203,8 @@ def _skip_record(unit: GenerationUnit, reason: str) -> SkipRecord:
     return SkipRecord(unit.example.id, unit.name, unit.severity, unit.seed, reason)
 
 
-def _prepare(unit: GenerationUnit, parser: TextParser,
-             generator: TextGenerator | None) -> _Work | str:
+def _prepare(unit: GenerationUnit, parser: TextParser, generator: TextGenerator | None,
+             shots: int | None = None) -> _Work | str:
     """The unit's work item, or why the text cannot take the attack (no call is made then)."""
     pert = unit.perturbation
     resolved = pert.spec.resolve(unit.severity)
@@ -210,7 +217,7 @@ def _prepare(unit: GenerationUnit, parser: TextParser,
         if needed > generator.max_tokens:
             return (f"not applicable: the text (~{needed // 2} tokens) may not fit the "
                     f"generator's max_tokens={generator.max_tokens}; raise max_tokens")
-    messages = pert.messages(unit.example.hypothesis, unit.example.task, unit.severity)
+    messages = pert.messages(unit.example.hypothesis, unit.example.task, unit.severity, shots)
     return _Work(unit, resolved, original, messages)
 
 
@@ -296,7 +303,7 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
     for unit in units:
         counts = outcome.counts.setdefault(unit.name, PerturbationCounts())
         counts.planned += 1
-        prepared = _prepare(unit, parser, generator)
+        prepared = _prepare(unit, parser, generator, options.shots)
         if isinstance(prepared, str):
             counts.skipped += 1
             counts.not_applicable += 1
@@ -304,6 +311,9 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
             progress.advance(label)
         else:
             pending.append(prepared)
+    # requests of one attack and severity share their long prompt prefix: sent side by side,
+    # servers with prefix caching process it once
+    pending.sort(key=lambda w: (w.unit.name, str(w.unit.severity)))
     for ask in range(options.max_reasks + 1):
         if not pending:
             break
@@ -368,9 +378,10 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
 
 
 def estimate_generation(units: Sequence[GenerationUnit], generator: TextGenerator,
-                        parser: TextParser) -> dict[str, Any]:
+                        parser: TextParser, shots: int | None = None) -> dict[str, Any]:
     """What generating these units would cost (first asks only, net of the response cache)."""
-    works = [w for w in (_prepare(u, parser, generator) for u in units) if isinstance(w, _Work)]
+    works = [w for w in (_prepare(u, parser, generator, shots) for u in units)
+             if isinstance(w, _Work)]
     jobs = [GenerationJob.of(w.messages, sample_index(w.unit.seed, 0)) for w in works]
     typical = (sum(count_tokens(w.unit.example.hypothesis) for w in works) // len(works) + 16
                if works else 0)
@@ -429,7 +440,8 @@ class GenerationSetup:
             self.check(suite, examples)
         assert self.generator is not None
         if self.estimate_only:
-            self.estimate = estimate_generation(units, self.generator, parser)
+            self.estimate = estimate_generation(units, self.generator, parser,
+                                                self.options.shots)
             return outcome
         outcome.merge(generate_variants(examples, units, self.generator, parser, progress,
                                         options=self.options))
@@ -446,6 +458,7 @@ class GenerationSetup:
             out["generator"] = self.generator.signature()
             out["usage"] = {k: usage[k] for k in USAGE_KEYS}
             out["max_reasks"] = self.options.max_reasks
+            out["shots"] = self.options.shots
             if self.options.verifier is not None:
                 verifier_usage = self.options.verifier.usage.to_json()
                 out["verifier"] = {**self.options.verifier.signature(),
@@ -463,6 +476,7 @@ class GenerationSetup:
 
 def build_setup(generator: str | Mapping[str, Any] | None = None, *,
                 verifier: str | Mapping[str, Any] | None = None, max_reasks: int | None = None,
+                shots: int | None = None,
                 imported: ImportedVariants | None = None, cache_dir: Any = None,
                 no_cache: bool = False, estimate_only: bool = False) -> GenerationSetup:
     """A run's GenerationSetup from specs (command line, config or suite); the generators follow
@@ -477,6 +491,6 @@ def build_setup(generator: str | Mapping[str, Any] | None = None, *,
 
     options = GenerationOptions(
         max_reasks=GenerationOptions.max_reasks if max_reasks is None else int(max_reasks),
-        verifier=open_generator(verifier))
+        verifier=open_generator(verifier), shots=None if shots is None else int(shots))
     return GenerationSetup(open_generator(generator), options, imported,
                            estimate_only=estimate_only)

@@ -76,8 +76,10 @@ def test_the_chat_shows_instruction_demonstrations_then_the_text() -> None:
     turns = chat[1:-1]
     assert [t["role"] for t in turns] == ["user", "assistant"] * 6
     assert all(t["content"].startswith("<text>\n") for t in turns[1::2])
-    assert "an answer to a question" in turns[-2]["content"]  # the same task's demo comes last
     assert "Lovelace" in chat[-1]["content"] and chat[-1]["role"] == "user"
+    # every text of the attack and severity shares the prefix (prefix caching on servers)
+    other = pert.messages("The Nile flows north.", "story", "major")
+    assert other[:-1] == chat[:-1]
     minor = pert.messages("Ada Lovelace lived in London.", "qa", "minor")
     assert "exactly one important entity" in minor[0]["content"] and minor[1:] != chat[1:]
 
@@ -86,9 +88,9 @@ def test_shots_limits_demonstrations_keeping_the_same_task_first() -> None:
     pert = get_perturbation("continuation", shots=2)
     chat = pert.messages("Some text here.", "story", "default")  # type: ignore[attr-defined]
     users = [t["content"] for t in chat[1:-1] if t["role"] == "user"]
-    # continuation has one story demonstration: it is kept, and shown last
+    # continuation has one story demonstration: it is kept; the other is the file's first
     assert len(users) == 2 and "the ending of a story" in users[-1]
-    assert "the ending of a story" not in users[0]
+    assert "City officials in Harwick" in users[0]
     with pytest.raises(KeyError, match="did you mean 'shots'"):
         get_perturbation("continuation", shot=2)
 
@@ -119,7 +121,7 @@ def test_a_prompt_file_overrides_instruction_demonstrations_and_bounds(tmp_path:
     assert len(spec.demonstrations) == len(builtin_attacks()["hypernym"].demonstrations) + 1
     chat = pert.messages("A dog barked.", "qa", "default")  # type: ignore[attr-defined]
     assert "Use broader words." in chat[0]["content"] and chat != builtin_chat
-    assert chat[-3]["content"].endswith("The cat sat.\n</text>")  # same task: the last shown
+    assert chat[-3]["content"].endswith("The cat sat.\n</text>")  # appended: the last shown
     assert registry()["hypernym"].default_spec == builtin_attacks()["hypernym"]  # untouched
 
 

@@ -422,8 +422,8 @@ def builtin_attacks() -> dict[str, AttackSpec]:
 class LLMPerturbation(Perturbation):
     """A perturbation whose text an LLM writes; the generation stage runs it, not `apply`.
 
-    Parameters (suite options or `-p` specs): `shots` (how many demonstrations to show, the
-    same-task ones first; default all)."""
+    Parameters (suite options or `-p` specs): `shots` (how many demonstrations to show, those
+    of the text's own task first; default all)."""
 
     method = "llm"
     default_spec: ClassVar[AttackSpec]
@@ -446,21 +446,26 @@ class LLMPerturbation(Perturbation):
         raise RuntimeError(f"'{self.name}' is written by an LLM: run it with a generator "
                            "(`evalstress run --generator SPEC`, or evalstress.generation)")
 
-    def messages(self, text: str, task: str, severity: Severity) -> list[dict[str, str]]:
+    def messages(self, text: str, task: str, severity: Severity,
+                 shots: int | None = None) -> list[dict[str, str]]:
         """The chat that asks for this attack on `text`: instruction, demonstrations as
-        earlier turns (other tasks first, the text's own task last), then the text."""
+        earlier turns, then the text.
+
+        All demonstrations are shown in their file order, so every request of an attack and
+        severity shares one long prefix (servers with prefix caching, such as vLLM and
+        llama.cpp, then process it once). With `shots`, the text's own task is picked first
+        and the picked demonstrations keep their file order."""
         resolved = self.spec.resolve(severity)
         demos = list(resolved.demonstrations)
-        shots = self.params.get("shots")
-        same = [d for d in demos if d.task == task]
-        other = [d for d in demos if d.task != task]
+        shots = self.params.get("shots", shots)  # the perturbation's own setting wins
         if shots is not None:
             keep = int(shots)
-            same = same[:keep]
-            other = other[:max(0, keep - len(same))]
+            ranked = sorted(range(len(demos)), key=lambda i: (demos[i].task != task, i))
+            chosen = set(ranked[:keep])
+            demos = [d for i, d in enumerate(demos) if i in chosen]
         chat = [{"role": "system",
                  "content": f"{SYSTEM}\n\nThe change: {resolved.instruction}\n\n{ANSWER_FORMAT}"}]
-        for demo in [*other, *same]:
+        for demo in demos:
             chat.append({"role": "user", "content": _ask(demo.original, demo.task)})
             chat.append({"role": "assistant", "content": f"<text>\n{demo.perturbed}\n</text>"})
         chat.append({"role": "user", "content": _ask(text, task)})

@@ -97,7 +97,7 @@ class Suite:
 
 
 #: keys of a suite's `generation:` mapping (settings of the LLM generation stage)
-GENERATION_KEYS = ("max_reasks", "verifier")
+GENERATION_KEYS = ("max_reasks", "verifier", "shots")
 
 
 def _list_entry(entry: Any, where: str) -> tuple[str, dict[str, Any]]:
