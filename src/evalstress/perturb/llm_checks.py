@@ -382,12 +382,18 @@ def _inserted(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
     return f"{rewrites} inserted rewrite(s) of a preceding sentence (needs {least})"
 
 
-@check("replaces-content", doc="a content word of the original was replaced or removed")
+@check("replaces-content",
+       doc="a content word of the original was replaced by a different content word (not "
+           "only dropped, not another form of it)")
 def _replaces(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
     ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
-    gone = [w for tag, i1, i2, _j1, _j2 in ops if tag in ("replace", "delete")
-            for w in content(inp.old[i1:i2])]
-    return None if gone else "only additions: no content word of the original was replaced"
+    for tag, i1, i2, j1, j2 in ops:
+        if tag != "replace":
+            continue
+        removed, added = content(inp.old[i1:i2]), content(inp.new[j1:j2])
+        if removed and any(not any(same_word(a, r) for r in removed) for a in added):
+            return None
+    return "no content word of the original was replaced by a different one"
 
 
 def _lemmas(parsed: ParsedText) -> dict[str, str]:
