@@ -11,9 +11,13 @@ reason says what was wrong with the last answer. Per perturbation the stage coun
 accepted and skipped units, asks, re-asks and rejections by category (the `generation` block of
 results.json, CONTRACTS.md section 1).
 
-`generate_variants` works on one chunk of examples (the streaming runner calls it per chunk);
-`GenerationSetup` bundles what a run chose (generator, options, imported variants) and is what
-`runner.make_plan` takes.
+`generate_variants` works on one chunk of examples; `GenerationSetup` bundles what a run chose
+(generator, options, imported variants) and is what `runner.make_plan` takes. A chunked runner
+does per chunk what `make_plan` does once: run the rule loop on the plans `setup.handles()`
+leaves to it, call `setup.run(chunk, suite, parser, progress)` for the rest (generated plus
+imported variants of the chunk), `merge` the chunk outcomes, and finally put
+`setup.block(total.counts)` into results.json. `setup.check(suite, examples)` fails fast when a
+generator is needed and missing.
 """
 
 from __future__ import annotations

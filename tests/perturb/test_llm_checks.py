@@ -102,6 +102,13 @@ CASES = [
      "Lenovo tablets are cheaper than Apple ones. Josh will call Brian after work.",
      "Josh wants to buy a tablet and does not know which model to choose. According to Brian, "
      "Samsung tablets are cheaper than Apple ones. Josh will call Brian after lunch."),
+    ("keeps-entities", {},
+     "A tablet is wanted by Josh, and which brand should be chosen is not known by him. "
+     "According to Brian, Samsung tablets are cheaper than Apple ones. Brian will be called by "
+     "Josh after work.",
+     "A tablet is wanted by Josh, and which brand should be chosen is not known by him. "
+     "According to Brian, Lenovo tablets are cheaper than Apple ones. Brian will be called by "
+     "Josh after work."),
     ("negation-changed", {},
      "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
      "Samsung tablets are cheaper than Apple ones. Josh will not call Brian after work.",
@@ -179,6 +186,12 @@ def test_entity_swap_counts_entities_for_major_levels(parser: TextParser) -> Non
     two = one.replace("Brian", "Oskar")
     assert run_check(parser, "entity-swap", one, min=2) is not None
     assert run_check(parser, "entity-swap", two, min=2) is None
+
+
+def test_keeps_entities_also_refuses_new_names_unless_allowed(parser: TextParser) -> None:
+    added = ORIGINAL.replace("after work", "after work in Madrid")
+    assert "brought in madrid" in (run_check(parser, "keeps-entities", added) or "")
+    assert run_check(parser, "keeps-entities", added, new=True) is None
 
 
 def test_kept_in_order_is_the_longest_common_subsequence_share() -> None:

@@ -161,8 +161,7 @@ def _present(entity: str, text_words: Sequence[str], lemmas: set[str]) -> bool:
         return True
     if len(parts) == 1:
         return parts[0] in text_words or parts[0] in lemmas
-    n = len(parts)
-    return any(tuple(text_words[i:i + n]) == tuple(parts) for i in range(len(text_words) - n + 1))
+    return set(parts) <= set(text_words)  # every word of a multi-word name, in any order
 
 
 # --- attack-specific checks --------------------------------------------------------------------
@@ -336,6 +335,35 @@ def _entity_swap(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
         return None
     return f"{len(gone)} entit{'y' if len(gone) == 1 else 'ies'} replaced (needs {least}), " \
            f"{len(came)} new"
+
+
+NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART",
+               "LAW", "LANGUAGE"}
+
+
+def names_and_numbers(parsed: ParsedText) -> set[str]:
+    """Names (spaCy's name-like entities and proper nouns) and numbers written with digits,
+    lower-cased: the facts a rewrite of style must not touch."""
+    out = {e.text.lower() for e in parsed.entities if e.label in NAME_LABELS and words(e.text)}
+    out |= {t.text.lower() for t in parsed.tokens
+            if t.pos == "PROPN" or (any(c.isdigit() for c in t.text) and words(t.text))}
+    return out
+
+
+@check("keeps-entities", params=("new",), needs_parse=True,
+       doc="every name and number of the original is still there, and (unless `new: true`) "
+           "none came in: a change of style must not touch the facts")
+def _keeps_entities(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
+    old_words, new_words = inp.old, inp.new
+    gone = sorted(e for e in names_and_numbers(inp.original) if not _present(e, new_words, set()))
+    if gone:
+        return f"lost {', '.join(gone[:3])}"
+    if not params.get("new", False):
+        came = sorted(e for e in names_and_numbers(inp.parsed)
+                      if not _present(e, old_words, set()))
+        if came:
+            return f"brought in {', '.join(came[:3])}"
+    return None
 
 
 @check("negation-changed", doc="a negation was added or removed")
