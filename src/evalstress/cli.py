@@ -248,14 +248,14 @@ def run_command(
         raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
     mapping = map_ or cfg.get("map")
     variants_file = variants or (Path(cfg["variants"]) if "variants" in cfg else None)
-    count = limit or cfg.get("limit")
-    try:
+    first_n = limit or cfg.get("limit")
+    try:  # with --variants, every id of the data file tells "outside this run" from "unknown"
         examples = load_examples(data, mapping, task=task or cfg.get("task"),
-                                 limit=None if variants_file else count)
+                                 limit=None if variants_file else first_n)
     except (DataError, ValueError) as exc:
         raise _fail(str(exc)) from None
     all_ids = [e.id for e in examples]
-    examples = examples[:count] if count else examples
+    examples = examples[:first_n] if first_n else examples
     examples = shard_examples(examples, _parse_shard(shard or cfg.get("shard")))
     prompts_file = perturbation_prompts or (Path(cfg["perturbation_prompts"])
                                             if "perturbation_prompts" in cfg else None)
