@@ -173,8 +173,6 @@ class _Work:
     original: ParsedText
     messages: list[dict[str, str]]
     ask: int = 0
-    last: Rejection | None = None
-    candidate: str | None = None
     response: ChatResponse | None = None
 
 
@@ -366,7 +364,6 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
                 progress.advance(label)
                 continue
             counts.rejections[rejection.category] += 1
-            work.last = rejection
             final = rejection.category in ("request-failed", "verifier-failed")
             if final or ask == options.max_reasks:
                 counts.skipped += 1
