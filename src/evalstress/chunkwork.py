@@ -175,11 +175,14 @@ def scored_examples(examples: Sequence[Example], variants: Sequence[Variant],
 
 
 def variant_line(variant: Variant, original: str) -> str:
-    return json.dumps({
+    row: dict[str, Any] = {
         "id": variant.id, "example_id": variant.example_id, "perturbation": variant.perturbation,
         "severity": variant.severity, "seed": variant.seed, "noise_ratio": variant.noise_ratio,
         "text": variant.text, "diff": word_diff(original, variant.text),
-    }, ensure_ascii=False) + "\n"
+    }
+    if variant.provenance:  # LLM-written or imported: how the text was made
+        row.update(method=variant.provenance.get("method"), provenance=dict(variant.provenance))
+    return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 class ChunkWorker:
@@ -187,8 +190,11 @@ class ChunkWorker:
 
     def __init__(self, suite: Suite, examples: Sequence[Example], pool: Sequence[Example],
                  resources: dict[str, Any], evaluators: Sequence[Evaluator],
-                 cache: SQLiteCache | None, parser: TextParser | None = None):
+                 cache: SQLiteCache | None, parser: TextParser | None = None, *,
+                 parent_names: frozenset[str] = frozenset()):
         self.suite = suite
+        # plans the parent process makes (LLM-written, imported, model-made): never here
+        self.parent_names = parent_names
         self.examples = examples  # chunk positions index this list
         self.pool = pool  # the dataset perturbations may borrow from
         self.resources = resources
@@ -206,8 +212,8 @@ class ChunkWorker:
         for example in examples:
             ctx = PerturbContext(example, self.parser, self.pool, self.resources)
             for plan, severity, seed in self.suite.units(example.task):
-                if plan.perturbation.method != "rule":
-                    continue  # LLM- and model-made variants come from the parent
+                if plan.perturbation.method != "rule" or plan.name in self.parent_names:
+                    continue  # LLM-written, imported and model-made variants: the parent
                 if is_stopped(stopped, example.task, plan.name, severity):
                     continue
                 result = plan.perturbation.apply(ctx, severity, seed)
@@ -251,6 +257,7 @@ class WorkerSpec:
     evaluators: list[EvaluatorRecipe]
     cache_path: str | None
     cache_table: str
+    parent_names: frozenset[str] = frozenset()
 
 
 def _init_worker(spec: WorkerSpec) -> None:
@@ -260,7 +267,8 @@ def _init_worker(spec: WorkerSpec) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
     _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
-                          [r.build() for r in spec.evaluators], cache)
+                          [r.build() for r in spec.evaluators], cache,
+                          parent_names=spec.parent_names)
 
 
 def _process(task: ChunkTask) -> ChunkOutcome:

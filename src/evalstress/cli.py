@@ -22,8 +22,10 @@ from evalstress.cache import SQLiteCache
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
+from evalstress.generation import GenerationError, GenerationSetup, build_setup
 from evalstress.perturb.base import registry as perturbation_registry
 from evalstress.report import write_outputs
+from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite
@@ -99,7 +101,8 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
 def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
             cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
             quiet: bool = False, workers: int = 0, backend: str = "local",
-            chunk_size: int | None = None, sequential: bool = False) -> RunResult:
+            chunk_size: int | None = None, sequential: bool = False,
+            generation: GenerationSetup | None = None) -> RunResult:
     """Shared body of `run` and `quickstart`: score, analyse, write, print."""
     from evalstress.rundir import OutputError, check_writable, staging_for
 
@@ -131,15 +134,23 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         if backend == "ray":
             from evalstress.backends.ray import run_on_ray
 
+            if generation is not None and any(generation.handles(p)
+                                              for p in suite.perturbations):
+                raise _fail("--backend ray does not run the generation stage (LLM-written or "
+                            "imported variants): run them with the local backend")
             result = run_on_ray(examples, suite, evaluators, cache=cache, progress=progress,
                                 workdir=staging_for(out), chunk_size=chunk_size)
         else:
             result = run(examples, suite, evaluators, cache=cache, progress=progress,
                          workdir=staging_for(out), workers=workers, chunk_size=chunk_size,
-                         policy=policy)
+                         policy=policy, generation=generation)
+    except GenerationError as exc:
+        raise _fail(str(exc)) from None
     finally:
         for evaluator in evaluators:
             evaluator.close()
+        if generation is not None:
+            generation.close()
     try:
         analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol,
                                                          "protocol": suite.protocol,
@@ -152,6 +163,7 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     paths = write_outputs(result, analyses, out, config=config)
     if not quiet:
         print_summary(console, result, blind)
+        print_generation(console, result.plan.generation)
         print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
     return result
@@ -221,7 +233,8 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _fail(f"{path}: the config must be a mapping of option names to values")
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
-             "limit", "rel_tol", "shard", "cache_dir", "protocol"}
+             "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
+             "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map"}
     unknown = set(data) - known
     if unknown:
         raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -262,7 +275,7 @@ def run_command(
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
-        "evaluator would need, and score nothing.")] = False,
+        "evaluator (and the generator) would need, and score nothing.")] = False,
     workers: Annotated[int, typer.Option(
         help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
         "rep); 0: every core. Results are identical to --workers 1.")] = 0,
@@ -277,11 +290,35 @@ def run_command(
         "a perturbation unit once its Wilcoxon result is settled (suite options "
         "sequential_looks, alpha, futility); fewer judge calls, reported in results.json.")]
     = False,
+    generator: Annotated[str | None, typer.Option(
+        help="LLM that writes the LLM perturbations (paper 000's attacks, paper 003's LLM "
+        "half): 'model=NAME,base_url=URL,temperature=0.7,max_concurrency=16'. Same cache and "
+        "retries as judges.")] = None,
+    verifier: Annotated[str | None, typer.Option(
+        help="Optional second LLM (same spec) asked whether each rewrite makes its attack's "
+        "change and only that one; a 'no' rejects it.")] = None,
+    max_reasks: Annotated[int | None, typer.Option(
+        help="Re-asks after a rejected LLM rewrite, each with the next sample index (default "
+        "2; they differ only at temperature > 0).")] = None,
+    shots: Annotated[int | None, typer.Option(
+        help="Show the generator at most N demonstrations per attack (those of the text's own "
+        "task first); default all. Shorter prompts for small or costly models.")] = None,
+    perturbation_prompts: Annotated[Path | None, typer.Option(
+        help="YAML file overriding or adding instructions, demonstrations, bounds and checks "
+        "of LLM attacks (docs/perturbation-prompts.md).")] = None,
+    variants: Annotated[Path | None, typer.Option(
+        help="JSONL, CSV or Parquet of ready-made perturbed texts (example_id, perturbation, "
+        "severity, seed, text); they replace the suite's perturbations of the same name.")]
+    = None,
+    variant_map: Annotated[list[str] | None, typer.Option(
+        help="Field mapping of --variants, e.g. --variant-map text=perturbed "
+        "--variant-map perturbation=const:hypernym.")] = None,
 ) -> None:
     """Stress-test evaluators on your data.
 
     Example: `evalstress run summeval.jsonl -m hypothesis=highlight -m references=references
-    -e rouge -e bleu --task summarization`
+    -e rouge -e bleu --task summarization`. LLM-written attacks (suites criteria-full,
+    dhp-full) need `--generator SPEC` or ready-made texts from `--variants FILE`.
     """
     if backend not in ("local", "ray"):
         raise _fail(f"--backend '{backend}': choose local or ray")
@@ -295,12 +332,26 @@ def run_command(
     if data is None:
         raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
     mapping = map_ or cfg.get("map")
-    try:
+    variants_file = variants or (Path(cfg["variants"]) if "variants" in cfg else None)
+    first_n = limit or cfg.get("limit")
+    try:  # with --variants, every id of the data file tells "outside this run" from "unknown"
         examples = load_examples(data, mapping, task=task or cfg.get("task"),
-                                 limit=limit or cfg.get("limit"))
+                                 limit=None if variants_file else first_n)
     except (DataError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    all_ids = [e.id for e in examples]
+    examples = examples[:first_n] if first_n else examples
     examples = shard_examples(examples, _parse_shard(shard or cfg.get("shard")))
+    prompts_file = perturbation_prompts or (Path(cfg["perturbation_prompts"])
+                                            if "perturbation_prompts" in cfg else None)
+    prompt_file = None
+    if prompts_file is not None:  # before the suite: a prompt file may add attacks
+        from evalstress.perturb.llm import load_prompt_file
+
+        try:
+            prompt_file = load_prompt_file(prompts_file)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
     names = perturbation or cfg.get("perturbations")
     chosen_protocol = protocol or cfg.get("protocol")
     suite_name = suite or cfg.get("suite") or _default_suite(examples, chosen_protocol)
@@ -319,25 +370,60 @@ def run_command(
             the_suite = the_suite.with_protocol(str(chosen_protocol))
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0] if exc.args else exc)) from None
-
+    if prompt_file is not None:
+        prompt_file.apply([p.perturbation for p in the_suite.perturbations])
+    folder = cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None)
+    generation = _generation(the_suite, examples, all_ids, cfg, folder, no_cache, dry_run,
+                             generator=generator, verifier=verifier, max_reasks=max_reasks,
+                             shots=shots,
+                             variants_file=variants_file,
+                             variant_map=variant_map or cfg.get("variant_map"))
     specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
     evaluators = _evaluators(list(specs))
     if the_suite.protocol == "paper":
         _check_paper_evaluators(evaluators)
     out_dir = out or Path(cfg.get("out", f"runs/{data.stem}"))
     if dry_run:
-        _dry_run(examples, the_suite, evaluators,
-                 cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None), no_cache)
+        _dry_run(examples, the_suite, evaluators, folder, no_cache, generation)
         return
     execute(examples, the_suite, evaluators, out_dir,
-            cache_dir=cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None),
+            cache_dir=folder,
             no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
                     "protocol": the_suite.protocol,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
-                    "shard": shard, "workers": workers, "backend": backend},
+                    "shard": shard, "workers": workers, "backend": backend,
+                    "variants": str(variants_file) if variants_file else None,
+                    "perturbation_prompts": str(prompts_file) if prompts_file else None},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
-            sequential=sequential)
+            sequential=sequential, generation=generation)
+
+
+def _generation(suite: Suite, examples: list[Example], all_ids: list[str],
+                cfg: dict[str, Any], cache_dir: Path | None, no_cache: bool, dry_run: bool, *,
+                generator: str | None, verifier: str | None, max_reasks: int | None,
+                shots: int | None, variants_file: Path | None,
+                variant_map: list[str] | None) -> GenerationSetup:
+    """The run's generation stage: flags win over --config, which wins over the suite YAML.
+    Fails (before any work) when LLM perturbations have neither a generator nor imports."""
+    from evalstress.imported import load_variants
+
+    settings = suite.generation
+    imported = None
+    try:
+        if variants_file is not None:
+            imported = load_variants(variants_file, examples, variant_map, known_ids=all_ids)
+        setup = build_setup(
+            generator or cfg.get("generator") or suite.generator,
+            verifier=verifier or cfg.get("verifier") or settings.get("verifier"),
+            max_reasks=max_reasks if max_reasks is not None
+            else cfg.get("max_reasks", settings.get("max_reasks")),
+            shots=shots if shots is not None else cfg.get("shots", settings.get("shots")),
+            imported=imported, cache_dir=cache_dir, no_cache=no_cache, estimate_only=dry_run)
+        setup.check(suite, examples)
+    except (DataError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    return setup
 
 
 def _default_suite(examples: list[Example], protocol: str | None) -> str:
@@ -634,11 +720,12 @@ def attack_command(
 
 
 def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],
-             cache_dir: Path | None, no_cache: bool) -> None:
+             cache_dir: Path | None, no_cache: bool,
+             generation: GenerationSetup | None = None) -> None:
     """Print what `run` would spend, per evaluator, without calling any evaluator."""
     from evalstress.runner import estimate_plan, make_plan
 
-    plan = make_plan(examples, suite)
+    plan = make_plan(examples, suite, generation=generation)
     cache = _score_cache(cache_dir, no_cache)
     for evaluator in evaluators:
         configure = getattr(evaluator, "configure_cache", None)
@@ -658,9 +745,21 @@ def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],
                          else "right")
     for row in rows:
         table.add_row(*(str(row.get(c, "")) if row.get(c) is not None else "-" for c in columns))
+    estimate = generation.estimate if generation is not None else None
+    if estimate is not None and generation is not None and generation.generator is not None:
+        table.add_row(f"generator {generation.generator.model}", str(estimate["units"]), "",
+                      "", str(estimate["units"] - estimate["not_applicable"]),
+                      str(estimate["calls"]), str(estimate["cached"]),
+                      str(estimate["prompt_tokens"]), str(estimate["completion_tokens"]))
+    if generation is not None:
+        generation.close()
     console.print(table)
     console.print("calls = requests the evaluator would send (LLM judges: net of the response "
                   "cache, before re-asks); tokens are estimates.")
+    if estimate is not None:
+        console.print(f"generator: {estimate['units']} LLM-written variants planned, "
+                      f"{estimate['not_applicable']} not applicable; first asks only (re-asks "
+                      "add more). Evaluator rows exclude the variants still to be written.")
 
 
 cache_app = typer.Typer(help="Inspect the score and LLM response caches.", no_args_is_help=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict
 from pathlib import Path
@@ -43,24 +43,15 @@ from evalstress.chunkwork import (
 )
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest
-from evalstress.perturb.base import PerturbContext, Severity, Skip, Variant
+from evalstress.generation import GenerationSetup
+from evalstress.perturb.base import PerturbContext, Skip, Variant
 from evalstress.rundir import Staging, _read_jsonl, variant_from_json
 from evalstress.scoretable import ScoreColumns
-from evalstress.suites import PerturbationPlan, Suite
+from evalstress.suites import Suite
 from evalstress.text import TextParser
 
 CORPUS = "*"
 DEFAULT_CHUNK = 64
-
-#: One LLM unit of a chunk: the example, its perturbation plan, severity and seed.
-LLMUnit = tuple[Example, PerturbationPlan, Severity, int]
-#: The generation stage (issue 10's `generation.py`, with the run's generator bound): takes a
-#: chunk's examples, their LLM units, the shared parser and a Progress; returns the accepted
-#: variants, the skip records (example_id, perturbation, severity, seed, reason) and
-#: per-perturbation counts in the shape of results.json's `generation.perturbations`.
-GenerateFn = Callable[[Sequence[Example], Sequence[LLMUnit], TextParser, Any],
-                      tuple[Sequence[Variant], Sequence[Any], Mapping[str, Mapping[str, Any]]]]
-
 
 class ChunkPolicy(Protocol):
     """Decides, chunk by chunk, which units are still planned (the sequential DHP design)."""
@@ -154,7 +145,7 @@ class StreamingRun:
                  evaluators: Sequence[Evaluator], *, cache: SQLiteCache | None,
                  parser: TextParser | None, resources: dict[str, Any] | None, progress: Any,
                  workdir: Path | None, chunk_size: int, workers: int,
-                 generate: GenerateFn | None, policy: ChunkPolicy | None,
+                 generation: GenerationSetup | None, policy: ChunkPolicy | None,
                  pool: Sequence[Example] | None = None):
         from evalstress.runner import Progress
 
@@ -170,14 +161,16 @@ class StreamingRun:
         self.workdir = workdir
         self.chunk_size = max(1, int(chunk_size))
         self.workers = max(1, int(workers))
-        self.generate = generate
+        # LLM-written and imported variants; without a generator, a plan that needs one fails now
+        self.generation = generation or GenerationSetup()
+        self.generation.check(suite, self.examples)
         self.policy = policy
         self.ranks = severity_ranks(suite)
-        llm = [p.name for p in suite.perturbations if p.perturbation.method == "llm"]
-        if llm and generate is None:
-            raise ValueError(f"the suite plans LLM-written perturbations ({', '.join(llm)}) but "
-                             "no generator was given: pass --generator SPEC")
-        self.parent_units = any(p.perturbation.method != "rule" for p in suite.perturbations)
+        # plans whose variants the parent makes: LLM-written, imported, model-made
+        self.parent_names = frozenset(p.name for p in suite.perturbations
+                                      if p.perturbation.method != "rule"
+                                      or self.generation.handles(p))
+        self.parent_units = bool(self.parent_names)
         self.corpus = [e for e in self.evaluators if e.level == "corpus"]
         segment = [e for e in self.evaluators if e.level != "corpus"]
         recipes = {e.label: recipe_for(e) for e in segment if getattr(e, "cpu_bound", False)}
@@ -200,29 +193,24 @@ class StreamingRun:
         generation: dict[str, Any] = {}
         if not self.parent_units:
             return variants, skips, generation
-        llm_units: list[LLMUnit] = []
         self.parser.parse_many([e.hypothesis for e in examples])
         for example in examples:
             ctx = PerturbContext(example, self.parser, self.pool, self.resources)
             for plan, severity, seed in self.suite.units(example.task):
-                method = plan.perturbation.method
-                if method == "rule" or is_stopped(stopped, example.task, plan.name, severity):
-                    continue
-                if method == "llm":
-                    llm_units.append((example, plan, severity, seed))
+                if plan.name not in self.parent_names or self.generation.handles(plan):
+                    continue  # rule units run in the workers; the generation stage comes below
+                if is_stopped(stopped, example.task, plan.name, severity):
                     continue
                 result = plan.perturbation.apply(ctx, severity, seed)
                 if isinstance(result, Skip):
                     skips.append((example.id, plan.name, severity, seed, result.reason))
                 else:
                     variants.append(result)
-        if llm_units:
-            assert self.generate is not None
-            made, skipped, counts = self.generate(examples, llm_units, self.parser, self.progress)
-            variants.extend(made)
-            skips.extend((s.example_id, s.perturbation, s.severity, s.seed, s.reason)
-                         for s in skipped)
-            generation = {k: dict(v) for k, v in counts.items()}
+        generated = self.generation.run(examples, self.suite, self.parser, self.progress)
+        variants.extend(generated.variants)
+        skips.extend((s.example_id, s.perturbation, s.severity, s.seed, s.reason)
+                     for s in generated.skips)
+        generation = {name: c.to_json() for name, c in generated.counts.items()}
         self.parser.forget()
         return variants, skips, generation
 
@@ -348,10 +336,11 @@ class StreamingRun:
         if todo and rule_units:
             _warm_resources(self.suite, self.examples, self.pool, self.parser, self.resources)
         worker = ChunkWorker(self.suite, self.examples, self.pool, self.resources, self.cpu,
-                             self.cache, self.parser)
+                             self.cache, self.parser, parent_names=self.parent_names)
         spec = WorkerSpec(self.suite, self.examples, self.pool, self.resources, self._recipes,
                           str(self.cache.path) if self.cache is not None else None,
-                          self.cache.table if self.cache is not None else "scores")
+                          self.cache.table if self.cache is not None else "scores",
+                          self.parent_names)
         workers = min(self.workers, max(1, len(todo)))
         executor = ChunkExecutor(worker, workers, spec if workers > 1 else None)
         self.progress.start("examples", len(self.examples))

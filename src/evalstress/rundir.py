@@ -208,7 +208,8 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 def variant_from_json(data: Mapping[str, Any]) -> Variant:
     return Variant(str(data["example_id"]), str(data["perturbation"]), data["severity"],
-                   int(data["seed"]), str(data["text"]), float(data["noise_ratio"]))
+                   int(data["seed"]), str(data["text"]), float(data["noise_ratio"]),
+                   data.get("provenance"))
 
 
 class StoredSequence(Sequence[Any]):

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -28,6 +28,9 @@ from evalstress.rundir import RunFiles, StoredSequence
 from evalstress.scoretable import ScoreTable
 from evalstress.suites import Suite
 from evalstress.text import TextParser
+
+if TYPE_CHECKING:
+    from evalstress.generation import GenerationSetup
 
 ORIGINAL = "original"
 CORPUS = "*"  # example_id of corpus-level rows
@@ -68,6 +71,7 @@ class Plan:
     variants: Sequence[Variant]
     skips: Sequence[SkipRecord]
     parses: int = 0
+    generation: dict[str, Any] | None = None  # results.json's `generation` block (generation.py)
 
 
 __all__ = ["CORPUS", "ORIGINAL", "SCORE_COLUMNS", "EvaluatorStats", "Plan", "Progress",
@@ -159,15 +163,16 @@ def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -
 
 def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
               resources: dict[str, Any] | None = None,
-              progress: Progress | None = None, generate: Any = None) -> Plan:
+              progress: Progress | None = None,
+              generation: GenerationSetup | None = None) -> Plan:
     """Apply every perturbation x severity x seed to every example; parse each text once.
 
-    In memory, for small sets, dry runs and tests (`run` streams). LLM-written units go to
-    `generate` (the generation stage, see `pipeline.GenerateFn`) in one call."""
-    llm = [p.name for p in suite.perturbations if p.perturbation.method == "llm"]
-    if llm and generate is None:
-        raise ValueError(f"the suite plans LLM-written perturbations ({', '.join(llm)}) but "
-                         "no generator was given: pass --generator SPEC")
+    LLM-written perturbations (and imported variants) come from the generation stage
+    (`evalstress.generation`); a suite with LLM units and no generator fails before any work."""
+    from evalstress.generation import GenerationSetup  # late: it imports this module's records
+
+    stage = generation or GenerationSetup()
+    stage.check(suite, examples)
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
@@ -176,12 +181,10 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     variants: list[Variant] = []
     skips: list[SkipRecord] = []
     progress.start("perturbing", len(examples))
-    llm_units = []
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
         for plan, severity, seed in suite.units(example.task):
-            if plan.perturbation.method == "llm":
-                llm_units.append((example, plan, severity, seed))
+            if stage.handles(plan):  # written by an LLM or imported: the stage below
                 continue
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
@@ -190,12 +193,11 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
-    if llm_units:
-        made, skipped, _ = generate(examples, llm_units, parser, progress)
-        variants.extend(made)
-        skips.extend(SkipRecord(s.example_id, s.perturbation, s.severity, s.seed, s.reason)
-                     for s in skipped)
-    return Plan(list(examples), suite, variants, skips, parser.parses - before)
+    generated = stage.run(examples, suite, parser, progress)
+    variants.extend(generated.variants)
+    skips.extend(generated.skips)
+    return Plan(list(examples), suite, variants, skips, parser.parses - before,
+                stage.block(generated.counts))
 
 def _request(example: Example, text: str) -> ScoreRequest:
     return ScoreRequest(text, example.source, example.references, example.task)
@@ -346,26 +348,29 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
         cache: SQLiteCache | None = None, parser: TextParser | None = None,
         resources: dict[str, Any] | None = None, progress: Progress | None = None,
         workdir: str | Path | None = None, chunk_size: int | None = None, workers: int = 1,
-        generate: Any = None, policy: Any = None,
+        generation: GenerationSetup | None = None, policy: Any = None,
         pool: Sequence[Example] | None = None) -> RunResult:
     """The whole flow short of analysis, streamed chunk by chunk (see `pipeline.py`).
 
     `workdir` is the staging folder (a run killed there resumes at its first unfinished chunk);
     without one, a temporary folder that lives as long as the result. `workers` > 1 runs rule
     perturbations and CPU-bound evaluators in that many processes (0: every core), with the same
-    results.
-    `generate` is the generation stage for LLM-written perturbations; `policy` can stop units
-    early (the sequential DHP design). `pool` is the dataset perturbations may borrow from
-    (default: `examples`; a shard of a larger run passes the whole dataset)."""
+    results. `generation` is the generation stage (LLM-written and imported variants, see
+    `evalstress.generation`); `policy` can stop units early (the sequential DHP design). `pool`
+    is the dataset perturbations may borrow from (default: `examples`; a shard of a larger run
+    passes the whole dataset)."""
     from evalstress.pipeline import StreamingRun, default_chunk_size
 
     processes = workers if workers > 0 else default_workers()
-    return StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
-                        resources=resources, progress=progress,
-                        workdir=Path(workdir) if workdir is not None else None,
-                        chunk_size=chunk_size or default_chunk_size(len(examples), processes),
-                        workers=processes,
-                        generate=generate, policy=policy, pool=pool).run()
+    result = StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
+                          resources=resources, progress=progress,
+                          workdir=Path(workdir) if workdir is not None else None,
+                          chunk_size=chunk_size or default_chunk_size(len(examples), processes),
+                          workers=processes,
+                          generation=generation, policy=policy, pool=pool).run()
+    if generation is not None:
+        result.plan.generation = generation.block_json(result.summary.get("generation") or {})
+    return result
 
 
 def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,

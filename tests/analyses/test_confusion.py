@@ -18,9 +18,9 @@ def test_table21_split_matches_the_paper():
     cells = sum(len(r.expected) for r in rows.values())
     disputed = sum(len(r.disputed) for r in rows.values())
     assert (cells - disputed) / cells == pytest.approx(0.944, abs=1e-3)  # paper's match rate
-    assert rows["negation"].disputed == {"non-hallucination"}
-    assert "fluency" not in rows["repetition"].should_move | rows["repetition"].should_stay
-    assert rows["hypernym"].should_move == {"informativeness", "adequacy", "overall"}
+    assert rows["000:negation"].disputed == {"non-hallucination"}
+    assert "fluency" not in rows["000:repetition"].should_move | rows["000:repetition"].should_stay
+    assert rows["000:hypernym"].should_move == {"informativeness", "adequacy", "overall"}
 
 
 def test_metadata_fallback_uses_damages_with_ancestors_and_preserves():

@@ -78,3 +78,9 @@ def test_extract_answer(answer: str, text: str | None, reason: str) -> None:
 def test_extract_answer_can_require_the_tag() -> None:
     got = extract_answer("The dog ran.", require_tag=True)
     assert got.text is None and "no <text> block" in got.reason
+
+
+def test_extract_answer_can_take_an_unclosed_block_the_model_ended() -> None:
+    assert extract_answer("<text>\nThe dog ran.", allow_unclosed=True).text == "The dog ran."
+    assert extract_answer("<text>\nThe dog ran.").text is None
+    assert extract_answer("<text>I'm sorry, I can't", allow_unclosed=True).text is None

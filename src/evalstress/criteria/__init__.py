@@ -92,23 +92,34 @@ def _expectation_file() -> dict[str, Any]:
 
 @functools.cache
 def expectations() -> dict[str, Expectation]:
-    """Paper 000's Table 21 as Expectation rows, keyed by kebab-case perturbation name."""
+    """Paper 000's Table 21 as Expectation rows, keyed by attack identity ("000:negation")."""
     raw = _expectation_file()
     columns = list(raw["columns"])
     unknown = set(columns) - set(aspects())
     if unknown:
         raise ValueError(f"expectations.yaml: unknown aspect column(s) {sorted(unknown)}")
     out = {}
-    for name, row in raw["perturbations"].items():
+    for attack, row in raw["attacks"].items():
         cells = str(row["cells"]).split()
         if len(cells) != len(columns) or any(len(c) != 2 or set(c) - {"Y", "N"} for c in cells):
-            raise ValueError(f"expectations.yaml: field 'perturbations.{name}.cells' needs "
+            raise ValueError(f"expectations.yaml: field 'attacks.{attack}.cells' needs "
                              f"{len(columns)} two-letter Y/N codes, got {row['cells']!r}")
         human = {a: c[0] == "Y" for a, c in zip(columns, cells, strict=True)}
         expected = {a: c[1] == "Y" for a, c in zip(columns, cells, strict=True)}
-        out[name] = Expectation(name, expected, human, row.get("target"), row.get("level"),
-                                "table21")
+        out[str(attack)] = Expectation(str(attack), expected, human, row.get("target"),
+                                       row.get("level"), "table21")
     return out
+
+
+def attack_of(name: str) -> str | None:
+    """The attack identity behind a perturbation name: the registered class's `attack`, or the
+    name itself when it is an identity ("000:negation"); None otherwise."""
+    from evalstress.perturb.base import registry  # late: perturbations import criteria
+
+    cls = registry().get(name)
+    if cls is not None:
+        return cls.attack or None
+    return name if name in expectations() else None
 
 
 # --- criteria texts for LLM judges (5 levels of detail, plus term-only and empty) ---------------
@@ -179,18 +190,26 @@ def aspect_aliases() -> dict[str, str]:
 
 
 def expectation_for(name: str) -> Expectation | None:
-    """The expectation row for a perturbation: Table 21 when listed, else derived from metadata.
+    """The expectation row for a perturbation: its attack's Table 21 row, else one derived from
+    its metadata.
 
-    The fallback reads the registered perturbation's `damages` and `preserves`: the aspects in
-    `affected_by(damages)` (the damaged aspects and their ancestors) should move; the declared
-    `preserves` aspects, minus those, should stay; every other aspect is left undetermined
-    (neither S_T nor S_F), since nobody has asserted anything about it. None for an unknown name.
+    Rows are found by attack identity, never by bare name: a registered perturbation gets a
+    Table 21 row only when it declares `attack = "000:..."` (paper 002's `negation` is not paper
+    000's negation-of-a-fact attack), and an unregistered name only when it is an identity
+    itself ("000:negation", e.g. for imported variants). The fallback reads the registered
+    perturbation's `damages` and `preserves`: the aspects in `affected_by(damages)` (the damaged
+    aspects and their ancestors) should move; the declared `preserves` aspects, minus those,
+    should stay; every other aspect is left undetermined (neither S_T nor S_F), since nobody has
+    asserted anything about it. None for an unknown name.
     """
-    table = expectations()
-    if name in table:
-        return table[name]
+    from dataclasses import replace
+
     from evalstress.perturb.base import registry  # late: perturbations import criteria
 
+    table = expectations()
+    attack = attack_of(name)
+    if attack is not None and attack in table:
+        return replace(table[attack], perturbation=name)
     cls = registry().get(name)
     if cls is None:
         return None

@@ -44,9 +44,13 @@ def _clean(text: str) -> str:
     return text
 
 
-def extract_answer(answer: str, tag: str = "text", *, require_tag: bool = False) -> Extracted:
+def extract_answer(answer: str, tag: str = "text", *, require_tag: bool = False,
+                   allow_unclosed: bool = False) -> Extracted:
     """The text inside the last complete `<tag>...</tag>` block; else a fenced block; else the
-    answer with a leading preamble stripped. Refusals and empty answers have no text."""
+    answer with a leading preamble stripped. Refusals and empty answers have no text.
+
+    `allow_unclosed` takes the text after an opening tag that is never closed (for answers the
+    model ended on purpose, not ones cut off at the token limit: the caller knows which)."""
     raw = answer or ""
     opened = re.compile(rf"<\s*{re.escape(tag)}\s*>", re.IGNORECASE)
     closed = re.compile(rf"<\s*/\s*{re.escape(tag)}\s*>", re.IGNORECASE)
@@ -60,6 +64,12 @@ def extract_answer(answer: str, tag: str = "text", *, require_tag: bool = False)
             return Extracted(None, f"refusal: {text[:80]!r}", "tag")
         return Extracted(text, how="tag")
     if opened.search(raw) and not closed.search(raw):
+        if allow_unclosed:
+            text = _clean(raw[list(opened.finditer(raw))[-1].end():])
+            if text and _REFUSAL.match(text):
+                return Extracted(None, f"refusal: {text[:80]!r}", "unclosed")
+            if text:
+                return Extracted(text, how="unclosed")
         return Extracted(None, f"the <{tag}> block is not closed (answer cut off?)", "tag")
     if require_tag:
         shown = raw.strip().replace("\n", " ")[:80]

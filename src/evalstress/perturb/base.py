@@ -6,7 +6,7 @@ import difflib
 import hashlib
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
@@ -36,6 +36,9 @@ class Variant:
     seed: int
     text: str
     noise_ratio: float
+    #: how the text was made when not by a rule: {"method": "llm", "model": ..., "sample": ...}
+    #: or {"method": "imported", "file": ..., "line": ...}; written to variants.jsonl
+    provenance: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     @property
     def id(self) -> str:
@@ -89,6 +92,9 @@ class Perturbation(ABC):
     description: ClassVar[str] = ""
     swap_type: ClassVar[bool] = False  # halves the noise ratio (paper 002, footnote 7)
     source_papers: ClassVar[tuple[str, ...]] = ()
+    #: the published attack this perturbation implements ("000:negation"), which picks its row of
+    #: the expectation matrix; empty when it implements none (a bare name never picks a row)
+    attack: ClassVar[str] = ""
 
     def __init__(self, **params: Any):
         self.params = params
@@ -123,6 +129,7 @@ class Perturbation(ABC):
             "grid": list(cls.grid),
             "description": cls.description,
             "papers": list(cls.source_papers),
+            "attack": cls.attack or None,
         }
 
 

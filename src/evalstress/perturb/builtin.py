@@ -5,8 +5,9 @@ from evalstress.perturb import (
     consistency,
     fluency,
     hierarchical,
+    llm,
     model_based,
     probes,
 )
 
-__all__ = ["characters", "consistency", "fluency", "hierarchical", "model_based", "probes"]
+__all__ = ["characters", "consistency", "fluency", "hierarchical", "llm", "model_based", "probes"]

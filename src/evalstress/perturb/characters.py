@@ -169,6 +169,7 @@ class SpellingMistake(Perturbation):
     grid = (0.1, 0.2, 0.3, 0.4)
     description = "Misspell a random portion of the words, one typo each (paper 000's rule)."
     source_papers = ("000",)
+    attack = "000:spelling-mistake"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         _, spans = _word_spans(ctx.parsed)

@@ -198,6 +198,7 @@ class SentenceExchange(Perturbation):
     description = "Exchange the places of random pairs of sentences (paper 000, coherence attack)."
     swap_type = True
     source_papers = ("000",)
+    attack = "000:sentence-exchange"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         sentences = nonempty_sentences(ctx.parsed)
@@ -228,6 +229,7 @@ class WordExchange(Perturbation):
     description = "Exchange k pairs of neighbouring words in every sentence (paper 000)."
     swap_type = True
     source_papers = ("000",)
+    attack = "000:word-exchange"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         tokens = ctx.parsed.tokens
@@ -283,6 +285,7 @@ class SentenceDeletion(Perturbation):
     grid = (1, 2)
     description = "Delete k random sentences, never all of them (paper 000, informativeness)."
     source_papers = ("000",)
+    attack = "000:sentence-deletion"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         sentences = nonempty_sentences(ctx.parsed)

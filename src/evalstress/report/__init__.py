@@ -91,7 +91,9 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                        for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
-    if summary.get("generation"):
+    if run.plan.generation is not None:  # LLM-written or imported variants (CONTRACTS.md 1)
+        results["generation"] = run.plan.generation
+    elif summary.get("generation"):
         results["generation"] = {"perturbations": summary["generation"]}
     for key in ("sequential", "backend"):  # the sequential DHP design, the Ray backend
         if summary.get(key):

@@ -43,6 +43,8 @@ class Suite:
     options: dict[str, Any] = field(default_factory=dict)
     protocol: str = "default"
     expect: dict[str, Any] = field(default_factory=dict)  # what `evalstress check` requires
+    generator: str | dict[str, Any] | None = None  # TextGenerator spec for LLM perturbations
+    generation: dict[str, Any] = field(default_factory=dict)  # max_reasks, verifier
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -60,7 +62,7 @@ class Suite:
         raw = data.get("perturbations")
         if not raw:
             raise ValueError(f"{where}: field 'perturbations' is missing or empty")
-        items = raw.items() if isinstance(raw, Mapping) else ((name, {}) for name in raw)
+        items = raw.items() if isinstance(raw, Mapping) else (_list_entry(e, where) for e in raw)
         plans = []
         for name, options in items:
             options = dict(options or {})
@@ -93,6 +95,15 @@ class Suite:
         if protocol not in PROTOCOLS:
             raise ValueError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
                              f"{', '.join(PROTOCOLS)}")
+        generator = data.get("generator")
+        if generator is not None and not isinstance(generator, str | Mapping):
+            raise ValueError(f"{where}: field 'generator' must be a spec string such as "
+                             "'model=NAME,base_url=URL' or a mapping of its parameters")
+        generation = dict(data.get("generation") or {})
+        unknown = sorted(set(generation) - set(GENERATION_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: field 'generation' has unknown key(s) "
+                             f"{', '.join(unknown)}; known: {', '.join(GENERATION_KEYS)}")
         expect = data.get("expect") or {}
         if expect:
             from evalstress.check import parse_expect
@@ -100,7 +111,9 @@ class Suite:
             parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
         suite = cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
                     str(data.get("description", "")), dict(data.get("options", {}) or {}),
-                    expect=dict(expect))
+                    expect=dict(expect),
+                    generator=dict(generator) if isinstance(generator, Mapping) else generator,
+                    generation=generation)
         return suite.with_protocol(protocol)
 
     def with_protocol(self, protocol: str) -> Suite:
@@ -120,7 +133,8 @@ class Suite:
                 pert, ruled = get_perturbation(pert.name, **params), False
             plans.append(PerturbationPlan(pert, plan.grid, plan.tasks, ruled))
         return Suite(self.name, plans, self.seeds, self.analyses, self.description,
-                     dict(self.options), protocol, dict(self.expect))
+                     dict(self.options), protocol, dict(self.expect), self.generator,
+                     dict(self.generation))
 
 
 def has_paper_rule(cls: type[Perturbation]) -> bool:
@@ -141,6 +155,22 @@ def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
     if rule == "paper" and cls is not None and not has_paper_rule(cls):
         raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
                          "paper-002 rule (it already follows the paper, or is not from it)")
+
+
+#: keys of a suite's `generation:` mapping (settings of the LLM generation stage)
+GENERATION_KEYS = ("max_reasks", "verifier", "shots")
+
+
+def _list_entry(entry: Any, where: str) -> tuple[str, dict[str, Any]]:
+    """A `perturbations:` list item: a name, or a mapping with `name` and its options (so one
+    perturbation can appear twice, e.g. with another grid for some tasks)."""
+    if isinstance(entry, str):
+        return entry, {}
+    if isinstance(entry, Mapping) and "name" in entry:
+        options = {k: v for k, v in entry.items() if k != "name"}
+        return str(entry["name"]), options
+    raise ValueError(f"{where}: each item of 'perturbations' must be a name or a mapping with "
+                     f"'name' (and options such as grid, tasks), got {entry!r}")
 
 
 def builtin_suites() -> list[str]:

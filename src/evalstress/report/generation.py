@@ -1,0 +1,53 @@
+"""Terminal rendering of the generation stage: acceptance per attack and why answers failed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def generation_table(block: Mapping[str, Any]) -> Table:
+    """One row per LLM-written perturbation: planned, accepted, rate, asks and the top reasons
+    answers were rejected (every rejected answer counts, also those a re-ask replaced)."""
+    generator = block.get("generator") or {}
+    title = "LLM-written perturbations"
+    if generator:
+        title += f" (generator {generator.get('model')}, temperature " \
+                 f"{generator.get('temperature')})"
+    table = Table(title=title, header_style="bold")
+    for column in ("perturbation", "planned", "accepted", "rate", "not applicable", "asks",
+                   "re-asks", "rejected answers (top reasons)"):
+        table.add_column(column, justify="left" if column[0] in "pr" and column != "rate"
+                         else "right", overflow="fold")
+    for name, row in (block.get("perturbations") or {}).items():
+        rate = row.get("acceptance_rate")
+        reasons = ", ".join(f"{k} {v}" for k, v in list(row.get("rejections", {}).items())[:4])
+        table.add_row(name, str(row["planned"]), str(row["accepted"]),
+                      "–" if rate is None else f"{rate:.0%}", str(row.get("not_applicable", 0)),
+                      str(row["asks"]), str(row["reasks"]), reasons or "–")
+    usage = block.get("usage")
+    if usage:
+        table.caption = (f"{usage['requests']} answers asked, {usage['cache_hits']} from the "
+                         f"cache, {usage['calls']} calls, {usage['retries']} retries, "
+                         f"{usage['errors']} failed; tokens {usage['prompt_tokens']} prompt + "
+                         f"{usage['completion_tokens']} completion. Rate = accepted / planned.")
+    return table
+
+
+def print_generation(console: Console, block: Mapping[str, Any] | None) -> None:
+    if not block:
+        return
+    if block.get("perturbations"):
+        console.print(generation_table(block))
+    imported = block.get("imported")
+    if imported:
+        per = ", ".join(f"{k} {v}" for k, v in imported.get("perturbations", {}).items())
+        console.print(f"Imported {imported['variants']} variants from {imported['file']}"
+                      + (f" ({per})" if per else "")
+                      + (f"; {imported['outside_run']} rows for examples outside this run"
+                         if imported.get("outside_run") else "")
+                      + (f"; {imported['unchanged']} equal to their original"
+                         if imported.get("unchanged") else ""))
