@@ -14,9 +14,16 @@ import pytest
 
 from evalstress.data import Example, builtin_corpus
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
+from evalstress.generation import (
+    GenerationOutcome,
+    GenerationSetup,
+    PerturbationCounts,
+    llm_units,
+)
+from evalstress.llm.generate import TextGenerator
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Variant
 from evalstress.report import write_outputs
-from evalstress.runner import SCORE_COLUMNS, make_plan, open_cache, run, score_plan
+from evalstress.runner import SCORE_COLUMNS, SkipRecord, make_plan, open_cache, run, score_plan
 from evalstress.suites import PerturbationPlan, Suite, custom_suite
 
 LEXICAL = ["bleu", "chrf", "rouge", "rep"]
@@ -187,27 +194,33 @@ def test_llm_units_go_to_the_generation_stage_chunk_by_chunk(examples: list[Exam
                             custom_suite(["truncation"]).perturbations[0]], seeds=(0, 1))
     calls: list[list[str]] = []
 
-    def generate(chunk: Sequence[Example], units: Sequence[Any], parser: Any,
-                 progress: Any) -> tuple[list[Variant], list[Any], dict[str, Any]]:
-        calls.append([e.id for e in chunk])
-        assert {u[0].id for u in units} <= {e.id for e in chunk}
-        made, skipped = [], []
-        for example, plan, severity, seed in units:
-            if seed == 0:
-                made.append(Variant(example.id, plan.name, severity, seed,
-                                    example.hypothesis.upper(), 0.5))
-            else:
-                skipped.append(type("S", (), {"example_id": example.id, "perturbation": plan.name,
-                                              "severity": severity, "seed": seed,
-                                              "reason": "refusal"})())
-        return made, skipped, {plan.name: {"planned": len(units), "accepted": len(made),
-                                           "skipped": len(skipped),
-                                           "rejections": {"refusal": len(skipped)}}
-                               for _, plan, _, _ in units[:1]}
+    class ChunkedStage(GenerationSetup):
+        """The generation stage with its model call replaced: seed 0 is accepted, seed 1 refused."""
+
+        def run(self, chunk: Sequence[Example], suite: Suite, parser: Any,
+                progress: Any = None) -> GenerationOutcome:
+            calls.append([e.id for e in chunk])
+            units = llm_units(chunk, suite)
+            outcome = GenerationOutcome()
+            counts = outcome.counts.setdefault("fake-llm", PerturbationCounts())
+            for unit in units:
+                counts.planned += 1
+                if unit.seed == 0:
+                    counts.accepted += 1
+                    outcome.variants.append(Variant(unit.example.id, unit.name, unit.severity,
+                                                    unit.seed, unit.example.hypothesis.upper(),
+                                                    0.5))
+                else:
+                    counts.skipped += 1
+                    counts.rejections["refusal"] += 1
+                    outcome.skips.append(SkipRecord(unit.example.id, unit.name, unit.severity,
+                                                    unit.seed, "refusal"))
+            return outcome
 
     with pytest.raises(ValueError, match="no generator"):
         run(examples[:4], suite, [CountingEvaluator()])
-    result = run(examples[:5], suite, [CountingEvaluator()], chunk_size=2, generate=generate)
+    stage = ChunkedStage(TextGenerator("m", "http://generator.invalid/v1", cache=False))
+    result = run(examples[:5], suite, [CountingEvaluator()], chunk_size=2, generation=stage)
     assert calls == [[e.id for e in examples[:5][i:i + 2]] for i in (0, 2, 4)]
     table = result.table
     llm_rows = table[table["perturbation"] == "fake-llm"]
