@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress import __version__
 from evalstress.analyses import run_analyses
 from evalstress.analyses.registry import analysis_names
@@ -21,6 +22,7 @@ from evalstress.cache import SQLiteCache
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
+from evalstress.levels_command import criteria_levels_command
 from evalstress.perturb.base import registry as perturbation_registry
 from evalstress.report import write_outputs
 from evalstress.report.terminal import print_analyses, print_summary
@@ -539,6 +541,9 @@ def list_command(
                           f"({len(s.perturbations)} perturbations, {len(s.seeds)} seeds)")
     else:
         raise _fail(f"cannot list '{what}': choose perturbations, evaluators or suites")
+
+
+app.command("criteria-levels")(criteria_levels_command)
 
 
 @app.callback(invoke_without_command=True)
