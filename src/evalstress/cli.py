@@ -115,7 +115,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         for evaluator in evaluators:
             evaluator.close()
     try:
-        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol})
+        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol,
+                                                         "protocol": suite.protocol})
     except ValueError as exc:
         raise _fail(str(exc)) from None
     blind = analyses.get("blindspot")
@@ -168,7 +169,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _fail(f"{path}: the config must be a mapping of option names to values")
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
-             "limit", "rel_tol", "shard", "cache_dir"}
+             "limit", "rel_tol", "shard", "cache_dir", "protocol"}
     unknown = set(data) - known
     if unknown:
         raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -190,7 +191,12 @@ def run_command(
     perturbation: Annotated[list[str] | None, typer.Option(
         "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
         "the suite's list.")] = None,
-    suite: Annotated[str, typer.Option(help="Built-in suite name or YAML file.")] = "blindspot",
+    suite: Annotated[str | None, typer.Option(
+        help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
+        "paper-TASK suite of the data's task).")] = None,
+    protocol: Annotated[str | None, typer.Option(
+        help="default, or paper: follow paper 002's public code where evalstress differs (its "
+        "per-test rules, averaging over the whole gold set, tests without tolerance).")] = None,
     seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
@@ -223,20 +229,28 @@ def run_command(
         raise _fail(str(exc)) from None
     examples = shard_examples(examples, _parse_shard(shard or cfg.get("shard")))
     names = perturbation or cfg.get("perturbations")
+    chosen_protocol = protocol or cfg.get("protocol")
+    suite_name = suite or cfg.get("suite") or _default_suite(examples, chosen_protocol)
     try:
         if names:
-            base = load_suite(cfg.get("suite", suite))
+            base = load_suite(suite_name)
             the_suite = custom_suite(names, seeds if seeds is not None
-                                     else cfg.get("seeds", list(base.seeds)), base.analyses)
+                                     else cfg.get("seeds", list(base.seeds)), base.analyses,
+                                     base.protocol)
         else:
-            the_suite = load_suite(cfg.get("suite", suite))
+            the_suite = load_suite(suite_name)
             if seeds is not None or "seeds" in cfg:
                 count = seeds if seeds is not None else cfg["seeds"]
                 the_suite.seeds = tuple(range(count)) if isinstance(count, int) else tuple(count)
+        if chosen_protocol:
+            the_suite = the_suite.with_protocol(str(chosen_protocol))
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0] if exc.args else exc)) from None
+
     specs = evaluator or cfg.get("evaluators") or LEXICAL_DEFAULT
     evaluators = _evaluators(list(specs))
+    if the_suite.protocol == "paper":
+        _check_paper_evaluators(evaluators)
     out_dir = out or Path(cfg.get("out", f"runs/{data.stem}"))
     if dry_run:
         _dry_run(examples, the_suite, evaluators,
@@ -246,9 +260,109 @@ def run_command(
             cache_dir=cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None),
             no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
+                    "protocol": the_suite.protocol,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard},
             quiet=quiet)
+
+
+def _default_suite(examples: list[Example], protocol: str | None) -> str:
+    """blindspot; under the paper protocol, paper-TASK when the data is of one such task."""
+    if protocol == "paper":
+        tasks = {e.task for e in examples}
+        if len(tasks) == 1 and f"paper-{next(iter(tasks))}" in builtin_suites():
+            return f"paper-{next(iter(tasks))}"
+    return "blindspot"
+
+
+def _check_paper_evaluators(evaluators: list[Evaluator]) -> None:
+    """Paper 002 never compares a set-level score against the gold set itself (appendix A)."""
+    for ev in evaluators:
+        if getattr(ev, "compares_with_gold", False):
+            raise _fail(f"{ev.label}: under --protocol paper a set-level score needs a reference "
+                        "set apart from the gold set (paper 002, appendix A): give "
+                        "reference_set=FILE or against=references")
+
+
+@app.command("self-bias")
+def self_bias_command(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    model: Annotated[list[str], typer.Option(
+        "--model", help="A backbone NAME=PATH (repeatable): it writes one system's texts and "
+        "backs one evaluator. Aliases work: smollm2.")],
+    kind: Annotated[str, typer.Option(
+        help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "
+        "summaries of each source, scored by BARTScore faithfulness.")] = "lm",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping, as for run.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    referee: Annotated[list[str] | None, typer.Option(
+        "--referee", help="Evaluator spec that owns no system and ranks them all (repeatable), "
+        "e.g. 'gpt-ppl:model=PATH' of a larger model.")] = None,
+    systems_field: Annotated[str | None, typer.Option(
+        help="A field holding other systems' texts (name -> text), e.g. systems in SummEval.")]
+    = None,
+    prompt_words: Annotated[int, typer.Option(help="lm: words of the prompt.")] = 32,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens each backbone writes.")] = 60,
+    seed: Annotated[int, typer.Option(help="Seed of the sampling.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
+
+    Each backbone writes texts (top-k 50 sampling, or 5-beam summaries) and backs an evaluator;
+    every evaluator scores every system, human texts included. Example: `evalstress self-bias
+    wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
+    large=PATH_B --referee gpt-ppl:model=PATH_C`.
+    """
+    from evalstress.analyses.selfbias import Backbone, run_self_bias, self_bias_table
+
+    backbones = []
+    for item in model:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise _fail(f"--model '{item}' must look like NAME=PATH")
+        backbones.append(Backbone(name, path))
+    try:
+        examples = load_examples(data, map_, task=task, limit=limit)
+    except (DataError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    extra: dict[str, dict[str, str]] = {}
+    if systems_field:
+        for example in examples:
+            found = (example.meta or {}).get(systems_field)
+            if not isinstance(found, dict):
+                raise _fail(f"{data}: example '{example.id}', field '{systems_field}': missing or "
+                            "not a mapping of system name to text")
+            for system, text in found.items():
+                extra.setdefault(str(system), {})[example.id] = str(text)
+    referees = _evaluators(list(referee or []))
+    try:
+        result, texts = run_self_bias(
+            examples, backbones, kind=kind, referees=referees, extra_systems=extra,
+            prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
+            cache=_score_cache(cache_dir, no_cache),
+            progress=RichProgressReporter(enabled=not quiet))
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    out_dir = out or Path(f"runs/self-bias-{data.stem}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"evalstress": __version__,
+               "config": {"command": "self-bias", "data": str(data), "kind": kind,
+                          "models": list(model), "referees": list(referee or []),
+                          "systems_field": systems_field, "seed": seed, "limit": limit},
+               "analyses": {"self-bias": result.to_dict()}}
+    (out_dir / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False),
+                                          encoding="utf-8")
+    with (out_dir / "texts.jsonl").open("w", encoding="utf-8") as handle:
+        for row in texts:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if not quiet:
+        console.print(self_bias_table(result))
+        console.print(f"Wrote {out_dir / 'results.json'}, {out_dir / 'texts.jsonl'}")
 
 
 @app.command("correlate")

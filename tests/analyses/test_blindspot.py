@@ -78,3 +78,71 @@ def test_missing_scores_are_excluded_pairwise_and_counted() -> None:
     point = blindspot(data).rows[0].points[0]
     assert point.n_missing == 1 and point.n_examples == 1
     assert point.gold == pytest.approx(1.0)  # gold over the same examples only
+
+
+def _paper_table() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Gold 1, 2, 3 on e0..e2; one severity, one seed: e0 -> 0.5 (ratio 0.2), e1 -> 1.0 (ratio
+    0.4), e2 unchanged (skipped)."""
+    rows = []
+    for i, g in enumerate([1.0, 2.0, 3.0]):
+        rows.append({"example_id": f"e{i}", "task": "qa", "perturbation": ORIGINAL,
+                     "severity": "", "severity_rank": -1, "seed": -1, "noise_ratio": 0.0,
+                     "evaluator": "m", "aspect": "a", "score": g, "higher_is_better": True,
+                     "status": "ok", "reason": ""})
+    for i, (score, ratio) in enumerate([(0.5, 0.2), (1.0, 0.4)]):
+        rows.append({"example_id": f"e{i}", "task": "qa", "perturbation": "p", "severity": "1",
+                     "severity_rank": 0, "seed": 0, "noise_ratio": ratio, "evaluator": "m",
+                     "aspect": "a", "score": score, "higher_is_better": True, "status": "ok",
+                     "reason": ""})
+    skips = pd.DataFrame([{"example_id": "e2", "perturbation": "p", "severity": 1.0, "seed": 0,
+                           "reason": "nothing to change"}])
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS), skips
+
+
+def test_paper_protocol_averages_over_the_whole_gold_set() -> None:
+    data, skips = _paper_table()
+    default = row_for(blindspot(data, skips=skips), "p").points[0]
+    assert (default.mean, default.gold, default.noise_ratio) == pytest.approx((0.75, 1.5, 0.3))
+    result = blindspot(data, skips=skips, protocol="paper")
+    point = row_for(result, "p").points[0]
+    # (0.5 + 1.0 + 3.0) / 3 against (1 + 2 + 3) / 3; ratio (0.2 + 0.4 + 0) / 3
+    assert (point.mean, point.gold, point.noise_ratio) == pytest.approx((1.5, 2.0, 0.2))
+    assert point.n_unchanged == 1 and point.n_examples == 3
+    out = result.to_dict()
+    assert out["protocol"] == "paper" and out["strict"] is True and "whole gold set" in \
+        out["averaging"]
+
+
+def test_strict_tests_beside_the_tolerant_ones() -> None:
+    # gold 1.0, rel_tol 0.01: a drop of 0.005 passes the strict rank test only; a rise of 0.005
+    # between severities passes the tolerant monotonic test only
+    data = table({"p": [[0.995], [0.99], [0.995]]}, gold=[1.0])
+    tolerant = row_for(blindspot(data), "p")
+    strict = row_for(blindspot(data, strict=True), "p")
+    for row in (tolerant, strict):
+        assert (row.rank_tolerant_pass, row.monotonic_tolerant_pass) == (False, True)
+        assert (row.rank_strict_pass, row.monotonic_strict_pass) == (True, False)
+        assert row.tolerant_tolerance == pytest.approx(0.01)
+    assert (tolerant.rank_pass, tolerant.monotonic_pass, tolerant.tolerance) == \
+        (False, True, pytest.approx(0.01))
+    assert (strict.rank_pass, strict.monotonic_pass, strict.tolerance) == (True, False, 0.0)
+    assert not tolerant.passed and not strict.passed
+    assert strict.to_dict()["strict"] is True
+
+
+def test_paper_protocol_is_strict_unless_told_otherwise() -> None:
+    data = table({"p": [[0.995], [0.99]]}, gold=[1.0])
+    assert row_for(blindspot(data, protocol="paper"), "p").passed
+    assert not row_for(blindspot(data, protocol="paper", strict=False), "p").passed
+    with pytest.raises(ValueError, match="protocol"):
+        blindspot(data, protocol="exact")
+
+
+def test_named_kinds_take_the_rank_test_alone() -> None:
+    data = table({"p": [[0.5], [0.9]]}, gold=[1.0])
+    data.loc[data["perturbation"] == "p", "severity"] = data.loc[
+        data["perturbation"] == "p", "severity_rank"].map({0: "answer-yes", 1: "other"})
+    row = row_for(blindspot(data), "p")
+    assert row.monotonic_applies is False and row.monotonic_pass and row.passed
+    graded = row_for(blindspot(table({"p": [[0.5], [0.9]]}, gold=[1.0])), "p")
+    assert graded.monotonic_applies and not graded.monotonic_pass

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from evalstress.data import builtin_corpus
@@ -61,3 +64,21 @@ def test_mauve_runs_once_per_set_in_the_runner(tiny_gpt: str) -> None:
     assert set(table["example_id"]) == {"*"}
     assert len(table) == 1 + 5  # the gold set and one set per truncation severity
     assert table["status"].eq("ok").all()
+
+
+def test_mauve_reads_a_separate_reference_set(tmp_path: Path) -> None:
+    from evalstress.evaluators.distribution import Mauve
+
+    lines = tmp_path / "refs.jsonl"
+    lines.write_text("\n".join(json.dumps(r) for r in [
+        {"set": "a", "text": "gold one"}, {"set": "b", "text": "ref one"},
+        {"set": "b", "text": "ref two"}]), encoding="utf-8")
+    mauve = Mauve(reference_set=str(lines), reference_where="set=b")
+    assert mauve.against == "file" and not mauve.compares_with_gold
+    assert mauve.reference_texts([ScoreRequest("gold one")]) == ["ref one", "ref two"]
+    assert "reference_sha256" in mauve.signature()["params"]
+    assert Mauve().compares_with_gold
+    with pytest.raises(ValueError, match="at least 2"):
+        Mauve(reference_set=str(lines), reference_where="set=a")
+    with pytest.raises(ValueError, match="does not exist"):
+        Mauve(reference_set=str(tmp_path / "none.txt"))

@@ -7,8 +7,18 @@ count on either side). Scores where lower is better are compared with the sign f
 
 - rank test: every severity scores below gold by more than the tolerance;
 - monotonic test: ordered by noise ratio, starting from gold at ratio 0, no step rises by more
-  than the tolerance.
+  than the tolerance. Severities that name kinds rather than grades (injection texts,
+  positioned-error positions) have no order: the rank test alone decides
+  (`monotonic_applies` is False).
 The tolerance is `max(abs_tol, rel_tol * |gold|)`; both are written into every result.
+
+Two options follow paper 002 (its public code) where the defaults differ:
+- `protocol="paper"`: a severity's score and noise ratio are averaged over the whole gold set,
+  an example the perturbation could not change counting with its gold score at noise ratio 0
+  (by default such an example drops out of both sides);
+- `strict=True`: both tests without tolerance (the paper's "not scored worse than gold"). The
+  strict and the tolerant verdicts are both written into every row; `strict` picks the one
+  that decides `rank_pass`, `monotonic_pass` and `passed`.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ class SeverityPoint:
     n_examples: int
     n_seeds: int
     n_missing: int
+    n_unchanged: int = 0  # paper protocol: examples counted at ratio 0 (mean over seeds)
 
 
 @dataclass
@@ -45,9 +56,16 @@ class BlindspotRow:
     gold: float
     points: list[SeverityPoint]
     tolerance: float
-    rank_pass: bool
+    rank_pass: bool  # the verdicts that decide (strict or tolerant, see `strict`)
     monotonic_pass: bool
     n_skipped: int = 0
+    strict: bool = False
+    rank_strict_pass: bool = False  # no tolerance
+    monotonic_strict_pass: bool = False
+    rank_tolerant_pass: bool = False  # with `tolerant_tolerance`
+    monotonic_tolerant_pass: bool = False
+    tolerant_tolerance: float = 0.0
+    monotonic_applies: bool = True  # False for named kinds (injection, positioned error)
 
     @property
     def passed(self) -> bool:
@@ -65,6 +83,8 @@ class BlindspotResult:
     rel_tol: float
     abs_tol: float
     notes: list[str] = field(default_factory=list)
+    protocol: str = "default"
+    strict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,10 +97,46 @@ class BlindspotResult:
             },
             "rows": [r.to_dict() for r in self.rows],
             "notes": self.notes,
+            "protocol": self.protocol,
+            "strict": self.strict,
+            "averaging": AVERAGING[self.protocol],
         }
 
     def failures(self) -> list[BlindspotRow]:
         return [r for r in self.rows if not r.passed]
+
+
+AVERAGING = {
+    "default": "per seed, the mean over the examples the perturbation changed; gold paired on "
+               "the same examples",
+    "paper": "per seed, the mean over the whole gold set: an example the perturbation could not "
+             "change counts with its gold score at noise ratio 0 (paper 002's code)",
+}
+
+
+def _numeric(severity: str) -> bool:
+    try:
+        float(severity)
+    except ValueError:
+        return False
+    return True
+
+
+def _severity_key(severity: Any) -> str:
+    """One spelling of a severity for the score table and the skip records (1, 1.0, '1')."""
+    try:
+        return repr(float(severity))
+    except (TypeError, ValueError):
+        return str(severity)
+
+
+def _verdicts(points: list[SeverityPoint], sign: float, tol: float) -> tuple[bool, bool]:
+    """(rank, monotonic) at tolerance `tol` (see the module docstring)."""
+    rank = all(sign * p.delta < -tol for p in points)
+    ordered = sorted(points, key=lambda p: p.noise_ratio)
+    # paired deltas, so each step compares against gold on the same examples
+    deltas = [0.0] + [sign * p.delta for p in ordered]
+    return rank, all(b <= a + tol for a, b in itertools.pairwise(deltas))
 
 
 def _sign(higher_is_better: bool) -> float:
@@ -88,68 +144,119 @@ def _sign(higher_is_better: bool) -> float:
 
 
 def blindspot(table: pd.DataFrame, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
-              skips: pd.DataFrame | None = None) -> BlindspotResult:
-    """Run the rank and monotonic tests on a score table (see module docstring)."""
+              skips: pd.DataFrame | None = None, protocol: str = "default",
+              strict: bool | None = None) -> BlindspotResult:
+    """Run the rank and monotonic tests on a score table (see module docstring).
+
+    `strict` defaults to True under the paper protocol and False otherwise.
+    """
+    if protocol not in AVERAGING:
+        raise ValueError(f"blindspot protocol '{protocol}' is unknown; choose one of "
+                         f"{', '.join(AVERAGING)}")
+    strict = protocol == "paper" if strict is None else bool(strict)
     rows: list[BlindspotRow] = []
     if table.empty:
-        return BlindspotResult(rows, rel_tol, abs_tol, ["the score table is empty"])
+        return BlindspotResult(rows, rel_tol, abs_tol, ["the score table is empty"], protocol,
+                               strict)
     skip_counts: dict[str, int] = {}
+    unchanged: dict[tuple[str, str, int], list[str]] = {}
     if skips is not None and not skips.empty:
         skip_counts = {str(k): int(v) for k, v in skips.groupby("perturbation").size().items()}
+        if protocol == "paper":
+            for (pert, severity, seed), group in skips.groupby(
+                    [skips["perturbation"].astype(str), skips["severity"].map(_severity_key),
+                     skips["seed"].astype(int)]):
+                unchanged[(str(pert), str(severity), int(str(seed)))] = [
+                    str(e) for e in group["example_id"]]
+    notes: list[str] = []
     for (evaluator, aspect), group in table.groupby(["evaluator", "aspect"], sort=False):
         higher = bool(group["higher_is_better"].iloc[0])
         gold_rows = group[group["perturbation"] == ORIGINAL]
         gold_by_example = gold_rows.set_index("example_id")["score"]
         noised = group[group["perturbation"] != ORIGINAL]
         for perturbation, pgroup in noised.groupby("perturbation", sort=False):
-            points = _points(pgroup, gold_by_example)
+            corpus = bool((pgroup["example_id"] == CORPUS).all())
+            if protocol == "paper" and corpus and skip_counts.get(str(perturbation)):
+                notes.append(f"{evaluator}/{aspect} on {perturbation}: a set-level score "
+                             "compares only the changed texts; the examples the perturbation "
+                             "could not change are not in the noised set")
+            points = _points(pgroup, gold_by_example,
+                             unchanged if protocol == "paper" and not corpus else None)
             if not points:
                 continue
             gold = float(np.mean([p.gold for p in points]))
-            tol = max(abs_tol, rel_tol * abs(gold))
+            tolerant = max(abs_tol, rel_tol * abs(gold))
             sign = _sign(higher)
-            rank_pass = all(sign * p.delta < -tol for p in points)
-            ordered = sorted(points, key=lambda p: p.noise_ratio)
-            # paired deltas, so each step compares against gold on the same examples
-            deltas = [0.0] + [sign * p.delta for p in ordered]
-            monotonic_pass = all(b <= a + tol for a, b in itertools.pairwise(deltas))
-            rows.append(BlindspotRow(str(evaluator), str(aspect), str(perturbation), higher, gold,
-                                     points, tol, rank_pass, monotonic_pass,
-                                     skip_counts.get(str(perturbation), 0)))
-    return BlindspotResult(rows, rel_tol, abs_tol)
+            rank_tol, mono_tol = _verdicts(points, sign, tolerant)
+            rank_strict, mono_strict = _verdicts(points, sign, 0.0)
+            graded = all(_numeric(p.severity) for p in points)
+            if not graded:  # kinds, not grades: the paper applies the rank test alone
+                mono_tol = mono_strict = True
+            rows.append(BlindspotRow(
+                str(evaluator), str(aspect), str(perturbation), higher, gold, points,
+                0.0 if strict else tolerant,
+                rank_strict if strict else rank_tol, mono_strict if strict else mono_tol,
+                skip_counts.get(str(perturbation), 0), strict, rank_strict, mono_strict,
+                rank_tol, mono_tol, tolerant, graded))
+    return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict)
 
 
-def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series) -> list[SeverityPoint]:
+def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
+            unchanged: dict[tuple[str, str, int], list[str]] | None = None,
+            ) -> list[SeverityPoint]:
+    """One point per severity. With `unchanged` (paper protocol), the examples a unit skipped
+    join its seed's mean with their gold score and a noise ratio of 0."""
     points = []
+    perturbation = str(pgroup["perturbation"].iloc[0])
     for (_, severity), sgroup in pgroup.groupby(["severity_rank", "severity"], sort=True):
         per_seed_means: list[float] = []
         per_seed_gold: list[float] = []
+        per_seed_ratio: list[float] = []
+        per_seed_unchanged: list[int] = []
         examples: set[str] = set()
         missing = int((sgroup["status"] != "ok").sum())
-        for _, seed_group in sgroup.groupby("seed"):
+        by_seed = {int(str(k)): g for k, g in sgroup.groupby("seed")}
+        seeds = set(by_seed) | {k[2] for k in (unchanged or {})
+                                if k[0] == perturbation and k[1] == _severity_key(severity)}
+        for seed in sorted(seeds):
+            seed_group = by_seed.get(seed, sgroup.iloc[0:0])
             ok = seed_group[seed_group["status"] == "ok"]
-            if ok.empty:
+            same = [] if unchanged is None else [
+                e for e in unchanged.get((perturbation, _severity_key(severity), int(seed)), [])
+                if e in gold_by_example.index and pd.notna(gold_by_example[e])]
+            if ok.empty and not same:
                 continue
-            if (ok["example_id"] == CORPUS).all():
+            if not ok.empty and (ok["example_id"] == CORPUS).all():
                 gold_vals = gold_by_example.reindex([CORPUS]).dropna()
                 vals = ok["score"]
+                ratios = ok["noise_ratio"]
             else:
                 gold_vals = gold_by_example.reindex(ok["example_id"])
                 keep = gold_vals.notna().to_numpy()
                 vals = ok["score"][keep]
+                ratios = ok["noise_ratio"][keep]
                 gold_vals = gold_vals[keep]
+            if same:  # changed nothing: the gold score at noise ratio 0
+                same_gold = gold_by_example.reindex(same)
+                vals = pd.concat([vals, same_gold], ignore_index=True)
+                gold_vals = pd.concat([gold_vals, same_gold], ignore_index=True)
+                ratios = pd.concat([ratios, pd.Series([0.0] * len(same))], ignore_index=True)
             if vals.empty or gold_vals.empty:
                 continue
             per_seed_means.append(float(vals.mean()))
             per_seed_gold.append(float(gold_vals.mean()))
+            per_seed_ratio.append(float(ratios.mean()))
+            per_seed_unchanged.append(len(same))
             examples.update(ok["example_id"])
+            examples.update(same)
         if not per_seed_means:
             continue
         means = np.array(per_seed_means)
         golds = np.array(per_seed_gold)
         points.append(SeverityPoint(
             severity=str(severity),
-            noise_ratio=float(sgroup["noise_ratio"].mean()),
+            noise_ratio=(float(np.mean(per_seed_ratio)) if unchanged is not None
+                         else float(sgroup["noise_ratio"].mean())),
             mean=float(means.mean()),
             std=float(means.std(ddof=0)),
             gold=float(golds.mean()),
@@ -157,5 +264,6 @@ def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series) -> list[SeverityPo
             n_examples=len(examples),
             n_seeds=len(per_seed_means),
             n_missing=missing,
+            n_unchanged=round(float(np.mean(per_seed_unchanged))),
         ))
     return points

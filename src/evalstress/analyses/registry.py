@@ -4,7 +4,7 @@ Each analysis is `fn(run_result, options) -> result with to_dict()`. Options are
 mapping (the suite's `options:` plus command-line values); every analysis reads the keys it
 knows and ignores the rest:
 
-- blindspot: rel_tol, abs_tol
+- blindspot: rel_tol, abs_tol, protocol (default|paper), strict
 - discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task
 - criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key
 - correlation: human_key, n_boot, seed
@@ -66,7 +66,8 @@ def _blindspot(run: RunResult, options: Mapping[str, Any]) -> Any:
     from evalstress.analyses.blindspot import blindspot
     from evalstress.report import skips_frame
 
-    return blindspot(run.table, skips=skips_frame(run), **_pick(options, "rel_tol", "abs_tol"))
+    return blindspot(run.table, skips=skips_frame(run),
+                     **_pick(options, "rel_tol", "abs_tol", "protocol", "strict"))
 
 
 @register_analysis("discernment")

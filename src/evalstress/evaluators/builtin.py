@@ -13,8 +13,10 @@ from evalstress.evaluators import (
     judge,
     lexical,
     lm,
+    moverscore,
+    prism,
     seq2seq,
 )
 
 __all__ = ["classifier", "comet", "distribution", "embedding", "external", "judge", "lexical",
-           "lm", "seq2seq"]
+           "lm", "moverscore", "prism", "seq2seq"]

@@ -6,8 +6,11 @@ the shipped MiniLM). The quantization (k-means, `num_buckets='auto'` = n/10 clus
 iterations, scaling c=5: paper 002 appendix A) takes its seed from `seed`.
 
 Corpus level: the runner calls `score_sets(gold, candidates)` once per gold / noised set. The
-reference distribution P is the gold set (`against=gold`: the gold set itself scores 1.0) or the
-examples' references (`against=references`, paper 002's separate reference set).
+reference distribution P is the gold set (`against=gold`: the gold set itself scores 1.0), the
+examples' references (`against=references`), or a separate set of texts from a file
+(`reference_set=FILE`: .txt one text per line, or .jsonl with `reference_field`, default "text",
+and optionally `reference_where=FIELD=VALUE`). Paper 002 (appendix A) draws P from a separate set
+of the same distribution, never the gold set: the paper protocol refuses `against=gold`.
 """
 
 from __future__ import annotations
@@ -27,16 +30,27 @@ class Mauve(Evaluator):
     description = "MAUVE (mauve-text), features of any local model; distribution-level"
     level = "corpus"
 
-    def __init__(self, model: str = "default", seed: int = 25, against: str = "gold",
+    def __init__(self, model: str = "default", seed: int = 25, against: str | None = None,
                  num_buckets: str | int = "auto", kmeans_num_redo: int = 5,
                  kmeans_max_iter: int = 500, scaling: float = 5.0, max_text_length: int = 1024,
-                 batch_size: int = 16, device: str = "auto"):
-        if against not in ("gold", "references"):
-            raise ValueError("mauve against= must be gold or references")
+                 batch_size: int = 16, device: str = "auto", reference_set: str | None = None,
+                 reference_field: str = "text", reference_where: str | None = None):
+        against = against or ("file" if reference_set else "gold")
+        if against not in ("gold", "references", "file"):
+            raise ValueError("mauve against= must be gold, references or file")
+        if (against == "file") != bool(reference_set):
+            raise ValueError("mauve: reference_set=FILE goes with against=file (the default when "
+                             "a reference set is given)")
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
+        extra: dict[str, Any] = {}
+        if reference_set:
+            self.separate = _read_reference_set(reference_set, reference_field, reference_where)
+            extra = {"reference_set": reference_set, "reference_field": reference_field,
+                     "reference_where": reference_where,
+                     "reference_sha256": models.file_sha256(reference_set)}
         super().__init__(model=name, seed=seed, against=against, num_buckets=num_buckets,
                          kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
-                         scaling=scaling, max_text_length=max_text_length)
+                         scaling=scaling, max_text_length=max_text_length, **extra)
         self.model_name = name
         self.seed = int(seed)
         self.against = against
@@ -49,6 +63,11 @@ class Mauve(Evaluator):
     @property
     def aspects(self) -> tuple[str, ...]:
         return ("mauve",)
+
+    @property
+    def compares_with_gold(self) -> bool:
+        """True when P is the gold set itself (the paper protocol refuses it)."""
+        return self.against == "gold"
 
     def versions(self) -> dict[str, str]:
         return {**models.library_versions("mauve-text", "scikit-learn", "faiss-cpu"),
@@ -92,6 +111,8 @@ class Mauve(Evaluator):
     def reference_texts(self, gold: Sequence[ScoreRequest]) -> list[str]:
         if self.against == "gold":
             return [r.text for r in gold]
+        if self.against == "file":
+            return list(self.separate)
         return list(dict.fromkeys(ref for r in gold for ref in r.references))
 
     def score_sets(self, gold: Sequence[ScoreRequest],
@@ -120,3 +141,35 @@ class Mauve(Evaluator):
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         raise NotImplementedError("mauve is distribution-level: the runner calls score_sets")
+
+
+def _read_reference_set(path: str, field: str, where: str | None) -> list[str]:
+    """Texts of a separate reference set: .txt (one per line) or .jsonl (`field`, `where`)."""
+    import json
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"mauve: reference_set file '{path}' does not exist")
+    lines = file.read_text(encoding="utf-8").splitlines()
+    if file.suffix.lower() != ".jsonl":
+        texts = [line for line in lines if line.strip()]
+    else:
+        key, _, value = (where or "").partition("=")
+        texts = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {number}: broken JSON ({exc.msg})") from None
+            if where and str(record.get(key)) != value:
+                continue
+            if not isinstance(record.get(field), str):
+                raise ValueError(f"{path}, line {number}, field '{field}': missing or not a text")
+            texts.append(record[field])
+    if len(texts) < 2:
+        raise ValueError(f"mauve: reference_set '{path}' holds {len(texts)} text(s); MAUVE needs "
+                         "at least 2")
+    return texts

@@ -11,6 +11,14 @@ reference is scored and the best (`agg=max`) or mean is kept per aspect. Inputs 
 Boolean QA (UniEval's recipe): a question with the text (and source / reference) goes to a
 seq2seq model; the score is P(yes) / (P(yes) + P(no)) at the first decoded position.
 No seq2seq weights ship offline: both take model=PATH.
+
+`forms=unieval` (or the `unieval` evaluator) asks a UniEval checkpoint its own input forms, per
+task (`unieval_task`: summarization, dialogue, data2text, fact), scores the dimensions the way
+UniEval does (summarization fluency and consistency, and fact consistency: the mean over the
+text's sentences; dialogue engagingness: their sum) and adds `overall`, the mean of the
+dimensions. Several references: relevance / informativeness is the mean over them (paper 002
+ran UniEval once per reference and averaged). Sentences come from the spaCy parser (UniEval
+splits with NLTK's punkt).
 """
 
 from __future__ import annotations
@@ -169,6 +177,52 @@ QUESTIONS = {
 }
 
 
+#: UniEval's input forms (its released code), per task and dimension: the checkpoints were
+#: trained on exactly these strings, so they are data, not prose of ours. {text}, {source},
+#: {reference}, {context} are filled in; `unit` says whether a dimension is asked per sentence
+#: and how the sentence scores combine.
+UNIEVAL_FORMS: dict[str, dict[str, tuple[str, str]]] = {
+    "summarization": {
+        "coherence": ("question: Is this a coherent summary to the document? </s> summary: "
+                      "{text} </s> document: {source}", "text"),
+        "consistency": ("question: Is this claim consistent with the document? </s> claim: "
+                        "{text} </s> document: {source}", "sentence-mean"),
+        "fluency": ("question: Is this a fluent paragraph? </s> paragraph: {text}",
+                    "sentence-mean"),
+        "relevance": ("question: Is this summary relevant to the reference? </s> summary: "
+                      "{text} </s> reference: {reference}", "text"),
+    },
+    "dialogue": {
+        "naturalness": ("question: Is this a natural response in the dialogue? </s> response: "
+                        "{text}", "text"),
+        "coherence": ("question: Is this a coherent response given the dialogue history? </s> "
+                      "response: {text} </s> dialogue history: {source}", "text"),
+        "engagingness": ("question: Is this an engaging and informative response according to "
+                         "the dialogue history and fact? </s> response: {text} </s> dialogue "
+                         "history: {source} </s> fact: {context}", "sentence-sum"),
+        "groundedness": ("question: Is this response consistent with knowledge in the fact? "
+                         "</s> response: {text} </s> fact: {context}", "text"),
+        "understandability": ("question: Is this an understandable response in the dialogue? "
+                              "</s> response: {text}", "text"),
+    },
+    "data2text": {
+        "naturalness": ("question: Is this a fluent utterance? </s> utterance: {text}", "text"),
+        "informativeness": ("question: Is this sentence informative according to the "
+                            "reference? </s> sentence: {text} </s> reference: {reference}",
+                            "text"),
+    },
+    "fact": {
+        "consistency": ("question: Is this claim consistent with the document? </s> claim: "
+                        "{text} </s> document: {source}", "sentence-mean"),
+    },
+}
+#: The dimensions UniEval reports by default per task (dialogue's engagingness and groundedness
+#: need a fact, which a score request does not carry: ask for them with dimensions=...).
+UNIEVAL_DEFAULT = {"summarization": "coherence consistency fluency relevance",
+                   "dialogue": "naturalness coherence understandability",
+                   "data2text": "naturalness informativeness", "fact": "consistency"}
+
+
 @evaluator("boolean-qa")
 class BooleanQA(_Seq2SeqMetric):
     """P(yes) / (P(yes) + P(no)) of a seq2seq model asked a yes/no question (UniEval-style)."""
@@ -176,10 +230,37 @@ class BooleanQA(_Seq2SeqMetric):
     description = "UniEval-style boolean QA: P(Yes) from a local seq2seq model (model=PATH)"
     batch_size = 32
 
-    def __init__(self, model: str | None = None, dimensions: str = "coherence consistency "
-                 "fluency relevance", question: str | None = None, aspect: str = "yes",
-                 yes: str = "Yes", no: str = "No", batch_size: int = 8, max_length: int = 1024,
-                 device: str = "auto"):
+    def __init__(self, model: str | None = None, dimensions: str | None = None,
+                 question: str | None = None, aspect: str = "yes", yes: str = "Yes",
+                 no: str = "No", batch_size: int = 8, max_length: int = 1024,
+                 device: str = "auto", forms: str = "evalstress",
+                 unieval_task: str = "summarization"):
+        if forms not in ("evalstress", "unieval"):
+            raise ValueError("boolean-qa forms= must be evalstress (our own questions) or "
+                             "unieval (UniEval's input forms)")
+        self.forms = forms
+        self.units: dict[str, str] = {}
+        if forms == "unieval":
+            if unieval_task not in UNIEVAL_FORMS:
+                raise ValueError(f"boolean-qa unieval_task= must be one of "
+                                 f"{', '.join(UNIEVAL_FORMS)}")
+            if question:
+                raise ValueError("boolean-qa: question= and forms=unieval exclude each other")
+            known = UNIEVAL_FORMS[unieval_task]
+            names = (dimensions or UNIEVAL_DEFAULT[unieval_task]).split()
+            strange = [n for n in names if n not in known]
+            if strange or not names:
+                raise ValueError(f"boolean-qa: UniEval's {unieval_task} dimensions are "
+                                 f"{', '.join(known)}; got {', '.join(strange) or 'none'}")
+            templates = {n: known[n][0] for n in names}
+            self.units = {n: known[n][1] for n in names}
+            super().__init__(_require(model, "boolean-qa"), device, batch_size, max_length,
+                             templates=templates, yes=yes, no=no, forms=forms,
+                             unieval_task=unieval_task)
+            self.templates = templates
+            self.yes, self.no = yes, no
+            return
+        dimensions = dimensions or "coherence consistency fluency relevance"
         if question:
             templates = {aspect: question}
         else:
@@ -196,6 +277,8 @@ class BooleanQA(_Seq2SeqMetric):
 
     @property
     def aspects(self) -> tuple[str, ...]:
+        if self.forms == "unieval":
+            return (*self.templates, "overall")
         return tuple(self.templates)
 
     def _answer_id(self, word: str) -> int:
@@ -234,7 +317,59 @@ class BooleanQA(_Seq2SeqMetric):
                 out[i] = p_yes / (p_yes + p_no)
         return out
 
+    @cached_property
+    def parser(self) -> Any:
+        from evalstress.text import TextParser
+
+        return TextParser()
+
+    def unieval_prompts(self, dimension: str, request: ScoreRequest) -> list[list[str]] | str:
+        """The prompts of one dimension, grouped by what is averaged: per reference (relevance,
+        informativeness) or per sentence (the sentence-level dimensions); a reason if the
+        request lacks what the form needs."""
+        template = self.templates[dimension]
+        if "{source}" in template and not request.source:
+            return "the question needs a source this example lacks"
+        if "{context}" in template:
+            return "the question needs a fact (context) that a score request does not carry"
+        references = list(request.references) if "{reference}" in template else [""]
+        if not references:
+            return "the question needs a reference this example lacks"
+        texts = [request.text]
+        if self.units[dimension] != "text":
+            texts = [s for s in self.parser.parse(request.text).sentence_texts() if s] or [
+                request.text]
+        return [[template.format(text=t, source=request.source, reference=r) for t in texts]
+                for r in references]
+
+    def _score_unieval(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        plans: list[tuple[int, str, list[list[str]]]] = []
+        rows: list[ScoreRow] = [{} for _ in requests]
+        for i, request in enumerate(requests):
+            for dimension in self.templates:
+                prompts = self.unieval_prompts(dimension, request)
+                if isinstance(prompts, str):
+                    rows[i][dimension] = Score.missing(prompts)
+                else:
+                    plans.append((i, dimension, prompts))
+        flat = list(dict.fromkeys(p for _, _, groups in plans for g in groups for p in g))
+        value = dict(zip(flat, self.yes_probability(flat), strict=True))
+        for i, dimension, groups in plans:
+            combine = sum if self.units[dimension] == "sentence-sum" else _mean
+            per_reference = [combine([value[p] for p in group]) for group in groups]
+            cut = any(self._cut(p) for group in groups for p in group)
+            rows[i][dimension] = Score(_mean(per_reference),
+                                       extra=models.truncation_extra(cut))
+        for row in rows:
+            parts = [row[d] for d in self.templates]
+            row["overall"] = (Score(_mean([float(p.value) for p in parts if p.value is not None]))
+                              if all(p.ok for p in parts)
+                              else Score.missing("a dimension of the overall score is missing"))
+        return rows
+
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        if self.forms == "unieval":
+            return self._score_unieval(requests)
         jobs: list[tuple[int, str, str]] = []
         rows: list[ScoreRow] = [{} for _ in requests]
         for i, request in enumerate(requests):
@@ -249,3 +384,22 @@ class BooleanQA(_Seq2SeqMetric):
         for (i, aspect, text), value in zip(jobs, probabilities, strict=True):
             rows[i][aspect] = Score(value, extra=models.truncation_extra(self._cut(text)))
         return rows
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+@evaluator("unieval")
+class UniEval(BooleanQA):
+    """UniEval's own input forms and aggregation on a local UniEval-style checkpoint."""
+
+    description = ("UniEval: its question forms per task, sentence-level averaging, overall "
+                   "(model=PATH of a UniEval checkpoint)")
+
+    def __init__(self, model: str | None = None, dimensions: str | None = None,
+                 task: str = "summarization", yes: str = "Yes", no: str = "No",
+                 batch_size: int = 8, max_length: int = 1024, device: str = "auto"):
+        super().__init__(model, dimensions, yes=yes, no=no, batch_size=batch_size,
+                         max_length=max_length, device=device, forms="unieval",
+                         unieval_task=task)

@@ -41,4 +41,26 @@ def catalogue_markdown() -> str:
                f"{info['severity_param']}: {grid}", ", ".join(info["damages"]),
                ", ".join(info["preserves"]) or "-", papers, info["description"]]
         lines.append("| " + " | ".join(_cell(str(c)) for c in row) + " |")
+    return "\n".join(lines) + "\n" + paper_rules_markdown()
+
+
+PAPER_HEADER = """
+## Paper 002 protocol (`rule: paper`)
+
+`--protocol paper` (or `protocol: paper` in a suite; the `paper-summarization`,
+`paper-translation` and `paper-open-ended` suites carry it with the grids of paper 002's public
+code) gives each perturbation below the rule of that code where it differs from the default.
+The blind-spot analysis then averages every severity over the whole gold set (an example the
+perturbation could not change counts with its gold score at noise ratio 0) and tests without
+tolerance. A suite may keep one perturbation's default with `rule: default`.
+"""
+
+
+def paper_rules_markdown() -> str:
+    """The perturbations with a paper-002 rule and what the rule changes."""
+    lines = [PAPER_HEADER, "| name | under rule=paper |", "| --- | --- |"]
+    for name, cls in registry().items():
+        rule = getattr(cls, "paper_rule", "")
+        if rule:
+            lines.append(f"| `{name}` | {_cell(rule)} |")
     return "\n".join(lines) + "\n"

@@ -7,11 +7,15 @@ severities and seeds.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
-from evalstress.perturb.base import PerturbContext, Severity, Skipped
+from evalstress.perturb.base import PerturbContext, Severity, Skipped, sample_count
 from evalstress.text import ParsedText, Token
+
+T = TypeVar("T")
 
 LEVELS = ("minor", "major")
 
@@ -124,3 +128,63 @@ def lemma_of(token: Token) -> str:
     upos = token.pos if token.pos in ("VERB", "AUX", "NOUN", "PROPN", "ADJ") else "VERB"
     lemmas = getLemma(token.text.lower(), upos=upos, lemmatize_oov=True)
     return lemmas[0] if lemmas else (token.lemma or token.text).lower()
+
+
+# -- the paper-002 protocol ----------------------------------------------------------------------
+#
+# A perturbation that follows paper 002's public code differently from evalstress's default
+# declares `paper_rule` (a sentence saying what changes) and reads `rule=paper` from its params;
+# a suite with `protocol: paper` sets that param (see evalstress.suites).
+
+RULES = ("default", "paper")
+
+
+class PaperRule:
+    """Mixin of perturbations with a paper-002 rule: what `rule=paper` changes, in one line."""
+
+    paper_rule: ClassVar[str] = ""
+
+
+def follows_paper(perturbation: Any) -> bool:
+    """Whether a perturbation runs under paper 002's rule (`rule=paper`) or evalstress's."""
+    rule = str(perturbation.params.get("rule", "default"))
+    if rule not in RULES:
+        raise ValueError(f"perturbation '{perturbation.name}': rule '{rule}' is unknown; "
+                         f"choose one of {', '.join(RULES)}")
+    return rule == "paper"
+
+
+def choose(candidates: Sequence[T], ratio: float, rng: random.Random, *,
+           paper: bool) -> list[T]:
+    """The units a ratio damages.
+
+    evalstress: an exact count (`sample_count`, at least one) drawn without replacement.
+    paper 002: each unit on its own with probability `ratio` (its code's per-token coin), so a
+    text may come out unchanged: the paper protocol counts it at noise ratio 0.
+    """
+    if paper:
+        return [c for c in candidates if rng.random() < ratio]
+    return rng.sample(list(candidates), sample_count(len(candidates), ratio, rng))
+
+
+def sentence_starts_after(parsed: ParsedText, drop: set[int],
+                          replacements: Mapping[int, str] | None = None) -> dict[int, str]:
+    """Replacements that upper-case the first kept token of each sentence once `drop` is gone.
+
+    Paper 002 re-capitalises sentence starts after its deletions; the sentences of the original
+    parse stand in for a re-parse of the damaged text (one parse per text, never per variant).
+    """
+    out = dict(replacements or {})
+    for start, end in parsed.sentences:
+        for i in range(start, end):
+            if i in drop or not parsed.tokens[i].text.strip():
+                continue
+            text = out.get(i, parsed.tokens[i].text)
+            out[i] = text[:1].upper() + text[1:]
+            break
+    return out
+
+
+def whitespace_ceil(n: int, ratio: float) -> int:
+    """Paper 002's count for token drop, repetition and local swap: ceil(n * ratio)."""
+    return math.ceil(n * float(ratio))

@@ -14,12 +14,16 @@ from evalstress.perturb.base import (
     sample_count,
 )
 from evalstress.perturb.common import (
+    PaperRule,
+    choose,
+    follows_paper,
     inflect,
     lemma_of,
     match_case,
     nonempty_sentences,
     replace_spans,
     sample_pairs,
+    sentence_starts_after,
     sentence_words,
 )
 from evalstress.text import ParsedText, Token, rebuild_parsed
@@ -29,7 +33,7 @@ SURFACE_KEPT = ("fluency", "grammaticality")
 
 
 @perturbation("sentence-switching")
-class SentenceSwitching(Perturbation):
+class SentenceSwitching(PaperRule, Perturbation):
     family = "consistency"
     level = "sentence"
     damages = ("coherence", "readability", "overall")
@@ -37,10 +41,17 @@ class SentenceSwitching(Perturbation):
     severity_param = "pairs"
     grid = (1, 2, 3, 4)
     description = "Switch several random pairs of sentences, breaking temporal and logical order."
+    paper_rule = ("two sentences are reversed; more take `pairs` sequential switches (never the "
+                  "same pair twice in a row); open-ended texts (WikiText) keep their last "
+                  "sentence in place")
     swap_type = True
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            keep_last = self.params.get("keep_last", ctx.example.task == "open-ended")
+            return _paper_switch(nonempty_sentences(ctx.parsed), int(severity), bool(keep_last),
+                                 rng)
         sentences = ctx.parsed.sentence_texts()
         movable = len(sentences) - 1 if self.params.get("keep_last") else len(sentences)
         if movable < 2:
@@ -53,6 +64,32 @@ class SentenceSwitching(Perturbation):
             i, j = rng.sample(range(movable), 2)
             order[i], order[j] = order[j], order[i]
         return " ".join(sentences[k] for k in order)
+
+
+def _paper_switch(sentences: list[str], pairs: int, keep_last: bool,
+                 rng: random.Random) -> str | Skip:
+    """Paper 002's sentence switching, as its code does it for CNN/DM and WikiText."""
+    out = list(sentences)
+    if len(out) < 2:
+        return Skip("fewer than two sentences to switch")
+    if len(out) == 2:
+        out.reverse()
+    elif keep_last and len(out) == 3:
+        out[0], out[1] = out[1], out[0]
+    else:
+        last: tuple[int, int] | None = None
+        done = 0
+        for _ in range(100):  # the paper's code gives up after 100 draws
+            if done == pairs:
+                break
+            i, j = rng.sample(range(len(out)), 2)
+            if keep_last and len(out) - 1 in (i, j):
+                continue
+            if last in ((i, j), (j, i)):
+                continue
+            out[i], out[j] = out[j], out[i]
+            last, done = (i, j), done + 1
+    return " ".join(out)
 
 
 def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
@@ -175,7 +212,7 @@ def negate_sentence(parsed: ParsedText, start: int, end: int) -> dict[int, str] 
 
 
 @perturbation("negation")
-class Negation(Perturbation):
+class Negation(PaperRule, Perturbation):
     family = "consistency"
     level = "word"
     damages = ("non-contradiction", "faithfulness", "adequacy", "overall")
@@ -183,6 +220,7 @@ class Negation(Perturbation):
     grid = (0.2, 0.4, 0.6, 0.8, 1.0)
     description = ("Negate the main verb of a random portion of the sentences, with the right "
                    "auxiliary (went -> did not go, has gone -> has not gone).")
+    paper_rule = "each sentence is negated with probability ratio"
     source_papers = ("002", "000")
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
@@ -191,7 +229,7 @@ class Negation(Perturbation):
             e for s, t in p.sentences if (e := negate_sentence(p, s, t))])
         if not edits:
             return Skip("no sentence with a main verb that can be negated")
-        chosen = rng.sample(edits, sample_count(len(edits), float(severity), rng))
+        chosen = choose(edits, float(severity), rng, paper=follows_paper(self))
         replacements: dict[int, str] = {}
         for edit in chosen:
             replacements.update(edit)
@@ -210,7 +248,7 @@ GENERIC_PHRASES = {
 
 
 @perturbation("generic-entity")
-class GenericEntity(Perturbation):
+class GenericEntity(PaperRule, Perturbation):
     family = "consistency"
     level = "word"
     damages = ("informativeness", "adequacy", "overall")
@@ -218,9 +256,14 @@ class GenericEntity(Perturbation):
     grid = (0.2, 0.4, 0.6, 0.8, 1.0)
     description = ("Replace a random portion of the named entities by a generic phrase "
                    "(Boston -> a place), destroying information.")
+    paper_rule = ("six labels (person, organization, place x3, product), each entity with "
+                  "probability ratio; an article before it goes and 'some' or 'a'/'an' opens "
+                  "the phrase unless an article or adjective/noun precedes")
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            return _paper_generic(ctx.parsed, float(severity), rng)
         entities = [e for e in ctx.parsed.entities if e.label in GENERIC_PHRASES]
         if not entities:
             return Skip("no named entity in the text")
@@ -234,8 +277,50 @@ class GenericEntity(Perturbation):
         return replace_spans(ctx.parsed, spans)
 
 
+#: Paper 002's generic phrases for its six entity labels: (articles to draw from, noun).
+PAPER_GENERIC = {
+    "PERSON": (("some", "a"), "person"), "ORG": (("some", "an"), "organization"),
+    "GPE": (("some", "a"), "place"), "LOC": (("some", "a"), "place"),
+    "FAC": (("some", "a"), "place"), "PRODUCT": (("some", "a"), "product"),
+}
+_PAPER_ARTICLES = frozenset({"some", "a", "an", "the"})
+
+
+def _paper_generic(parsed: ParsedText, ratio: float, rng: random.Random) -> str | Skip:
+    """Paper 002's generic named entity: the entity's article goes, a generic phrase comes in."""
+    entities = [e for e in parsed.entities if e.label in PAPER_GENERIC]
+    if not entities:
+        return Skip("no person, organization, place or product entity in the text")
+    tokens = parsed.tokens
+    chosen = choose(entities, ratio, rng, paper=True)
+    replacements: dict[int, str] = {}
+    drop: set[int] = set()
+    opening = {s for s, _ in parsed.sentences}
+    for ent in chosen:
+        start = ent.start
+        before = start - 1
+        if before >= 0 and tokens[before].text.lower() in ("a", "an", "the") \
+                and tokens[before].ws:
+            drop.add(before)
+            starts_sentence = before in opening
+            before -= 1
+        else:
+            starts_sentence = start in opening
+        articles, noun = PAPER_GENERIC[ent.label]
+        prev = tokens[before] if before >= 0 and not starts_sentence else None
+        phrase = noun
+        if prev is None or (prev.text.lower() not in _PAPER_ARTICLES
+                            and prev.pos not in ("ADJ", "NOUN")):
+            phrase = f"{rng.choice(articles)} {noun}"
+        if starts_sentence:
+            phrase = phrase.capitalize()
+        replacements[start] = phrase
+        drop.update(range(start + 1, ent.end))
+    return rebuild_parsed(parsed, sentence_starts_after(parsed, drop, replacements), drop=drop)
+
+
 @perturbation("entity-switching")
-class EntitySwitching(Perturbation):
+class EntitySwitching(PaperRule, Perturbation):
     family = "consistency"
     level = "word"
     damages = FACT_DAMAGES
@@ -244,10 +329,21 @@ class EntitySwitching(Perturbation):
     grid = (1, 2, 3)
     description = ("Switch random pairs of different named entities of the same type "
                    "(Paris <-> Boston).")
+    paper_rule = ("entities of any labels switch places, `pairs` sequential switches (never the "
+                  "same pair twice in a row); a text with two or fewer entities stays as it is")
     swap_type = True
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            entities = ctx.parsed.entities
+            order = _paper_slot_switches(len(entities), int(severity), rng)
+            if order is None:
+                return Skip("two or fewer named entities (the paper's rule leaves such texts "
+                            "alone)")
+            return replace_spans(ctx.parsed, {
+                (ent.start, ent.end): entities[order[k]].text
+                for k, ent in enumerate(entities) if order[k] != k})
         by_label: dict[str, list[int]] = {}
         entities = ctx.parsed.entities
         for index, ent in enumerate(entities):
@@ -270,6 +366,23 @@ class EntitySwitching(Perturbation):
         if not spans:
             return Skip("no two different named entities of the same type to switch")
         return replace_spans(ctx.parsed, spans)
+
+
+def _paper_slot_switches(n: int, pairs: int, rng: random.Random) -> list[int] | None:
+    """Which item ends in each of n slots after `pairs` sequential random switches, as paper
+    002's code does them (never the same pair twice in a row); None for n <= 2."""
+    if n <= 2:
+        return None
+    order = list(range(n))
+    last: tuple[int, int] | None = None
+    done = 0
+    while done < pairs:
+        i, j = rng.sample(range(n), 2)
+        if last in ((i, j), (j, i)):
+            continue
+        order[i], order[j] = order[j], order[i]
+        last, done = (i, j), done + 1
+    return order
 
 
 def _switch_words(ctx: PerturbContext, severity: Severity, rng: random.Random, pos: str,
@@ -330,7 +443,7 @@ class VerbSwitching(Perturbation):
 
 
 @perturbation("noun-switching")
-class NounSwitching(Perturbation):
+class NounSwitching(PaperRule, Perturbation):
     family = "consistency"
     level = "word"
     damages = FACT_DAMAGES
@@ -339,8 +452,19 @@ class NounSwitching(Perturbation):
     grid = (1, 2, 3)
     description = ("Switch random pairs of common nouns, keeping each slot's number "
                    "(office <-> staff).")
+    paper_rule = ("the nouns' surface forms switch (no re-inflection), `pairs` sequential "
+                  "switches; a text with two or fewer nouns stays as it is")
     swap_type = True
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            tokens = ctx.parsed.tokens
+            nouns = ctx.parsed.memo("paper_nouns", lambda p: [
+                i for i, t in enumerate(p.tokens) if t.pos == "NOUN"])
+            order = _paper_slot_switches(len(nouns), int(severity), rng)
+            if order is None:
+                return Skip("two or fewer nouns (the paper's rule leaves such texts alone)")
+            return rebuild_parsed(ctx.parsed, {
+                i: tokens[nouns[order[k]]].text for k, i in enumerate(nouns) if order[k] != k})
         return _switch_words(ctx, severity, rng, "NOUN", "noun")

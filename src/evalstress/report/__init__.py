@@ -56,7 +56,9 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": dict(config or {}),
         "suite": {"name": run.plan.suite.name, "seeds": list(run.plan.suite.seeds),
-                  "perturbations": {p.name: {"grid": list(p.grid), **p.perturbation.info()}
+                  "protocol": run.plan.suite.protocol,
+                  "perturbations": {p.name: {**p.perturbation.info(), "grid": list(p.grid),
+                                            "params": dict(p.perturbation.params)}
                                     for p in run.plan.suite.perturbations}},
         "counts": {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,

@@ -12,12 +12,18 @@ import yaml
 
 from evalstress.perturb.base import Perturbation, Severity, get_perturbation
 
+#: How a suite runs: evalstress's defaults, or paper 002's public code where the two differ
+#: (perturbations with a `paper_rule` get rule=paper; the blind-spot analysis averages over the
+#: whole gold set and tests without tolerance).
+PROTOCOLS = ("default", "paper")
+
 
 @dataclass
 class PerturbationPlan:
     perturbation: Perturbation
     grid: tuple[Severity, ...]
     tasks: tuple[str, ...] | None = None  # None: every task; else only examples of these tasks
+    ruled_by_protocol: bool = False  # rule=paper came from the suite's protocol, not its author
 
     @property
     def name(self) -> str:
@@ -35,6 +41,7 @@ class Suite:
     analyses: tuple[str, ...] = ("blindspot",)
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    protocol: str = "default"
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -71,6 +78,7 @@ class Suite:
                     raise ValueError(f"{where}: field 'perturbations.{name}.tasks': unknown "
                                      f"task(s) {', '.join(map(str, unknown))}; known: "
                                      f"{', '.join(TASKS)}")
+            _check_rule(str(name), options, where)
             try:
                 pert = get_perturbation(str(name), **options)
             except KeyError as exc:
@@ -80,8 +88,52 @@ class Suite:
         seeds = data.get("seeds", 5)
         seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
         analyses = data.get("analyses", ["blindspot"])
-        return cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
-                   str(data.get("description", "")), dict(data.get("options", {}) or {}))
+        protocol = str(data.get("protocol", "default"))
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
+                             f"{', '.join(PROTOCOLS)}")
+        suite = cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
+                    str(data.get("description", "")), dict(data.get("options", {}) or {}))
+        return suite.with_protocol(protocol)
+
+    def with_protocol(self, protocol: str) -> Suite:
+        """This suite run under `protocol`: under `paper`, every perturbation that has a paper-002
+        rule takes rule=paper (unless the suite set its rule itself); under `default`, the rules
+        the paper protocol set go again. Grids stay as they are."""
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol '{protocol}' is unknown; choose one of "
+                             f"{', '.join(PROTOCOLS)}")
+        plans = []
+        for plan in self.perturbations:
+            pert, ruled = plan.perturbation, plan.ruled_by_protocol
+            if protocol == "paper" and has_paper_rule(type(pert)) and "rule" not in pert.params:
+                pert, ruled = get_perturbation(pert.name, **{**pert.params, "rule": "paper"}), True
+            elif protocol == "default" and ruled:
+                params = {k: v for k, v in pert.params.items() if k != "rule"}
+                pert, ruled = get_perturbation(pert.name, **params), False
+            plans.append(PerturbationPlan(pert, plan.grid, plan.tasks, ruled))
+        return Suite(self.name, plans, self.seeds, self.analyses, self.description,
+                     dict(self.options), protocol)
+
+
+def has_paper_rule(cls: type[Perturbation]) -> bool:
+    """Whether a perturbation follows paper 002 differently under rule=paper."""
+    return bool(getattr(cls, "paper_rule", ""))
+
+
+def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
+    """A `rule:` option must be known, and `paper` only where the perturbation has one."""
+    if "rule" not in options:
+        return
+    from evalstress.perturb.base import registry
+
+    rule, cls = str(options["rule"]), registry().get(name)
+    if rule not in PROTOCOLS:
+        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
+                         f"choose one of {', '.join(PROTOCOLS)}")
+    if rule == "paper" and cls is not None and not has_paper_rule(cls):
+        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
+                         "paper-002 rule (it already follows the paper, or is not from it)")
 
 
 def builtin_suites() -> list[str]:
@@ -109,7 +161,7 @@ def load_suite(name_or_path: str | Path) -> Suite:
 
 
 def custom_suite(perturbations: Sequence[str], seeds: int | Sequence[int] = 5,
-                 analyses: Sequence[str] = ("blindspot",)) -> Suite:
+                 analyses: Sequence[str] = ("blindspot",), protocol: str = "default") -> Suite:
     return Suite.from_dict({"name": "custom", "perturbations": list(perturbations),
                             "seeds": seeds if isinstance(seeds, int) else list(seeds),
-                            "analyses": list(analyses)})
+                            "analyses": list(analyses), "protocol": protocol})

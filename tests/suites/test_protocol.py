@@ -1,0 +1,105 @@
+"""The paper protocol differs from the default exactly where paper 002's public code does."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalstress.perturb.base import registry
+from evalstress.suites import Suite, has_paper_rule, load_suite
+from tests.perturb.conftest import GOLDEN_POOL, MARKET, make_ctx
+
+#: Perturbations whose paper rule the issue lists (per-test rules and probes) ...
+LISTED = {"truncation", "verb-lemmatization", "token-drop", "repeated-token", "local-swap",
+          "middle-swap", "noised-punctuation", "sentence-switching", "generic-entity",
+          "entity-switching", "noun-switching", "positioned-error", "injection",
+          "frequent-ngram"}
+#: ... and the ones a reading of the same code found besides: independent per-unit coins
+#: (article / preposition / stop-word removal, negation; article removal on whitespace words),
+#: and the capital a repeated 4-gram gets after a period.
+FOUND = {"article-removal", "preposition-removal", "stopword-removal", "negation",
+         "repetition"}
+
+#: SummEval grids of the paper's public code (sum_mt/SUM/score.py), as the issue lists them.
+SUMMEVAL_GRIDS = {
+    "truncation": [0.1, 0.2, 0.3, 0.4, 0.5],
+    "article-removal": [0.5, 1.0],
+    "preposition-removal": [0.4, 0.7, 1.0],
+    "stopword-removal": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+    "verb-lemmatization": [0.5, 1.0],
+    "token-drop": [round(0.05 * k, 2) for k in range(1, 11)],
+    "repeated-token": [round(0.05 * k, 2) for k in range(1, 11)],
+    "local-swap": [0.05, 0.15, 0.3, 0.6],
+    "middle-swap": [1, 2, 3],
+    "noised-punctuation": [0.5, 1.0],
+    "generic-entity": [0.5, 1.0],
+    "negation": [0.5, 1.0],
+    "sentence-replacement": [1, 2],
+    "entity-switching": [1, 3],
+    "noun-switching": [2, 7],
+    "sentence-switching": [1, 2],
+    "verb-switching": [8],
+}
+
+
+def test_the_perturbations_with_a_paper_rule_are_exactly_the_listed_ones() -> None:
+    with_rule = {name for name, cls in registry().items() if has_paper_rule(cls)}
+    assert with_rule == LISTED | FOUND
+
+
+def test_paper_protocol_changes_no_other_perturbation() -> None:
+    names = [n for n, cls in registry().items() if cls.method == "rule"]
+    default = Suite.from_dict({"perturbations": names})
+    paper = default.with_protocol("paper")
+    assert paper.protocol == "paper" and default.protocol == "default"
+    for before, after in zip(default.perturbations, paper.perturbations, strict=True):
+        assert before.grid == after.grid  # grids come from the suite, never the protocol
+        if before.name in LISTED | FOUND:
+            assert after.perturbation.params == {**before.perturbation.params, "rule": "paper"}
+            continue
+        assert after.perturbation.params == before.perturbation.params
+        for severity in before.grid[:2]:
+            ctx = make_ctx(MARKET, pool=GOLDEN_POOL, source="A source text.",
+                           meta={"wrong_ending": "It ended.", "wrong_answer": "No."})
+            assert before.perturbation.apply(ctx, severity, 0) == \
+                after.perturbation.apply(ctx, severity, 0)
+
+
+def test_paper_summarization_suite_carries_the_codes_grids() -> None:
+    suite = load_suite("paper-summarization")
+    assert suite.protocol == "paper"
+    grids = {p.name: list(p.grid) for p in suite.perturbations}
+    for name, grid in SUMMEVAL_GRIDS.items():
+        assert grids[name] == grid, name
+    assert all(p.perturbation.params.get("rule") == "paper" for p in suite.perturbations
+               if p.name in LISTED | FOUND)
+
+
+def test_every_paper_suite_runs_under_the_paper_protocol() -> None:
+    for name in ("paper-summarization", "paper-translation", "paper-open-ended"):
+        assert load_suite(name).protocol == "paper"
+
+
+def test_rule_and_protocol_errors_name_the_field() -> None:
+    with pytest.raises(ValueError, match="field 'protocol'"):
+        Suite.from_dict({"perturbations": ["truncation"], "protocol": "papr"})
+    with pytest.raises(ValueError, match=r"truncation\.rule"):
+        Suite.from_dict({"perturbations": {"truncation": {"rule": "exact"}}})
+    with pytest.raises(ValueError, match="no paper-002 rule"):
+        Suite.from_dict({"perturbations": {"char-typo": {"rule": "paper"}}})
+
+
+def test_a_suite_may_keep_the_default_rule_of_one_perturbation_under_the_paper_protocol() -> None:
+    suite = Suite.from_dict({"perturbations": {"truncation": {"rule": "default"},
+                                               "token-drop": {}}, "protocol": "paper"})
+    rules = {p.name: p.perturbation.params.get("rule") for p in suite.perturbations}
+    assert rules == {"truncation": "default", "token-drop": "paper"}
+
+
+def test_a_paper_suite_under_the_default_protocol_keeps_its_grids_and_drops_the_rules() -> None:
+    paper = load_suite("paper-summarization")
+    default = paper.with_protocol("default")
+    assert default.protocol == "default"
+    assert [p.grid for p in default.perturbations] == [p.grid for p in paper.perturbations]
+    assert all("rule" not in p.perturbation.params for p in default.perturbations)
+    kept = Suite.from_dict({"perturbations": {"truncation": {"rule": "paper"}}})
+    assert kept.with_protocol("default").perturbations[0].perturbation.params["rule"] == "paper"

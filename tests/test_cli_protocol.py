@@ -1,0 +1,61 @@
+"""`evalstress run --protocol paper`: the paper suite of the task, the protocol in results.json,
+and no set-level score against the gold set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+
+runner = CliRunner()
+
+
+def test_protocol_paper_on_summeval_picks_the_paper_suite(tmp_path: Path,
+                                                          shared_data: Path) -> None:
+    out = tmp_path / "paper"
+    result = runner.invoke(app, [
+        "run", str(shared_data / "summeval.jsonl"), "-m", "hypothesis=highlight",
+        "-m", "references=references", "--task", "summarization", "--limit", "3",
+        "--seeds", "1", "-e", "rouge", "--protocol", "paper", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["protocol"] == "paper"
+    assert results["suite"]["name"] == "paper-summarization"
+    assert results["suite"]["protocol"] == "paper"
+    blind = results["analyses"]["blindspot"]
+    assert blind["protocol"] == "paper" and blind["strict"] is True
+    assert results["suite"]["perturbations"]["token-drop"]["grid"][0] == 0.05
+    rows = [r for r in blind["rows"] if r["perturbation"] == "truncation"]
+    assert rows and all(r["tolerance"] == 0.0 for r in rows)
+
+
+def test_protocol_paper_on_another_suite_keeps_its_grids(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "hypothesis": f"Anna met Bo in Oslo on "
+                                        f"day {i}. They talked a lot about the weather.",
+                                        "references": ["Anna and Bo met in Oslo."]}) + "\n"
+                            for i in range(3)))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", str(data), "--task", "summarization", "-e", "rouge",
+                                 "--suite", "blindspot", "--protocol", "paper", "--seeds", "1",
+                                 "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["suite"]["name"] == "blindspot"
+    assert results["suite"]["perturbations"]["truncation"]["grid"] == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert results["analyses"]["blindspot"]["protocol"] == "paper"
+
+
+def test_protocol_paper_refuses_mauve_against_the_gold_set(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "1", "hypothesis": "A text.", "references": ["B."]}) + "\n")
+    result = runner.invoke(app, ["run", str(data), "--task", "open-ended", "-e", "mauve",
+                                 "--protocol", "paper", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "reference_set" in result.output
+    bad = runner.invoke(app, ["run", str(data), "--task", "open-ended", "--protocol", "exact",
+                              "--out", str(tmp_path / "r")])
+    assert bad.exit_code == 2 and "protocol 'exact' is unknown" in bad.output
