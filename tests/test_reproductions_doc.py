@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
-import click
 import pytest
 import typer
+from typer.exceptions import TyperException
 
 from evalstress.cli import app
 from evalstress.evaluators.base import parse_spec
@@ -34,22 +35,22 @@ def page_commands(text: str) -> list[str]:
     return commands
 
 
-def parse_command(line: str) -> tuple[str, click.Context]:
-    """Parse one command line as the CLI would, without running it."""
+def parse_command(line: str) -> tuple[str, Any]:
+    """Parse one command line as the CLI would (options, types, required arguments), without
+    running it: walk the command groups by name, then build the command's context."""
     args = shlex.split(line)[1:]
-    command: click.Command = typer.main.get_command(app)
+    command: Any = typer.main.get_command(app)
     path = []
-    while isinstance(command, click.Group):
+    while getattr(command, "commands", None):
         assert args, f"{line}: no subcommand"
         name = args.pop(0)
-        sub = command.get_command(click.Context(command), name)
-        assert sub is not None, f"{line}: no command '{name}'"
+        assert name in command.commands, f"{line}: no command '{name}'"
         path.append(name)
-        command = sub
+        command = command.commands[name]
     return " ".join(path), command.make_context(" ".join(path), args)
 
 
-def check_values(line: str, ctx: click.Context) -> None:
+def check_values(line: str, ctx: Any) -> None:
     """What parsing cannot see: evaluator, perturbation and suite names must exist."""
     params = ctx.params
     for spec in params.get("evaluator") or []:
@@ -67,8 +68,15 @@ def check_values(line: str, ctx: click.Context) -> None:
 COMMANDS = page_commands(PAGE.read_text(encoding="utf-8"))
 
 
-def test_the_page_has_commands() -> None:
-    assert len(COMMANDS) >= 12
+def test_every_run_section_shows_its_command() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    sections = re.split(r"^### ", text, flags=re.MULTILINE)[1:]
+    runs = [s for s in sections if re.match(r"R\d+:", s)]
+    assert len(runs) >= 6
+    for section in runs:
+        assert page_commands(section), section.splitlines()[0]
+    linked = set(re.findall(r"\]\(#(r\d+)-", text))
+    assert linked == {s.split(":")[0].lower() for s in runs}  # every run is used, none missing
 
 
 @pytest.mark.parametrize("line", COMMANDS)
@@ -78,7 +86,7 @@ def test_each_command_parses(line: str) -> None:
 
 
 def test_a_broken_command_is_caught() -> None:
-    with pytest.raises(click.UsageError):
+    with pytest.raises(TyperException, match="No such option"):
         parse_command("evalstress run data.jsonl --no-such-option")
     with pytest.raises(AssertionError):
         check_values("x", parse_command("evalstress run d.jsonl -p truncaton")[1])
@@ -87,7 +95,8 @@ def test_a_broken_command_is_caught() -> None:
 def test_at_least_twelve_findings_each_with_both_numbers() -> None:
     text = PAGE.read_text(encoding="utf-8")
     table = text.split("<!-- findings -->", 2)[1]
-    rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| #")]
+    rows = [r for r in table.splitlines()
+            if r.startswith("| ") and not r.startswith(("| #", "| ---"))]
     findings = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
     assert len(findings) >= 12
     for cells in findings:
