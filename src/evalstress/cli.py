@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress import __version__
 from evalstress.analyses import run_analyses
 from evalstress.analyses.registry import analysis_names
@@ -23,6 +24,7 @@ from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.generation import GenerationError, GenerationSetup, build_setup
+from evalstress.levels_command import criteria_levels_command
 from evalstress.perturb.base import registry as perturbation_registry
 from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
@@ -1098,6 +1100,9 @@ def serve_command(
               announce=lambda text: err.print(text, markup=False, highlight=False))
     except (MissingExtra, FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
+
+
+app.command("criteria-levels")(criteria_levels_command)
 
 
 @app.callback(invoke_without_command=True)

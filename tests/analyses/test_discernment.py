@@ -124,3 +124,85 @@ def test_json_round_trip(make_table):
     data = discernment_analysis(table, hmp=True).to_dict()
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     assert data["threshold"] == 1.0
+
+
+# --- expert weights as data (criteria/expert_weights.yaml, files, aliases) --------------------
+
+
+def _aspects_table(make_table, pert, scores_by_aspect, task="summarization"):
+    parts = [make_table(ORIG, {(pert, "minor"): scores}, aspect=aspect)
+             for aspect, scores in scores_by_aspect.items()]
+    table = pd.concat(parts, ignore_index=True)
+    table["task"] = task
+    return table
+
+
+def _p(scores):
+    return stats.wilcoxon(np.array(ORIG) - np.array(scores), alternative="greater").pvalue
+
+
+def test_builtin_weights_are_the_files_votes_normalised(make_table):
+    # summarization char-deletion: fluency 9 votes, coherence 1 (criteria/expert_weights.yaml)
+    half = WORSE[:6] + ORIG[6:]
+    table = _aspects_table(make_table, "char-deletion",
+                           {"fluency": WORSE, "coherence": half, "informativeness": SAME})
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"fluency": 0.9, "coherence": 0.1})
+    assert unit.p_ew == pytest.approx(1 / (0.9 / _p(WORSE) + 0.1 / _p(half)))
+    assert unit.weight_source.startswith("builtin")
+
+
+def test_weight_names_reach_the_judges_aspects_through_aliases(make_table):
+    # story random-ending: consistency 6, coherence 4; the judge calls consistency
+    # "faithfulness" (alias of criteria/expectations.yaml)
+    table = _aspects_table(make_table, "random-ending",
+                           {"faithfulness": WORSE, "coherence": WORSE, "fluency": SAME},
+                           task="story")
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"faithfulness": 0.6, "coherence": 0.4})
+    # translation word-span-deletion: accuracy 7, fluency 3; "accuracy" reaches "adequacy"
+    # through the weights file's own alias
+    table = _aspects_table(make_table, "word-span-deletion",
+                           {"adequacy": WORSE, "fluency": SAME}, task="translation")
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"adequacy": 0.7, "fluency": 0.3})
+    assert unit.p_ew == pytest.approx(1 / (0.7 / _p(WORSE) + 0.3 / 1.0))
+
+
+def test_dialogue_reads_the_summarization_rows(make_table):
+    table = _aspects_table(make_table, "sentence-reordering",
+                           {"coherence": WORSE, "fluency": SAME}, task="dialogue")
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"coherence": 0.9, "fluency": 0.1})
+
+
+def test_weights_from_a_yaml_file_and_errors_that_name_the_field(make_table, tmp_path):
+    path = tmp_path / "weights.yaml"
+    path.write_text("tasks:\n  summarization:\n    char-typo: {fluency: 1, coherence: 3}\n",
+                    encoding="utf-8")
+    table = _aspects_table(make_table, "char-typo", {"fluency": WORSE, "coherence": WORSE})
+    (unit,) = discernment_analysis(table, expert_weights=str(path)).units
+    assert unit.weights == pytest.approx({"fluency": 0.25, "coherence": 0.75})
+    assert unit.weight_source == f"file: {path}"
+    path.write_text("tasks:\n  sumarization:\n    char-typo: {fluency: 1}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="did you mean 'summarization'"):
+        discernment_analysis(table, expert_weights=str(path))
+    path.write_text("tasks:\n  summarization:\n    char-typo: {fluency: lots}\n",
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match=r"summarization\.char-typo"):
+        discernment_analysis(table, expert_weights=str(path))
+    with pytest.raises(ValueError, match="neither 'builtin' nor a YAML file"):
+        discernment_analysis(table, expert_weights="no-such-file.yaml")
+
+
+def test_the_builtin_file_covers_every_rule_unit_of_the_dhp_suite():
+    from evalstress.analyses.discernment import load_expert_weights
+    from evalstress.suites import load_suite
+
+    loaded = load_expert_weights("builtin")
+    suite = load_suite("dhp")
+    for task in ("summarization", "story", "qa", "translation"):
+        planned = {plan.name for plan, _, _ in suite.units(task)}
+        assert planned <= set(loaded.table[task]), task
+        for votes in loaded.table[task].values():
+            assert sum(votes.values()) == 10  # ten votes per problem, as in the survey

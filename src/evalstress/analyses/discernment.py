@@ -10,22 +10,30 @@ For each evaluator, task and perturbation unit (perturbation x severity):
    D_avg, the mean over levels (character, word, sentence) of the mean D within each level,
    so every level counts equally whatever its number of perturbations; D_min, the minimum.
 
-Expert weights come from the user per task and perturbation ({task or "*": {perturbation:
-{aspect: weight}}}, normalised to sum 1). Without them the default is derived from paper 000's
-expectation data: equal weight on every evaluator aspect whose quality aspect the perturbation
-should move (the S_T cells of Table 21, or the perturbation's declared damages and their
-ancestors), zero elsewhere. When no aspect qualifies, D^EW is missing with that reason.
+Expert weights come per task and perturbation ({task or "*": {perturbation: {aspect: weight}}},
+normalised to sum 1): a mapping, a YAML file of that shape (under `tasks:`), or `builtin`, the
+weights shipped in criteria/expert_weights.yaml (this project's votes for paper 003's task
+metrics; the paper gives its survey only as a chart). A weight's name matches an evaluator
+aspect directly or through the aspect aliases (consistency -> faithfulness, accuracy ->
+adequacy, ...). Without weights for a unit the default is derived from paper 000's expectation
+data: equal weight on every evaluator aspect whose quality aspect the perturbation should move
+(the S_T cells of Table 21, or the perturbation's declared damages and their ancestors), zero
+elsewhere. When no aspect qualifies, D^EW is missing with that reason.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from evalstress.analyses.paired import paired_sets, quality_aspect
 from evalstress.analyses.stats import (
@@ -160,11 +168,107 @@ def default_weights(perturbation: str, evaluator: str, evaluator_aspects: list[s
     return {a: 1.0 / len(chosen) for a in chosen} if chosen else {}
 
 
+BUILTIN_WEIGHTS = "builtin"
+#: Product tasks without a row of their own in the built-in weights read these tasks' rows.
+WEIGHT_TASK = {"dialogue": "summarization", "data-to-text": "summarization",
+               "open-ended": "summarization"}
+
+
+@dataclass(frozen=True)
+class LoadedWeights:
+    """Expert weights with where they came from and the extra aspect aliases of their file."""
+
+    table: ExpertWeights
+    source: str
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+def load_expert_weights(spec: ExpertWeights | str | Path | None) -> LoadedWeights | None:
+    """A mapping as given, `builtin` (criteria/expert_weights.yaml), or a YAML file path."""
+    if spec is None or (isinstance(spec, Mapping) and not spec):
+        return None
+    if isinstance(spec, Mapping):
+        return LoadedWeights(_checked(spec, "expert_weights"), "user")
+    if str(spec) == BUILTIN_WEIGHTS:
+        text = (resources.files("evalstress") / "criteria" / "expert_weights.yaml").read_text(
+            "utf-8")
+        where, source = "criteria/expert_weights.yaml", (
+            "builtin: criteria/expert_weights.yaml (this project's votes, not the paper's survey)")
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"expert_weights: '{spec}' is neither '{BUILTIN_WEIGHTS}' nor a "
+                             "YAML file")
+        text, where, source = path.read_text(encoding="utf-8"), str(path), f"file: {path}"
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: invalid YAML ({exc})") from None
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("tasks"), Mapping):
+        raise ValueError(f"{where}: expected a mapping with a 'tasks:' mapping of "
+                         "{task: {perturbation: {aspect: weight}}}")
+    aliases = raw.get("aliases") or {}
+    if not isinstance(aliases, Mapping):
+        raise ValueError(f"{where}: field 'aliases' must map names to aspects")
+    return LoadedWeights(_checked(raw["tasks"], where), source,
+                         {str(k): str(v) for k, v in aliases.items()})
+
+
+def _checked(table: Mapping[str, Any], where: str) -> dict[str, dict[str, dict[str, float]]]:
+    """The table with every weight a number, or an error naming the field."""
+    from evalstress.data import TASKS
+
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for task, rows in table.items():
+        if task != "*" and task not in TASKS:
+            close = difflib.get_close_matches(str(task), TASKS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ValueError(f"{where}: unknown task '{task}'{hint}; known: "
+                             f"{', '.join(TASKS)} or '*'")
+        if not isinstance(rows, Mapping):
+            raise ValueError(f"{where}: field '{task}' must map perturbations to weights")
+        out[str(task)] = {}
+        for pert, weights in rows.items():
+            if not isinstance(weights, Mapping) or not weights:
+                raise ValueError(f"{where}: field '{task}.{pert}' must map aspects to weights")
+            try:
+                out[str(task)][str(pert)] = {str(a): float(w) for a, w in weights.items()}
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}: field '{task}.{pert}': weights must be "
+                                 "numbers") from None
+    return out
+
+
+def _match_weights(weights: Mapping[str, float], evaluator: str, tested: list[str],
+                   aspect_map: Mapping[str, str] | None,
+                   aliases: Mapping[str, str]) -> dict[str, float]:
+    """Weights keyed by the evaluator's own aspect names.
+
+    A weight named like a tested aspect goes to it; otherwise to the tested aspect that stands
+    for the same quality aspect (through `quality_aspect` and the weights file's aliases).
+    Weights on aspects the evaluator does not score are dropped.
+    """
+
+    def quality(name: str) -> str | None:
+        return aliases.get(name) or quality_aspect(evaluator, name, aspect_map)
+
+    out: dict[str, float] = {}
+    for name, weight in weights.items():
+        if name in tested:
+            out[name] = out.get(name, 0.0) + weight
+            continue
+        target = quality(name)
+        match = next((a for a in tested if target is not None and quality(a) == target), None)
+        if match is not None:
+            out[match] = out.get(match, 0.0) + weight
+    return out
+
+
 def _user_weights(expert_weights: ExpertWeights | None, task: str,
                   perturbation: str) -> dict[str, float] | None:
     if not expert_weights:
         return None
-    for key in (task, "*"):
+    for key in dict.fromkeys((task, WEIGHT_TASK.get(task, task), "*")):
         per_task = expert_weights.get(key)
         if per_task and perturbation in per_task:
             raw = {str(a): float(w) for a, w in per_task[perturbation].items()}
@@ -176,13 +280,15 @@ def _user_weights(expert_weights: ExpertWeights | None, task: str,
     return None
 
 
-def discernment_analysis(table: pd.DataFrame | ScoreTable, *, expert_weights: ExpertWeights | None = None,
+def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
+                         expert_weights: ExpertWeights | str | Path | None = None,
                          aspect_map: Mapping[str, str] | None = None,
                          level_map: Mapping[str, str] | None = None, alpha: float = 0.05,
                          zero_method: str = "wilcox", hmp: bool = False,
                          by_task: bool = True) -> DiscernmentResult:
     """Run the DHP statistics on a score table (see the module docstring)."""
     notes: list[str] = []
+    loaded = load_expert_weights(expert_weights)
     grouped: dict[tuple[str, str, str, str], list[Any]] = defaultdict(list)
     for ps in paired_sets(table, by_task=by_task):
         grouped[(ps.evaluator, ps.task, ps.perturbation, ps.severity)].append(ps)
@@ -204,8 +310,11 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *, expert_weights: Ex
         p = combine_paper([t.wilcoxon.pvalue for t in usable]) if usable else None  # type: ignore[misc]
         if not usable:
             note = "no aspect had a testable pair"
-        weights = _user_weights(expert_weights, task, pert)
-        source = "user"
+        weights = _user_weights(loaded.table if loaded else None, task, pert)
+        source = loaded.source if loaded else "user"
+        if weights is not None and loaded is not None:
+            weights = _match_weights(weights, evaluator, [t.aspect for t in tests], aspect_map,
+                                     loaded.aliases)
         if weights is None:
             weights = default_weights(pert, evaluator, [t.aspect for t in tests], aspect_map)
             source = "default: paper 000 expectations (equal weight on aspects it should move)"

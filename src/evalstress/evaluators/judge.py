@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
+from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
@@ -250,7 +251,8 @@ class JudgeEvaluator(Evaluator):
                  seed: int = 0, criteria: str | None = None, max_concurrency: int = 16,
                  timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
                  backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
-                 cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None):
+                 cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None,
+                 steps: str = "generic"):
         model = str(model or os.environ.get("EVALSTRESS_JUDGE_MODEL", ""))
         if not model:
             raise ValueError("judge needs model=NAME (or $EVALSTRESS_JUDGE_MODEL)")
@@ -303,6 +305,7 @@ class JudgeEvaluator(Evaluator):
                                 deadline=float(deadline), max_attempts=int(max_attempts),
                                 backoff=float(backoff), seed=self.seed, backend=backend)
         self.client.cache = self._open_cache(None)
+        self.auto_steps = geval.attach(self, steps)  # G-Eval steps written by the judge (Auto-CoT)
         criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
                          if criteria else "builtin")
         # only what changes the numbers: never keys, timeouts or concurrency; the endpoints'
@@ -314,7 +317,8 @@ class JudgeEvaluator(Evaluator):
                          logprobs=self.logprobs, top_logprobs=self.top_logprobs,
                          max_tokens=self.max_tokens, max_reasks=self.max_reasks, seed=self.seed,
                          criteria=criteria_hash, prompt_version=PROMPT_VERSION,
-                         **({"constrain": self.constrain} if self.constrain != "off" else {}))
+                         **({"constrain": self.constrain} if self.constrain != "off" else {}),
+                         **geval.signature(steps))
 
     # --- configuration ----------------------------------------------------------------------
 
@@ -362,6 +366,8 @@ class JudgeEvaluator(Evaluator):
 
     def messages(self, request: ScoreRequest, aspect: str) -> list[dict[str, str]]:
         """The chat messages that judge `request` on `aspect`."""
+        if self.auto_steps is not None:
+            return self.auto_steps.messages(request, aspect)
         low, high = self.scale
         criterion = self.criteria[self._criterion(aspect)].text(self.criteria_level, self.scale)
         if self.form == "rubric":
@@ -427,6 +433,8 @@ class JudgeEvaluator(Evaluator):
         return run_sync(lambda: self._score_all(requests))
 
     async def _score_all(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        if self.auto_steps is not None:
+            await self.auto_steps.prepare(requests)
         jobs = [(r, a) for r in requests for a in self._aspects]
         known = self.client.cached([self.client.key(self.messages(r, a), self._sample_params(s), s)
                                     for r, a in jobs for s in range(self.n)])
@@ -459,6 +467,9 @@ class JudgeEvaluator(Evaluator):
 
     async def _judge(self, request: ScoreRequest, aspect: str,
                      known: Mapping[str, ChatResponse]) -> Score:
+        if self.auto_steps is not None and (
+                no_steps := await self.auto_steps.ensure(request.task, aspect)) is not None:
+            return no_steps
         messages = self.messages(request, aspect)
         answers = await asyncio.gather(*(self._sample(messages, s, known) for s in range(self.n)))
         parsed = [self._read(a) for a in answers]
@@ -527,8 +538,12 @@ class JudgeEvaluator(Evaluator):
                 calls += 1
                 prompt += size
         per_call = min(self.max_tokens, _TYPICAL_COMPLETION[self.form])
-        return {"calls": calls, "cached": len(keyed) - calls, "prompt_tokens": prompt,
-                "completion_tokens": calls * per_call}
+        out = {"calls": calls, "cached": len(keyed) - calls, "prompt_tokens": prompt,
+               "completion_tokens": calls * per_call}
+        if self.auto_steps is not None:  # plus the step-writing requests not yet cached
+            for name, value in self.auto_steps.estimate(requests).items():
+                out[name] += value
+        return out
 
     # --- pairwise ---------------------------------------------------------------------------
 

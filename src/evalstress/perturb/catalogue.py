@@ -17,9 +17,10 @@ Generated from the registry by `python scripts/catalogue.py` (or
 
 Severity grids are the defaults; override them per suite (`grid: [...]`). Paper 003 severities
 `minor`/`major` resolve to the per-task k of that paper's Table 2 (summarization, dialogue,
-data-to-text and open-ended use the SummEval values; story keeps 5 for minor and uses 25 for
-major); a number gives k directly. `damages` and `preserves` name aspects of the hierarchy in
-`criteria/aspects.yaml`.
+data-to-text and open-ended use the SummEval values; stories have one level, `minor` = 5, and
+their `major` skips); a number gives k directly. Paper 000's four rule attacks also take the
+severity `paper`: that paper's own fixed rule (suite `criteria-rules-paper`). `damages` and
+`preserves` name aspects of the hierarchy in `criteria/aspects.yaml`.
 """
 
 

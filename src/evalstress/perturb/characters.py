@@ -3,8 +3,9 @@
 Paper 003 sets the number of edits k per task and level (Table 2); `severity` is "minor" or
 "major" (the task's k) or a number (k itself). The product's tasks map onto the paper's as in
 `DHP_TASK`: summarization uses the SummEval values (the SumPubMed ones, 20/100, can be given
-with the `k` param), story has one k in the paper (5), which we keep for minor and scale by
-five, as QA does, for major; dialogue, data-to-text and open-ended use the summarization values.
+with the `k` param), translation and QA their own rows; dialogue, data-to-text and open-ended use
+the summarization values. Stories are perturbed at one level only in the paper (k = 5): their
+"minor" is that level and "major" skips with a reason (give `k: {major: N}` to plan one anyway).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import bisect
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from evalstress.perturb.base import (
     Perturbation,
@@ -22,7 +23,8 @@ from evalstress.perturb.base import (
     perturbation,
     sample_count,
 )
-from evalstress.perturb.common import dhp_k
+from evalstress.perturb.common import DHP_TASK, dhp_k
+from evalstress.perturb.paper000 import is_paper, spelling_mistakes
 from evalstress.text import ParsedText
 
 #: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
@@ -30,7 +32,7 @@ CHAR_K = {
     "summarization": {"minor": 10, "major": 50},
     "translation": {"minor": 10, "major": 50},
     "qa": {"minor": 5, "major": 25},
-    "story": {"minor": 5, "major": 25},
+    "story": {"minor": 5},  # one level in the paper
 }
 
 DHP_LEVELS = ("minor", "major")
@@ -40,6 +42,17 @@ CHAR_KEEPS = ("coherence", "non-hallucination", "non-contradiction", "informativ
 #: typo's single-error operations that act inside a word (the space ones would split words).
 TYPO_OPS = ("char_swap", "missing_char", "extra_char", "nearby_char", "similar_char",
             "repeated_char")
+
+
+def char_k(ctx: PerturbContext, severity: Severity,
+           override: Mapping[str, int] | None) -> int | Skip:
+    """The k of Table 2 for this example's task, or a Skip where the paper has no such level."""
+    level = str(severity).strip().lower()
+    task = DHP_TASK.get(ctx.example.task, "summarization")
+    if level in DHP_LEVELS and level not in CHAR_K[task] and not (override and level in override):
+        only = ", ".join(f"{name} (k={k})" for name, k in CHAR_K[task].items())
+        return Skip(f"paper 003 perturbs {task} characters at one level only: {only}")
+    return dhp_k(ctx, severity, CHAR_K, override)
 
 
 def _alnum_positions(parsed: ParsedText) -> list[int]:
@@ -116,7 +129,9 @@ class CharDeletion(Perturbation):
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        k = dhp_k(ctx, severity, CHAR_K, self.params.get("k"))
+        k = char_k(ctx, severity, self.params.get("k"))
+        if isinstance(k, Skip):
+            return k
         positions = _alnum_positions(ctx.parsed)
         if len(positions) < 2:
             return Skip("fewer than two letters or digits to delete from")
@@ -148,7 +163,9 @@ class CharTypo(Perturbation):
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        k = dhp_k(ctx, severity, CHAR_K, self.params.get("k"))
+        k = char_k(ctx, severity, self.params.get("k"))
+        if isinstance(k, Skip):
+            return k
         positions = _alnum_positions(ctx.parsed)
         starts, spans = _word_spans(ctx.parsed)
         if not positions or not spans:
@@ -167,11 +184,17 @@ class SpellingMistake(Perturbation):
     preserves = ("coherence", "simplicity", "faithfulness", "non-hallucination",
                  "non-contradiction", "informativeness", "adequacy")
     grid = (0.1, 0.2, 0.3, 0.4)
-    description = "Misspell a random portion of the words, one typo each (paper 000's rule)."
+    description = ("Misspell a random portion of the words, one typo each (paper 000); severity "
+                   "'paper': up to 3 words of 4+ lower-case letters per sentence, each with a "
+                   "repeated, dropped or swapped letter.")
     source_papers = ("000",)
     attack = "000:spelling-mistake"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if is_paper(severity):
+            text, hit = spelling_mistakes(ctx.parsed, rng,
+                                          int(self.params.get("per_sentence", 3)))
+            return text if hit else Skip("no word of four or more lower-case letters")
         _, spans = _word_spans(ctx.parsed)
         text = ctx.parsed.text
         # words of three letters or more: a typo in "a" or "of" reads as another word

@@ -1,11 +1,12 @@
 """Rule-based word and sentence perturbations of paper 003 (DHP) and of paper 000.
 
-Paper 003 grades each perturbation minor/major (Table 2): k continuous words deleted (5/25, the
-translation setting, which we use for every task since the paper gives no other), sentence
-reordering (2 sentences / all of them), and single-level replacements of the ending or the whole
-answer. Paper 000 builds four aspect-targeted attacks by rule: sentence exchange (coherence),
-word exchange (grammaticality), spelling mistake (in `characters`) and sentence deletion
-(informativeness).
+Paper 003 grades each perturbation minor/major (Table 2): k continuous words deleted (5/25; the
+paper defines it for translation only, and the `dhp` suite plans it there; other tasks get the
+same k if a suite asks), sentence reordering (2 sentences / all of them), and single-level
+replacements of the ending (stories) or the whole answer (QA). Paper 000 builds four
+aspect-targeted attacks by rule: sentence exchange (coherence), word exchange (grammaticality),
+spelling mistake (in `characters`) and sentence deletion (informativeness); severity `paper`
+applies each exactly as that paper's code does (see `paper000`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
 from evalstress.perturb.consistency import draw_other
+from evalstress.perturb.paper000 import count_severity, is_paper, word_exchange
 from evalstress.text import ParsedText, rebuild_parsed
 
 #: Paper 003, Table 2: k continuous words for (W, R) random deletions.
@@ -195,7 +197,8 @@ class SentenceExchange(Perturbation):
                  "non-contradiction", "informativeness", "adequacy")
     severity_param = "pairs"
     grid = (1, 2)
-    description = "Exchange the places of random pairs of sentences (paper 000, coherence attack)."
+    description = ("Exchange the places of random pairs of sentences (paper 000, coherence "
+                   "attack); severity 'paper': a random full permutation, as its code does.")
     swap_type = True
     source_papers = ("000",)
     attack = "000:sentence-exchange"
@@ -205,10 +208,16 @@ class SentenceExchange(Perturbation):
         n = len(sentences)
         if n < 2 or len(set(sentences)) < 2:
             return Skip("fewer than two different sentences to exchange")
+        if is_paper(severity):
+            # paper 000: every sentence goes to a random place; redrawn until the order changed
+            order = rng.sample(range(n), n)
+            while [sentences[i] for i in order] == sentences:
+                order = rng.sample(range(n), n)
+            return _reorder(sentences, order)
         order = list(range(n))
         free = list(range(n))
         rng.shuffle(free)
-        for _ in range(min(int(severity), n // 2)):
+        for _ in range(min(count_severity(self, severity), n // 2)):
             i, j = free.pop(), free.pop()
             order[i], order[j] = order[j], order[i]
         if [sentences[i] for i in order] == sentences:
@@ -226,12 +235,19 @@ class WordExchange(Perturbation):
                  "non-contradiction", "informativeness", "adequacy")
     severity_param = "per_sentence"
     grid = (1, 3, 5)
-    description = "Exchange k pairs of neighbouring words in every sentence (paper 000)."
+    description = ("Exchange k pairs of neighbouring words in every sentence (paper 000); "
+                   "severity 'paper': one pair in sentences of 6-9 words, one per half from 10 "
+                   "words, none in shorter ones, lower-case words only.")
     swap_type = True
     source_papers = ("000",)
     attack = "000:word-exchange"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if is_paper(severity):
+            exchanged = word_exchange(ctx.parsed, rng)
+            return exchanged if exchanged is not None else Skip(
+                "no sentence of more than 5 words with two neighbouring lower-case words")
+        per_sentence = count_severity(self, severity)
         tokens = ctx.parsed.tokens
         rows = ctx.parsed.memo("word_exchange", lambda p: [
             (row, starts) for row in sentence_words(p) if (starts := _exchangeable(p, row))])
@@ -244,7 +260,7 @@ class WordExchange(Perturbation):
             used: set[int] = set()
             done = 0
             for j in starts:
-                if done == int(severity):
+                if done == per_sentence:
                     break
                 if j in used or j + 1 in used:
                     continue
@@ -283,13 +299,18 @@ class SentenceDeletion(Perturbation):
                  "faithfulness", "non-hallucination", "non-contradiction")
     severity_param = "sentences"
     grid = (1, 2)
-    description = "Delete k random sentences, never all of them (paper 000, informativeness)."
+    description = ("Delete k random sentences, never all of them (paper 000, informativeness); "
+                   "severity 'paper': delete the last sentence.")
     source_papers = ("000",)
     attack = "000:sentence-deletion"
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         sentences = nonempty_sentences(ctx.parsed)
-        k = int(severity)
+        if is_paper(severity):
+            if len(sentences) < 2:
+                return Skip("one sentence: deleting the last would leave nothing")
+            return " ".join(sentences[:-1])
+        k = count_severity(self, severity)
         if len(sentences) <= k:
             return Skip(f"{len(sentences)} sentence(s): deleting {k} would leave nothing")
         gone = set(rng.sample(range(len(sentences)), k))
