@@ -24,6 +24,7 @@ from evalstress.cache import SQLiteCache
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
+from evalstress.redact import redact
 from evalstress.scoretable import ScoreColumns
 from evalstress.suites import Suite
 from evalstress.text import TextParser
@@ -129,7 +130,7 @@ def add_rows(out: ScoreColumns, evaluator: Evaluator, base: dict[str, Any], row:
         out.append(**base, evaluator=evaluator.label, aspect=aspect,
                    score=score.value if score.ok else float("nan"),
                    higher_is_better=evaluator.higher_is_better(aspect),
-                   status="ok" if score.ok else "missing", reason=score.reason or "")
+                   status="ok" if score.ok else "missing", reason=redact(score.reason or ""))
     return missing
 
 

@@ -26,6 +26,7 @@ from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.interrupts import set_resume_hint
 from evalstress.perturb.base import registry as perturbation_registry
+from evalstress.redact import redact_value
 from evalstress.report import write_outputs
 from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
@@ -524,7 +525,8 @@ def correlate_command(
     from evalstress.report import SCHEMA_VERSION
 
     payload = {"schema_version": SCHEMA_VERSION, "evalstress": __version__,
-               "config": {"command": "correlate", "data": str(data), "evaluators": list(specs),
+               "config": {"command": "correlate", "data": str(data),
+                          "evaluators": redact_value(list(specs)),
                           "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
                           "limit": limit},
                "counts": {"documents": len(docs),

@@ -17,13 +17,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from evalstress.redact import redact
+
 TRANSPORTS = ("aiohttp", "openai")
 
 
 class TransportError(Exception):
     def __init__(self, kind: str, message: str, status: int | None = None,
                  retry_after: float | None = None):
-        super().__init__(message)
+        super().__init__(redact(message))  # a server may echo the key it was sent
         self.kind, self.status, self.retry_after = kind, status, retry_after
 
 
