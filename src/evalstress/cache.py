@@ -6,6 +6,7 @@ Score caches and the LLM response cache both build on it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -33,23 +34,44 @@ class SQLiteCache:
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.table = table
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} (namespace TEXT NOT NULL, key TEXT NOT NULL, "
-            "value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')), "
-            "PRIMARY KEY (namespace, key))"
-        )
-        self._conn.commit()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} (namespace TEXT NOT NULL, key TEXT NOT "
+                "NULL, value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')), "
+                "PRIMARY KEY (namespace, key))"
+            )
+            self._conn.commit()
+        except (OSError, sqlite3.Error) as exc:
+            raise self._storage_error(exc) from None
+
+    def _storage_error(self, exc: BaseException) -> Exception:
+        """A full disk or a read-only file is one line naming the cache file (a bug is not)."""
+        from evalstress.storage import StorageError, reason_of
+
+        meaning = reason_of(exc)
+        if meaning is None:
+            return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        return StorageError(f"cache file {self.path}: {meaning} (choose another folder with "
+                            "--cache-dir, or --no-cache)")
 
     @contextmanager
     def _locked(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            yield self._conn
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                error = self._storage_error(exc)
+                if error is exc:
+                    raise
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.rollback()
+                raise error from None
 
     def get(self, namespace: str, key: str) -> Any | None:
         return self.get_many(namespace, [key]).get(key)

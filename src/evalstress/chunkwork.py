@@ -9,8 +9,10 @@ variants' JSONL lines (diffs included) and the skips.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -22,6 +24,7 @@ from evalstress.cache import SQLiteCache
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
+from evalstress.redact import redact
 from evalstress.scoretable import ScoreColumns
 from evalstress.suites import Suite
 from evalstress.text import TextParser
@@ -127,7 +130,7 @@ def add_rows(out: ScoreColumns, evaluator: Evaluator, base: dict[str, Any], row:
         out.append(**base, evaluator=evaluator.label, aspect=aspect,
                    score=score.value if score.ok else float("nan"),
                    higher_is_better=evaluator.higher_is_better(aspect),
-                   status="ok" if score.ok else "missing", reason=score.reason or "")
+                   status="ok" if score.ok else "missing", reason=redact(score.reason or ""))
     return missing
 
 
@@ -262,6 +265,8 @@ class WorkerSpec:
 
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
+    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
     # thread per core in every worker and fight the pool for the same cores
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
@@ -304,10 +309,26 @@ class ChunkExecutor:
             future.set_exception(exc)
         return future
 
-    def close(self, *, cancel: bool = False) -> None:
+    def close(self, *, cancel: bool = False, terminate: bool = False) -> None:
+        """Shut the pool down; `terminate` stops the workers mid-chunk (after a Ctrl-C: what
+        they finished is in the cache, the chunk itself is redone on resume)."""
         if self._pool is not None:
+            if terminate:
+                _terminate_workers(self._pool)
             self._pool.shutdown(wait=True, cancel_futures=cancel)
             self._pool = None
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Python 3.14's `terminate_workers`; before it, the executor's own process table."""
+    method = getattr(pool, "terminate_workers", None)
+    if callable(method):
+        method()
+        return
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        with contextlib.suppress(Exception):
+            process.terminate()
 
 
 def skip_counts(skips: Sequence[tuple[str, str, Any, int, str]]) -> Counter[tuple[str, str]]:

@@ -4,6 +4,7 @@ finished run `evalstress report`, `compare`, `check` and `combine`."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,12 +21,15 @@ from evalstress import __version__
 from evalstress.analyses import run_analyses
 from evalstress.analyses.registry import analysis_names
 from evalstress.cache import SQLiteCache
+from evalstress.cliguard import GuardedGroup, keeps, on_stop
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.generation import GenerationError, GenerationSetup, build_setup
+from evalstress.interrupts import set_resume_hint
 from evalstress.levels_command import criteria_levels_command
 from evalstress.perturb.base import registry as perturbation_registry
+from evalstress.redact import redact_value
 from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
@@ -43,6 +47,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
     pretty_exceptions_show_locals=False,
+    cls=GuardedGroup,  # Ctrl-C, SIGTERM, a full disk: one clear line and a meaningful exit
 )
 console = Console(width=None if sys.stdout.isatty() else 132)
 err = Console(stderr=True)
@@ -59,6 +64,7 @@ class RichProgressReporter(Progress):
                                   MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                                   transient=True, disable=not self.enabled)
         self._tasks: dict[str, Any] = {}
+        on_stop(self._bars.stop)  # an interrupted command leaves no live display behind
 
     def start(self, label: str, total: int) -> None:
         if not self._tasks:
@@ -78,10 +84,22 @@ class RichProgressReporter(Progress):
 
 
 def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
-    """The score cache of a command: in `cache_dir` when given, none with --no-cache."""
+    """The score cache of a command: in `cache_dir` when given, none with --no-cache. The
+    folder is proven writable before any work; a given `cache_dir` becomes the process's cache
+    folder (judges, model files, worker processes), so $EVALSTRESS_CACHE_DIR is not touched."""
+    from evalstress.cache import default_cache_dir
+    from evalstress.storage import StorageError, check_cache_dir
+
+    if cache_dir is not None:
+        os.environ["EVALSTRESS_CACHE_DIR"] = str(cache_dir)
     if no_cache:
         return None
-    return open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    folder = cache_dir or default_cache_dir()
+    try:
+        check_cache_dir(folder)
+        return open_cache(folder / "scores.sqlite")
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -117,6 +135,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     except OutputError as exc:
         raise _fail(str(exc)) from None
     cache = _score_cache(cache_dir, no_cache)
+    keeps(out)
+    set_resume_hint(f"finished chunks in {staging_for(out)}")
     for evaluator in evaluators:  # LLM judges keep their response cache beside the score cache
         configure = getattr(evaluator, "configure_cache", None)
         if callable(configure) and (cache_dir is not None or no_cache):
@@ -593,7 +613,8 @@ def correlate_command(
     from evalstress.report import SCHEMA_VERSION
 
     payload = {"schema_version": SCHEMA_VERSION, "evalstress": __version__,
-               "config": {"command": "correlate", "data": str(data), "evaluators": list(specs),
+               "config": {"command": "correlate", "data": str(data),
+                          "evaluators": redact_value(list(specs)),
                           "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
                           "limit": limit},
                "counts": {"documents": len(docs),

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalstress import __version__
+from evalstress import __version__, interrupts
 from evalstress.cache import SQLiteCache
 from evalstress.chunkwork import (
     ORIGINAL,
@@ -349,6 +349,7 @@ class StreamingRun:
         # a pool keeps every worker busy while this process writes; serial work has no overlap
         window = executor.workers + 1 if executor.parallel and self.policy is None else 1
         need_variants = bool(self.here or self.corpus)
+        interrupted = False
         try:
             for index in range(len(chunks)):
                 if index in summaries:
@@ -368,8 +369,12 @@ class StreamingRun:
                     self._collect(staging, chunks, summaries, *pending.popleft())
             while pending:
                 self._collect(staging, chunks, summaries, *pending.popleft())
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
-            executor.close(cancel=True)
+            stopping = interrupted or interrupts.requested() is not None
+            executor.close(cancel=True, terminate=stopping)
             self.progress.finish("examples")
         corpus_table, corpus_stats, corpus_missing = (self._score_corpus() if self.corpus
                                                       else (None, {}, Counter()))

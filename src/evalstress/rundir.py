@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from evalstress import interrupts
 from evalstress.perturb.base import Variant
 from evalstress.scoretable import SCORE_SCHEMA
 
@@ -163,9 +164,9 @@ class Staging:
                     with self.files.part(index, name).open("rb") as part_file:
                         shutil.copyfileobj(part_file, out, 1 << 20)
         _write_atomic(self.files.path("summary.json"), json.dumps(dict(summary)))
-        shutil.rmtree(self.files.chunks)
         _write_atomic(self.files.path(MANIFEST),
                       json.dumps({"fingerprint": self.fingerprint, "finalized": True}))
+        shutil.rmtree(self.files.chunks, ignore_errors=True)  # a resume needs them no more
 
 
 def promote(files: RunFiles, out: Path) -> Path:
@@ -186,14 +187,16 @@ def promote(files: RunFiles, out: Path) -> Path:
         files.root = staging
     for internal in (MANIFEST, "summary.json"):  # only needed to resume the staging folder
         (staging / internal).unlink(missing_ok=True)
+    shutil.rmtree(staging / "chunks", ignore_errors=True)
     old = out.parent / f".{out.name}.old"
     if old.exists():
         shutil.rmtree(old)
-    if out.exists():
-        os.replace(out, old)
-    os.replace(staging, out)
-    files.root = out
-    files.keep()
+    with interrupts.deferred():  # a signal between the two renames would leave no run at `out`
+        if out.exists():
+            os.replace(out, old)
+        os.replace(staging, out)
+        files.root = out
+        files.keep()
     if old.exists():
         shutil.rmtree(old, ignore_errors=True)
     return out

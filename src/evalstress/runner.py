@@ -24,6 +24,7 @@ from evalstress.chunkwork import EvaluatorStats, default_workers
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
+from evalstress.redact import redact
 from evalstress.rundir import RunFiles, StoredSequence
 from evalstress.scoretable import ScoreTable
 from evalstress.suites import Suite
@@ -256,7 +257,8 @@ def _rows(evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> list[dic
         out.append({**base, "evaluator": evaluator.label, "aspect": aspect,
                     "score": score.value if score.ok else float("nan"),
                     "higher_is_better": evaluator.higher_is_better(aspect),
-                    "status": "ok" if score.ok else "missing", "reason": score.reason or ""})
+                    "status": "ok" if score.ok else "missing",
+                    "reason": redact(score.reason or "")})
     return out
 
 def _severity_ranks(suite: Suite) -> dict[tuple[str, str], int]:

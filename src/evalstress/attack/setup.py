@@ -18,6 +18,7 @@ from evalstress.cache import SQLiteCache
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.llm.generate import TextGenerator
+from evalstress.redact import redact_value
 from evalstress.runner import Progress
 
 
@@ -99,7 +100,7 @@ def write_attack_outputs(result: AdversarialResult, out: Path, *,
     out.mkdir(parents=True, exist_ok=True)
     payload = {"evalstress": __version__,
                "created": datetime.now(UTC).isoformat(timespec="seconds"),
-               "config": dict(config),
+               "config": redact_value(dict(config)),
                "counts": {"examples": result.info.get("examples"),
                           "attacks": result.info.get("attacks"),
                           "successes": len(result.successes)},

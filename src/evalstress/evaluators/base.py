@@ -234,6 +234,7 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     """Build an evaluator from a spec. `name=LABEL` sets its short label in tables; a missing
     optional dependency fails here, naming the extra to install, before any work."""
     from evalstress.extras import check_evaluator
+    from evalstress.redact import refuse_secrets
 
     name, params = parse_spec(spec)
     label = params.pop("name", None)
@@ -244,6 +245,7 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
         close = difflib.get_close_matches(name, list(reg), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise KeyError(f"unknown evaluator '{name}'.{hint} See: evalstress list evaluators")
+    refuse_secrets(params, f"evaluator '{name}'")  # a spec is stored with the run
     check_evaluator(name, params)
     try:
         instance = reg[name](**params)

@@ -1,4 +1,8 @@
-"""Running the async LLM layer from synchronous code (the runner, the CLI, notebooks)."""
+"""Running the async LLM layer from synchronous code (the runner, the CLI, notebooks).
+
+Under the command line's signal handlers (`evalstress.interrupts`), a Ctrl-C or SIGTERM cancels
+the running coroutine's task: requests in flight are cancelled, the loop closes with no task
+left pending, and the caller gets a `KeyboardInterrupt`."""
 
 from __future__ import annotations
 
@@ -7,7 +11,14 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from evalstress import interrupts
+
 T = TypeVar("T")
+
+
+async def _main(coro_factory: Callable[[], Awaitable[T]]) -> T:
+    with interrupts.cancelled_on_signal():
+        return await coro_factory()
 
 
 def run_sync(coro_factory: Callable[[], Awaitable[T]]) -> T:
@@ -19,7 +30,12 @@ def run_sync(coro_factory: Callable[[], Awaitable[T]]) -> T:
     except RuntimeError:
         inside_loop = False
     if not inside_loop:
-        return asyncio.run(coro_factory())  # type: ignore[arg-type]
+        try:
+            return asyncio.run(_main(coro_factory))
+        except asyncio.CancelledError:
+            if interrupts.requested() is not None:
+                raise KeyboardInterrupt from None
+            raise
     box: dict[str, Any] = {}
 
     def target() -> None:

@@ -46,8 +46,16 @@ class ResponseCache:
     """Stored chat responses by request key; values are {"request": parts, "response": {...}}."""
 
     def __init__(self, path: str | Path | None = None):
-        self.store = SQLiteCache(Path(path) if path else default_path(), "responses")
-        self.path = self.store.path
+        self.path = Path(path) if path else default_path()
+        self._store: SQLiteCache | None = None
+
+    @property
+    def store(self) -> SQLiteCache:
+        """The SQLite file, opened on first use: building a judge touches no folder, so a
+        --cache-dir or --no-cache given later decides where (and whether) anything is written."""
+        if self._store is None:
+            self._store = SQLiteCache(self.path, "responses")
+        return self._store
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {k: v["response"] for k, v in self.store.get_many(NAMESPACE, keys).items()}
@@ -70,7 +78,9 @@ class ResponseCache:
         return [json.loads(v)["request"] for (v,) in rows]
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 @dataclass

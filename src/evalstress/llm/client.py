@@ -33,6 +33,7 @@ from evalstress.llm.identity import group_identity
 from evalstress.llm.limits import Endpoint, EndpointPool
 from evalstress.llm.transport import TransportError, choose_transport, make_transport
 from evalstress.llm.transport import parse_retry_after as parse_retry_after
+from evalstress.redact import check_url, redact
 
 #: Parameters the client sends; all of them change the output and so enter the cache key.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "seed",
@@ -66,7 +67,8 @@ class LLMError(Exception):
     """A request that failed for good; `kind` says why (rate-limit, server, timeout, client...)."""
 
     def __init__(self, kind: str, message: str, attempts: int, status: int | None = None):
-        super().__init__(f"{kind}: {message} (after {attempts} attempt{'s' * (attempts != 1)})")
+        super().__init__(redact(f"{kind}: {message} (after {attempts} "
+                                f"attempt{'s' * (attempts != 1)})"))
         self.kind = kind
         self.status = status
         self.attempts = attempts
@@ -75,7 +77,7 @@ class LLMError(Exception):
 class _Retry(Exception):
     def __init__(self, kind: str, message: str, status: int | None = None,
                  retry_after: float | None = None):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.kind, self.status, self.retry_after = kind, status, retry_after
 
 
@@ -126,6 +128,8 @@ class LLMClient:
         else:
             urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
             urls = [u.strip() for url in urls for u in url.split("|") if u.strip()]
+            for url in urls:
+                check_url(url, f"model {model}")
             self.pool = EndpointPool([Endpoint(u, max_concurrency) for u in urls])
         self._identity: str | None = None
         self.model = model

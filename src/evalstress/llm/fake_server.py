@@ -97,7 +97,8 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"
 
 class FakeServer:
     """Canned answers by default; `script` replies are used first, in order; `responder` decides
-    everything when given. Counters: `calls`, `max_in_flight`, `requests` (the JSON bodies)."""
+    everything when given. Counters: `calls`, `max_in_flight`, `requests` (the JSON bodies),
+    `answered` (the bodies that got a completion)."""
 
     def __init__(self, *, latency: float = 0.0, default: Reply | None = None,
                  script: list[Reply] | None = None, responder: Responder | None = None,
@@ -113,6 +114,7 @@ class FakeServer:
         self.max_in_flight = 0
         self.statuses: dict[int, int] = {}
         self.requests: list[dict[str, Any]] = []
+        self.answered: list[dict[str, Any]] = []  # requests answered with a completion
         self.auth_headers: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
@@ -128,6 +130,7 @@ class FakeServer:
         self.max_in_flight = self.in_flight
         self.statuses.clear()
         self.requests.clear()
+        self.answered.clear()
 
     def stats(self) -> dict[str, Any]:
         return {"calls": self.calls, "max_in_flight": self.max_in_flight,
@@ -162,7 +165,7 @@ class FakeServer:
                     models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
                     await self._send(writer, 200, json.dumps(models).encode(), {})
                 elif method == "POST" and path.endswith("/chat/completions"):
-                    if not await self._chat(writer, body):
+                    if not await self._chat(writer, body, reader):
                         return
                 else:
                     await self._send(writer, 404, b'{"error": {"message": "not found"}}', {})
@@ -172,7 +175,8 @@ class FakeServer:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _chat(self, writer: asyncio.StreamWriter, body: bytes) -> bool:
+    async def _chat(self, writer: asyncio.StreamWriter, body: bytes,
+                    reader: asyncio.StreamReader | None = None) -> bool:
         """Answer one chat request; False when the connection must close."""
         self.calls += 1
         index = self.calls
@@ -205,6 +209,9 @@ class FakeServer:
             await writer.drain()
             return False
         await self._send(writer, reply.status, payload, reply.headers)
+        gone = reader is not None and reader.at_eof()  # the client hung up before the answer
+        if self.keep_requests and reply.status == 200 and not gone:
+            self.answered.append(request)
         return True
 
     @staticmethod

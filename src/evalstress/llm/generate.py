@@ -28,6 +28,7 @@ from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import ResponseCache
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend, is_local_model
+from evalstress.redact import refuse_secrets
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -102,6 +103,7 @@ class TextGenerator:
                     params["model"] = part.strip()
                     continue
                 params[key.strip()] = _coerce(value.strip())
+        refuse_secrets(params, "generator")  # a spec is stored with the run
         known = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
         for key in params:
             if key not in known:

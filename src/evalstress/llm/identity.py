@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from evalstress.redact import redact
+
 _MODELS_TIMEOUT = 10.0
 
 
@@ -88,8 +90,9 @@ def loopback_identity(base_url: str, model: str, api_key_env: str = "OPENAI_API_
     try:
         ids = served_models(base_url, api_key_env)
     except (OSError, ValueError, urllib.error.URLError) as exc:
-        warnings.warn(f"could not ask {base_url} which model it serves ({exc}); its answers are "
-                      f"cached under the model name '{model}' alone", stacklevel=3)
+        warnings.warn(redact(f"could not ask {base_url} which model it serves ({exc}); its "
+                             f"answers are cached under the model name '{model}' alone"),
+                      stacklevel=3)
         return f"loopback:name:{model}"
     served = model if model in ids or len(ids) != 1 else ids[0]
     return f"loopback:{model_identity(served)}"

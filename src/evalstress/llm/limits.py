@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,54 +51,79 @@ class Endpoint:
 
 
 class EndpointPool:
-    """Hands out endpoint slots; a slot is held for one HTTP attempt."""
+    """Hands out endpoint slots; a slot is held for one HTTP attempt.
+
+    Waiters queue as plain futures (first come, first served): a release or the end of a pause
+    wakes the first. No `asyncio.Condition` and no `wait_for`: on Python 3.11 a cancelled
+    `wait_for(cond.wait())` can swallow the cancellation, and a Ctrl-C then waited forever for
+    tasks that never ended. Here a cancelled waiter leaves the queue at once and hands a wake-up
+    it had already received to the next waiter."""
 
     def __init__(self, endpoints: Sequence[Endpoint]):
         if not endpoints:
             raise ValueError("at least one endpoint is needed")
         self.endpoints = list(endpoints)
-        self._cond: asyncio.Condition | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
     def identity(self) -> str:
         """The name of the group in cache keys: its sorted base URLs."""
         return ",".join(sorted({e.base_url for e in self.endpoints}))
 
-    def _condition(self) -> asyncio.Condition:
-        loop = asyncio.get_running_loop()
-        if self._cond is None or self._loop is not loop:
-            self._cond, self._loop = asyncio.Condition(), loop
-        return self._cond
+    def _take(self, now: float) -> Endpoint | None:
+        best = max(self.endpoints, key=lambda e: e.room(now))
+        if best.room(now) > 0:
+            best.in_flight += 1
+            return best
+        return None
+
+    def _wake_next(self) -> None:
+        """Wake the first waiter still waiting (it re-checks the room itself)."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done() and not waiter.get_loop().is_closed():
+                waiter.set_result(None)
+                return
 
     async def acquire(self, deadline: float | None = None) -> Endpoint:
         """Wait for a slot on the endpoint with the most room; TimeoutError past `deadline`.
 
         `deadline=None` waits as long as the queue needs: a request's own deadline starts when
         it is first dispatched, so waiting behind the rest of a large batch never uses it up."""
-        cond = self._condition()
-        async with cond:
-            while True:
-                now = time.monotonic()
-                best = max(self.endpoints, key=lambda e: e.room(now))
-                if best.room(now) > 0:
-                    best.in_flight += 1
-                    if any(e.room(now) > 0 for e in self.endpoints):
-                        cond.notify(1)  # pass on room a lost wake-up or a raised limit left
-                    return best
-                if deadline is not None and now >= deadline:
-                    raise TimeoutError("no endpoint slot before the deadline")
-                pauses = [e.paused_until - now for e in self.endpoints if e.paused_until > now]
-                limits = [*pauses, *([deadline - now] if deadline is not None else [])]
-                if not limits:
-                    await cond.wait()  # a release (or a raised limit) notifies
-                    continue
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(cond.wait(), timeout=max(min(limits), 0.001))
+        loop = asyncio.get_running_loop()
+        while True:
+            now = time.monotonic()
+            endpoint = self._take(now)
+            if endpoint is not None:
+                if any(e.room(now) > 0 for e in self.endpoints):
+                    self._wake_next()  # pass on room a raised limit or a pause's end left
+                return endpoint
+            if deadline is not None and now >= deadline:
+                raise TimeoutError("no endpoint slot before the deadline")
+            pauses = [e.paused_until - now for e in self.endpoints if e.paused_until > now]
+            limits = [*pauses, *([deadline - now] if deadline is not None else [])]
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            timer = (loop.call_later(max(min(limits), 0.001), _wake, waiter) if limits
+                     else None)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_next()  # a wake-up meant for us goes to the next in line
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+                raise
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
     async def release(self, endpoint: Endpoint) -> None:
-        cond = self._condition()
-        async with cond:
-            endpoint.in_flight -= 1
-            endpoint.served += 1
-            cond.notify(1)  # one freed slot wakes one waiter (no thundering herd)
+        endpoint.in_flight -= 1
+        endpoint.served += 1
+        self._wake_next()  # one freed slot wakes one waiter (no thundering herd)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

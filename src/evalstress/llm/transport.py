@@ -17,13 +17,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from evalstress.redact import redact
+
 TRANSPORTS = ("aiohttp", "openai")
 
 
 class TransportError(Exception):
     def __init__(self, kind: str, message: str, status: int | None = None,
                  retry_after: float | None = None):
-        super().__init__(message)
+        super().__init__(redact(message))  # a server may echo the key it was sent
         self.kind, self.status, self.retry_after = kind, status, retry_after
 
 
@@ -101,17 +103,22 @@ class AiohttpTransport:
 
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         try:
-            async with self.session.post(self.url, data=payload, headers=self.headers,
-                                         timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+            response = await self.session.post(self.url, data=payload, headers=self.headers,
+                                               timeout=aiohttp.ClientTimeout(total=timeout))
+            try:
                 data = await response.read()
-                if response.status >= 400:
-                    status = response.status
-                    raise TransportError(
-                        status_kind(status),
-                        f"HTTP {status} from {self.base_url}: "
-                        f"{error_message(data, response.reason or '')}", status,
-                        parse_retry_after(response.headers) if status == 429 else None)
-                return data
+            finally:
+                # synchronous: no await lies between reading an answer and caching it, so a
+                # Ctrl-C never loses an answer the server already gave
+                response.release()
+            if response.status >= 400:
+                status = response.status
+                raise TransportError(
+                    status_kind(status),
+                    f"HTTP {status} from {self.base_url}: "
+                    f"{error_message(data, response.reason or '')}", status,
+                    parse_retry_after(response.headers) if status == 429 else None)
+            return data
         except TimeoutError:
             raise TransportError("timeout", f"no answer from {self.base_url} within "
                                  f"{timeout:.1f}s") from None

@@ -19,6 +19,7 @@ import pandas as pd
 
 from evalstress import __version__
 from evalstress.chunkwork import variant_line
+from evalstress.redact import redact_value
 from evalstress.rundir import RunFiles, Staging, promote, staging_for
 from evalstress.runner import RunResult
 from evalstress.scoretable import SCORE_SCHEMA
@@ -73,7 +74,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         "schema_version": SCHEMA_VERSION,
         "evalstress": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "config": dict(config or {}),
+        "config": redact_value(dict(config or {})),  # a mistyped key never reaches disk
         "suite": {"name": run.plan.suite.name, "seeds": list(run.plan.suite.seeds),
                   "protocol": run.plan.suite.protocol,
                   "perturbations": {p.name: {**p.perturbation.info(), "grid": list(p.grid),
@@ -84,8 +85,8 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,
                    "missing_scores": int(summary.get("missing_scores", 0))},
         "skip_reasons": summary.get("skip_reasons", []),
-        "missing_reasons": summary.get("missing_reasons", []),
-        "evaluators": {label: {"signature": run.signatures.get(label),
+        "missing_reasons": redact_value(summary.get("missing_reasons", [])),
+        "evaluators": {label: {"signature": redact_value(run.signatures.get(label)),
                                "stats": asdict(stats),
                                "meant_for": meant_for(run.signatures.get(label))}
                        for label, stats in run.stats.items()},
