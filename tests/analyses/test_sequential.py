@@ -36,14 +36,22 @@ def test_sequential_design_keeps_the_conclusions_with_fewer_calls(shared_data: P
     examples = load_examples(shared_data / "summeval.jsonl",
                              ["hypothesis=highlight", "references=references"],
                              task="summarization", limit=60)
+    # every rule perturbation of paper 003 on summaries (the built-in dhp suite plans three of
+    # them for this task), so the fixture has enough units of both conclusions
+    suite_file = tmp_path / "dhp-all.yaml"
+    suite_file.write_text("name: dhp-all\nseeds: [0, 1, 2, 3, 4]\nperturbations:\n"
+                          "  char-deletion: {}\n  char-typo: {}\n  word-span-deletion: {}\n"
+                          "  sentence-reordering: {}\n  random-ending: {}\n"
+                          "analyses: [discernment]\n", encoding="utf-8")
+    suite = load_suite(str(suite_file))
     naive_judge = RuleJudge(examples)
-    naive = run(examples, load_suite("dhp"), [naive_judge])
+    naive = run(examples, suite, [naive_judge])
     full = {(u.task, u.perturbation, u.severity, "rule-judge", t.aspect):
             t.wilcoxon.pvalue is not None and t.wilcoxon.pvalue <= 0.05
             for u in discernment_analysis(naive.scores).units for t in u.tests}
     design = SequentialDesign(len(examples), looks=5)
     judge = RuleJudge(examples)
-    result = run(examples, load_suite("dhp"), [judge], chunk_size=design.chunk_size,
+    result = run(examples, suite, [judge], chunk_size=design.chunk_size,
                  policy=design)
     assert design.conclusions() == full
     assert sum(full.values()) >= 6 and sum(not v for v in full.values()) >= 6  # both kinds
