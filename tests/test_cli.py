@@ -56,7 +56,7 @@ def test_unknown_names_get_suggestions(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text('{"hypothesis": "A text. Another one.", "references": ["A text."]}\n')
     result = runner.invoke(app, ["run", str(data), "-e", "rogue"])
-    assert result.exit_code == 2 and "Did you mean rouge" in result.output
+    assert result.exit_code == 2 and "Did you mean 'rouge'" in result.output
     result = runner.invoke(app, ["run", str(data), "-p", "truncate"])
     assert result.exit_code == 2 and "truncation" in result.output
 
