@@ -77,7 +77,7 @@ class Suite:
                               "options or a list of names")
         items = raw.items() if isinstance(raw, Mapping) else (_list_entry(e, where) for e in raw)
         plans = [_plan(str(name), options, where) for name, options in items]
-        seed_list = _seeds(data.get("seeds", 5), where)
+        seed_list = parse_seeds(data.get("seeds", 5), f"{where}: field 'seeds'")
         analyses = _analyses(data.get("analyses", ["blindspot"]), where)
         options = data.get("options") or {}
         if not isinstance(options, Mapping):
@@ -219,22 +219,23 @@ def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...
     return tuple(int(v) if whole and not isinstance(v, str) else v for v in values)
 
 
-def _seeds(seeds: Any, where: str) -> tuple[int, ...]:
-    """`seeds: N` (seeds 0..N-1, N >= 1) or a list of distinct whole numbers."""
+def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
+    """`seeds: N` (seeds 0..N-1, N >= 1) or a list of distinct whole numbers; `where` names the
+    file and field (or the option) in errors."""
     if isinstance(seeds, int) and not isinstance(seeds, bool):
         if seeds < 1:
-            raise ConfigError(f"{where}: field 'seeds': {seeds} seeds run nothing; give a "
-                              "number >= 1 or a list of seeds")
+            raise ConfigError(f"{where}: {seeds} seeds run nothing; give a number >= 1 or a list "
+                              "of seeds")
         return tuple(range(seeds))
     if isinstance(seeds, list | tuple) and seeds:
         bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
         if bad:
-            raise ConfigError(f"{where}: field 'seeds': {bad[0]!r} is not a whole number >= 0")
+            raise ConfigError(f"{where}: {bad[0]!r} is not a seed (a whole number >= 0)")
         if len(set(seeds)) != len(seeds):
-            raise ConfigError(f"{where}: field 'seeds': a seed is listed twice in {list(seeds)}")
+            raise ConfigError(f"{where}: a seed is listed twice in {list(seeds)}")
         return tuple(seeds)
-    raise ConfigError(f"{where}: field 'seeds' must be a number of seeds (e.g. 5) or a "
-                      f"non-empty list of seeds (e.g. [0, 1, 2]), got {seeds!r}")
+    raise ConfigError(f"{where} must be a number of seeds (e.g. 5) or a non-empty list of seeds "
+                      f"(e.g. [0, 1, 2]), got {seeds!r}")
 
 
 def _analyses(analyses: Any, where: str) -> tuple[str, ...]:
