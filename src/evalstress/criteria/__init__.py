@@ -197,6 +197,9 @@ def _anchors(raw: object, where: str) -> tuple[tuple[int, str], ...]:
                               "numbers 1 to 5 (e.g. 5: ..., 4: ...)")
         if point in points:
             raise ConfigError(f"{where}: point {point} is given twice")
+        if isinstance(text, bool):  # YAML reads a bare no/yes/off/on as a boolean
+            raise ConfigError(f"{where}: point {point} reads as {text} in YAML; quote its "
+                              "description, e.g. 1: 'no'")
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"{where}: point {point} needs a description (text)")
         points[point] = text

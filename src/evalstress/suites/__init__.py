@@ -263,11 +263,11 @@ def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
 
     rule, cls = str(options["rule"]), registry().get(name)
     if rule not in PROTOCOLS:
-        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
-                         f"choose one of {', '.join(PROTOCOLS)}")
+        raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
+                          f"choose one of {', '.join(PROTOCOLS)}")
     if rule == "paper" and cls is not None and not has_paper_rule(cls):
-        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
-                         "paper-002 rule (it already follows the paper, or is not from it)")
+        raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
+                          "paper-002 rule (it already follows the paper, or is not from it)")
 
 
 #: keys of a suite's `generation:` mapping (settings of the LLM generation stage)
