@@ -150,3 +150,23 @@ def test_a_csv_with_a_byte_order_mark_runs(tmp_path: Path) -> None:
                                  "--seeds", "1", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "results.json").read_text())["counts"]["examples"] == 1
+
+
+def test_an_unknown_config_field_suggests_the_known_one(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("evaluator: [bleu]\n")
+    result = runner.invoke(app, ["run", str(data), "--config", str(config),
+                                 "--out", str(tmp_path / "o")])
+    _fails_clearly(result, f"{config}: unknown config field 'evaluator'",
+                   "Did you mean 'evaluators'?")
+
+
+@pytest.mark.parametrize(("field", "value"), [("limit", "0"), ("limit", "abc"),
+                                              ("rel_tol", "-0.5"), ("seeds", "0")])
+def test_bad_config_values_name_the_file_and_field(data: Path, tmp_path: Path, field: str,
+                                                   value: str) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(f"evaluators: [bleu]\n{field}: {value}\n")
+    result = runner.invoke(app, ["run", str(data), "--config", str(config),
+                                 "--out", str(tmp_path / "o")])
+    _fails_clearly(result, str(config), f"field '{field}'")

@@ -221,6 +221,10 @@ def stress(data: Any = None,
     """
     from evalstress.analyses import run_analyses
     from evalstress.analyses.registry import analysis_names
+    from evalstress.strict import check_names
+    from evalstress.suites import known_options
+
+    check_names("option", options or {}, known_options(), "stress(options=...)")
 
     made = make_evaluators(evaluators)  # first: a missing extra fails before any work
     base = suite if isinstance(suite, Suite) else load_suite(suite)

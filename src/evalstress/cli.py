@@ -261,9 +261,12 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
              "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
              "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map"}
-    unknown = set(data) - known
-    if unknown:
-        raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
+    from evalstress.strict import UnknownNameError, check_names
+
+    try:
+        check_names("config field", data, known, str(path))
+    except UnknownNameError as exc:
+        raise _fail(str(exc)) from None
     return data
 
 

@@ -64,6 +64,13 @@ def test_unknown_names_are_errors_with_a_suggestion(tmp_path: Path, body: str,
      "field 'perturbations.truncation' must be a mapping of options"),
     ("perturbations: truncation\n", "field 'perturbations' must be a mapping"),
     ("- truncation\n", "a suite must be a mapping"),
+    # before: accepted, and the analysis failed after all the scoring
+    ("perturbations: [truncation]\noptions: {rel_tol: abc}\n",
+     "field 'options': 'rel_tol' must be a number, got 'abc'"),
+    ("perturbations: [truncation]\noptions: {alpha: 5}\n",
+     "field 'options': 'alpha' must be >= 0 and <= 1, got 5"),
+    ("perturbations: [truncation]\noptions: {n_boot: 2.5}\n",
+     "'n_boot' must be a whole number"),
 ])
 def test_bad_values_name_the_file_the_key_and_the_reason(tmp_path: Path, body: str,
                                                         message: str) -> None:

@@ -84,6 +84,7 @@ class Suite:
             raise ConfigError(f"{where}: field 'options' must be a mapping of option names to "
                               "values")
         check_names("option", options, known_options(), f"{where}: field 'options'")
+        _check_option_values(options, f"{where}: field 'options'")
         protocol = str(data.get("protocol", "default"))
         if protocol not in PROTOCOLS:
             raise ConfigError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
@@ -147,6 +148,31 @@ def known_options() -> tuple[str, ...]:
     from evalstress.analyses.registry import analysis_options
 
     return tuple(sorted({*RUN_OPTIONS, *(k for keys in analysis_options().values() for k in keys)}))
+
+
+#: options whose values can be checked at load time: (kind, lowest, highest), bounds inclusive
+_OPTION_VALUES: dict[str, tuple[type, float, float]] = {
+    "rel_tol": (float, 0.0, float("inf")), "abs_tol": (float, 0.0, float("inf")),
+    "max_missing": (float, 0.0, 1.0), "alpha": (float, 0.0, 1.0),
+    "futility": (float, 0.0, 1.0), "min_effect": (float, 0.0, float("inf")),
+    "n_boot": (int, 1, float("inf")), "seed": (int, 0, float("inf")),
+    "sequential_looks": (int, 1, float("inf")), "bins": (int, 1, float("inf")),
+}
+
+
+def _check_option_values(options: Mapping[str, Any], where: str) -> None:
+    """Numeric options are numbers in range, so a typo fails before any scoring."""
+    for key, (kind, low, high) in _OPTION_VALUES.items():
+        if key not in options:
+            continue
+        value = options[key]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (kind is int and not float(value).is_integer()):
+            what = "a whole number" if kind is int else "a number"
+            raise ConfigError(f"{where}: '{key}' must be {what}, got {value!r}")
+        if not low <= value <= high:
+            upper = "" if high == float("inf") else f" and <= {high:g}"
+            raise ConfigError(f"{where}: '{key}' must be >= {low:g}{upper}, got {value!r}")
 
 
 def _plan(name: str, options: Any, where: str) -> PerturbationPlan:
