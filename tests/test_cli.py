@@ -98,5 +98,5 @@ def test_unknown_analysis_fails_before_any_scoring(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", data, "--limit", "2", "--suite", str(suite),
                                  "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
-    assert "unknown analysis nonsense" in result.output
+    assert "unknown analysis 'nonsense'" in " ".join(result.output.split())
     assert not (tmp_path / "o").exists()

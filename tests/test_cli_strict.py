@@ -170,3 +170,13 @@ def test_bad_config_values_name_the_file_and_field(data: Path, tmp_path: Path, f
     result = runner.invoke(app, ["run", str(data), "--config", str(config),
                                  "--out", str(tmp_path / "o")])
     _fails_clearly(result, str(config), f"field '{field}'")
+
+
+def test_perturbations_given_by_flag_keep_the_suites_options(data: Path, tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "perturbations:\n  truncation: {grid: [0.5]}\nseeds: 1\n"
+                             "options: {rel_tol: 0.25}\n")
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", str(data), "-e", "bleu", "--suite", str(suite), "-p",
+                                 "token-drop", "--seeds", "1", "--quiet", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert _tolerance(out) == 0.25

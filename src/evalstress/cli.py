@@ -397,6 +397,7 @@ def run_command(
             the_suite = custom_suite(names, seeds if seeds is not None
                                      else cfg.get("seeds", list(base.seeds)), base.analyses,
                                      base.protocol)
+            the_suite.options = dict(base.options)  # -p replaces perturbations, not settings
         else:
             the_suite = load_suite(suite_name)
             if seeds is not None or "seeds" in cfg:
