@@ -56,7 +56,7 @@ def test_unknown_names_get_suggestions(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text('{"hypothesis": "A text. Another one.", "references": ["A text."]}\n')
     result = runner.invoke(app, ["run", str(data), "-e", "rogue"])
-    assert result.exit_code == 2 and "Did you mean rouge" in result.output
+    assert result.exit_code == 2 and "Did you mean 'rouge'" in result.output
     result = runner.invoke(app, ["run", str(data), "-p", "truncate"])
     assert result.exit_code == 2 and "truncation" in result.output
 
@@ -98,5 +98,5 @@ def test_unknown_analysis_fails_before_any_scoring(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", data, "--limit", "2", "--suite", str(suite),
                                  "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
-    assert "unknown analysis nonsense" in result.output
+    assert "unknown analysis 'nonsense'" in " ".join(result.output.split())
     assert not (tmp_path / "o").exists()

@@ -109,3 +109,15 @@ def test_summeval_loads_with_mapping(shared_data: Path) -> None:
     assert len(examples) == 100
     assert all(len(e.references) == 10 for e in examples)
     assert "systems" in examples[0].meta
+
+
+def test_csv_and_jsonl_with_a_byte_order_mark_keep_their_first_field(tmp_path: Path) -> None:
+    # spreadsheet exports start with a BOM; before, CSV said "'hypothesis' is missing"
+    csv_path = tmp_path / "bom.csv"
+    csv_path.write_bytes("hypothesis,references\nGood text.,Ref one.\n".encode("utf-8-sig"))
+    jsonl_path = tmp_path / "bom.jsonl"
+    jsonl_path.write_bytes((json.dumps({"hypothesis": "Good text."}) + "\n").encode("utf-8-sig"))
+    [from_csv] = load_examples(csv_path)
+    [from_jsonl] = load_examples(jsonl_path)
+    assert (from_csv.hypothesis, from_csv.references) == ("Good text.", ("Ref one.",))
+    assert from_jsonl.hypothesis == "Good text."

@@ -29,7 +29,7 @@ from evalstress.data import Example, FieldMap, builtin_corpus, from_hf_dataset, 
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.external import CallableEvaluator
 from evalstress.runner import Progress, RunResult, open_cache, run
-from evalstress.suites import Suite, custom_suite, load_suite
+from evalstress.suites import Suite, custom_suite, load_suite, parse_seeds
 
 EvaluatorLike = str | Mapping[str, Any] | Evaluator | Callable[..., Any]
 DEFAULT_EVALUATORS = ("bleu", "chrf", "rouge")
@@ -207,7 +207,7 @@ def stress(data: Any = None,
            perturbations: Sequence[str] | None = None, seeds: int | Sequence[int] | None = None,
            mapping: FieldMap | Mapping[str, str] | Sequence[str] | None = None,
            task: str | None = None, limit: int | None = None, options: Mapping[str, Any] | None
-           = None, rel_tol: float = 0.01, cache: bool = True, cache_dir: str | Path | None = None,
+           = None, rel_tol: float | None = None, cache: bool = True, cache_dir: str | Path | None = None,
            out: str | Path | None = None, progress: bool = True) -> StressResult:
     """Stress-test evaluators on data with a suite, from Python or a notebook.
 
@@ -221,6 +221,10 @@ def stress(data: Any = None,
     """
     from evalstress.analyses import run_analyses
     from evalstress.analyses.registry import analysis_names
+    from evalstress.strict import check_names
+    from evalstress.suites import known_options
+
+    check_names("option", options or {}, known_options(), "stress(options=...)")
 
     made = make_evaluators(evaluators)  # first: a missing extra fails before any work
     base = suite if isinstance(suite, Suite) else load_suite(suite)
@@ -230,7 +234,7 @@ def stress(data: Any = None,
                                  else list(base.seeds), base.analyses)
         the_suite.options = dict(base.options)
     elif seeds is not None:
-        the_suite.seeds = tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
+        the_suite.seeds = parse_seeds(seeds if isinstance(seeds, int) else list(seeds), "seeds")
     unknown = [name for name in the_suite.analyses if name not in analysis_names()]
     if unknown:
         raise ValueError(f"suite '{the_suite.name}': unknown analysis {', '.join(unknown)}; "
@@ -251,7 +255,8 @@ def stress(data: Any = None,
         if score_cache is not None:
             score_cache.close()
     analyses = run_analyses(the_suite.analyses, result,
-                            {**the_suite.options, **dict(options or {}), "rel_tol": rel_tol})
+                            {**the_suite.options, **dict(options or {}),
+                             **({"rel_tol": rel_tol} if rel_tol is not None else {})})
     config = {"command": "stress", "data": str(data) if isinstance(data, str | Path) else
               type(data).__name__, "suite": the_suite.name, "evaluators": [e.label for e in made],
               "seeds": list(the_suite.seeds), "limit": limit}

@@ -34,7 +34,7 @@ from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
-from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite
+from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite, parse_seeds
 
 app = typer.Typer(
     help=(
@@ -112,14 +112,17 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
     if not value:
         return None
-    index, sep, count = value.partition("/")
+    index, sep, count = str(value).partition("/")
     if not sep or not index.isdigit() or not count.isdigit() or int(count) < 1:
         raise _fail(f"--shard '{value}' must look like i/N, e.g. 0/4")
+    if int(index) >= int(count):
+        raise _fail(f"--shard '{value}': shard {index} of {count} does not exist (i counts from 0 "
+                    f"to {int(count) - 1})")
     return int(index), int(count)
 
 
 def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
-            cache_dir: Path | None, no_cache: bool, rel_tol: float, config: dict[str, Any],
+            cache_dir: Path | None, no_cache: bool, rel_tol: float | None, config: dict[str, Any],
             quiet: bool = False, workers: int = 0, backend: str = "local",
             chunk_size: int | None = None, sequential: bool = False,
             generation: GenerationSetup | None = None) -> RunResult:
@@ -174,7 +177,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         if generation is not None:
             generation.close()
     try:
-        analyses = run_analyses(suite.analyses, result, {**suite.options, "rel_tol": rel_tol,
+        given = {"rel_tol": rel_tol} if rel_tol is not None else {}  # flag > suite > default
+        analyses = run_analyses(suite.analyses, result, {**suite.options, **given,
                                                          "protocol": suite.protocol,
                                                          "out_dir": str(out),
                                                          "cache_dir": cache_dir,
@@ -224,7 +228,7 @@ def _evaluators(specs: list[str]) -> list[Evaluator]:
 def quickstart(
     out: Annotated[Path, typer.Option(help="Run directory for results.json and scores.parquet.")]
     = Path("runs/quickstart"),
-    limit: Annotated[int | None, typer.Option(help="Use only the first N built-in examples.")]
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N built-in examples.")]
     = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
@@ -240,7 +244,7 @@ def quickstart(
     examples = builtin_corpus()[:limit] if limit else builtin_corpus()
     suite = load_suite("blindspot")
     execute(examples, suite, _evaluators(LEXICAL_DEFAULT), out, cache_dir=cache_dir,
-            no_cache=no_cache, rel_tol=0.01,
+            no_cache=no_cache, rel_tol=None,
             config={"command": "quickstart", "evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
                     "limit": limit}, quiet=quiet, workers=workers)
 
@@ -257,9 +261,12 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
              "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
              "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map"}
-    unknown = set(data) - known
-    if unknown:
-        raise _fail(f"{path}: unknown config field(s) {sorted(unknown)}; known: {sorted(known)}")
+    from evalstress.strict import UnknownNameError, check_names
+
+    try:
+        check_names("config field", data, known, str(path))
+    except UnknownNameError as exc:
+        raise _fail(str(exc)) from None
     return data
 
 
@@ -284,14 +291,14 @@ def run_command(
     protocol: Annotated[str | None, typer.Option(
         help="default, or paper: follow paper 002's public code where evalstress differs (its "
         "per-test rules, averaging over the whole gold set, tests without tolerance).")] = None,
-    seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
+    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
     shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
     rel_tol: Annotated[float | None, typer.Option(
-        help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
+        min=0.0, help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
@@ -355,7 +362,14 @@ def run_command(
         raise _fail("give a data file: evalstress run DATA.jsonl (or 'data:' in --config)")
     mapping = map_ or cfg.get("map")
     variants_file = variants or (Path(cfg["variants"]) if "variants" in cfg else None)
-    first_n = limit or cfg.get("limit")
+    first_n = limit if limit is not None else cfg.get("limit")
+    if first_n is not None and (isinstance(first_n, bool) or not isinstance(first_n, int)
+                                or first_n < 1):
+        raise _fail(f"{config}: field 'limit' must be a whole number >= 1, got {first_n!r}")
+    cfg_tol = cfg.get("rel_tol")
+    if cfg_tol is not None and (isinstance(cfg_tol, bool) or not isinstance(cfg_tol, int | float)
+                                or not 0 <= cfg_tol < float("inf")):
+        raise _fail(f"{config}: field 'rel_tol' must be a number >= 0, got {cfg_tol!r}")
     try:  # with --variants, every id of the data file tells "outside this run" from "unknown"
         examples = load_examples(data, mapping, task=task or cfg.get("task"),
                                  limit=None if variants_file else first_n)
@@ -383,11 +397,13 @@ def run_command(
             the_suite = custom_suite(names, seeds if seeds is not None
                                      else cfg.get("seeds", list(base.seeds)), base.analyses,
                                      base.protocol)
+            the_suite.options = dict(base.options)  # -p replaces perturbations, not settings
         else:
             the_suite = load_suite(suite_name)
             if seeds is not None or "seeds" in cfg:
-                count = seeds if seeds is not None else cfg["seeds"]
-                the_suite.seeds = tuple(range(count)) if isinstance(count, int) else tuple(count)
+                the_suite.seeds = parse_seeds(seeds if seeds is not None else cfg["seeds"],
+                                              "--seeds" if seeds is not None else
+                                              f"{config}: field 'seeds'")
         if chosen_protocol:
             the_suite = the_suite.with_protocol(str(chosen_protocol))
     except (KeyError, ValueError) as exc:
@@ -410,7 +426,7 @@ def run_command(
         return
     execute(examples, the_suite, evaluators, out_dir,
             cache_dir=folder,
-            no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol", 0.01),
+            no_cache=no_cache, rel_tol=rel_tol if rel_tol is not None else cfg.get("rel_tol"),
             config={"command": "run", "data": str(data), "map": mapping, "suite": the_suite.name,
                     "protocol": the_suite.protocol,
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
@@ -487,7 +503,7 @@ def self_bias_command(
     prompt_words: Annotated[int, typer.Option(help="lm: words of the prompt.")] = 32,
     max_new_tokens: Annotated[int, typer.Option(help="Tokens each backbone writes.")] = 60,
     seed: Annotated[int, typer.Option(help="Seed of the sampling.")] = 0,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
@@ -569,7 +585,7 @@ def correlate_command(
     task: Annotated[str, typer.Option(help="Task passed to the evaluators.")] = "summarization",
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N documents.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N documents.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
@@ -584,8 +600,10 @@ def correlate_command(
     """
     from evalstress.analyses.correlation import load_system_outputs, score_system_outputs
 
-    mapping = dict(part.split("=", 1) for part in (map_ or ["references=references"])
-                   if "=" in part)
+    bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]
+    if bad:
+        raise _fail(f"--map '{bad[0]}' must look like FIELD=NAME, e.g. -m references=references")
+    mapping = dict(part.split("=", 1) for part in (map_ or ["references=references"]))
     try:
         docs = load_system_outputs(data, systems_field=systems_field, text_field=text_field,
                                    system_id_field=system_id_field, id_field=id_field,
@@ -684,7 +702,7 @@ def attack_command(
         "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m "
         "references=references.")] = None,
     task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Attack only the first N examples.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Attack only the first N examples.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
     = None,

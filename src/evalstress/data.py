@@ -182,7 +182,7 @@ def example_from_row(
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        with path.open("r", encoding="utf-8") as handle:
+        with path.open("r", encoding="utf-8-sig") as handle:  # a leading BOM is no JSON
             for line_no, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
@@ -201,7 +201,9 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        with path.open("r", encoding="utf-8", newline="") as handle:
+        # utf-8-sig: spreadsheet programs start a CSV with a byte-order mark, which would
+        # otherwise glue itself to the first column's name
+        with path.open("r", encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             for record in reader:
                 if None in record:

@@ -34,5 +34,5 @@ def test_every_suite_analysis_runs_and_serializes(small_run, tmp_path):
 
 
 def test_unknown_analysis_is_a_clear_error(small_run):
-    with pytest.raises(ValueError, match=r"unknown analysis nope; known: .*blindspot"):
+    with pytest.raises(ValueError, match=r"unknown analysis 'nope'. Known: .*blindspot"):
         run_analyses(["nope"], small_run)

@@ -31,7 +31,7 @@ def test_user_file_adds_criteria_and_bad_files_are_named(tmp_path: Path) -> None
     good = tmp_path / "mine.yaml"
     good.write_text("humour:\n  name: Humour\n  default: Is it funny?\n  simplified: Funny?\n"
                     "  term: Is the text humorous?\n  checks: Look for jokes.\n"
-                    "  anchors: {1: no, 2: barely, 3: some, 4: often, 5: very}\n")
+                    "  anchors: {1: 'no', 2: barely, 3: some, 4: often, 5: very}\n")
     table = load_criteria(str(good))
     assert table["humour"].text("term-only") == "Humour" and "fluency" in table
     bad = tmp_path / "bad.yaml"

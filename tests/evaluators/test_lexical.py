@@ -68,7 +68,7 @@ def test_spec_parameters_reach_the_evaluator_and_its_label() -> None:
     assert evaluator.aspects == ("rouge1",)
     assert evaluator.label == "rouge:measure=recall,types=rouge1"
     assert create_evaluator("rouge").label == "rouge"
-    with pytest.raises(KeyError, match="Did you mean rouge"):
+    with pytest.raises(KeyError, match="Did you mean 'rouge'"):
         create_evaluator("rogue")
 
 

@@ -53,7 +53,7 @@ def test_derive_seed_is_stable_across_processes() -> None:
 
 
 def test_unknown_perturbation_suggests_close_names() -> None:
-    with pytest.raises(KeyError, match="Did you mean truncation"):
+    with pytest.raises(KeyError, match="Did you mean 'truncation'"):
         get_perturbation("truncaton")
 
 

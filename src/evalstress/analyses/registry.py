@@ -26,6 +26,24 @@ from evalstress.runner import RunResult
 AnalysisFn = Callable[[RunResult, Mapping[str, Any]], Any]
 _ANALYSES: dict[str, AnalysisFn] = {}
 
+#: the option keys each analysis reads (the list above); a suite's `options:` key that none
+#: reads is an error with a did-you-mean (evalstress.suites)
+_OPTIONS: dict[str, tuple[str, ...]] = {
+    "blindspot": ("rel_tol", "abs_tol", "protocol", "strict", "max_missing"),
+    "discernment": ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
+                    "by_task"),
+    "criteria-confusion": ("aspect_map", "alpha", "min_effect", "n_boot", "seed", "human_key"),
+    "correlation": ("human_key", "n_boot", "seed"),
+    "style": ("bins",),
+    "adversarial": ("attack", "out_dir", "cache_dir", "no_cache"),
+    "description-types": ("levels",),
+}
+
+
+def analysis_options() -> dict[str, tuple[str, ...]]:
+    """Option keys per analysis name."""
+    return dict(_OPTIONS)
+
 
 def register_analysis(name: str) -> Callable[[AnalysisFn], AnalysisFn]:
     """Decorator that makes an analysis available to suites under `name`."""
@@ -38,16 +56,18 @@ def register_analysis(name: str) -> Callable[[AnalysisFn], AnalysisFn]:
 
 
 def analysis_names() -> list[str]:
+    import evalstress.analyses.description_types  # noqa: F401  (registers its analysis)
+
     return sorted(_ANALYSES)
 
 
 def run_analyses(names: Sequence[str], run: RunResult,
                  options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Run the named analyses on a run's score table, in the order given."""
-    unknown = [n for n in names if n not in _ANALYSES]
-    if unknown:
-        raise ValueError(f"unknown analysis {', '.join(unknown)}; known: "
-                         f"{', '.join(analysis_names())}")
+    from evalstress.strict import check_names
+
+    names = [names] if isinstance(names, str) else names  # one name is a one-item list
+    check_names("analysis", names, analysis_names())
     opts = dict(options or {})
     return {name: _ANALYSES[name](run, opts) for name in names}
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from evalstress.strict import ConfigError, check_names
+
 
 @dataclass(frozen=True)
 class Aspect:
@@ -170,17 +172,41 @@ def _parse_criteria(raw: object, where: str) -> dict[str, Criterion]:
         if not isinstance(fields, dict):
             raise ValueError(f"{where}: aspect '{aspect}' must be a mapping of "
                              f"{', '.join(_CRITERION_FIELDS)}")
+        check_names("field", fields, _CRITERION_FIELDS, f"{where}: aspect '{aspect}'")
         missing = [f for f in _CRITERION_FIELDS if f not in fields]
         if missing:
-            raise ValueError(f"{where}: aspect '{aspect}' lacks field(s) {', '.join(missing)}")
-        anchors = fields["anchors"]
-        if not isinstance(anchors, dict) or sorted(int(k) for k in anchors) != [1, 2, 3, 4, 5]:
-            raise ValueError(f"{where}: field '{aspect}.anchors' must give points 1 to 5")
+            raise ConfigError(f"{where}: aspect '{aspect}' lacks field(s) {', '.join(missing)}")
+        anchors = _anchors(fields["anchors"], f"{where}: field '{aspect}.anchors'")
         out[str(aspect)] = Criterion(
             str(aspect), str(fields["name"]), str(fields["default"]), str(fields["simplified"]),
-            str(fields["term"]), str(fields["checks"]),
-            tuple(sorted(((int(k), str(v)) for k, v in anchors.items()), reverse=True)))
+            str(fields["term"]), str(fields["checks"]), anchors)
     return out
+
+
+def _anchors(raw: object, where: str) -> tuple[tuple[int, str], ...]:
+    """Anchors keyed by the points 1 to 5 (numbers, or digits as text), best first."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must map the points 1 to 5 to their descriptions")
+    points: dict[int, str] = {}
+    for key, text in raw.items():
+        point = key if isinstance(key, int) and not isinstance(key, bool) else None
+        if isinstance(key, str) and key.strip().isdigit():
+            point = int(key.strip())
+        if point is None:
+            raise ConfigError(f"{where}: key {key!r} is not a point; key the anchors by the "
+                              "numbers 1 to 5 (e.g. 5: ..., 4: ...)")
+        if point in points:
+            raise ConfigError(f"{where}: point {point} is given twice")
+        if isinstance(text, bool):  # YAML reads a bare no/yes/off/on as a boolean
+            raise ConfigError(f"{where}: point {point} reads as {text} in YAML; quote its "
+                              "description, e.g. 1: 'no'")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"{where}: point {point} needs a description (text)")
+        points[point] = text
+    if sorted(points) != [1, 2, 3, 4, 5]:
+        raise ConfigError(f"{where} must give each of the points 1 to 5 once, got "
+                          f"{sorted(points)}")
+    return tuple(sorted(points.items(), reverse=True))
 
 
 @functools.cache
@@ -252,8 +278,11 @@ def load_criteria(path: str | None = None) -> dict[str, Criterion]:
         file = Path(path)
         try:
             raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{file}: the criteria file is not UTF-8 text ({exc.reason} at byte "
+                              f"{exc.start}); save it as UTF-8") from None
         except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{file}: cannot read criteria ({exc})") from None
+            raise ConfigError(f"{file}: cannot read criteria ({exc})") from None
         table.update(_parse_criteria(raw, str(file)))
     return table
 

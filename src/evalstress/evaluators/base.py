@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
+import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
+
+from evalstress.strict import ConfigError, UnknownNameError, check_names, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -194,18 +196,30 @@ def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     spec's `name=`)."""
     params: dict[str, Any]
     if isinstance(spec, Mapping):
-        params = dict(spec)
+        params = {str(k): v for k, v in spec.items()}
         if "evaluator" in params:
             return str(params.pop("evaluator")), params
+        if "name" not in params:
+            raise ConfigError(f"evaluator spec {dict(spec)!r} names no evaluator: give 'name' "
+                              "(or 'evaluator' and a 'name' label)")
         return str(params.pop("name")), params
+    if not isinstance(spec, str):
+        raise ConfigError(f"an evaluator spec is a string such as 'rouge' or "
+                          f"'bertscore:model=PATH', or a mapping; got {spec!r}")
     name, _, rest = spec.partition(":")
     params = {}
     if rest:
         for part in _split_params(rest):
             key, sep, value = part.partition("=")
-            if not sep:
-                raise ValueError(f"evaluator parameter '{part}' in '{spec}' must look like key=value")
+            if not sep or not key.strip():
+                raise ConfigError(f"evaluator parameter '{part}' in '{spec}' must look like "
+                                  "key=value")
+            if key.strip() in params:
+                raise ConfigError(f"evaluator parameter '{key.strip()}' is given twice in '{spec}'")
             params[key.strip()] = _coerce(value.strip())
+    if not name.strip():
+        raise ConfigError(f"evaluator spec '{spec}' names no evaluator (e.g. 'rouge', "
+                          "'bleu:tokenize=13a')")
     return name.strip(), params
 
 
@@ -230,6 +244,19 @@ def _split_params(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:
+    """The spec keys an evaluator takes: its `accepted_params()` hook where it has one, else
+    the keyword arguments of its constructor; None when it takes any (`**params`)."""
+    hook = getattr(cls, "accepted_params", None)
+    if callable(hook):
+        return tuple(hook())
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return tuple(p.name for p in parameters
+                 if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+
+
 def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     """Build an evaluator from a spec. `name=LABEL` sets its short label in tables; a missing
     optional dependency fails here, naming the extra to install, before any work."""
@@ -239,13 +266,15 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     name, params = parse_spec(spec)
     label = params.pop("name", None)
     if label is not None and not str(label).strip():
-        raise ValueError(f"evaluator '{name}': name= needs a label")
+        raise ConfigError(f"evaluator '{name}': name= needs a label")
     reg = registry()
     if name not in reg:
-        close = difflib.get_close_matches(name, list(reg), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"unknown evaluator '{name}'.{hint} See: evalstress list evaluators")
+        raise UnknownNameError(f"unknown evaluator '{name}'.{did_you_mean(name, reg)} See: "
+                               "evalstress list evaluators")
     refuse_secrets(params, f"evaluator '{name}'")  # a spec is stored with the run
+    known = accepted_params(reg[name])
+    if known is not None:
+        check_names("parameter", params, (*known, "name"), f"evaluator '{name}'")
     check_evaluator(name, params)
     try:
         instance = reg[name](**params)

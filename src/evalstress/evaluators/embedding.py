@@ -92,6 +92,9 @@ class BertScore(Evaluator):
         if idf and not idf_corpus:
             raise ValueError("bertscore idf=true needs idf_corpus=FILE (one text per line), so "
                              "the idf weights do not change with batching")
+        if idf_corpus and not Path(idf_corpus).is_file():  # before any model loads or scoring
+            raise ValueError(f"bertscore idf_corpus={idf_corpus}: no such file (give a text file "
+                             "with one text per line)")
         if rescale_with_baseline and not (baseline_path or baseline):
             raise ValueError("bertscore rescale_with_baseline=true needs baseline_path=CSV "
                              "(bert-score format: a row per layer, columns LAYER,P,R,F) or "

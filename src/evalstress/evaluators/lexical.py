@@ -31,6 +31,17 @@ class _SacreBleuMetric(Evaluator):
     def metric(self) -> Any:
         raise NotImplementedError
 
+    @classmethod
+    def accepted_params(cls) -> tuple[str, ...]:
+        """Spec keys: the settings of sacreBLEU's metric class (BLEU's effective_order is ours)."""
+        import inspect
+
+        from sacrebleu.metrics import BLEU, CHRF, TER
+
+        metric = {"bleu": BLEU, "chrf": CHRF, "ter": TER}[cls.metric_name]
+        names = list(inspect.signature(metric).parameters)
+        return tuple(n for n in names if n not in ("references", "effective_order"))
+
     @property
     def aspects(self) -> tuple[str, ...]:
         return (self.metric_name,)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import random
 from abc import ABC, abstractmethod
@@ -12,6 +11,7 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
 
 from evalstress.data import Example
+from evalstress.strict import UnknownNameError, did_you_mean, unknown_name_error
 from evalstress.text import ParsedText, TextParser, noise_ratio
 
 Severity = float | int | str
@@ -95,8 +95,14 @@ class Perturbation(ABC):
     #: the published attack this perturbation implements ("000:negation"), which picks its row of
     #: the expectation matrix; empty when it implements none (a bare name never picks a row)
     attack: ClassVar[str] = ""
+    #: parameters a suite or spec may set (besides grid and tasks); each class names its own and
+    #: inherits its bases' (e.g. `rule` from PaperRule); any other name is an error
+    PARAMS: ClassVar[tuple[str, ...]] = ()
+    #: names a numerically graded perturbation also takes as a severity (e.g. "paper")
+    SEVERITY_NAMES: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **params: Any):
+        check_params(type(self), params)
         self.params = params
 
     @abstractmethod
@@ -135,6 +141,37 @@ class Perturbation(ABC):
 
 class Skipped(Exception):
     """Raised inside a transform as a shortcut for returning a Skip."""
+
+
+def known_params(cls: type) -> tuple[str, ...]:
+    """The parameters a perturbation class takes: its own `PARAMS` and those of its bases."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        for name in vars(klass).get("PARAMS", ()):
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def check_params(cls: type[Perturbation], params: Mapping[str, Any], where: str = "") -> None:
+    """An unknown parameter is an error with a did-you-mean. The severity parameter (e.g.
+    `ratio`) is no parameter but the grid's values: the error says so, and a near miss of it
+    (`ratoi`) is suggested as such."""
+    known = known_params(cls)
+    severity = cls.severity_param
+    grid_hint = f"list the values under grid, e.g. grid: {list(cls.grid[:2])}"
+    where = where or f"perturbation '{cls.name}'"
+    prefix = f"{where}: "
+    for key in params:
+        if key in known:
+            continue
+        if key == severity:
+            raise UnknownNameError(f"{prefix}'{severity}' is the severity of {cls.name}, not a "
+                                   f"parameter: {grid_hint}")
+        if did_you_mean(key, known) or not did_you_mean(key, [severity]):
+            raise unknown_name_error("parameter", key, known, where)
+        raise UnknownNameError(f"{prefix}unknown parameter '{key}'. Did you mean "
+                               f"'{severity}'? It is the severity: {grid_hint}")
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -187,10 +224,14 @@ def registry() -> dict[str, type[Perturbation]]:
     return dict(sorted(_REGISTRY.items()))
 
 
-def get_perturbation(name: str, **params: Any) -> Perturbation:
+def get_perturbation_class(name: str) -> type[Perturbation]:
+    """The registered class of `name`; an unknown name is an error with a did-you-mean."""
     reg = registry()
     if name not in reg:
-        close = difflib.get_close_matches(name, list(reg), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"unknown perturbation '{name}'.{hint} See: evalstress list perturbations")
-    return reg[name](**params)
+        raise UnknownNameError(f"unknown perturbation '{name}'.{did_you_mean(name, reg)} See: "
+                               "evalstress list perturbations")
+    return reg[name]
+
+
+def get_perturbation(name: str, **params: Any) -> Perturbation:
+    return get_perturbation_class(name)(**params)

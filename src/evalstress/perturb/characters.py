@@ -118,6 +118,7 @@ def _typo_words(parsed: ParsedText, counts: Counter[int], rng: random.Random) ->
 
 @perturbation("char-deletion")
 class CharDeletion(Perturbation):
+    PARAMS = ("k",)
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -152,6 +153,7 @@ def _delete_positions(text: str, positions: list[int]) -> str:
 
 @perturbation("char-typo")
 class CharTypo(Perturbation):
+    PARAMS = ("k",)
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -178,6 +180,8 @@ class CharTypo(Perturbation):
 
 @perturbation("spelling-mistake")
 class SpellingMistake(Perturbation):
+    SEVERITY_NAMES = ("paper",)
+    PARAMS = ("per_sentence",)
     family = "character"
     level = "char"
     damages = ("fluency", "grammaticality", "overall")

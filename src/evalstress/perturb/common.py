@@ -142,6 +142,7 @@ RULES = ("default", "paper")
 class PaperRule:
     """Mixin of perturbations with a paper-002 rule: what `rule=paper` changes, in one line."""
 
+    PARAMS: ClassVar[tuple[str, ...]] = ("rule",)
     paper_rule: ClassVar[str] = ""
 
 

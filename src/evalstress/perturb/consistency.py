@@ -34,6 +34,7 @@ SURFACE_KEPT = ("fluency", "grammaticality")
 
 @perturbation("sentence-switching")
 class SentenceSwitching(PaperRule, Perturbation):
+    PARAMS = ("keep_last",)
     family = "consistency"
     level = "sentence"
     damages = ("coherence", "readability", "overall")

@@ -36,6 +36,7 @@ def _reorder(sentences: list[str], order: list[int]) -> str:
 
 @perturbation("word-span-deletion")
 class WordSpanDeletion(Perturbation):
+    PARAMS = ("k",)
     family = "hierarchical"
     level = "word"
     damages = ("fluency", "grammaticality", "informativeness", "readability", "adequacy",
@@ -161,6 +162,7 @@ class RandomAnswer(Perturbation):
 
 @perturbation("wrong-ending")
 class WrongEnding(Perturbation):
+    PARAMS = ("field", "replace")
     family = "hierarchical"
     level = "sentence"
     damages = REPLACE_DAMAGES
@@ -190,6 +192,7 @@ class WrongEnding(Perturbation):
 
 @perturbation("sentence-exchange")
 class SentenceExchange(Perturbation):
+    SEVERITY_NAMES = ("paper",)
     family = "aspect"
     level = "sentence"
     damages = ORDER_DAMAGES
@@ -228,6 +231,7 @@ class SentenceExchange(Perturbation):
 
 @perturbation("word-exchange")
 class WordExchange(Perturbation):
+    SEVERITY_NAMES = ("paper",)
     family = "aspect"
     level = "word"
     damages = ("fluency", "grammaticality", "readability", "overall")
@@ -292,6 +296,7 @@ def _exchangeable(parsed: ParsedText, row: list[int]) -> list[int]:
 
 @perturbation("sentence-deletion")
 class SentenceDeletion(Perturbation):
+    SEVERITY_NAMES = ("paper",)
     family = "aspect"
     level = "sentence"
     damages = ("informativeness", "adequacy", "overall")

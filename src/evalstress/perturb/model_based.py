@@ -37,6 +37,7 @@ def _split_word(word: str) -> tuple[str, str, str]:
 
 @perturbation("bert-diverge")
 class BertDiverge(Perturbation):
+    PARAMS = ("model", "top_k", "device")
     family = "consistency"
     level = "word"
     method = "model"

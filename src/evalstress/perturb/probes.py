@@ -18,6 +18,7 @@ from evalstress.text import rebuild_parsed
 
 @perturbation("repetition")
 class Repetition(PaperRule, Perturbation):
+    PARAMS = ("n",)
     family = "probe"
     level = "word"
     damages = ("fluency", "readability", "overall")
@@ -59,6 +60,7 @@ def vocabulary(size: int = 5000) -> tuple[str, ...]:
 
 @perturbation("positioned-error")
 class PositionedError(PaperRule, Perturbation):
+    PARAMS = ("mode", "span", "tokenizer", "vocabulary")
     family = "probe"
     level = "word"
     damages = ("fluency", "coherence", "readability", "overall")
@@ -181,6 +183,7 @@ PAPER_INJECTIONS = {
 
 @perturbation("injection")
 class Injection(PaperRule, Perturbation):
+    PARAMS = ("text",)
     family = "probe"
     level = "sentence"
     damages = ("informativeness", "adequacy", "coherence", "overall")
@@ -297,6 +300,7 @@ def _corpus_texts(ctx: PerturbContext, corpus: str | None,
 
 @perturbation("frequent-ngram")
 class FrequentNgram(PaperRule, Perturbation):
+    PARAMS = ("n", "corpus", "where", "length")
     family = "probe"
     level = "sentence"
     damages = ("coherence", "informativeness", "adequacy", "readability", "overall")

@@ -10,7 +10,14 @@ from typing import Any
 
 import yaml
 
-from evalstress.perturb.base import Perturbation, Severity, get_perturbation
+from evalstress.perturb.base import (
+    Perturbation,
+    Severity,
+    check_params,
+    get_perturbation,
+    get_perturbation_class,
+)
+from evalstress.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 
 #: How a suite runs: evalstress's defaults, or paper 002's public code where the two differ
 #: (perturbations with a `paper_rule` get rule=paper; the blind-spot analysis averages over the
@@ -57,63 +64,53 @@ class Suite:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "suite") -> Suite:
+        """A suite from its YAML mapping. Unknown keys and parameters are errors with a
+        did-you-mean; bad values name `where` (the file), the key and the reason."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"{where}: a suite must be a mapping")
+            raise ConfigError(f"{where}: a suite must be a mapping of keys ({', '.join(SUITE_KEYS)})")
+        check_names("suite key", data, SUITE_KEYS, where)
         raw = data.get("perturbations")
         if not raw:
-            raise ValueError(f"{where}: field 'perturbations' is missing or empty")
+            raise ConfigError(f"{where}: field 'perturbations' is missing or empty")
+        if isinstance(raw, str | bytes) or not isinstance(raw, Mapping | list):
+            raise ConfigError(f"{where}: field 'perturbations' must be a mapping of names to "
+                              "options or a list of names")
         items = raw.items() if isinstance(raw, Mapping) else (_list_entry(e, where) for e in raw)
-        plans = []
-        for name, options in items:
-            options = dict(options or {})
-            grid = options.pop("grid", None)
-            tasks = options.pop("tasks", None)
-            if isinstance(tasks, str):
-                tasks = [tasks]
-            if tasks is not None:
-                from evalstress.data import TASKS
-
-                if not isinstance(tasks, list) or not tasks:
-                    raise ValueError(f"{where}: field 'perturbations.{name}.tasks' must be a "
-                                     "non-empty list of task names")
-                unknown = [t for t in tasks if t not in TASKS]
-                if unknown:
-                    raise ValueError(f"{where}: field 'perturbations.{name}.tasks': unknown "
-                                     f"task(s) {', '.join(map(str, unknown))}; known: "
-                                     f"{', '.join(TASKS)}")
-            _check_rule(str(name), options, where)
-            try:
-                pert = get_perturbation(str(name), **options)
-            except KeyError as exc:
-                raise ValueError(f"{where}: field 'perturbations.{name}': {exc.args[0]}") from None
-            plans.append(PerturbationPlan(pert, tuple(grid) if grid else type(pert).grid,
-                                          tuple(tasks) if tasks is not None else None))
-        seeds = data.get("seeds", 5)
-        seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
-        analyses = data.get("analyses", ["blindspot"])
+        plans = [_plan(str(name), options, where) for name, options in items]
+        seed_list = parse_seeds(data.get("seeds", 5), f"{where}: field 'seeds'")
+        analyses = _analyses(data.get("analyses", ["blindspot"]), where)
+        options = data.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where}: field 'options' must be a mapping of option names to "
+                              "values")
+        check_names("option", options, known_options(), f"{where}: field 'options'")
+        _check_option_values(options, f"{where}: field 'options'")
         protocol = str(data.get("protocol", "default"))
         if protocol not in PROTOCOLS:
-            raise ValueError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
-                             f"{', '.join(PROTOCOLS)}")
+            raise ConfigError(f"{where}: field 'protocol': '{protocol}' is unknown; choose one of "
+                              f"{', '.join(PROTOCOLS)}")
         generator = data.get("generator")
         if generator is not None and not isinstance(generator, str | Mapping):
-            raise ValueError(f"{where}: field 'generator' must be a spec string such as "
-                             "'model=NAME,base_url=URL' or a mapping of its parameters")
-        generation = dict(data.get("generation") or {})
-        unknown = sorted(set(generation) - set(GENERATION_KEYS))
-        if unknown:
-            raise ValueError(f"{where}: field 'generation' has unknown key(s) "
-                             f"{', '.join(unknown)}; known: {', '.join(GENERATION_KEYS)}")
+            raise ConfigError(f"{where}: field 'generator' must be a spec string such as "
+                              "'model=NAME,base_url=URL' or a mapping of its parameters")
+        generation = data.get("generation") or {}
+        if not isinstance(generation, Mapping):
+            raise ConfigError(f"{where}: field 'generation' must be a mapping of "
+                              f"{', '.join(GENERATION_KEYS)}")
+        check_names("key", generation, GENERATION_KEYS, f"{where}: field 'generation'")
         expect = data.get("expect") or {}
         if expect:
             from evalstress.check import parse_expect
 
             parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
-        suite = cls(str(data.get("name", "custom")), plans, seed_list, tuple(analyses),
-                    str(data.get("description", "")), dict(data.get("options", {}) or {}),
+        for text_key in ("name", "description"):
+            if text_key in data and not isinstance(data[text_key], str | int | float):
+                raise ConfigError(f"{where}: field '{text_key}' must be text")
+        suite = cls(str(data.get("name", "custom")), plans, seed_list, analyses,
+                    str(data.get("description", "")), dict(options),
                     expect=dict(expect),
                     generator=dict(generator) if isinstance(generator, Mapping) else generator,
-                    generation=generation)
+                    generation=dict(generation))
         return suite.with_protocol(protocol)
 
     def with_protocol(self, protocol: str) -> Suite:
@@ -137,6 +134,148 @@ class Suite:
                      dict(self.generation))
 
 
+#: top-level keys of a suite file
+SUITE_KEYS = ("name", "description", "perturbations", "seeds", "analyses", "options", "protocol",
+              "expect", "generator", "generation")
+#: keys of a perturbation's entry besides its own parameters
+PLAN_KEYS = ("grid", "tasks")
+#: suite options the run itself reads (the sequential design of `run --sequential`)
+RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method")
+
+
+def known_options() -> tuple[str, ...]:
+    """Every key a suite's `options:` may set: those of any analysis, and the run's own."""
+    from evalstress.analyses.registry import analysis_options
+
+    return tuple(sorted({*RUN_OPTIONS, *(k for keys in analysis_options().values() for k in keys)}))
+
+
+#: options whose values can be checked at load time: (kind, lowest, highest), bounds inclusive
+_OPTION_VALUES: dict[str, tuple[type, float, float]] = {
+    "rel_tol": (float, 0.0, float("inf")), "abs_tol": (float, 0.0, float("inf")),
+    "max_missing": (float, 0.0, 1.0), "alpha": (float, 0.0, 1.0),
+    "futility": (float, 0.0, 1.0), "min_effect": (float, 0.0, float("inf")),
+    "n_boot": (int, 1, float("inf")), "seed": (int, 0, float("inf")),
+    "sequential_looks": (int, 1, float("inf")), "bins": (int, 1, float("inf")),
+}
+
+
+def _check_option_values(options: Mapping[str, Any], where: str) -> None:
+    """Numeric options are numbers in range, so a typo fails before any scoring."""
+    for key, (kind, low, high) in _OPTION_VALUES.items():
+        if key not in options:
+            continue
+        value = options[key]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (kind is int and not float(value).is_integer()):
+            what = "a whole number" if kind is int else "a number"
+            raise ConfigError(f"{where}: '{key}' must be {what}, got {value!r}")
+        if not low <= value <= high:
+            upper = "" if high == float("inf") else f" and <= {high:g}"
+            raise ConfigError(f"{where}: '{key}' must be >= {low:g}{upper}, got {value!r}")
+
+
+def _plan(name: str, options: Any, where: str) -> PerturbationPlan:
+    """One perturbation's entry: its grid, tasks and parameters, each checked."""
+    field_name = f"{where}: field 'perturbations.{name}'"
+    if options is not None and not isinstance(options, Mapping):
+        raise ConfigError(f"{field_name} must be a mapping of options (grid, tasks, parameters), "
+                          f"got {options!r}")
+    options = {str(k): v for k, v in (options or {}).items()}
+    try:
+        perturbation_cls = get_perturbation_class(name)
+    except KeyError as exc:
+        raise UnknownNameError(f"{field_name}: {exc}") from None
+    grid = options.pop("grid", None)
+    tasks = options.pop("tasks", None)
+    if isinstance(tasks, str):
+        tasks = [tasks]
+    if tasks is not None:
+        from evalstress.data import TASKS
+
+        if not isinstance(tasks, list) or not tasks:
+            raise ConfigError(f"{where}: field 'perturbations.{name}.tasks' must be a "
+                              "non-empty list of task names")
+        for task in tasks:
+            if task not in TASKS:
+                raise unknown_name_error("task", task, TASKS,
+                                         f"{where}: field 'perturbations.{name}.tasks'")
+    _check_rule(name, options, where)
+    check_params(perturbation_cls, options, field_name)
+    pert = get_perturbation(name, **options)
+    severities = _grid(perturbation_cls, grid, f"{where}: field 'perturbations.{name}.grid'")
+    return PerturbationPlan(pert, severities, tuple(tasks) if tasks is not None else None)
+
+
+def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...]:
+    """A grid's severities. Numbers are positive and finite (a ratio in (0, 1], a count a whole
+    number); a perturbation graded by numbers takes a name only where it declares one (such as
+    `paper`). One value may stand alone."""
+    if grid is None:
+        return tuple(cls.grid)
+    values = list(grid) if isinstance(grid, list | tuple) else [grid]
+    if not values:
+        raise ConfigError(f"{where}: give at least one severity, e.g. {list(cls.grid)}")
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in cls.grid)
+    whole = numeric and all(isinstance(v, int) for v in cls.grid)
+    names = getattr(cls, "SEVERITY_NAMES", ())
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            if numeric and value not in names:
+                raise ConfigError(
+                    f"{where}: {value!r} is not a severity of {cls.name}: its "
+                    f"'{cls.severity_param}' is a number, e.g. {list(cls.grid)}"
+                    + (f", or one of {', '.join(names)}" if names else ""))
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: {value!r} is not a severity of {cls.name}; its grid "
+                              f"looks like {list(cls.grid)}")
+        if not 0 < value < float("inf"):
+            raise ConfigError(f"{where}: {value!r} is not a positive number ({cls.name}'s "
+                              f"'{cls.severity_param}', e.g. {list(cls.grid)})")
+        if whole and not float(value).is_integer():
+            raise ConfigError(f"{where}: {value!r} is not a whole number ({cls.name}'s "
+                              f"'{cls.severity_param}' counts, e.g. {list(cls.grid)})")
+        if cls.severity_param == "ratio" and value > 1 and not has_paper_rule(cls):
+            # (under paper 002's rule some ratios are counts, e.g. middle-swap's sentences)
+            raise ConfigError(f"{where}: {value!r} is not a ratio in (0, 1] (the share of the "
+                              "text to damage)")
+    if len(set(map(repr, values))) != len(values):
+        raise ConfigError(f"{where}: a severity is listed twice in {values}")
+    return tuple(int(v) if whole and not isinstance(v, str) else v for v in values)
+
+
+def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
+    """`seeds: N` (seeds 0..N-1, N >= 1) or a list of distinct whole numbers; `where` names the
+    file and field (or the option) in errors."""
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ConfigError(f"{where}: {seeds} seeds run nothing; give a number >= 1 or a list "
+                              "of seeds")
+        return tuple(range(seeds))
+    if isinstance(seeds, list | tuple) and seeds:
+        bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
+        if bad:
+            raise ConfigError(f"{where}: {bad[0]!r} is not a seed (a whole number >= 0)")
+        if len(set(seeds)) != len(seeds):
+            raise ConfigError(f"{where}: a seed is listed twice in {list(seeds)}")
+        return tuple(seeds)
+    raise ConfigError(f"{where} must be a number of seeds (e.g. 5) or a non-empty list of seeds "
+                      f"(e.g. [0, 1, 2]), got {seeds!r}")
+
+
+def _analyses(analyses: Any, where: str) -> tuple[str, ...]:
+    """`analyses:` as a list of known names; one name alone is a one-item list."""
+    from evalstress.analyses.registry import analysis_names
+
+    names = [analyses] if isinstance(analyses, str) else analyses
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{where}: field 'analyses' must be a list of analysis names, e.g. "
+                          f"[blindspot], got {analyses!r}")
+    check_names("analysis", names, analysis_names(), f"{where}: field 'analyses'")
+    return tuple(names)
+
+
 def has_paper_rule(cls: type[Perturbation]) -> bool:
     """Whether a perturbation follows paper 002 differently under rule=paper."""
     return bool(getattr(cls, "paper_rule", ""))
@@ -150,11 +289,11 @@ def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
 
     rule, cls = str(options["rule"]), registry().get(name)
     if rule not in PROTOCOLS:
-        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
-                         f"choose one of {', '.join(PROTOCOLS)}")
+        raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
+                          f"choose one of {', '.join(PROTOCOLS)}")
     if rule == "paper" and cls is not None and not has_paper_rule(cls):
-        raise ValueError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
-                         "paper-002 rule (it already follows the paper, or is not from it)")
+        raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
+                          "paper-002 rule (it already follows the paper, or is not from it)")
 
 
 #: keys of a suite's `generation:` mapping (settings of the LLM generation stage)
@@ -166,11 +305,11 @@ def _list_entry(entry: Any, where: str) -> tuple[str, dict[str, Any]]:
     perturbation can appear twice, e.g. with another grid for some tasks)."""
     if isinstance(entry, str):
         return entry, {}
-    if isinstance(entry, Mapping) and "name" in entry:
+    if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
         options = {k: v for k, v in entry.items() if k != "name"}
         return str(entry["name"]), options
-    raise ValueError(f"{where}: each item of 'perturbations' must be a name or a mapping with "
-                     f"'name' (and options such as grid, tasks), got {entry!r}")
+    raise ConfigError(f"{where}: each item of 'perturbations' must be a name or a mapping with "
+                      f"'name' (and options such as grid, tasks), got {entry!r}")
 
 
 def builtin_suites() -> list[str]:
@@ -183,17 +322,24 @@ def load_suite(name_or_path: str | Path) -> Suite:
     """A built-in suite by name, or a YAML file by path."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and path.exists():
-        text, where = path.read_text(encoding="utf-8"), str(path)
+        where = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start}); save the suite as "
+                              "UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read the suite ({exc.strerror or exc})") from None
     else:
         resource = resources.files("evalstress") / "suites" / f"{name_or_path}.yaml"
         if not resource.is_file():
-            raise ValueError(f"no suite '{name_or_path}': built-in suites are "
+            raise ConfigError(f"no suite '{name_or_path}': built-in suites are "
                              f"{', '.join(builtin_suites())}, or give a YAML file path")
         text, where = resource.read_text(encoding="utf-8"), f"suite {name_or_path}"
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ValueError(f"{where}: invalid YAML ({exc})") from None
+        raise ConfigError(f"{where}: invalid YAML ({exc})") from None
     return Suite.from_dict(data, where=where)
 
 
@@ -201,4 +347,5 @@ def custom_suite(perturbations: Sequence[str], seeds: int | Sequence[int] = 5,
                  analyses: Sequence[str] = ("blindspot",), protocol: str = "default") -> Suite:
     return Suite.from_dict({"name": "custom", "perturbations": list(perturbations),
                             "seeds": seeds if isinstance(seeds, int) else list(seeds),
-                            "analyses": list(analyses), "protocol": protocol})
+                            "analyses": [analyses] if isinstance(analyses, str) else list(analyses),
+                            "protocol": protocol})
