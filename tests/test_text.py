@@ -69,3 +69,32 @@ def test_derived_data_is_memoized_per_parse_and_ignored_by_equality() -> None:
     assert parsed.memo("k", lambda p: calls.append(1) or 6) == 5
     assert calls == [1]
     assert parsed == TextParser().parse(TEXTS[0])  # a fresh parse has no derived data
+
+
+def test_a_text_longer_than_spacys_bound_parses_instead_of_e088() -> None:
+    """The planner's `max_chars` decides what is parsed; spaCy's own `max_length` follows it, so
+    a text the limit lets through never meets spaCy's E088 error."""
+    from evalstress.text import load_spacy
+
+    nlp = load_spacy()
+    saved = nlp.max_length
+    text = "The river rose. " * 20  # 320 characters
+    try:
+        nlp.max_length = 100
+        parsed = TextParser().parse(text)
+    finally:
+        nlp.max_length = saved
+    assert len(parsed.sentences) == 20 and "".join(parsed.pieces) == text
+
+
+def test_length_skip_names_the_row_and_the_limit() -> None:
+    from evalstress.text import DEFAULT_MAX_CHARS, length_skip, max_chars_option
+
+    assert max_chars_option({}) == DEFAULT_MAX_CHARS == 100_000
+    assert max_chars_option({"max_chars": 0}) is None
+    with pytest.raises(ValueError, match="max_chars must be a positive whole number"):
+        max_chars_option({"max_chars": "lots"})
+    assert length_skip("r1", "x" * 10, 10) is None
+    assert length_skip("r1", "x" * 1_000_001, 100_000) == (
+        "row 'r1': its text of 1,000,001 characters is beyond the text length limit (100,000; "
+        "raise it with --max-chars or the suite option max_chars)")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evalstress.cache import SQLiteCache, default_cache_dir
-from evalstress.chunkwork import EvaluatorStats, default_workers
+from evalstress.chunkwork import EvaluatorStats, default_workers, long_rows
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
@@ -177,7 +177,9 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
-    parser.parse_many([e.hypothesis for e in examples])
+    too_long = long_rows(examples, suite)
+    fitting = [e for e in examples if e.id not in too_long]
+    parser.parse_many([e.hypothesis for e in fitting])
     shared = dict(resources or {})
     variants: list[Variant] = []
     skips: list[SkipRecord] = []
@@ -185,6 +187,10 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     for example in examples:
         ctx = PerturbContext(example, parser, examples, shared)
         for plan, severity, seed in suite.units(example.task):
+            if example.id in too_long:  # neither parsed, perturbed, generated nor scored
+                skips.append(SkipRecord(example.id, plan.name, severity, seed,
+                                        too_long[example.id]))
+                continue
             if stage.handles(plan):  # written by an LLM or imported: the stage below
                 continue
             result = plan.perturbation.apply(ctx, severity, seed)
@@ -194,7 +200,7 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
-    generated = stage.run(examples, suite, parser, progress)
+    generated = stage.run(fitting, suite, parser, progress)
     variants.extend(generated.variants)
     skips.extend(generated.skips)
     return Plan(list(examples), suite, variants, skips, parser.parses - before,
