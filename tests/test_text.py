@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalstress.text import TextParser, noise_ratio, rebuild, rebuild_parsed
 
@@ -98,3 +100,19 @@ def test_length_skip_names_the_row_and_the_limit() -> None:
     assert length_skip("r1", "x" * 1_000_001, 100_000) == (
         "row 'r1': its text of 1,000,001 characters is beyond the text length limit (100,000; "
         "raise it with --max-chars or the suite option max_chars)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcde"), max_size=40), st.lists(st.sampled_from("abcde"),
+                                                                 max_size=40))
+def test_word_distance_is_the_levenshtein_distance(a: list[str], b: list[str]) -> None:
+    """Cutting the common prefix and suffix and hinting a small distance change nothing: the
+    reference is a plain dynamic-programming edit distance written here."""
+    from evalstress.text import word_distance
+
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    assert word_distance(a, b) == row[-1]

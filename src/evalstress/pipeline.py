@@ -155,6 +155,9 @@ class StreamingRun:
         self.examples = list(examples)
         # the dataset perturbations borrow from (a Ray shard still sees the whole dataset)
         self.pool = list(pool) if pool is not None else self.examples
+        too_long = long_rows(self.pool, suite)  # never borrowed from: they are never parsed
+        if too_long:
+            self.pool = [e for e in self.pool if e.id not in too_long]
         self.suite = suite
         self.evaluators = list(evaluators)
         self.cache = cache

@@ -185,7 +185,7 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     skips: list[SkipRecord] = []
     progress.start("perturbing", len(examples))
     for example in examples:
-        ctx = PerturbContext(example, parser, examples, shared)
+        ctx = PerturbContext(example, parser, fitting, shared)
         for plan, severity, seed in suite.units(example.task):
             if example.id in too_long:  # neither parsed, perturbed, generated nor scored
                 skips.append(SkipRecord(example.id, plan.name, severity, seed,

@@ -254,5 +254,26 @@ def noise_ratio(original: str, perturbed: str, *, swap: bool = False) -> float:
     ref = _original_units(original)
     if not ref:
         return 0.0 if not perturbed.strip() else 1.0
-    ratio = Levenshtein.distance(ref, word_units(perturbed)) / len(ref)
+    ratio = word_distance(ref, word_units(perturbed)) / len(ref)
     return ratio / 2 if swap else ratio
+
+
+def word_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between word sequences, fast on long texts.
+
+    The common prefix and suffix are cut first (the distance stays the same), and rapidfuzz
+    is told the distance is likely small (`score_hint`): it then widens a diagonal band as
+    needed, O(n*d) instead of O(n*m). On a 50,000-word text with 10% of the words dropped this
+    is ~6x faster; with one local edit it is linear."""
+    n = min(len(a), len(b))
+    start = 0
+    while start < n and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < n - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    a_mid, b_mid = a[start:len(a) - end], b[start:len(b) - end]
+    if not a_mid or not b_mid:
+        return max(len(a_mid), len(b_mid))
+    return int(Levenshtein.distance(a_mid, b_mid,
+                                    score_hint=max(64, abs(len(a_mid) - len(b_mid)))))
