@@ -277,7 +277,9 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
     ranks = _severity_ranks(plan.suite)
     records: list[dict[str, Any]] = []
     stats: dict[str, EvaluatorStats] = {}
-    originals = {e.id: _request(e, e.hypothesis) for e in plan.examples}
+    too_long = long_rows(plan.examples, plan.suite)  # skipped rows: their originals too
+    scored = [e for e in plan.examples if e.id not in too_long]
+    originals = {e.id: _request(e, e.hypothesis) for e in scored}
     noised = [_request(by_id[v.example_id], v.text) for v in plan.variants]
     for evaluator in evaluators:
         scorer = Scorer(evaluator, cache, progress)
@@ -285,7 +287,7 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
             records.extend(_score_corpus(evaluator, plan, scorer, ranks))
         else:
             scores = scorer.score([*originals.values(), *noised])
-            for example in plan.examples:
+            for example in scored:
                 base = {"example_id": example.id, "task": example.task, "perturbation": ORIGINAL,
                         "severity": "", "severity_rank": -1, "seed": -1, "noise_ratio": 0.0}
                 records.extend(_rows(evaluator, base, scores[originals[example.id].key]))
@@ -306,7 +308,8 @@ def _score_corpus(evaluator: Evaluator, plan: Plan, scorer: Scorer,
                   ranks: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
     """Distribution-level evaluators: one score per set (the gold set, each noised set)."""
     by_id = {e.id: e for e in plan.examples}
-    gold = [_request(e, e.hypothesis) for e in plan.examples]
+    too_long = long_rows(plan.examples, plan.suite)
+    gold = [_request(e, e.hypothesis) for e in plan.examples if e.id not in too_long]
     groups: dict[tuple[str, str, int], list[Variant]] = defaultdict(list)
     for variant in plan.variants:
         groups[(variant.perturbation, str(variant.severity), variant.seed)].append(variant)
@@ -387,7 +390,8 @@ def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
     ones already in the score cache, and (via an optional `estimate(requests)`) calls and tokens.
     Evaluators without `estimate` count one call per batch of uncached texts."""
     by_id = {e.id: e for e in plan.examples}
-    requests = [_request(e, e.hypothesis) for e in plan.examples]
+    too_long = long_rows(plan.examples, plan.suite)
+    requests = [_request(e, e.hypothesis) for e in plan.examples if e.id not in too_long]
     requests += [_request(by_id[v.example_id], v.text) for v in plan.variants]
     unique = {r.key: r for r in requests}
     out = []

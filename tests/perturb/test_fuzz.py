@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from evalstress.data import Example
 from evalstress.perturb.base import Skip, Variant, get_perturbation, registry
-from evalstress.runner import make_plan, run
+from evalstress.runner import make_plan
 from evalstress.suites import custom_suite
 from evalstress.text import DEFAULT_MAX_CHARS, TextParser
 from tests.perturb.conftest import GOLDEN_META, GOLDEN_POOL, make_ctx
@@ -81,20 +81,6 @@ def test_a_1_mb_row_is_skipped_by_id_and_never_parsed() -> None:
         f"row 'huge-row': its text of 1,000,000 characters is beyond the text length limit "
         f"({DEFAULT_MAX_CHARS:,}; raise it with --max-chars or the suite option max_chars)"}
     assert any(v.example_id == "small" for v in plan.variants)
-
-
-def test_the_streaming_run_skips_a_long_row_and_scores_the_rest() -> None:
-    from evalstress.evaluators.base import create_evaluator
-
-    examples = [Example("long-row", "summarization", "", "Waves broke on the rocks. " * 10),
-                Example("short", "summarization", "", GOLDEN_POOL[1].hypothesis)]
-    suite = custom_suite(["truncation", "token-drop"], [0], ["blindspot"])
-    suite.options["max_chars"] = 200  # the long row has 260 characters
-    result = run(examples, suite, [create_evaluator("rouge")], workers=1)
-    reasons = {r["reason"] for r in result.summary["skip_reasons"]}
-    assert reasons == {"row 'long-row': its text of 260 characters is beyond the text length "
-                       "limit (200; raise it with --max-chars or the suite option max_chars)"}
-    assert set(result.table["example_id"]) == {"short"}
 
 
 @pytest.mark.slow
