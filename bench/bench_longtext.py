@@ -7,7 +7,9 @@ Run: `PYTHONPATH=src python bench/bench_longtext.py [--kb 300] [--difflib-kb 30]
    original and variant (10% of the words dropped at random, spread over the whole text: the
    worst case for prefix/suffix trimming). difflib is quadratic, so it runs on `--difflib-kb`
    and the growth from 1/4 of that size is printed; word_diff runs on both sizes and on `--kb`.
-2. whole text: a `--kb` text (WikiText paragraphs joined) parsed once, then every registered
+2. noise ratio: plain rapidfuzz Levenshtein over the word lists against `word_distance`
+   (common prefix/suffix cut, small-distance hint), same pair, side by side.
+3. whole text: a `--kb` text (WikiText paragraphs joined) parsed once, then every registered
    rule perturbation at its first grid severity, each with its word diff: the seconds per
    perturbation, slowest first, so a superlinear one stands out.
 """
@@ -21,9 +23,11 @@ import random
 import time
 from pathlib import Path
 
+from rapidfuzz.distance import Levenshtein
+
 from evalstress.data import Example
 from evalstress.perturb.base import PerturbContext, Skip, registry
-from evalstress.text import TextParser
+from evalstress.text import TextParser, word_distance
 from evalstress.worddiff import word_diff
 
 DATA = Path("/work/shared/data/wikitext_paragraphs.jsonl")
@@ -82,7 +86,15 @@ def main() -> None:
           f"(difflib not run: quadratic, {(args.kb / large) ** 2:.0f}x its {large} KB time "
           "or more)")
 
-    print(f"2. one {args.kb} KB text: parse once, every rule perturbation + its diff")
+    print("2. noise ratio's word distance on the same pair")
+    a, b = original.split(), variant.split()
+    plain = seconds(lambda x, y: Levenshtein.distance(x, y), a, b)  # type: ignore[arg-type]
+    ours = seconds(word_distance, a, b)  # type: ignore[arg-type]
+    assert Levenshtein.distance(a, b) == word_distance(a, b)
+    print(f"  {args.kb:>5} KB: Levenshtein {plain:.3f} s   word_distance {ours:.3f} s   "
+          f"ratio {plain / max(ours, 1e-9):.1f}x")
+
+    print(f"3. one {args.kb} KB text: parse once, every rule perturbation + its diff")
     text_parser = TextParser()
     example = Example("long", "summarization", "", original, (original[:2000],))
     start = time.perf_counter()
