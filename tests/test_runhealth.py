@@ -129,3 +129,31 @@ def test_a_negative_max_chars_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", str(data), "--max-chars", "-5", "-e", "rouge"])
     assert result.exit_code == 2
     assert "max_chars must be a positive whole number of characters" in _text(result)
+
+
+def test_a_1_mb_row_under_the_default_limit_is_a_warning_not_a_traceback(tmp_path: Path) -> None:
+    """The issue's case: > 1,000,000 characters gave spaCy's E088 traceback naming no row."""
+    huge = ("The harbour was quiet that night. " * 32_000)[:1_000_001]
+    data = _data(tmp_path, {"huge": huge, "fine": SENTENCES})
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", str(data), "-e", "rouge", "-p", "truncation",
+                                 "--seeds", "1", "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    said = _text(result)
+    assert "E088" not in said and "Traceback" not in said
+    assert ("skipped row 'huge': its text of 1,000,001 characters is beyond the text length "
+            "limit (100,000;") in said
+    assert json.loads((out / "results.json").read_text())["counts"]["skipped"] == 5
+
+
+def test_a_suite_option_sets_the_limit_and_the_flag_wins(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: short-texts\nperturbations: [truncation]\nseeds: [0]\n"
+                     "analyses: [blindspot]\noptions:\n  max_chars: 50\n")
+    data = _data(tmp_path, {"r": SENTENCES})  # 84 characters
+    out = tmp_path / "run"
+    base = ["run", str(data), "--suite", str(suite), "-e", "rouge", "--out", str(out), "--quiet"]
+    assert runner.invoke(app, base).exit_code == 0
+    assert json.loads((out / "results.json").read_text())["counts"]["variants"] == 0
+    assert runner.invoke(app, [*base, "--max-chars", "100"]).exit_code == 0
+    assert json.loads((out / "results.json").read_text())["counts"]["variants"] == 5

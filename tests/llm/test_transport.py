@@ -57,6 +57,7 @@ def test_failures_keep_their_kind(server: FakeServer, transport: str, reply: Rep
         assert "no such model" in str(failed) and server.calls == 1
 
 
+@pytest.mark.filterwarnings("ignore:could not ask")  # the loopback identity probe is refused too
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_connection_refused_says_so(transport: str) -> None:
     """A port nothing listens on reads "connection refused", never a timeout (the SDK's aiohttp
