@@ -14,6 +14,7 @@ from evalstress.suites import custom_suite
 from evalstress.text import DEFAULT_MAX_CHARS, TextParser
 from tests.perturb.conftest import GOLDEN_META, GOLDEN_POOL, make_ctx
 
+PARSER = TextParser()
 RULES = sorted(name for name, cls in registry().items() if cls.method == "rule")
 LLM = sorted(name for name, cls in registry().items() if cls.method == "llm")
 PIECES = ["the", "cat", "Maria", "Lisbon", "sat", "not", "was", "and", "but", "running", ".",
@@ -64,6 +65,22 @@ def test_every_llm_attack_builds_its_prompt_for_arbitrary_text(text: str) -> Non
         attack = get_perturbation(name)
         messages = attack.messages(text, "summarization", attack.grid[0])  # type: ignore[attr-defined]
         assert messages and all(isinstance(m["content"], str) for m in messages)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(original=texts, answer=texts)
+def test_every_llm_attack_judges_an_arbitrary_answer(original: str, answer: str) -> None:
+    """The generation stage checks whatever a model answers against the original: a rejection
+    with its reason, or acceptance, never an exception."""
+    from evalstress.perturb.llm_checks import Rejection, validate
+
+    assert LLM  # the registry holds the LLM attacks
+    parsed = PARSER.parse(original)
+    for name in LLM:
+        spec = get_perturbation(name).spec  # type: ignore[attr-defined]
+        for severity in spec.grid:
+            verdict = validate(parsed, answer, spec.resolve(severity), PARSER)
+            assert verdict is None or (isinstance(verdict, Rejection) and verdict.detail)
 
 
 def test_a_1_mb_row_is_skipped_by_id_and_never_parsed() -> None:
