@@ -83,6 +83,15 @@ def test_max_missing_out_of_range_is_a_clear_error(tmp_path: Path) -> None:
     assert "--max-missing 1.5: give a fraction between 0 and 1" in _text(result)
 
 
+def test_max_missing_in_the_config_must_be_a_number(tmp_path: Path) -> None:
+    data = _data(tmp_path, {"a": SENTENCES})
+    config = tmp_path / "c.yaml"
+    config.write_text("max_missing: half\n")
+    result = runner.invoke(app, ["run", str(data), "-c", str(config), "-e", "rouge"])
+    assert result.exit_code == 2
+    assert "max_missing 'half': give a fraction between 0 and 1" in _text(result)
+
+
 def test_help_documents_exit_code_3() -> None:
     said = _text(runner.invoke(app, ["--help"]))
     assert "3 outputs written but an evaluator's scores are mostly missing" in said

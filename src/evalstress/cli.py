@@ -433,12 +433,14 @@ def run_command(
     limit_chars = max_chars if max_chars is not None else cfg.get("max_chars")
     if limit_chars is not None:  # flag > config > suite option > default
         the_suite.options["max_chars"] = limit_chars
-    missing_cap = max_missing if max_missing is not None else cfg.get(
-        "max_missing", DEFAULT_MAX_MISSING)
+    raw_cap = max_missing if max_missing is not None else cfg.get("max_missing",
+                                                                  DEFAULT_MAX_MISSING)
     try:
         max_chars_option(the_suite.options)
-        check_max_missing(float(missing_cap))
-    except (TypeError, ValueError) as exc:
+        if isinstance(raw_cap, bool) or not isinstance(raw_cap, int | float):
+            raise ValueError(f"max_missing {raw_cap!r}: give a fraction between 0 and 1")
+        missing_cap = check_max_missing(float(raw_cap))
+    except ValueError as exc:
         raise _fail(str(exc)) from None
     folder = cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None)
     generation = _generation(the_suite, examples, all_ids, cfg, folder, no_cache, dry_run,
@@ -462,9 +464,10 @@ def run_command(
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard, "workers": workers, "backend": backend,
                     "variants": str(variants_file) if variants_file else None,
-                    "perturbation_prompts": str(prompts_file) if prompts_file else None},
+                    "perturbation_prompts": str(prompts_file) if prompts_file else None,
+                    "max_chars": the_suite.options.get("max_chars"), "max_missing": missing_cap},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
-            sequential=sequential, generation=generation, max_missing=float(missing_cap))
+            sequential=sequential, generation=generation, max_missing=missing_cap)
 
 
 def _generation(suite: Suite, examples: list[Example], all_ids: list[str],
