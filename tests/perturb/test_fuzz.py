@@ -38,7 +38,7 @@ def _check(name: str, text: str, severity: object, seed: int) -> Variant | Skip:
     return result
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts, seed=st.integers(0, 3))
 def test_every_rule_perturbation_answers_arbitrary_text(text: str, seed: int) -> None:
     for name in RULES:
