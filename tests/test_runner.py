@@ -158,3 +158,34 @@ def test_a_perturbation_limited_to_tasks_is_planned_only_for_them() -> None:
     assert not [s for s in plan.skips if s.perturbation == "truncation"]  # not planned, not skipped
     with pytest.raises(ValueError, match=r"unknown task.*storry"):
         Suite.from_dict({"perturbations": {"truncation": {"tasks": ["storry"]}}})
+
+
+# --- rows beyond the text length limit (suite option max_chars) -----------------------------
+
+LONG_ROW = Example("long-row", "summarization", "", "Waves broke on the rocks. " * 10)  # 260 chars
+SHORT_ROW = Example("short", "summarization", "",
+                    "Aunt Rosa planted tomatoes in April. The summer was dry, so she watered them.")
+
+
+def test_the_streaming_run_skips_a_long_row_and_scores_the_rest() -> None:
+    from evalstress.evaluators.base import create_evaluator
+
+    examples = [LONG_ROW, SHORT_ROW]
+    suite = custom_suite(["truncation", "token-drop"], [0], ["blindspot"])
+    suite.options["max_chars"] = 200  # the long row has 260 characters
+    result = run(examples, suite, [create_evaluator("rouge")], workers=1)
+    reasons = {r["reason"] for r in result.summary["skip_reasons"]}
+    assert reasons == {"row 'long-row': its text of 260 characters is beyond the text length "
+                       "limit (200; raise it with --max-chars or the suite option max_chars)"}
+    assert set(result.table["example_id"]) == {"short"}
+
+
+def test_the_in_memory_plan_scores_neither_variants_nor_original_of_a_long_row() -> None:
+    from evalstress.evaluators.base import create_evaluator
+    from evalstress.runner import score_plan
+
+    examples = [LONG_ROW, SHORT_ROW]
+    suite = custom_suite(["truncation"], [0], ["blindspot"])
+    suite.options["max_chars"] = 200
+    result = score_plan(make_plan(examples, suite), [create_evaluator("rouge")])
+    assert set(result.table["example_id"]) == {"short"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalstress.text import TextParser, noise_ratio, rebuild, rebuild_parsed
 
@@ -69,3 +71,48 @@ def test_derived_data_is_memoized_per_parse_and_ignored_by_equality() -> None:
     assert parsed.memo("k", lambda p: calls.append(1) or 6) == 5
     assert calls == [1]
     assert parsed == TextParser().parse(TEXTS[0])  # a fresh parse has no derived data
+
+
+def test_a_text_longer_than_spacys_bound_parses_instead_of_e088() -> None:
+    """The planner's `max_chars` decides what is parsed; spaCy's own `max_length` follows it, so
+    a text the limit lets through never meets spaCy's E088 error."""
+    from evalstress.text import load_spacy
+
+    nlp = load_spacy()
+    saved = nlp.max_length
+    text = "The river rose. " * 20  # 320 characters
+    try:
+        nlp.max_length = 100
+        parsed = TextParser().parse(text)
+    finally:
+        nlp.max_length = saved
+    assert len(parsed.sentences) == 20 and "".join(parsed.pieces) == text
+
+
+def test_length_skip_names_the_row_and_the_limit() -> None:
+    from evalstress.text import DEFAULT_MAX_CHARS, length_skip, max_chars_option
+
+    assert max_chars_option({}) == DEFAULT_MAX_CHARS == 100_000
+    assert max_chars_option({"max_chars": 0}) is None
+    with pytest.raises(ValueError, match="max_chars must be a positive whole number"):
+        max_chars_option({"max_chars": "lots"})
+    assert length_skip("r1", "x" * 10, 10) is None
+    assert length_skip("r1", "x" * 1_000_001, 100_000) == (
+        "row 'r1': its text of 1,000,001 characters is beyond the text length limit (100,000; "
+        "raise it with --max-chars or the suite option max_chars)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcde"), max_size=40), st.lists(st.sampled_from("abcde"),
+                                                                 max_size=40))
+def test_word_distance_is_the_levenshtein_distance(a: list[str], b: list[str]) -> None:
+    """Cutting the common prefix and suffix and hinting a small distance change nothing: the
+    reference is a plain dynamic-programming edit distance written here."""
+    from evalstress.text import word_distance
+
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    assert word_distance(a, b) == row[-1]

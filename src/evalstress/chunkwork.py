@@ -14,7 +14,7 @@ import json
 import os
 import signal
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -27,7 +27,7 @@ from evalstress.perturb.base import PerturbContext, Skip, Variant
 from evalstress.redact import redact
 from evalstress.scoretable import ScoreColumns
 from evalstress.suites import Suite
-from evalstress.text import TextParser
+from evalstress.text import TextParser, length_skip, max_chars_option
 from evalstress.worddiff import word_diff
 
 ORIGINAL = "original"
@@ -167,12 +167,21 @@ def score_rows(evaluator: Evaluator, examples: Sequence[Example], variants: Sequ
     return out, stats
 
 
+def long_rows(examples: Sequence[Example], suite: Suite) -> dict[str, str]:
+    """Skip reasons of the rows whose text is beyond the run's length limit (suite option
+    `max_chars`), by row id: they are neither parsed, perturbed nor scored."""
+    limit = max_chars_option(suite.options)
+    reasons = {e.id: length_skip(e.id, e.hypothesis, limit) for e in examples}
+    return {row: reason for row, reason in reasons.items() if reason is not None}
+
+
 def scored_examples(examples: Sequence[Example], variants: Sequence[Variant],
-                    stopped: frozenset[tuple[str, ...]] | None) -> list[Example]:
-    """Examples whose originals are scored: all, unless units were stopped (the sequential
-    design), then only those with a variant left in the chunk."""
+                    stopped: frozenset[tuple[str, ...]] | None,
+                    too_long: Mapping[str, str] | None = None) -> list[Example]:
+    """Examples whose originals are scored: all within the length limit, unless units were
+    stopped (the sequential design), then only those with a variant left in the chunk."""
     if stopped is None:
-        return list(examples)
+        return [e for e in examples if not too_long or e.id not in too_long]
     keep = {v.example_id for v in variants}
     return [e for e in examples if e.id in keep]
 
@@ -209,7 +218,8 @@ class ChunkWorker:
     def plan(self, examples: Sequence[Example], stopped: frozenset[tuple[str, ...]] | None
              ) -> tuple[list[Variant], list[tuple[str, str, Any, int, str]], int]:
         before = self.parser.parses
-        self.parser.parse_many([e.hypothesis for e in examples])
+        too_long = long_rows(examples, self.suite)
+        self.parser.parse_many([e.hypothesis for e in examples if e.id not in too_long])
         variants: list[Variant] = []
         skips: list[tuple[str, str, Any, int, str]] = []
         for example in examples:
@@ -218,6 +228,9 @@ class ChunkWorker:
                 if plan.perturbation.method != "rule" or plan.name in self.parent_names:
                     continue  # LLM-written, imported and model-made variants: the parent
                 if is_stopped(stopped, example.task, plan.name, severity):
+                    continue
+                if example.id in too_long:
+                    skips.append((example.id, plan.name, severity, seed, too_long[example.id]))
                     continue
                 result = plan.perturbation.apply(ctx, severity, seed)
                 if isinstance(result, Skip):
@@ -234,7 +247,8 @@ class ChunkWorker:
         examples = [self.examples[i] for i in task.positions]
         variants, skips, parses = self.plan(examples, task.stopped)
         variants.extend(task.extra_variants)
-        scored = scored_examples(examples, variants, task.stopped)
+        scored = scored_examples(examples, variants, task.stopped,
+                                 long_rows(examples, self.suite))
         rows: dict[str, ScoreColumns] = {}
         stats: dict[str, EvaluatorStats] = {}
         for evaluator in self.evaluators:

@@ -33,8 +33,10 @@ from evalstress.redact import redact_value
 from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
+from evalstress.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite, parse_seeds
+from evalstress.text import max_chars_option
 
 app = typer.Typer(
     help=(
@@ -42,7 +44,10 @@ app = typer.Typer(
         "evalstress damages good texts in controlled ways (truncation, dropped tokens, swapped "
         "sentences, ...), scores originals and variants with the evaluators you choose, and "
         "tells you where an evaluator fails to notice the damage.\n\n"
-        "Start with `evalstress quickstart`, then `evalstress run DATA.jsonl`."
+        "Start with `evalstress quickstart`, then `evalstress run DATA.jsonl`.\n\n"
+        "Exit codes: 0 done; 1 `check` found broken expectations; 2 bad input or settings; "
+        "3 outputs written but an evaluator's scores are mostly missing (`--max-missing`); "
+        "130 / 143 interrupted (Ctrl-C / SIGTERM)."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
@@ -125,8 +130,10 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
             cache_dir: Path | None, no_cache: bool, rel_tol: float | None, config: dict[str, Any],
             quiet: bool = False, workers: int = 0, backend: str = "local",
             chunk_size: int | None = None, sequential: bool = False,
-            generation: GenerationSetup | None = None) -> RunResult:
-    """Shared body of `run` and `quickstart`: score, analyse, write, print."""
+            generation: GenerationSetup | None = None,
+            max_missing: float = DEFAULT_MAX_MISSING) -> RunResult:
+    """Shared body of `run` and `quickstart`: score, analyse, write, print; exit
+    EXIT_MOSTLY_MISSING (3) after writing when an evaluator's scores are mostly missing."""
     from evalstress.rundir import OutputError, check_writable, staging_for
 
     unknown = [name for name in suite.analyses if name not in analysis_names()]
@@ -192,7 +199,28 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         print_generation(console, result.plan.generation)
         print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
+    _report_health(result, evaluators, max_missing)
     return result
+
+
+def _report_health(result: RunResult, evaluators: list[Evaluator], max_missing: float) -> None:
+    """Rows left out for their length (a warning), evaluators mostly missing (exit 3)."""
+    from rich.markup import escape
+
+    from evalstress.runhealth import EXIT_MOSTLY_MISSING, long_text_skips, mostly_missing
+
+    long_rows = long_text_skips(result)
+    for reason in long_rows[:5]:
+        err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
+    if len(long_rows) > 5:
+        err.print(f"[yellow]warning:[/] and {len(long_rows) - 5} more rows beyond the limit")
+    failing = mostly_missing(result, {e.label: list(e.aspects) for e in evaluators}, max_missing)
+    if failing:
+        for share in failing:
+            err.print(f"[bold red]error:[/] {escape(share.describe())}")
+        err.print(f"[bold red]error:[/] more than {max_missing:.0%} of an evaluator's scores are "
+                  "missing: its results say nothing (outputs written; --max-missing 1 accepts)")
+        raise typer.Exit(EXIT_MOSTLY_MISSING)
 
 
 def _require_extras(specs: list[str]) -> None:
@@ -260,7 +288,8 @@ def _load_config(path: Path | None) -> dict[str, Any]:
         raise _fail(f"{path}: the config must be a mapping of option names to values")
     known = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
              "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
-             "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map"}
+             "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map",
+             "max_chars", "max_missing"}
     from evalstress.strict import UnknownNameError, check_names
 
     try:
@@ -342,6 +371,13 @@ def run_command(
     variant_map: Annotated[list[str] | None, typer.Option(
         help="Field mapping of --variants, e.g. --variant-map text=perturbed "
         "--variant-map perturbation=const:hypernym.")] = None,
+    max_chars: Annotated[int | None, typer.Option(
+        help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
+        "id (suite option max_chars; 0: no limit). Default 100000.")] = None,
+    max_missing: Annotated[float | None, typer.Option(
+        help="Exit 3 (after writing every output) when more than this fraction of an "
+        "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "
+        "Default 0.5.")] = None,
 ) -> None:
     """Stress-test evaluators on your data.
 
@@ -410,6 +446,18 @@ def run_command(
         raise _fail(str(exc.args[0] if exc.args else exc)) from None
     if prompt_file is not None:
         prompt_file.apply([p.perturbation for p in the_suite.perturbations])
+    limit_chars = max_chars if max_chars is not None else cfg.get("max_chars")
+    if limit_chars is not None:  # flag > config > suite option > default
+        the_suite.options["max_chars"] = limit_chars
+    raw_cap = max_missing if max_missing is not None else cfg.get("max_missing",
+                                                                  DEFAULT_MAX_MISSING)
+    try:
+        max_chars_option(the_suite.options)
+        if isinstance(raw_cap, bool) or not isinstance(raw_cap, int | float):
+            raise ValueError(f"max_missing {raw_cap!r}: give a fraction between 0 and 1")
+        missing_cap = check_max_missing(float(raw_cap))
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     folder = cache_dir or (Path(cfg["cache_dir"]) if "cache_dir" in cfg else None)
     generation = _generation(the_suite, examples, all_ids, cfg, folder, no_cache, dry_run,
                              generator=generator, verifier=verifier, max_reasks=max_reasks,
@@ -432,9 +480,10 @@ def run_command(
                     "evaluators": list(specs), "seeds": list(the_suite.seeds), "limit": limit,
                     "shard": shard, "workers": workers, "backend": backend,
                     "variants": str(variants_file) if variants_file else None,
-                    "perturbation_prompts": str(prompts_file) if prompts_file else None},
+                    "perturbation_prompts": str(prompts_file) if prompts_file else None,
+                    "max_chars": the_suite.options.get("max_chars"), "max_missing": missing_cap},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
-            sequential=sequential, generation=generation)
+            sequential=sequential, generation=generation, max_missing=missing_cap)
 
 
 def _generation(suite: Suite, examples: list[Example], all_ids: list[str],

@@ -35,6 +35,7 @@ from evalstress.chunkwork import (
     WorkerSpec,
     add_rows,
     is_stopped,
+    long_rows,
     recipe_for,
     request_for,
     score_rows,
@@ -90,8 +91,10 @@ def _warm_resources(suite: Suite, examples: Sequence[Example], pool: Sequence[Ex
     """Build the dataset-wide resources (sentence pools, n-gram tables) once, here, by applying
     each rule perturbation to one example per task; workers then receive them ready-made."""
     first: dict[str, Example] = {}
+    too_long = long_rows(examples, suite)
     for example in examples:
-        first.setdefault(example.task, example)
+        if example.id not in too_long:
+            first.setdefault(example.task, example)
     for example in first.values():
         ctx = PerturbContext(example, parser, pool, resources)
         for plan in suite.perturbations:
@@ -152,6 +155,9 @@ class StreamingRun:
         self.examples = list(examples)
         # the dataset perturbations borrow from (a Ray shard still sees the whole dataset)
         self.pool = list(pool) if pool is not None else self.examples
+        too_long = long_rows(self.pool, suite)  # never borrowed from: they are never parsed
+        if too_long:
+            self.pool = [e for e in self.pool if e.id not in too_long]
         self.suite = suite
         self.evaluators = list(evaluators)
         self.cache = cache
@@ -193,20 +199,27 @@ class StreamingRun:
         generation: dict[str, Any] = {}
         if not self.parent_units:
             return variants, skips, generation
-        self.parser.parse_many([e.hypothesis for e in examples])
+        too_long = long_rows(examples, self.suite)
+        fitting = [e for e in examples if e.id not in too_long]
+        self.parser.parse_many([e.hypothesis for e in fitting])
         for example in examples:
             ctx = PerturbContext(example, self.parser, self.pool, self.resources)
             for plan, severity, seed in self.suite.units(example.task):
-                if plan.name not in self.parent_names or self.generation.handles(plan):
-                    continue  # rule units run in the workers; the generation stage comes below
+                if plan.name not in self.parent_names:
+                    continue  # rule units run in the workers
                 if is_stopped(stopped, example.task, plan.name, severity):
                     continue
+                if example.id in too_long:  # the generation stage never sees this row
+                    skips.append((example.id, plan.name, severity, seed, too_long[example.id]))
+                    continue
+                if self.generation.handles(plan):
+                    continue  # the generation stage comes below
                 result = plan.perturbation.apply(ctx, severity, seed)
                 if isinstance(result, Skip):
                     skips.append((example.id, plan.name, severity, seed, result.reason))
                 else:
                     variants.append(result)
-        generated = self.generation.run(examples, self.suite, self.parser, self.progress)
+        generated = self.generation.run(fitting, self.suite, self.parser, self.progress)
         variants.extend(generated.variants)
         skips.extend((s.example_id, s.perturbation, s.severity, s.seed, s.reason)
                      for s in generated.skips)
@@ -221,7 +234,7 @@ class StreamingRun:
         variants = outcome.variants if outcome.variants is not None else []
         rows = dict(outcome.rows)
         stats = dict(outcome.stats)
-        scored = scored_examples(examples, variants, stopped)
+        scored = scored_examples(examples, variants, stopped, long_rows(examples, self.suite))
         for evaluator in self.here:
             rows[evaluator.label], stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache, self.progress)
@@ -255,8 +268,10 @@ class StreamingRun:
 
     def _gather_sets(self, examples: Sequence[Example], variants: Iterable[Variant]) -> None:
         by_id = {e.id: e for e in examples}
+        too_long = long_rows(examples, self.suite)
         for example in examples:
-            self._sets[(ORIGINAL, "", -1)].append(request_for(example, example.hypothesis))
+            if example.id not in too_long:  # the gold set holds the texts the run scores
+                self._sets[(ORIGINAL, "", -1)].append(request_for(example, example.hypothesis))
         for variant in variants:
             key = (variant.perturbation, str(variant.severity), variant.seed)
             self._sets[key].append(request_for(by_id[variant.example_id], variant.text))

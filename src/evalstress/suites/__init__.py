@@ -139,8 +139,9 @@ SUITE_KEYS = ("name", "description", "perturbations", "seeds", "analyses", "opti
               "expect", "generator", "generation")
 #: keys of a perturbation's entry besides its own parameters
 PLAN_KEYS = ("grid", "tasks")
-#: suite options the run itself reads (the sequential design of `run --sequential`)
-RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method")
+#: suite options the run itself reads (the sequential design of `run --sequential`, the text
+#: length limit)
+RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method", "max_chars")
 
 
 def known_options() -> tuple[str, ...]:
@@ -157,6 +158,7 @@ _OPTION_VALUES: dict[str, tuple[type, float, float]] = {
     "futility": (float, 0.0, 1.0), "min_effect": (float, 0.0, float("inf")),
     "n_boot": (int, 1, float("inf")), "seed": (int, 0, float("inf")),
     "sequential_looks": (int, 1, float("inf")), "bins": (int, 1, float("inf")),
+    "max_chars": (int, 0, float("inf")),
 }
 
 
