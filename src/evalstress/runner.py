@@ -1,8 +1,9 @@
 """plan -> variants -> deduplicated, cached, batched scoring -> the long score table.
 
 Every distinct text is scored once per evaluator (originals are never re-scored per perturbation);
-each batch goes to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and
-costs nothing for what was already done. `run` streams: it works in chunks of examples and writes
+each batch (each model batch, for evaluators that hand back parts: `Evaluator.score_parts`) goes
+to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and costs nothing
+for what was already done. `run` streams: it works in chunks of examples and writes
 each chunk's variants and scores to disk (see `pipeline.py`), so memory does not grow with the
 dataset; `make_plan` and `score_plan` are the in-memory steps for small sets and tests.
 """
@@ -231,24 +232,35 @@ class Scorer:
         size = max(1, self.evaluator.batch_size)
         for start in range(0, len(todo), size):
             batch = todo[start:start + size]
-            rows = self.evaluator.score(batch)
-            if len(rows) != len(batch):
-                raise RuntimeError(f"evaluator {self.evaluator.label} returned {len(rows)} rows "
+            done = 0
+            for rows in self.evaluator.score_parts(batch):  # cached part by part
+                part = batch[done:done + len(rows)]
+                if len(rows) != len(part):
+                    raise RuntimeError(f"evaluator {self.evaluator.label} returned "
+                                       f"{done + len(rows)} rows for {len(batch)} requests")
+                done += len(rows)
+                self._keep(namespace, part, rows, results)
+                self.progress.advance(label, len(part))
+            if done != len(batch):
+                raise RuntimeError(f"evaluator {self.evaluator.label} returned {done} rows "
                                    f"for {len(batch)} requests")
             self.stats.calls += 1
             self.stats.scored += len(batch)
-            complete = []
-            for request, row in zip(batch, rows, strict=True):
-                results[request.key] = row
-                if all(s.ok for s in row.values()):
-                    complete.append((request.key, {a: s.to_json() for a, s in row.items()}))
-            if self.cache is not None:
-                self.cache.put_many(namespace, complete)  # missing scores are retried next run
-            self.progress.advance(label, len(batch))
         self.progress.finish(label)
         self.stats.truncated += sum(1 for key in unique if any(
             s.extra.get("truncated") for s in results.get(key, {}).values()))
         return results
+
+    def _keep(self, namespace: str, part: Sequence[ScoreRequest], rows: Sequence[ScoreRow],
+              results: dict[str, ScoreRow]) -> None:
+        """Record a scored part and cache its complete rows at once."""
+        complete = []
+        for request, row in zip(part, rows, strict=True):
+            results[request.key] = row
+            if all(s.ok for s in row.values()):
+                complete.append((request.key, {a: s.to_json() for a, s in row.items()}))
+        if self.cache is not None:
+            self.cache.put_many(namespace, complete)  # missing scores are retried next run
 
 def _rows(evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> list[dict[str, Any]]:
     out = []
