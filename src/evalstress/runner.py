@@ -33,6 +33,7 @@ from evalstress.text import TextParser
 
 if TYPE_CHECKING:
     from evalstress.generation import GenerationSetup
+    from evalstress.llm.accounting import Usage
 
 ORIGINAL = "original"
 CORPUS = "*"  # example_id of corpus-level rows
@@ -98,6 +99,7 @@ class RunResult:
         self.signatures = signatures or {}
         self.files = files
         self._summary = summary
+        self.usage: dict[str, Usage] = {}  # LLM accounting per evaluator label (results.json)
 
     @classmethod
     def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
@@ -306,7 +308,9 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
         stats[evaluator.label] = scorer.stats
     table = pd.DataFrame.from_records(records, columns=SCORE_COLUMNS)
     signatures = {e.label: e.signature() for e in evaluators}
-    return RunResult(plan, table, stats, signatures)
+    result = RunResult(plan, table, stats, signatures)
+    result.usage = _usage(evaluators)
+    return result
 
 def _score_corpus(evaluator: Evaluator, plan: Plan, scorer: Scorer,
                   ranks: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
@@ -355,6 +359,13 @@ def _set_request(requests: Sequence[ScoreRequest]) -> ScoreRequest:
     digest = hashlib.sha256("\n".join(sorted(r.key for r in requests)).encode()).hexdigest()
     return ScoreRequest(text=f"set:{digest}", task="corpus")
 
+def _usage(evaluators: Sequence[Evaluator]) -> dict[str, Usage]:
+    if not any(hasattr(e, "usage") for e in evaluators):
+        return {}  # no LLM evaluator: the client's modules need not load
+    from evalstress.llm.accounting import evaluator_usage
+
+    return evaluator_usage(evaluators)
+
 def open_cache(path: str | Path | None = None) -> SQLiteCache:
     return SQLiteCache(Path(path) if path else default_cache_dir() / "scores.sqlite", "scores")
 
@@ -384,6 +395,7 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
                           generation=generation, policy=policy, pool=pool).run()
     if generation is not None:
         result.plan.generation = generation.block_json(result.summary.get("generation") or {})
+    result.usage = _usage(evaluators)
     return result
 
 

@@ -215,6 +215,8 @@ class LLMClient:
                 self.cache.put(key, parts, response.to_json())
             future.set_result(response)
         except BaseException as exc:
+            if isinstance(exc, LLMError):
+                self.usage.request_failed(exc.kind)
             future.set_exception(exc)
             future.exception()  # retrieved: no "never retrieved" warning when nobody shares it
             raise
@@ -242,6 +244,7 @@ class LLMClient:
                 return response
             except _Retry as exc:
                 last = exc
+                self.usage.attempt_failed(exc.kind)
                 if exc.kind == "rate-limit":
                     self.usage.rate_limited += 1
                     endpoint.rate_limited(exc.retry_after)
