@@ -25,6 +25,8 @@ class Usage:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     #: every attempt that failed, retried or not, by kind (rate-limit, timeout, connection, ...)
     failed_attempts: dict[str, int] = field(default_factory=dict)
+    #: answers another run sharing the cache was already fetching: waited for, not paid for
+    waited_for_other_run: int = 0
 
     def add_tokens(self, usage: Mapping[str, Any] | None) -> None:
         if usage:
@@ -39,7 +41,7 @@ class Usage:
 
     def merge(self, other: Usage) -> None:
         for name in ("requests", "cache_hits", "calls", "retries", "errors", "rate_limited",
-                     "prompt_tokens", "completion_tokens"):
+                     "prompt_tokens", "completion_tokens", "waited_for_other_run"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.by_endpoint, other.by_endpoint),
                              (self.errors_by_kind, other.errors_by_kind),
