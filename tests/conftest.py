@@ -67,5 +67,18 @@ def llama_url() -> Iterator[str]:
             raise RuntimeError("llama server did not become ready in 120 s")
         yield url
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM, and SIGKILL when the server has not exited within `grace` seconds: a server
+    stuck in a generation never outlives the session."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.stderr is not None:
+            proc.stderr.close()

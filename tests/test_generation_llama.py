@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -34,14 +35,17 @@ def test_criteria_full_runs_end_to_end_on_smollm2(llama_url: str, tmp_path: Path
     out = tmp_path / "run"
     generator = (f"model=smollm2,base_url={llama_url},temperature=0.7,max_tokens=160,"
                  "max_concurrency=1,timeout=300,deadline=1800")
-    judge = (f"judge:model=smollm2,base_url={llama_url},aspect=fluency,"
-             "form=score-only,max_concurrency=1,timeout=300,deadline=1800")
+    # the form in which the 135M model gives ratings (logprob-weighted, after a short reason)
+    judge = (f"judge:model=smollm2,base_url={llama_url},aspect=fluency,form=rate-explain,"
+             "max_tokens=48,with_source=false,max_concurrency=1,timeout=300,deadline=1800")
     result = CliRunner().invoke(app, [
         "run", str(data), "--suite", "criteria-full", "--generator", generator, "--shots", "2",
         "--max-reasks", "0", "-e", judge, "--out", str(out), "--cache-dir", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
     assert "LLM-written perturbations" in result.output
     results = json.loads((out / "results.json").read_text())
+    scores = pd.read_parquet(out / "scores.parquet")
+    assert (scores["status"] == "ok").any(), "every judge score is missing"
     block = results["generation"]
     llm_names = {n for n, c in registry().items() if c.method == "llm" and "000" in c.source_papers}
     assert set(block["perturbations"]) == llm_names and len(llm_names) == 14

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,32 @@ def test_the_in_memory_plan_scores_neither_variants_nor_original_of_a_long_row()
     suite.options["max_chars"] = 200
     result = score_plan(make_plan(examples, suite), [create_evaluator("rouge")])
     assert set(result.table["example_id"]) == {"short"}
+
+
+class PartsEvaluator(CountingEvaluator):
+    """Takes 8 texts per runner call and scores them in model batches of 3 (3, 3, 2)."""
+
+    def __init__(self, fail_in_part: int | None = None, extra_row: bool = False):
+        super().__init__()
+        self.fail_in_part, self.extra_row = fail_in_part, extra_row
+
+    def score_parts(self, requests: Sequence[ScoreRequest]) -> Iterator[list[ScoreRow]]:
+        for number, start in enumerate(range(0, len(requests), 3), 1):
+            if number == self.fail_in_part:
+                raise RuntimeError("killed mid-batch")
+            yield self.score(requests[start:start + 3])
+        if self.extra_row:
+            yield self.score(requests[:1])
+
+
+def test_scorer_caches_each_part_an_evaluator_hands_back(tmp_path: Path) -> None:
+    from evalstress.runner import Scorer
+
+    cache = open_cache(tmp_path / "scores.sqlite")
+    requests = [ScoreRequest(f"text number {i}") for i in range(8)]
+    evaluator = PartsEvaluator(fail_in_part=3)
+    with pytest.raises(RuntimeError, match="mid-batch"):
+        Scorer(evaluator, cache).score(requests)
+    assert cache.count(evaluator.cache_namespace) == 6  # parts 1 and 2, of 3 texts each
+    with pytest.raises(RuntimeError, match="returned 9 rows for 8 requests"):
+        Scorer(PartsEvaluator(extra_row=True), None).score(requests)

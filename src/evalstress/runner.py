@@ -1,8 +1,9 @@
 """plan -> variants -> deduplicated, cached, batched scoring -> the long score table.
 
 Every distinct text is scored once per evaluator (originals are never re-scored per perturbation);
-each batch goes to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and
-costs nothing for what was already done. `run` streams: it works in chunks of examples and writes
+each batch (each model batch, for evaluators that hand back parts: `Evaluator.score_parts`) goes
+to the SQLite cache as soon as it is scored, so a rerun after a crash resumes and costs nothing
+for what was already done. `run` streams: it works in chunks of examples and writes
 each chunk's variants and scores to disk (see `pipeline.py`), so memory does not grow with the
 dataset; `make_plan` and `score_plan` are the in-memory steps for small sets and tests.
 """
@@ -32,6 +33,7 @@ from evalstress.text import TextParser
 
 if TYPE_CHECKING:
     from evalstress.generation import GenerationSetup
+    from evalstress.llm.accounting import Usage
 
 ORIGINAL = "original"
 CORPUS = "*"  # example_id of corpus-level rows
@@ -97,6 +99,7 @@ class RunResult:
         self.signatures = signatures or {}
         self.files = files
         self._summary = summary
+        self.usage: dict[str, Usage] = {}  # LLM accounting per evaluator label (results.json)
 
     @classmethod
     def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
@@ -237,24 +240,35 @@ class Scorer:
         size = max(1, self.evaluator.batch_size)
         for start in range(0, len(todo), size):
             batch = todo[start:start + size]
-            rows = self.evaluator.score(batch)
-            if len(rows) != len(batch):
-                raise RuntimeError(f"evaluator {self.evaluator.label} returned {len(rows)} rows "
+            done = 0
+            for rows in self.evaluator.score_parts(batch):  # cached part by part
+                part = batch[done:done + len(rows)]
+                if len(rows) != len(part):
+                    raise RuntimeError(f"evaluator {self.evaluator.label} returned "
+                                       f"{done + len(rows)} rows for {len(batch)} requests")
+                done += len(rows)
+                self._keep(namespace, part, rows, results)
+                self.progress.advance(label, len(part))
+            if done != len(batch):
+                raise RuntimeError(f"evaluator {self.evaluator.label} returned {done} rows "
                                    f"for {len(batch)} requests")
             self.stats.calls += 1
             self.stats.scored += len(batch)
-            complete = []
-            for request, row in zip(batch, rows, strict=True):
-                results[request.key] = row
-                if all(s.ok for s in row.values()):
-                    complete.append((request.key, {a: s.to_json() for a, s in row.items()}))
-            if self.cache is not None:
-                self.cache.put_many(namespace, complete)  # missing scores are retried next run
-            self.progress.advance(label, len(batch))
         self.progress.finish(label)
         self.stats.truncated += sum(1 for key in unique if any(
             s.extra.get("truncated") for s in results.get(key, {}).values()))
         return results
+
+    def _keep(self, namespace: str, part: Sequence[ScoreRequest], rows: Sequence[ScoreRow],
+              results: dict[str, ScoreRow]) -> None:
+        """Record a scored part and cache its complete rows at once."""
+        complete = []
+        for request, row in zip(part, rows, strict=True):
+            results[request.key] = row
+            if all(s.ok for s in row.values()):
+                complete.append((request.key, {a: s.to_json() for a, s in row.items()}))
+        if self.cache is not None:
+            self.cache.put_many(namespace, complete)  # missing scores are retried next run
 
 def _rows(evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> list[dict[str, Any]]:
     out = []
@@ -302,7 +316,9 @@ def score_plan(plan: Plan, evaluators: Sequence[Evaluator], *, cache: SQLiteCach
         stats[evaluator.label] = scorer.stats
     table = pd.DataFrame.from_records(records, columns=SCORE_COLUMNS)
     signatures = {e.label: e.signature() for e in evaluators}
-    return RunResult(plan, table, stats, signatures)
+    result = RunResult(plan, table, stats, signatures)
+    result.usage = _usage(evaluators)
+    return result
 
 def _score_corpus(evaluator: Evaluator, plan: Plan, scorer: Scorer,
                   ranks: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
@@ -352,6 +368,13 @@ def _set_request(requests: Sequence[ScoreRequest]) -> ScoreRequest:
     digest = hashlib.sha256("\n".join(sorted(r.key for r in requests)).encode()).hexdigest()
     return ScoreRequest(text=f"set:{digest}", task="corpus")
 
+def _usage(evaluators: Sequence[Evaluator]) -> dict[str, Usage]:
+    if not any(hasattr(e, "usage") for e in evaluators):
+        return {}  # no LLM evaluator: the client's modules need not load
+    from evalstress.llm.accounting import evaluator_usage
+
+    return evaluator_usage(evaluators)
+
 def open_cache(path: str | Path | None = None) -> SQLiteCache:
     return SQLiteCache(Path(path) if path else default_cache_dir() / "scores.sqlite", "scores")
 
@@ -381,6 +404,7 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
                           generation=generation, policy=policy, pool=pool).run()
     if generation is not None:
         result.plan.generation = generation.block_json(result.summary.get("generation") or {})
+    result.usage = _usage(evaluators)
     return result
 
 

@@ -96,7 +96,11 @@ def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
     out = tmp_path / "run"
     # one request at a time with long timeouts: the local server answers them one by one
     slow = "max_concurrency=1,timeout=600,deadline=3600"
-    judge = f"judge:model=smollm2,base_url={llama_url},logprobs=false,max_reasks=1,{slow}"
+    # the 135M model wrote no parsable rating for these highlights without logprobs (0 of 16
+    # answers); the logprob-weighted rating at its rating token, without the long source, is
+    # what it can give
+    judge = (f"judge:model=smollm2,base_url={llama_url},max_reasks=1,form=rate-explain,"
+             f"max_tokens=48,with_source=false,{slow}")
     _run(["attack", str(shared_data / "summeval.jsonl"), "-m", "hypothesis=highlight",
           "-m", "references=references", "--task", "summarization", "--limit", "2",
           "-v", "rouge@rougeL", "-v", "bleu", "-g", judge,
@@ -113,6 +117,8 @@ def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
             assert r["rejections"].get("gold-missing", 0) >= 1
         elif r["stop"] != "not-applicable":
             assert r["gold_original"] is not None and 0 <= r["gold_original"] <= 100
+    # the attack needs the judge's rating of the original: at least one must be real
+    assert any(r.get("gold_original") is not None for r in records)
     results = json.loads((out / "results.json").read_text())["analyses"]["adversarial"]
     assert {(r["victim"], r["method"]) for r in results["asr"]} >= {
         ("rouge@rougeL", "adveval"), ("bleu", "textfooler"), ("bleu", "rule:synonym")}

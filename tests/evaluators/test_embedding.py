@@ -159,3 +159,113 @@ def test_cli_blindspot_run_with_bertscore_on_summeval(tmp_path: Path) -> None:
     rows = {(r["evaluator"], r["aspect"], r["perturbation"])
             for r in saved["analyses"]["blindspot"]["rows"]}
     assert {a for _, a, _ in rows} == {"precision", "recall", "f"}
+
+
+def _summeval_requests(shared_data: Path, count: int) -> list[ScoreRequest]:
+    """Distinct damaged SummEval highlights (one word dropped, a different one each time),
+    each against two human references."""
+    import json
+
+    rows = [json.loads(line) for line in
+            (shared_data / "summeval.jsonl").read_text(encoding="utf-8").splitlines()[:10]]
+    out = []
+    for i in range(count):
+        row = rows[i % len(rows)]
+        words = row["highlight"].split()
+        kept = words[:i // len(rows)] + words[i // len(rows) + 1:]
+        out.append(ScoreRequest(" ".join(kept), references=tuple(row["references"][:2])))
+    assert len({r.key for r in out}) == count
+    return out
+
+
+@pytest.mark.slow
+def test_a_crash_mid_bertscore_keeps_every_finished_model_batch(
+        shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """24 texts at model batch 4 are six model batches; a failure in the third leaves the
+    first two (8 texts) in the score cache, and the resumed run scores only the other 16."""
+    from evalstress.cache import SQLiteCache
+    from evalstress.evaluators.embedding import BertScore
+    from evalstress.runner import Scorer
+
+    requests = _summeval_requests(shared_data, 24)
+    evaluator = create_evaluator("bertscore:batch_size=4")
+    assert evaluator.batch_size > len(requests)  # one runner call holds all 24
+    cache = SQLiteCache(tmp_path / "scores.sqlite", "scores")
+    calls = {"n": 0}
+    real = BertScore.score_batch
+
+    def failing(self: BertScore, batch: list[ScoreRequest]) -> list[dict[str, object]]:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("the machine went away")
+        return real(self, batch)  # type: ignore[return-value]
+
+    monkeypatch.setattr(BertScore, "score_batch", failing)
+    with pytest.raises(RuntimeError, match="went away"):
+        Scorer(evaluator, cache).score(requests)
+    assert cache.count(evaluator.cache_namespace) == 8
+    monkeypatch.setattr(BertScore, "score_batch", real)
+    resumed = Scorer(create_evaluator("bertscore:batch_size=4"), cache)
+    scores = resumed.score(requests)
+    assert (resumed.stats.cached, resumed.stats.scored) == (8, 16)
+    fresh = create_evaluator("bertscore").score(requests)
+    for request, row in zip(requests, fresh, strict=True):
+        assert scores[request.key]["f"].value == pytest.approx(row["f"].value, abs=1e-5)
+
+
+KILLED_RUN = """
+import sys
+from evalstress.cache import SQLiteCache
+from evalstress.evaluators import create_evaluator
+from evalstress.evaluators.base import ScoreRequest
+from evalstress.runner import Scorer
+texts, refs = sys.argv[2].split("\\x1f"), tuple(sys.argv[3].split("\\x1f"))
+evaluator = create_evaluator("bertscore:batch_size=4")
+Scorer(evaluator, SQLiteCache(sys.argv[1], "scores")).score(
+    [ScoreRequest(t, references=refs) for t in texts])
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_during_bertscore_keeps_the_finished_batches(
+        shared_data: Path, tmp_path: Path) -> None:
+    """A real SIGKILL: the cache holds whole model batches of 4 from before the kill, and a
+    rerun scores only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from evalstress.cache import SQLiteCache
+    from evalstress.runner import Scorer
+
+    base = _summeval_requests(shared_data, 1)[0]
+    texts = [f"{base.text} ({i})" for i in range(160)]
+    path = tmp_path / "scores.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(path), "\x1f".join(texts),
+                                "\x1f".join(base.references)], env=env)
+    cache = None
+    seen = 0
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            if path.exists():
+                cache = cache or SQLiteCache(path, "scores")
+                seen = cache.count()
+                if seen >= 8:
+                    break
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL, "the scoring ended before it could be killed"
+    kept = SQLiteCache(path, "scores").count()
+    assert 8 <= seen <= kept < len(texts)
+    assert kept % 4 == 0  # whole model batches only
+    from evalstress.evaluators import create_evaluator as make
+
+    resumed = Scorer(make("bertscore:batch_size=4"), SQLiteCache(path, "scores"))
+    resumed.score([ScoreRequest(t, references=base.references) for t in texts])
+    assert resumed.stats.cached == kept and resumed.stats.scored == len(texts) - kept

@@ -119,3 +119,85 @@ def test_fast_chrf_path_gives_sacrebleus_numbers(shared_data: Path) -> None:
     [row] = plus.score(requests[:1])
     assert row["chrf"].value == CHRF(word_order=2).sentence_score(
         requests[0].text, list(requests[0].references)).score
+
+
+def damaged_summeval(shared_data: Path, examples: int, per_example: int) -> list[ScoreRequest]:
+    """SummEval highlights with a quarter of their words dropped, against the human references."""
+    rng = random.Random(1)
+    rows = [json.loads(line) for line in
+            (shared_data / "summeval.jsonl").read_text(encoding="utf-8").splitlines()[:examples]]
+    out = []
+    for row in rows:
+        words = row["highlight"].split()
+        for _ in range(per_example):
+            kept = " ".join(w for w in words if rng.random() > 0.25)
+            out.append(ScoreRequest(kept, references=tuple(row["references"][:4])))
+    return out
+
+
+@pytest.mark.parametrize(("spec", "metric"), [
+    ("bleu:tokenize=intl", BLEU(tokenize="intl", effective_order=True)),
+    ("bleu:lowercase=true,smooth_method=floor", BLEU(lowercase=True, smooth_method="floor",
+                                                     effective_order=True)),
+    ("chrf:word_order=2", CHRF(word_order=2)),
+    ("chrf:word_order=2,beta=3,lowercase=true", CHRF(word_order=2, beta=3, lowercase=True)),
+    ("ter:case_sensitive=true", TER(case_sensitive=True)),
+])
+def test_sacrebleu_settings_give_the_librarys_numbers_on_real_data(
+        shared_data: Path, spec: str, metric: object) -> None:
+    requests = damaged_summeval(shared_data, 4, 3)
+    rows = create_evaluator(spec).score(requests)
+    name = spec.split(":")[0]
+    for request, row in zip(requests, rows, strict=True):
+        expected = metric.sentence_score(  # type: ignore[attr-defined]
+            request.text, list(request.references)).score
+        assert row[name].value == expected
+
+
+def test_rouge_settings_give_rouge_scores_numbers_on_real_data(shared_data: Path) -> None:
+    requests = damaged_summeval(shared_data, 6, 4)
+    types = ["rouge1", "rouge3", "rougeL"]
+    for stem in (True, False):
+        scorer = rouge_scorer.RougeScorer(types, use_stemmer=stem)
+        evaluator = create_evaluator(f"rouge:types={' '.join(types)},use_stemmer={stem}")
+        for request, row in zip(requests, evaluator.score(requests), strict=True):
+            scores = [scorer.score(ref, request.text) for ref in request.references]
+            for kind in types:
+                assert row[kind].value == pytest.approx(
+                    max(s[kind].fmeasure for s in scores), abs=1e-12)
+
+
+def test_chrf_is_sacrebleus_chrf_and_its_signature_says_so() -> None:
+    """sacreBLEU's chrF: character 6-grams, no word n-grams, beta 2 (its documented defaults);
+    chrF++ adds word 1- and 2-grams and must never share the cache with it."""
+    plain, plus = create_evaluator("chrf"), create_evaluator("chrf:word_order=2")
+    settings = plain.signature()["settings"]
+    assert (settings["char_order"], settings["word_order"], settings["beta"]) == (6, 0, 2)
+    assert settings["metric"] == "chrF2" and "nw:0" in settings["sacrebleu_signature"]
+    assert "word_order=0" in plain.description
+    plus_settings = plus.signature()["settings"]
+    assert plus_settings["word_order"] == 2 and plus_settings["metric"] == "chrF2++"
+    assert "nw:2" in plus_settings["sacrebleu_signature"]
+    assert plain.cache_namespace != plus.cache_namespace
+    hyp, refs = "The cat sat on the mat.", ["A cat was sitting on the mat."]
+    [row] = plus.score([ScoreRequest(hyp, references=tuple(refs))])
+    assert row["chrf"].value == CHRF(word_order=2).sentence_score(hyp, refs).score
+    assert row["chrf"].value != CHRF().sentence_score(hyp, refs).score
+
+
+def test_bleu_and_ter_signatures_carry_the_resolved_tokenizer_and_smoothing() -> None:
+    """Defaults the user never typed (sacreBLEU's 13a tokenizer, exp smoothing, 4-grams,
+    tercom tokenization, lowercased TER) are named, and changing one changes the cache key."""
+    bleu = create_evaluator("bleu").signature()["settings"]
+    assert (bleu["tokenize"], bleu["smooth_method"], bleu["max_ngram_order"],
+            bleu["effective_order"]) == ("13a", "exp", 4, True)
+    floor = create_evaluator("bleu:smooth_method=floor").signature()["settings"]
+    assert floor["smooth_value"] == 0.1  # sacreBLEU's documented floor default
+    assert create_evaluator("bleu:tokenize=intl").signature()["settings"]["tokenize"] == "intl"
+    assert (create_evaluator("bleu").cache_namespace
+            != create_evaluator("bleu:tokenize=intl").cache_namespace)
+    ter = create_evaluator("ter").signature()["settings"]
+    assert ter["case_sensitive"] is False and ter["tokenize"] == "tercom"
+    rouge = create_evaluator("rouge:use_stemmer=false").signature()["settings"]
+    assert rouge["stemmer"] == "none"
+    assert "Porter" in create_evaluator("rouge").signature()["settings"]["stemmer"]

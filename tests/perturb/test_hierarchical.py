@@ -1,45 +1,118 @@
-"""Golden outputs and behaviour of the hierarchical perturbations on hand-written texts."""
+"""What each hierarchical perturbation promises, checked on a hand-written text over many seeds.
+
+MARKET has three sentences (S1, S2, S3) of 9, 9 and 13 words; the expected outcomes below are
+worked out by hand from each perturbation's definition (papers 003 and 000), not copied from
+its output.
+"""
 
 from __future__ import annotations
+
+import itertools
+import re
 
 import pytest
 
 from evalstress.perturb.base import Severity, Skip
-from tests.perturb.conftest import MARKET, golden, run, text_of
+from tests.perturb.conftest import (
+    GARDEN,
+    GOLDEN_META,
+    GOLDEN_POOL,
+    GOLDEN_SOURCE,
+    HARBOUR,
+    MARKET,
+    run,
+    text_of,
+)
 
-GOLDEN = [
-    ('random-answer', 'major',
-     ('The ferry left the harbour at dawn. Tomas counted the gulls that followed it. '
-      'By noon the island was a grey line behind them.')),
-    ('random-ending', 'major',
-     ('Maria drove to the market in Lisbon on Monday. She bought fresh bread and two '
-      'kilos of oranges. In September the family ate them with olive oil and salt.')),
-    ('sentence-deletion', 2,
-     ('She bought fresh bread and two kilos of oranges.')),
-    ('sentence-exchange', 2,
-     ('Her brother has repaired the old bicycle, but the shop will close early. She '
-      'bought fresh bread and two kilos of oranges. Maria drove to the market in '
-      'Lisbon on Monday.')),
-    ('sentence-reordering', 'major',
-     ('Her brother has repaired the old bicycle, but the shop will close early. Maria '
-      'drove to the market in Lisbon on Monday. She bought fresh bread and two kilos '
-      'of oranges.')),
-    ('word-exchange', 2,
-     ('Maria drove the to in market Lisbon on Monday. She fresh bought bread and two '
-      'of kilos oranges. Her brother has repaired the bicycle old, but the shop close '
-      'will early.')),
-    ('word-span-deletion', 'major',
-     ('Maria the shop will close early.')),
-    ('wrong-ending', 'major',
-     ('Maria drove to the market in Lisbon on Monday. She bought fresh bread and two '
-      'kilos of oranges. Then the market burned down.')),
-]
+S1 = "Maria drove to the market in Lisbon on Monday."
+S2 = "She bought fresh bread and two kilos of oranges."
+S3 = "Her brother has repaired the old bicycle, but the shop will close early."
+SEEDS = range(12)
 
 
-@pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
-def test_golden_output_at_seed_0(name: str, severity: Severity, expected: str) -> None:
-    assert golden(name, severity) == expected
-    assert golden(name, severity, fresh_parser=True) == expected  # reproducible across parses
+def words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Za-z]+", text)]
+
+
+def outcomes(name: str, severity: Severity) -> list[str]:
+    """The perturbation of MARKET at each seed, with two other examples in the pool."""
+    return [text_of(run(name, MARKET, severity, seed, pool=GOLDEN_POOL, source=GOLDEN_SOURCE,
+                        meta=GOLDEN_META)) for seed in SEEDS]
+
+
+def test_the_hand_written_text_is_what_the_expectations_assume() -> None:
+    assert f"{S1} {S2} {S3}" == MARKET
+    assert [len(words(s)) for s in (S1, S2, S3)] == [9, 9, 13]
+
+
+def test_random_answer_is_another_examples_whole_text() -> None:
+    seen = set(outcomes("random-answer", "major"))
+    assert seen <= {HARBOUR, GARDEN}
+    assert len(seen) == 2  # the seed picks among the others
+
+
+def test_random_ending_keeps_all_but_the_last_sentence_and_borrows_an_ending() -> None:
+    seen = set(outcomes("random-ending", "major"))
+    assert seen <= {f"{S1} {S2} By noon the island was a grey line behind them.",
+                    f"{S1} {S2} In September the family ate them with olive oil and salt."}
+    assert len(seen) == 2
+
+
+def test_wrong_ending_replaces_the_last_sentence_by_the_datasets_ending() -> None:
+    assert set(outcomes("wrong-ending", "major")) == {f"{S1} {S2} Then the market burned down."}
+
+
+@pytest.mark.parametrize(("severity", "allowed"), [
+    (1, {f"{S2} {S3}", f"{S1} {S3}", f"{S1} {S2}"}),
+    (2, {S1, S2, S3}),
+])
+def test_sentence_deletion_drops_k_whole_sentences_and_keeps_the_order(
+        severity: int, allowed: set[str]) -> None:
+    seen = set(outcomes("sentence-deletion", severity))
+    assert seen <= allowed and len(seen) >= 2
+
+
+def test_sentence_exchange_with_three_sentences_swaps_exactly_one_pair() -> None:
+    """Three sentences hold one disjoint pair, so 2 pairs asked still exchange one."""
+    transpositions = {f"{S2} {S1} {S3}", f"{S3} {S2} {S1}", f"{S1} {S3} {S2}"}
+    for severity in (1, 2):
+        seen = set(outcomes("sentence-exchange", severity))
+        assert seen <= transpositions and len(seen) >= 2
+
+
+def test_sentence_reordering_major_is_any_other_order_of_all_sentences() -> None:
+    others = {" ".join(order) for order in itertools.permutations((S1, S2, S3))} - {MARKET}
+    seen = set(outcomes("sentence-reordering", "major"))
+    assert seen <= others and len(seen) >= 3
+
+
+@pytest.mark.parametrize("per_sentence", [1, 2])
+def test_word_exchange_swaps_k_neighbouring_pairs_inside_every_sentence(
+        per_sentence: int) -> None:
+    for out in outcomes("word-exchange", per_sentence):
+        parts = out.split(". ")
+        assert len(parts) == 3 and out.endswith(".")  # sentence ends stay where they were
+        for before, after in zip((S1, S2, S3), parts, strict=True):
+            old, new = words(before), words(after)
+            assert sorted(old) == sorted(new)
+            changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+            pairs = list(zip(changed[::2], changed[1::2], strict=True))
+            assert len(pairs) == per_sentence
+            for i, j in pairs:  # each change is two neighbours trading places
+                assert j == i + 1 and (old[i], old[j]) == (new[j], new[i])
+        assert "bicycle," in out or "old," in out  # the comma stays after the 7th word
+
+
+@pytest.mark.parametrize(("severity", "k"), [("minor", 5), ("major", 25)])
+def test_word_span_deletion_removes_one_run_of_k_words(severity: Severity, k: int) -> None:
+    original = words(MARKET)
+    runs = {tuple(original[:i] + original[i + k:]) for i in range(len(original) - k + 1)}
+    seen = set()
+    for out in outcomes("word-span-deletion", severity):
+        assert tuple(words(out)) in runs
+        assert out[0].isupper()  # a text that now starts mid-sentence still starts a sentence
+        seen.add(out)
+    assert len(seen) >= 3
 
 
 def test_word_span_deletion_removes_k_continuous_words() -> None:
@@ -72,7 +145,7 @@ def test_random_ending_and_answer_need_another_example() -> None:
 
 def test_word_exchange_keeps_the_words_and_sentence_deletion_keeps_one() -> None:
     out = text_of(run("word-exchange", MARKET, 3))
-    assert sorted(out.split()) != sorted(MARKET.split()) or out != MARKET
+    assert out != MARKET
     assert sorted(w.strip(".,") for w in out.split()) == sorted(w.strip(".,")
                                                                for w in MARKET.split())
     assert isinstance(run("sentence-deletion", "One. Two.", 2), Skip)

@@ -6,7 +6,7 @@ import hashlib
 import inspect
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import entry_points
@@ -131,6 +131,13 @@ class Evaluator(ABC):
             for i, row in zip(usable, self.score_batch([requests[i] for i in usable]), strict=True):
                 rows[i] = row
         return [row for row in rows if row is not None]
+
+    def score_parts(self, requests: Sequence[ScoreRequest]) -> Iterator[list[ScoreRow]]:
+        """Score a batch as consecutive parts, rows in request order, each part as soon as it is
+        done: the runner caches every part, so a kill loses at most one part. The default is one
+        part; an evaluator that takes large batches to fill its model batches well (BERTScore)
+        yields one part per model batch."""
+        yield self.score(requests)
 
     @abstractmethod
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:

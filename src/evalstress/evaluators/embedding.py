@@ -21,7 +21,7 @@ with columns LAYER,P,R,F) or `baseline='p r f'` numbers you computed.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,8 @@ class BertScore(Evaluator):
     description = "BERTScore P/R/F (bert-score), local model; default MiniLM-L6 shipped offline"
     needs_references = True
     #: requests per call from the runner: large, so texts are embedded in full, length-sorted
-    #: batches of `embed_batch` (the user's batch_size) rather than in many partial ones
+    #: batches of `embed_batch` (the user's batch_size) rather than in many partial ones;
+    #: rows still reach the cache per model batch (`score_parts`)
     batch_size = 1024
 
     def __init__(self, model: str = "default", num_layers: int | None = None, idf: bool = False,
@@ -223,6 +224,14 @@ class BertScore(Evaluator):
         mask = torch.arange(int(lengths.max())).expand(len(embs), -1) < lengths.unsqueeze(1)
         return (pad_sequence(embs, batch_first=True, padding_value=2.0), mask,
                 pad_sequence(idfs, batch_first=True))
+
+    def score_parts(self, requests: Sequence[ScoreRequest]) -> Iterator[list[ScoreRow]]:
+        """One part per model batch of texts: the references of the whole batch are embedded
+        first in full, length-sorted batches (they recur across an example's variants), then
+        each `embed_batch` of texts is embedded, scored and handed to the runner's cache."""
+        self._embed({r for request in requests for r in request.references})
+        for start in range(0, len(requests), self.embed_batch):
+            yield self.score(requests[start:start + self.embed_batch])
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         """bert-score's greedy matching (`greedy_cos_idf`) over every (text, reference) pair."""

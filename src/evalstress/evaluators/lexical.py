@@ -8,6 +8,7 @@ maximum over references), the convention of multi-reference summarization papers
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 from importlib.metadata import version
@@ -22,14 +23,31 @@ REFERENCE_MEMO = 1024
 
 
 class _SacreBleuMetric(Evaluator):
+    """A sacreBLEU metric scored per sentence through its public API.
+
+    Every variant of an example is compared with the same references, so each distinct
+    reference tuple gets one metric object built with `references=` (sacreBLEU's documented way
+    to preprocess references once); a variant's score is that object's `corpus_score` of the one
+    hypothesis, which is its sentence score.
+    """
+
     needs_references = True
     cpu_bound = True  # the runner may score it in worker processes
     batch_size = 256
     metric_name = ""
 
+    def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
+        """The sacreBLEU metric object with the user's settings."""
+        raise NotImplementedError
+
     @cached_property
     def metric(self) -> Any:
-        raise NotImplementedError
+        return self.build()
+
+    @cached_property
+    def _probe(self) -> Any:
+        """A metric that has seen one reference: sacreBLEU resolves its signature only then."""
+        return self.build([["x"]])
 
     @classmethod
     def accepted_params(cls) -> tuple[str, ...]:
@@ -46,38 +64,44 @@ class _SacreBleuMetric(Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return (self.metric_name,)
 
-    def versions(self) -> dict[str, str]:
-        # sacreBLEU's own signature needs the reference count, known only after scoring
-        return {"sacrebleu": version("sacrebleu"), "metric": type(self.metric).__name__}
+    def settings(self) -> dict[str, Any]:
+        """The resolved settings that change the numbers, defaults included."""
+        signature = self._probe.get_signature()
+        signature.update("nrefs", None)  # per example here, not one number for the run
+        return {"metric": self._probe.corpus_score(["x"], None).name,
+                "sacrebleu_signature": signature.format(),
+                "references": "all at once (sacreBLEU's multi-reference sentence score)"}
 
-    def _reference_info(self, references: tuple[str, ...]) -> Any:
-        """sacreBLEU's preprocessed references, memoized: every variant of an example shares them."""
+    def signature(self) -> dict[str, Any]:
+        return {**super().signature(), "settings": self.settings()}
+
+    def versions(self) -> dict[str, str]:
+        return {"sacrebleu": version("sacrebleu")}
+
+    def scorer_for(self, references: tuple[str, ...]) -> Any:
+        """The metric with these references preprocessed, memoized: variants share them."""
         memo = self.__dict__.setdefault("_ref_memo", {})
-        if references not in memo:
+        scorer = memo.get(references)
+        if scorer is None:
             if len(memo) >= REFERENCE_MEMO:  # a chunk's references fit many times over
                 memo.clear()
-            memo[references] = self.metric._cache_references([[r] for r in references])[0]
-        return memo[references]
+            scorer = memo[references] = self.build([[r] for r in references])
+        return scorer
 
     def end_chunk(self) -> None:
         """The runner finished a chunk of examples: their references are not needed again, nor
         are the tokenizations sacreBLEU memoizes per line (up to 65,536 lines, input and output
         kept, class-wide), since each distinct text is scored once."""
         self.__dict__.pop("_ref_memo", None)
-        tokenizer = getattr(self.__dict__.get("metric"), "tokenizer", None)
+        tokenizer = getattr(self.metric, "tokenizer", None)
         clear = getattr(type(tokenizer).__call__, "cache_clear", None) if tokenizer else None
         if callable(clear):
             clear()
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
-        # the steps of sacreBLEU's sentence_score, with the reference preprocessing memoized
-        metric = self.metric
-        rows = []
-        for request in requests:
-            hyp = metric._preprocess_segment(request.text)
-            stats = [metric._compute_segment_statistics(hyp, self._reference_info(request.references))]
-            rows.append({self.metric_name: Score(float(metric._aggregate_and_compute(stats).score))})
-        return rows
+        return [{self.metric_name: Score(float(
+                    self.scorer_for(r.references).corpus_score([r.text], None).score))}
+                for r in requests]
 
 
 @evaluator("bleu")
@@ -87,23 +111,43 @@ class Bleu(_SacreBleuMetric):
     description = "sacreBLEU sentence BLEU, effective order, all references at once"
     metric_name = "bleu"
 
-    @cached_property
-    def metric(self) -> Any:
+    def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import BLEU
 
-        return BLEU(effective_order=True, **self.params)
+        return BLEU(**{"effective_order": True, **self.params}, references=references)
+
+    def settings(self) -> dict[str, Any]:
+        metric = self.metric
+        smooth_value = metric.smooth_value
+        if smooth_value is None:  # sacreBLEU's default for the method
+            smooth_value = type(metric).SMOOTH_DEFAULTS[metric.smooth_method]
+        return {**super().settings(), "tokenize": metric.tokenizer_signature,
+                "lowercase": metric.lowercase, "smooth_method": metric.smooth_method,
+                "smooth_value": smooth_value, "max_ngram_order": metric.max_ngram_order,
+                "effective_order": metric.effective_order}
 
 
 @evaluator("chrf")
 class Chrf(_SacreBleuMetric):
-    description = "sacreBLEU sentence chrF (character 6-grams; chrF++ with word_order=2)"
+    """Sentence chrF as sacreBLEU defines it by default: character 6-grams, beta 2 and no word
+    n-grams (word_order=0). chrF++ adds word uni- and bigrams: `chrf:word_order=2`. The
+    resolved orders are in the signature, so the two never share cached scores."""
+
+    description = ("sacreBLEU sentence chrF: character 6-grams, word_order=0 "
+                   "(chrF++ is chrf:word_order=2)")
     metric_name = "chrf"
 
-    @cached_property
-    def metric(self) -> Any:
+    def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import CHRF
 
-        return CHRF(**self.params)
+        return CHRF(**self.params, references=references)
+
+    def settings(self) -> dict[str, Any]:
+        metric = self.metric
+        return {**super().settings(), "char_order": metric.char_order,
+                "word_order": metric.word_order, "beta": metric.beta,
+                "lowercase": metric.lowercase, "whitespace": metric.whitespace,
+                "eps_smoothing": metric.eps_smoothing}
 
     @cached_property
     def _fast(self) -> Any:
@@ -142,11 +186,16 @@ class Ter(_SacreBleuMetric):
     description = "sacreBLEU sentence TER (edit rate, lower is better)"
     metric_name = "ter"
 
-    @cached_property
-    def metric(self) -> Any:
+    def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import TER
 
-        return TER(**self.params)
+        return TER(**self.params, references=references)
+
+    def settings(self) -> dict[str, Any]:
+        metric = self.metric
+        return {**super().settings(), "tokenize": metric.tokenizer_signature,
+                "case_sensitive": metric.case_sensitive, "normalized": metric.normalized,
+                "no_punct": metric.no_punct, "asian_support": metric.asian_support}
 
     def higher_is_better(self, aspect: str) -> bool:
         return False
@@ -159,15 +208,24 @@ class _Analysed:
 
     def __init__(self, tokens: tuple[str, ...]):
         self.tokens = tokens
-        self._ngrams: dict[int, Any] = {}
+        self._ngrams: dict[int, Counter[tuple[str, ...]]] = {}
 
-    def ngrams(self, n: int) -> Any:
+    def ngrams(self, n: int) -> Counter[tuple[str, ...]]:
         counts = self._ngrams.get(n)
         if counts is None:
-            from rouge_score import rouge_scorer
-
-            counts = self._ngrams[n] = rouge_scorer._create_ngrams(self.tokens, n)
+            tokens = self.tokens
+            counts = self._ngrams[n] = Counter(
+                tokens[i:i + n] for i in range(len(tokens) - n + 1))
         return counts
+
+
+def ngram_overlap(reference: Counter[tuple[str, ...]],
+                  prediction: Counter[tuple[str, ...]]) -> tuple[float, float]:
+    """ROUGE-N precision and recall as rouge-score defines them: clipped n-gram matches over the
+    prediction's (precision) and the reference's (recall) n-gram count, each at least 1."""
+    matches = sum(min(count, prediction[gram]) for gram, count in reference.items())
+    return (matches / max(sum(prediction.values()), 1),
+            matches / max(sum(reference.values()), 1))
 
 
 class _MemoStemmer:
@@ -226,11 +284,21 @@ class Rouge(Evaluator):
         return self.types
 
     def versions(self) -> dict[str, str]:
-        return {"rouge-score": version("rouge-score")}
+        found = {"rouge-score": version("rouge-score")}
+        if self._stemmer is not None:  # the Porter stemmer is nltk's
+            found["nltk"] = version("nltk")
+        return found
+
+    def signature(self) -> dict[str, Any]:
+        settings = {"tokenizer": "rouge-score default (lowercase, runs of [a-z0-9])",
+                    "stemmer": "nltk Porter, words over 3 characters" if self._stemmer
+                    else "none",
+                    "references": "maximum over references, per ROUGE type and measure"}
+        return {**super().signature(), "settings": settings}
 
     def _pair(self, reference: _Analysed, prediction: _Analysed, kind: str) -> float:
         from rapidfuzz.distance import LCSseq
-        from rouge_score import rouge_scorer, scoring
+        from rouge_score import scoring
 
         if kind == "rougeL":
             ref, pred = reference.tokens, prediction.tokens
@@ -238,10 +306,10 @@ class Rouge(Evaluator):
                 return 0.0
             lcs = LCSseq.similarity(ref, pred)
             precision, recall = lcs / len(pred), lcs / len(ref)
-            result = scoring.Score(precision, recall, scoring.fmeasure(precision, recall))
         else:
             n = int(kind[5:])
-            result = rouge_scorer._score_ngrams(reference.ngrams(n), prediction.ngrams(n))
+            precision, recall = ngram_overlap(reference.ngrams(n), prediction.ngrams(n))
+        result = scoring.Score(precision, recall, scoring.fmeasure(precision, recall))
         return float(getattr(result, self.measure))
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,18 +21,33 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     by_endpoint: dict[str, int] = field(default_factory=dict)
+    #: requests that failed after all attempts, by the kind of their last failure
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    #: every attempt that failed, retried or not, by kind (rate-limit, timeout, connection, ...)
+    failed_attempts: dict[str, int] = field(default_factory=dict)
+    #: answers another run sharing the cache was already fetching: waited for, not paid for
+    waited_for_other_run: int = 0
 
     def add_tokens(self, usage: Mapping[str, Any] | None) -> None:
         if usage:
             self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
             self.completion_tokens += int(usage.get("completion_tokens") or 0)
 
+    def attempt_failed(self, kind: str) -> None:
+        self.failed_attempts[kind] = self.failed_attempts.get(kind, 0) + 1
+
+    def request_failed(self, kind: str) -> None:
+        self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + 1
+
     def merge(self, other: Usage) -> None:
         for name in ("requests", "cache_hits", "calls", "retries", "errors", "rate_limited",
-                     "prompt_tokens", "completion_tokens"):
+                     "prompt_tokens", "completion_tokens", "waited_for_other_run"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for url, n in other.by_endpoint.items():
-            self.by_endpoint[url] = self.by_endpoint.get(url, 0) + n
+        for mine, theirs in ((self.by_endpoint, other.by_endpoint),
+                             (self.errors_by_kind, other.errors_by_kind),
+                             (self.failed_attempts, other.failed_attempts)):
+            for key, n in theirs.items():
+                mine[key] = mine.get(key, 0) + n
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,3 +81,24 @@ def count_tokens(text: str) -> int:
 def message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """Prompt tokens of a chat: content tokens plus 4 per message for the chat template."""
     return sum(count_tokens(str(m.get("content", ""))) + 4 for m in messages)
+
+
+def evaluator_usage(evaluators: Iterable[Any]) -> dict[str, Usage]:
+    """The live `Usage` of each evaluator that talks to an LLM (judges), by label: read when
+    results.json is written, so calls made by analyses after scoring count too."""
+    found = {}
+    for evaluator in evaluators:
+        usage = getattr(evaluator, "usage", None)
+        if isinstance(usage, Usage):
+            found[str(evaluator.label)] = usage
+    return found
+
+
+def usage_block(usage: Usage) -> dict[str, Any]:
+    """results.json's per-evaluator `usage`: calls, cache hits, retries, 429s, errors by kind,
+    tokens and calls per endpoint."""
+    from evalstress.redact import redact
+
+    out = usage.to_json()
+    out["by_endpoint"] = {redact(url): n for url, n in usage.by_endpoint.items()}
+    return out

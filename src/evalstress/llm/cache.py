@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,7 @@ from typing import Any
 from evalstress.cache import SQLiteCache, default_cache_dir
 
 NAMESPACE = "chat"
+CLAIMS = "response_claims"  # who is calling for which key right now (see `claim`)
 KEY_FIELDS = ("base_url", "model", "messages", "params", "sample")
 
 
@@ -38,6 +43,27 @@ def response_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(parts).encode("utf-8")).hexdigest()
 
 
+def claimant() -> str:
+    """A caller's name in the claims table: host, process id and a token of its own."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether a claim's process may still answer: a process of this machine that is gone
+    cannot; one of another machine is trusted until its lease ends."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def default_path() -> Path:
     return default_cache_dir() / "llm.sqlite"
 
@@ -54,8 +80,41 @@ class ResponseCache:
         """The SQLite file, opened on first use: building a judge touches no folder, so a
         --cache-dir or --no-cache given later decides where (and whether) anything is written."""
         if self._store is None:
-            self._store = SQLiteCache(self.path, "responses")
+            store = SQLiteCache(self.path, "responses")
+            with store._locked() as conn:
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {CLAIMS} (key TEXT PRIMARY KEY, "
+                             "owner TEXT NOT NULL, expires REAL NOT NULL)")
+                conn.commit()
+            self._store = store
         return self._store
+
+    def claim(self, key: str, owner: str, lease: float) -> bool:
+        """Take the right to call for `key` for `lease` seconds, unless another live caller
+        holds it: concurrent runs on one cache then pay for each request once (the others
+        wait for the stored answer). A claim of a process that died on this machine, or whose
+        lease ran out, is taken over."""
+        now = time.time()
+        with self.store._locked() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # read and write as one step across processes
+            try:
+                row = conn.execute(f"SELECT owner, expires FROM {CLAIMS} WHERE key=?",
+                                   (key,)).fetchone()
+                if row is not None and row[0] != owner and row[1] > now and owner_alive(row[0]):
+                    conn.rollback()
+                    return False
+                conn.execute(f"INSERT OR REPLACE INTO {CLAIMS} (key, owner, expires) "
+                             "VALUES (?, ?, ?)", (key, owner, now + lease))
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+        return True
+
+    def release(self, key: str, owner: str) -> None:
+        """Give up a claim (answered, or failed: then another run may try)."""
+        with self.store._locked() as conn:
+            conn.execute(f"DELETE FROM {CLAIMS} WHERE key=? AND owner=?", (key, owner))
+            conn.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {k: v["response"] for k, v in self.store.get_many(NAMESPACE, keys).items()}

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalstress.llm.accounting import Usage
-from evalstress.llm.cache import ResponseCache, key_parts, response_key
+from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
 from evalstress.llm.limits import Endpoint, EndpointPool
 from evalstress.llm.transport import TransportError, choose_transport, make_transport
@@ -38,6 +38,8 @@ from evalstress.redact import check_url, redact
 #: Parameters the client sends; all of them change the output and so enter the cache key.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "seed",
                    "stop", "presence_penalty", "frequency_penalty", "response_format", "grammar")
+#: Seconds between looks at the cache while another run holds the claim on a request.
+CLAIM_POLL = 0.1
 
 
 @dataclass
@@ -145,6 +147,7 @@ class LLMClient:
         self.transport = choose_transport(transport)  # aiohttp, or the openai SDK
         self._clients: dict[str, Any] = {}
         self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
+        self._owner = claimant()  # this client's name in the cache's claims table
 
     @property
     def identity(self) -> str:
@@ -209,18 +212,43 @@ class LLMClient:
         future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            response = await self._call(parts)
-            response.key = key
-            if self.cache is not None:
-                self.cache.put(key, parts, response.to_json())
+            response = await self._claimed_call(key, parts)
             future.set_result(response)
         except BaseException as exc:
+            if isinstance(exc, LLMError):
+                self.usage.request_failed(exc.kind)
             future.set_exception(exc)
             future.exception()  # retrieved: no "never retrieved" warning when nobody shares it
             raise
         finally:
             del self._pending[key]
         return response
+
+    async def _claimed_call(self, key: str, parts: Mapping[str, Any]) -> ChatResponse:
+        """Call once across every run sharing the cache: claim the request first; while another
+        run holds the claim, wait for its stored answer instead of paying for it again."""
+        if self.cache is None:
+            response = await self._call(parts)
+            response.key = key
+            return response
+        while not self.cache.claim(key, self._owner, self.deadline + self.timeout):
+            await asyncio.sleep(CLAIM_POLL)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.cache_hits += 1
+                self.usage.waited_for_other_run += 1
+                return ChatResponse.from_json(hit, key, True)
+        try:
+            hit = self.cache.get(key)  # answered while we were claiming
+            if hit is not None:
+                self.usage.cache_hits += 1
+                return ChatResponse.from_json(hit, key, True)
+            response = await self._call(parts)
+            response.key = key
+            self.cache.put(key, parts, response.to_json())
+            return response
+        finally:
+            self.cache.release(key, self._owner)
 
     async def _call(self, parts: Mapping[str, Any]) -> ChatResponse:
         end: float | None = None  # the deadline runs from the first dispatch, not the queue
@@ -242,6 +270,7 @@ class LLMClient:
                 return response
             except _Retry as exc:
                 last = exc
+                self.usage.attempt_failed(exc.kind)
                 if exc.kind == "rate-limit":
                     self.usage.rate_limited += 1
                     endpoint.rate_limited(exc.retry_after)

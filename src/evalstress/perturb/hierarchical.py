@@ -55,7 +55,10 @@ class WordSpanDeletion(Perturbation):
         first = rng.randrange(len(words) - k + 1)
         drop = range(words[first], words[first + k - 1] + 1)
         text = rebuild_parsed(ctx.parsed, drop=drop)
-        return text[:1].upper() + text[1:] if first == 0 else text
+        if first == 0:  # the text now starts where the span ended: no stray ", but ..."
+            text = text.lstrip(" ,;:.!?")
+            text = text[:1].upper() + text[1:]
+        return text
 
 
 @perturbation("sentence-reordering")

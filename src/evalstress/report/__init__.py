@@ -19,6 +19,7 @@ import pandas as pd
 
 from evalstress import __version__
 from evalstress.chunkwork import variant_line
+from evalstress.llm.accounting import usage_block
 from evalstress.redact import redact_value
 from evalstress.rundir import RunFiles, Staging, promote, staging_for
 from evalstress.runner import RunResult
@@ -88,7 +89,9 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         "missing_reasons": redact_value(summary.get("missing_reasons", [])),
         "evaluators": {label: {"signature": redact_value(run.signatures.get(label)),
                                "stats": asdict(stats),
-                               "meant_for": meant_for(run.signatures.get(label))}
+                               "meant_for": meant_for(run.signatures.get(label)),
+                               **({"usage": usage_block(run.usage[label])}
+                                  if label in run.usage else {})}
                        for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
