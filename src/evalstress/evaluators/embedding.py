@@ -179,8 +179,10 @@ class BertScore(Evaluator):
 
         tokenizer = self._tokenizer
         if self.params["idf"]:
+            # nthreads=0: counted in this process; bert-score's fork pool can hang for good
+            # when a worker dies holding its queue lock (a forked tokenizer or torch thread)
             return get_idf_dict(read_lines(str(self.params["idf_corpus"]), "idf_corpus"),
-                                tokenizer, nthreads=1)
+                                tokenizer, nthreads=0)
         weights: dict[int, float] = defaultdict(lambda: 1.0)
         weights[tokenizer.sep_token_id] = 0
         weights[tokenizer.cls_token_id] = 0
