@@ -21,10 +21,14 @@ from typing import Any
 
 import pandas as pd
 
+from evalstress.registry import Registry
 from evalstress.runner import RunResult
 
 AnalysisFn = Callable[[RunResult, Mapping[str, Any]], Any]
-_ANALYSES: dict[str, AnalysisFn] = {}
+#: analyses by name: the built-in ones below and in description_types, plugins through the
+#: `evalstress.analyses` entry point group
+ANALYSES: Registry[AnalysisFn] = Registry(
+    "analysis", builtin="evalstress.analyses.description_types", group="evalstress.analyses")
 
 #: the option keys each analysis reads (the list above); a suite's `options:` key that none
 #: reads is an error with a did-you-mean (evalstress.suites)
@@ -47,18 +51,11 @@ def analysis_options() -> dict[str, tuple[str, ...]]:
 
 def register_analysis(name: str) -> Callable[[AnalysisFn], AnalysisFn]:
     """Decorator that makes an analysis available to suites under `name`."""
-
-    def register(fn: AnalysisFn) -> AnalysisFn:
-        _ANALYSES[name] = fn
-        return fn
-
-    return register
+    return ANALYSES.register(name)
 
 
 def analysis_names() -> list[str]:
-    import evalstress.analyses.description_types  # noqa: F401  (registers its analysis)
-
-    return sorted(_ANALYSES)
+    return ANALYSES.names()
 
 
 def run_analyses(names: Sequence[str], run: RunResult,
@@ -69,7 +66,8 @@ def run_analyses(names: Sequence[str], run: RunResult,
     names = [names] if isinstance(names, str) else names  # one name is a one-item list
     check_names("analysis", names, analysis_names())
     opts = dict(options or {})
-    return {name: _ANALYSES[name](run, opts) for name in names}
+    entries = ANALYSES.all()
+    return {name: entries[name](run, opts) for name in names}
 
 
 def _pick(options: Mapping[str, Any], *keys: str) -> dict[str, Any]:

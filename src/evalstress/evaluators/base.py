@@ -6,13 +6,13 @@ import hashlib
 import inspect
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
 
-from evalstress.strict import ConfigError, UnknownNameError, check_names, did_you_mean
+from evalstress.registry import Registry
+from evalstress.strict import ConfigError, check_names
 
 
 @dataclass(frozen=True)
@@ -152,37 +152,15 @@ class Evaluator(ABC):
         """Free models or connections; the runner calls it at the end of a run."""
 
 
-_REGISTRY: dict[str, type[Evaluator]] = {}
-_PLUGINS_LOADED = False
-
-
-def evaluator(name: str) -> Callable[[type[Evaluator]], type[Evaluator]]:
-    """Class decorator that registers an evaluator under `name`."""
-
-    def register(cls: type[Evaluator]) -> type[Evaluator]:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"evaluator '{name}' is registered twice")
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return register
-
-
-def _load_plugins() -> None:
-    global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    _PLUGINS_LOADED = True
-    import evalstress.evaluators.builtin  # noqa: F401  (registers the built-in evaluators)
-
-    for ep in entry_points(group="evalstress.evaluators"):
-        ep.load()
+EVALUATORS: Registry[type[Evaluator]] = Registry(
+    "evaluator", builtin="evalstress.evaluators.builtin", group="evalstress.evaluators",
+    listing="evalstress list evaluators")
+#: class decorator that registers an evaluator under a name
+evaluator = EVALUATORS.register
 
 
 def registry() -> dict[str, type[Evaluator]]:
-    _load_plugins()
-    return dict(sorted(_REGISTRY.items()))
+    return EVALUATORS.all()
 
 
 def _coerce(value: str) -> Any:
@@ -274,17 +252,14 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     label = params.pop("name", None)
     if label is not None and not str(label).strip():
         raise ConfigError(f"evaluator '{name}': name= needs a label")
-    reg = registry()
-    if name not in reg:
-        raise UnknownNameError(f"unknown evaluator '{name}'.{did_you_mean(name, reg)} See: "
-                               "evalstress list evaluators")
+    cls = EVALUATORS.get(name)
     refuse_secrets(params, f"evaluator '{name}'")  # a spec is stored with the run
-    known = accepted_params(reg[name])
+    known = accepted_params(cls)
     if known is not None:
         check_names("parameter", params, (*known, "name"), f"evaluator '{name}'")
     check_evaluator(name, params)
     try:
-        instance = reg[name](**params)
+        instance = cls(**params)
     except TypeError as exc:
         raise ValueError(f"bad parameters for evaluator '{name}': {exc}") from None
     instance.spec_params = params

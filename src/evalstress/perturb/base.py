@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
 
 from evalstress.data import Example
+from evalstress.registry import Registry
 from evalstress.strict import UnknownNameError, did_you_mean, unknown_name_error
 from evalstress.text import ParsedText, TextParser, noise_ratio
 
@@ -191,46 +191,20 @@ def sample_count(n: int, ratio: float, rng: random.Random, *, minimum: int = 1) 
     return max(minimum, min(n, count))
 
 
-_REGISTRY: dict[str, type[Perturbation]] = {}
-_ENTRY_POINTS_LOADED = False
-
-
-def perturbation(name: str) -> Callable[[type[Perturbation]], type[Perturbation]]:
-    """Class decorator that registers a perturbation under `name`."""
-
-    def register(cls: type[Perturbation]) -> type[Perturbation]:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"perturbation '{name}' is registered twice")
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return register
-
-
-def _load_plugins() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    import evalstress.perturb.builtin  # noqa: F401  (registers the built-in catalogue)
-
-    for ep in entry_points(group="evalstress.perturbations"):
-        ep.load()
+PERTURBATIONS: Registry[type[Perturbation]] = Registry(
+    "perturbation", builtin="evalstress.perturb.builtin", group="evalstress.perturbations",
+    listing="evalstress list perturbations")
+#: class decorator that registers a perturbation under a name
+perturbation = PERTURBATIONS.register
 
 
 def registry() -> dict[str, type[Perturbation]]:
-    _load_plugins()
-    return dict(sorted(_REGISTRY.items()))
+    return PERTURBATIONS.all()
 
 
 def get_perturbation_class(name: str) -> type[Perturbation]:
     """The registered class of `name`; an unknown name is an error with a did-you-mean."""
-    reg = registry()
-    if name not in reg:
-        raise UnknownNameError(f"unknown perturbation '{name}'.{did_you_mean(name, reg)} See: "
-                               "evalstress list perturbations")
-    return reg[name]
+    return PERTURBATIONS.get(name)
 
 
 def get_perturbation(name: str, **params: Any) -> Perturbation:

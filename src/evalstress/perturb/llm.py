@@ -514,7 +514,7 @@ def register_attack(spec: AttackSpec, *, replace_existing: bool = False) -> type
         if not replace_existing:
             raise ValueError(f"attack '{spec.name}' is registered twice")
     cls = _class_for(spec)
-    base._REGISTRY[spec.name] = cls
+    base.PERTURBATIONS.add(spec.name, cls, replace=True)
     return cls
 
 
