@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from evalstress.evaluators.base import create_evaluator
@@ -66,3 +69,32 @@ def test_a_url_with_credentials_is_refused_without_echoing_them() -> None:
     with pytest.raises(ValueError) as info:
         check_url("http://bob:pa55word@host/v1", "model m")
     assert "pa55word" not in str(info.value)
+
+
+def test_a_key_the_server_echoes_never_reaches_the_run_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers 401 quoting the key it was sent: the run records the failure as
+    missing, with its reason, and no file of the run holds the key."""
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+    from evalstress.llm.fake_server import FakeServer, Reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "a", "task": "summarization", "hypothesis":
+                                "The ferry left the harbour at dawn. Gulls followed it."}) + "\n")
+    echo = Reply(status=401, error=f"Incorrect API key provided: Bearer {KEY}")
+    with FakeServer(default=echo) as srv:
+        result = CliRunner().invoke(app, [
+            "run", str(data), "-e", f"judge:model=m,base_url={srv.base_url},form=score-only,"
+            "max_attempts=1", "-p", "truncation", "--seeds", "1", "--workers", "1",
+            "--out", str(tmp_path / "run"), "--no-cache", "--max-missing", "1"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["counts"]["missing_scores"] > 0
+    assert any("Incorrect API key" in r["reason"] for r in results["missing_reasons"])
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path.name
+    assert KEY not in result.output
