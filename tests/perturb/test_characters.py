@@ -16,7 +16,7 @@ import pytest
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from evalstress.perturb.base import Severity, Skip
-from tests.perturb.conftest import MARKET, run, text_of
+from tests.perturb.conftest import MARKET, golden, run, text_of
 
 SEEDS = range(10)
 WORDS = MARKET.split(" ")
@@ -123,3 +123,15 @@ def test_character_noise_skips_texts_without_letters() -> None:
     for name in ("char-deletion", "char-typo"):
         assert isinstance(run(name, "!!", "minor"), Skip)
     assert isinstance(run("spelling-mistake", "It is so.", 0.4), Skip)
+
+
+DELETION_LOCK = ("Mria r o the markt n Lsbon o oda. Se boh fesh bead a w kios o ras. e btr ha "
+                 "rpare the  bicycle, b h shop il clos eary.")
+
+
+def test_char_deletion_at_seed_0_is_locked_across_versions_and_parses() -> None:
+    """A change of seed derivation or sampling shows here; the lock obeys the same promise."""
+    assert Levenshtein.distance(MARKET, DELETION_LOCK) == 50
+    assert is_subsequence(DELETION_LOCK, MARKET)
+    assert golden("char-deletion", "major") == DELETION_LOCK
+    assert golden("char-deletion", "major", fresh_parser=True) == DELETION_LOCK

@@ -18,7 +18,7 @@ import pytest
 
 from evalstress.data import Example
 from evalstress.perturb.base import Severity, Skip
-from tests.perturb.conftest import GARDEN, GOLDEN_POOL, HARBOUR, MARKET, run, text_of
+from tests.perturb.conftest import GARDEN, GOLDEN_POOL, HARBOUR, MARKET, golden, run, text_of
 
 SEEDS = range(10)
 S1 = "Maria drove to the market in Lisbon on Monday."
@@ -243,3 +243,17 @@ def test_sentence_replacement_needs_other_examples_of_the_task() -> None:
     assert isinstance(run("sentence-replacement", MARKET, 1), Skip)
     other_task = [Example("q", "qa", "", HARBOUR)]
     assert isinstance(run("sentence-replacement", MARKET, 1, pool=other_task), Skip)
+
+
+NOUN_SWITCH_LOCK = ("Maria drove to the bread in Lisbon on Monday. She bought fresh market and "
+                    "two kilos of oranges. Her bicycle has repaired the old brother, but the "
+                    "shop will close early.")
+
+
+def test_noun_switching_at_seed_0_is_locked_across_versions_and_parses() -> None:
+    """A change of seed derivation or sampling shows here; the lock obeys the same promise."""
+    held = switched_slots(NOUN_SWITCH_LOCK, NOUN_SLOTS,
+                          lambda lem, plural: NOUN_FORMS[lem] if plural else lem)
+    assert len(held) == 4 and sorted(held.values()) == sorted(NOUN_SLOTS[i][0] for i in held)
+    assert golden("noun-switching", 2) == NOUN_SWITCH_LOCK
+    assert golden("noun-switching", 2, fresh_parser=True) == NOUN_SWITCH_LOCK

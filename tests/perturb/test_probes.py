@@ -21,6 +21,7 @@ from tests.perturb.conftest import (
     GOLDEN_SOURCE,
     HARBOUR,
     MARKET,
+    golden,
     run,
     text_of,
 )
@@ -175,3 +176,17 @@ def test_frequent_ngram_names_a_missing_corpus_file(tmp_path) -> None:
 
 def test_copy_source_skips_without_a_source() -> None:
     assert isinstance(run("copy-source", MARKET, "source"), Skip)
+
+
+POSITIONED_LOCK = ("Maria drove to the market in Lisbon on Monday. She efforts pregnant "
+                   "instruments reading sample equally issue too. bro brand has repaired the old "
+                   "bicycle, but the shop will close early.")
+
+
+def test_positioned_error_at_seed_0_is_locked_across_versions_and_parses() -> None:
+    """A change of seed derivation or sampling shows here; the lock obeys the same promise."""
+    new = words(POSITIONED_LOCK)
+    assert new[:10] == WORDS[:10] and new[20:] == WORDS[20:]
+    assert all(w in FREQUENT for w in new[10:20])
+    assert golden("positioned-error", "random-middle") == POSITIONED_LOCK
+    assert golden("positioned-error", "random-middle", fresh_parser=True) == POSITIONED_LOCK
