@@ -1,31 +1,94 @@
-"""Golden outputs and behaviour of the characters perturbations on hand-written texts."""
+"""What each character perturbation promises, checked on a hand-written text over many seeds.
+
+MARKET, counted by hand: 134 letters (no digits) in 31 space-separated words, 27 of which have
+three letters or more (all but to, in, on, of). Paper 003 sets k characters per task: 10
+(minor) and 50 (major) for summarization. The expected edit counts follow from these, measured
+with rapidfuzz's Levenshtein / Damerau-Levenshtein distances (a typo that swaps two neighbours
+is one Damerau edit; the typo package's swap keeps each position's case, so it is compared
+without case).
+"""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from evalstress.perturb.base import Severity, Skip
 from tests.perturb.conftest import MARKET, golden, run, text_of
 
-GOLDEN = [
-    ('char-deletion', 'major',
-     ('Mria r o the markt n Lsbon o oda. Se boh fesh bead a w kios o ras. e btr ha '
-      'rpare the  bicycle, b h shop il clos eary.')),
-    ('char-typo', 'major',
-     ('Maria dorvc to rhe mafrkert im Lisbon no Mondqay. She gbkouht reash bread and '
-      'tow iklisp of porange. Rhc br0tuhr hww rwpiadec tse old biyecl, bht the shop '
-      'will cloxe earl.')),
-    ('spelling-mistake', 0.2,
-     ('Maria drove to thde market in Lisbon on Monday. She bouught fresh bread and two '
-      'kilos of oranges. Her brother has repqired the old bicycle, but the shop will '
-      'cllse sarly.')),
-]
+SEEDS = range(10)
+WORDS = MARKET.split(" ")
+SHORT = {"to", "in", "on", "of"}
 
 
-@pytest.mark.parametrize(("name", "severity", "expected"), GOLDEN)
-def test_golden_output_at_seed_0(name: str, severity: Severity, expected: str) -> None:
-    assert golden(name, severity) == expected
-    assert golden(name, severity, fresh_parser=True) == expected  # reproducible across parses
+def outcomes(name: str, severity: Severity) -> list[str]:
+    return [text_of(run(name, MARKET, severity, seed)) for seed in SEEDS]
+
+
+def typo_distance(a: str, b: str) -> int:
+    return DamerauLevenshtein.distance(a.lower(), b.lower())
+
+
+def is_subsequence(short: str, long: str) -> bool:
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
+def test_the_hand_counts_match_the_text() -> None:
+    assert sum(ch.isalpha() for ch in MARKET) == 134 and len(WORDS) == 31
+    assert sum(sum(ch.isalpha() for ch in w) >= 3 for w in WORDS) == 27
+
+
+@pytest.mark.parametrize(("severity", "k"), [("minor", 10), ("major", 50), (3, 3)])
+def test_char_deletion_deletes_exactly_k_letters_and_nothing_else(severity: Severity,
+                                                                   k: int) -> None:
+    seen = set()
+    for out in outcomes("char-deletion", severity):
+        assert Levenshtein.distance(MARKET, out) == k  # k deletions, no other edit
+        assert is_subsequence(out, MARKET)
+        assert [ch for ch in out if not ch.isalnum()] == [ch for ch in MARKET
+                                                          if not ch.isalnum()]
+        seen.add(out)
+    assert len(seen) == len(SEEDS)
+
+
+@pytest.mark.parametrize(("severity", "k"), [(1, 1), (3, 3), ("minor", 10), ("major", 50)])
+def test_char_typo_makes_at_most_k_edits_inside_words(severity: Severity, k: int) -> None:
+    """k typos on random letters: k edits, fewer only where two land on one word and overlap."""
+    seen = set()
+    for out in outcomes("char-typo", severity):
+        words = out.split(" ")
+        assert len(words) == len(WORDS)  # a typo never splits or joins words
+        changed = [(a, b) for a, b in zip(WORDS, words, strict=True) if a != b]
+        assert 1 <= len(changed) <= k
+        assert typo_distance(MARKET, out) <= k
+        seen.add(out)
+    assert len(seen) == len(SEEDS)
+
+
+def test_a_single_typo_is_always_one_visible_edit() -> None:
+    """A typo operation that finds nothing to change is drawn again, so k=1 never skips."""
+    for seed in range(40):
+        out = text_of(run("char-typo", MARKET, 1, seed))
+        changed = [(a, b) for a, b in zip(WORDS, out.split(" "), strict=True) if a != b]
+        assert len(changed) == 1 and typo_distance(*changed[0]) <= 1
+
+
+@pytest.mark.parametrize("ratio", [0.2, 0.4])
+def test_spelling_mistake_misspells_k_eligible_words_once_each(ratio: float) -> None:
+    """27 eligible words: 5 or 6 misspelled at 0.2, 10 or 11 at 0.4; one typo each."""
+    allowed = {math.floor(27 * ratio), math.ceil(27 * ratio)}
+    seen = set()
+    for out in outcomes("spelling-mistake", ratio):
+        words = out.split(" ")
+        assert len(words) == len(WORDS)
+        changed = [(a, b) for a, b in zip(WORDS, words, strict=True) if a != b]
+        assert len(changed) in allowed
+        assert all(a not in SHORT and typo_distance(a, b) <= 1 for a, b in changed)
+        seen.add(out)
+    assert len(seen) == len(SEEDS)
 
 
 def _alnum(text: str) -> int:
@@ -56,13 +119,19 @@ def test_char_typo_leaves_the_global_random_state_alone() -> None:
     assert random.random() == expected
 
 
-def test_spelling_mistake_changes_about_the_asked_portion_of_words() -> None:
-    out = text_of(run("spelling-mistake", MARKET, 0.4))
-    changed = sum(a != b for a, b in zip(MARKET.split(), out.split(), strict=False))
-    assert 4 <= changed <= 14  # 0.4 of 27 eligible words, each one typo (a typo may split)
-
-
 def test_character_noise_skips_texts_without_letters() -> None:
     for name in ("char-deletion", "char-typo"):
         assert isinstance(run(name, "!!", "minor"), Skip)
     assert isinstance(run("spelling-mistake", "It is so.", 0.4), Skip)
+
+
+DELETION_LOCK = ("Mria r o the markt n Lsbon o oda. Se boh fesh bead a w kios o ras. e btr ha "
+                 "rpare the  bicycle, b h shop il clos eary.")
+
+
+def test_char_deletion_at_seed_0_is_locked_across_versions_and_parses() -> None:
+    """A change of seed derivation or sampling shows here; the lock obeys the same promise."""
+    assert Levenshtein.distance(MARKET, DELETION_LOCK) == 50
+    assert is_subsequence(DELETION_LOCK, MARKET)
+    assert golden("char-deletion", "major") == DELETION_LOCK
+    assert golden("char-deletion", "major", fresh_parser=True) == DELETION_LOCK

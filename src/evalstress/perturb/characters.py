@@ -93,7 +93,13 @@ def typo_word(word: str, edits: int, rng: random.Random) -> str:
 
     errer = StrErrer(word, seed=rng.getrandbits(32))
     for _ in range(edits):
-        errer = getattr(errer, rng.choice(TYPO_OPS))()
+        before = errer.result
+        # an operation with nothing to act on (similar_char on a letter without a look-alike,
+        # char_swap on "ll") changes nothing: draw again, so k typos are k edits
+        for _attempt in range(3 * len(TYPO_OPS)):
+            errer = getattr(errer, rng.choice(TYPO_OPS))()
+            if errer.result != before:
+                break
     return str(errer.result)
 
 

@@ -154,8 +154,16 @@ class LocalSwap(PaperRule, Perturbation):
         if order == list(range(n)):
             i = next(i for i in range(n - 1) if tokens[i].text != tokens[i + 1].text)
             order[i], order[i + 1] = i + 1, i
-        # keep the whitespace pattern of the positions, move only the token texts
-        return "".join(tokens[src].text + tokens[pos].ws for pos, src in enumerate(order)).strip()
+        # keep the whitespace pattern of the positions, move only the token texts; two words a
+        # swap brings together where a word met punctuation get a space (not "MondayShe")
+        pieces = []
+        for pos, src in enumerate(order):
+            ws = tokens[pos].ws
+            if not ws and pos + 1 < n and order[pos + 1] != src + 1 and is_word(tokens[src]) \
+                    and is_word(tokens[order[pos + 1]]):
+                ws = " "
+            pieces.append(tokens[src].text + ws)
+        return "".join(pieces).strip()
 
 
 def _paper_local_swap(words: list[str], ratio: float, rng: random.Random) -> str | Skip:
