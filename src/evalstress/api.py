@@ -25,10 +25,11 @@ from typing import Any
 
 import pandas as pd
 
+from evalstress.bars import RichBars
 from evalstress.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.external import CallableEvaluator
-from evalstress.runner import Progress, RunResult, open_cache, run
+from evalstress.runner import RunResult, open_cache, run
 from evalstress.suites import Suite, custom_suite, load_suite, parse_seeds
 
 EvaluatorLike = str | Mapping[str, Any] | Evaluator | Callable[..., Any]
@@ -101,34 +102,6 @@ class StressResult:
                 f"examples={len(self.run.plan.examples)}, variants={len(self.run.plan.variants)}, "
                 f"evaluators={list(self.run.stats)}, scores={len(table)}, missing={missing}, "
                 f"analyses={list(self.analyses)})")
-
-
-class _RichProgress(Progress):
-    """Progress bars that rich draws in a terminal or a Jupyter output cell."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as Bars
-
-        self._bars = Bars(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), transient=True)
-        self._tasks: dict[str, Any] = {}
-
-    def start(self, label: str, total: int) -> None:
-        if not self._tasks:
-            self._bars.start()
-        self._tasks[label] = self._bars.add_task(label, total=total)
-
-    def advance(self, label: str, amount: int = 1) -> None:
-        if label in self._tasks:
-            self._bars.advance(self._tasks[label], amount)
-
-    def finish(self, label: str) -> None:
-        task = self._tasks.pop(label, None)
-        if task is not None:
-            self._bars.remove_task(task)
-        if not self._tasks:
-            self._bars.stop()
 
 
 def make_evaluators(evaluators: EvaluatorLike | Sequence[EvaluatorLike] | Mapping[str, Any]
@@ -248,7 +221,7 @@ def stress(data: Any = None,
             configure(folder, enabled=cache)
     try:
         result = run(examples, the_suite, made, cache=score_cache,
-                     progress=_RichProgress() if progress else None)
+                     progress=RichBars() if progress else None)
     finally:
         for evaluator in made:
             evaluator.close()

@@ -12,14 +12,13 @@ from typing import Annotated, Any
 import typer
 import yaml
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress import __version__
 from evalstress.analyses import run_analyses
 from evalstress.analyses.registry import analysis_names
+from evalstress.bars import RichBars
 from evalstress.cache import SQLiteCache
 from evalstress.cliguard import GuardedGroup, keeps, on_stop
 from evalstress.data import DataError, Example, builtin_corpus, load_examples
@@ -34,7 +33,7 @@ from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
 from evalstress.runhealth import DEFAULT_MAX_MISSING, check_max_missing
-from evalstress.runner import Progress, RunResult, open_cache, run, shard_examples
+from evalstress.runner import RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite, parse_seeds
 from evalstress.text import max_chars_option
 
@@ -60,32 +59,12 @@ err = Console(stderr=True)
 LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
 
 
-class RichProgressReporter(Progress):
-    """Progress bars on stderr for each long phase."""
-
-    def __init__(self, enabled: bool = True):
-        self.enabled = enabled and err.is_terminal
-        self._bars = RichProgress(TextColumn("{task.description}"), BarColumn(),
-                                  MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                                  transient=True, disable=not self.enabled)
-        self._tasks: dict[str, Any] = {}
-        on_stop(self._bars.stop)  # an interrupted command leaves no live display behind
-
-    def start(self, label: str, total: int) -> None:
-        if not self._tasks:
-            self._bars.start()
-        self._tasks[label] = self._bars.add_task(label, total=total)
-
-    def advance(self, label: str, amount: int = 1) -> None:
-        if label in self._tasks:
-            self._bars.advance(self._tasks[label], amount)
-
-    def finish(self, label: str) -> None:
-        task = self._tasks.pop(label, None)
-        if task is not None:
-            self._bars.remove_task(task)
-        if not self._tasks:
-            self._bars.stop()
+def RichProgressReporter(enabled: bool = True) -> RichBars:
+    """Progress bars on stderr for each long phase; an interrupted command leaves no live
+    display behind."""
+    bars = RichBars(console=err, enabled=enabled and err.is_terminal)
+    on_stop(bars.stop)
+    return bars
 
 
 def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
