@@ -87,23 +87,15 @@ class Mauve(Evaluator):
     def features(self, texts: Sequence[str]) -> Any:
         """Final-token features of each text; each distinct text is featurized once per run."""
         import numpy as np
-        import torch
 
         todo = [t for t in dict.fromkeys(texts) if t not in self._features]
         encoded = [self.tokenize(t) for t in todo]
         self.truncated_texts += sum(cut for _, cut in encoded)
         for batch in models.sorted_batches(encoded, self.feature_batch, lambda e: len(e[0])):
             lengths = [len(encoded[i][0]) for i in batch]
-            ids = torch.zeros((len(batch), max(lengths)), dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            for row, i in enumerate(batch):
-                ids[row, :lengths[row]] = torch.tensor(encoded[i][0])
-                mask[row, :lengths[row]] = 1
-            with torch.no_grad():
-                out = self.shared.model(input_ids=ids.to(self.shared.device),
-                                        attention_mask=mask.to(self.shared.device),
-                                        output_hidden_states=True, return_dict=True)
-            last = out.hidden_states[-1].float().cpu()
+            states = models.hidden_states(self.shared.model, self.shared.device,
+                                          [encoded[i][0] for i in batch])
+            last = states[-1].float().cpu()
             for row, i in enumerate(batch):
                 self._features[todo[i]] = last[row, lengths[row] - 1].numpy()
         return np.stack([self._features[t] for t in texts])

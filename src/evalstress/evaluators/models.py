@@ -287,6 +287,23 @@ def sorted_batches(items: Sequence[T], size: int,
         yield order[start:start + size]
 
 
+def hidden_states(model: Any, device: str, token_ids: Sequence[Sequence[int]]) -> Any:
+    """All hidden states of `model` for a batch of token id lists, right-padded with an
+    attention mask (one forward pass, no gradients): a tuple of (batch, width, dim) tensors."""
+    import torch
+
+    lengths = [len(ids) for ids in token_ids]
+    ids = torch.zeros((len(token_ids), max(lengths)), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, (tokens, length) in enumerate(zip(token_ids, lengths, strict=True)):
+        ids[row, :length] = torch.tensor(tokens)
+        mask[row, :length] = 1
+    with torch.no_grad():
+        out = model(input_ids=ids.to(device), attention_mask=mask.to(device),
+                    output_hidden_states=True, return_dict=True)
+    return out.hidden_states
+
+
 def window(tokenizer: Any, model: Any | None = None) -> int:
     """The longest input the model takes, in tokens, special tokens included."""
     limit = int(getattr(tokenizer, "model_max_length", _VERY_LARGE) or _VERY_LARGE)

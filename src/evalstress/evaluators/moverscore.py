@@ -116,16 +116,9 @@ class MoverScore(Evaluator):
         encoded = [self._encode(t) for t in todo]
         for batch in models.sorted_batches(encoded, 16, lambda e: len(e[0])):
             lengths = [len(encoded[i][0]) for i in batch]
-            ids = torch.zeros((len(batch), max(lengths)), dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            for row, i in enumerate(batch):
-                ids[row, :lengths[row]] = torch.tensor(encoded[i][0])
-                mask[row, :lengths[row]] = 1
-            with torch.no_grad():
-                out = self.shared.model(input_ids=ids.to(self.shared.device),
-                                        attention_mask=mask.to(self.shared.device),
-                                        output_hidden_states=True, return_dict=True)
-            hidden = torch.stack(out.hidden_states[-self.layers:]).float().cpu()
+            states = models.hidden_states(self.shared.model, self.shared.device,
+                                          [encoded[i][0] for i in batch])
+            hidden = torch.stack(states[-self.layers:]).float().cpu()
             hidden = hidden / hidden.norm(dim=-1, keepdim=True)
             if self.layers == 1:
                 pooled = hidden[0]
