@@ -40,6 +40,9 @@ SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logpro
                    "stop", "presence_penalty", "frequency_penalty", "response_format", "grammar")
 #: Seconds between looks at the cache while another run holds the claim on a request.
 CLAIM_POLL = 0.1
+#: after a Ctrl-C, how long an answer already on its way may take to arrive and be cached (it
+#: is paid for); nothing new is sent meanwhile
+IN_FLIGHT_GRACE = 2.0
 
 
 @dataclass
@@ -148,6 +151,7 @@ class LLMClient:
         self._clients: dict[str, Any] = {}
         self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
         self._owner = claimant()  # this client's name in the cache's claims table
+        self._stopping = False  # set by a cancellation: no new request leaves
 
     @property
     def identity(self) -> str:
@@ -182,6 +186,7 @@ class LLMClient:
         return client
 
     async def aclose(self) -> None:
+        self._stopping = False  # a notebook may score again with this client after a stop
         clients, self._clients = self._clients, {}
         for client in clients.values():
             await client.aclose()
@@ -243,12 +248,33 @@ class LLMClient:
             if hit is not None:
                 self.usage.cache_hits += 1
                 return ChatResponse.from_json(hit, key, True)
-            response = await self._call(parts)
+            call = asyncio.ensure_future(self._call(parts))
+            try:
+                response = await asyncio.shield(call)
+            except asyncio.CancelledError:
+                await self._keep_in_flight(call, key, parts)
+                raise
             response.key = key
             self.cache.put(key, parts, response.to_json())
             return response
         finally:
             self.cache.release(key, self._owner)
+
+    async def _keep_in_flight(self, call: asyncio.Future[ChatResponse], key: str,
+                              parts: Mapping[str, Any]) -> None:
+        """On a cancellation (Ctrl-C), give a request already sent up to IN_FLIGHT_GRACE to
+        come back and cache its answer, so the resumed run does not pay for it again; a request
+        still queued or waiting to retry is not sent (`_stopping`)."""
+        self._stopping = True
+        done, _ = await asyncio.wait({call}, timeout=IN_FLIGHT_GRACE)
+        if call in done and not call.cancelled() and call.exception() is None:
+            response = call.result()
+            response.key = key
+            assert self.cache is not None
+            self.cache.put(key, parts, response.to_json())
+        elif call not in done:
+            call.cancel()
+            await asyncio.wait({call})
 
     async def _call(self, parts: Mapping[str, Any]) -> ChatResponse:
         end: float | None = None  # the deadline runs from the first dispatch, not the queue
@@ -258,6 +284,9 @@ class LLMClient:
                 endpoint = await self.pool.acquire(end)
             except TimeoutError:
                 break
+            if self._stopping:  # cancelled while queued: send nothing new
+                await self.pool.release(endpoint)
+                raise asyncio.CancelledError
             if end is None:
                 end = time.monotonic() + self.deadline
             try:
