@@ -99,10 +99,11 @@ def test_hostile_texts_ids_and_explanations_stay_inert(e2e_run: Path, tmp_path: 
         page.fill("#filter-example", "onerror")
         cards = page.locator("#browser-list .card")
         assert cards.count() >= 1
-        text = cards.first.inner_text()
-        assert 'doc<img src=x onerror="window.__xss=1">' in text  # the id, as text
-        assert "</script><script>window.__xss=2</script>" in text  # the hypothesis, as text
-        assert "refused <img src=x" in text  # the evaluator's reason for the missing score
+        # the perturbations damage the payloads in some variants: look across the cards
+        texts = cards.all_inner_texts()
+        assert all('doc<img src=x onerror="window.__xss=1">' in t for t in texts)  # the id
+        assert any("</script><script>window.__xss=2</script>" in t for t in texts)  # the text
+        assert any("refused <img src=x" in t for t in texts)  # the reason of a missing score
         assert page.evaluate("window.__xss") is None
         assert page.locator("img").count() == 0
         assert page.locator("script").count() == 2  # the data and the browser, nothing else
