@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalstress.text import ParsedText, TextParser, noise_ratio, word_units
@@ -87,13 +87,30 @@ class CheckInput:
             self._parsed = self.parser.parse(self.candidate)
         return self._parsed
 
-    @property
+    @cached_property
     def old(self) -> list[str]:
         return words(self.original.text)
 
-    @property
+    @cached_property
     def new(self) -> list[str]:
         return words(self.candidate)
+
+    @cached_property
+    def word_ops(self) -> Sequence[tuple[str, int, int, int, int]]:
+        """Word-level edits original -> candidate, computed once for every check that reads
+        them."""
+        return SequenceMatcher(a=self.old, b=self.new, autojunk=False).get_opcodes()
+
+    def replaced_tokens(self) -> Iterator[tuple[list[Any], list[Any]]]:
+        """(original tokens, candidate tokens) of each replaced span of the two parses,
+        punctuation left out, words compared lower-cased."""
+        old = [t for t in self.original.tokens if not t.is_punct and t.text.strip()]
+        new = [t for t in self.parsed.tokens if not t.is_punct and t.text.strip()]
+        ops = SequenceMatcher(a=[t.text.lower() for t in old], b=[t.text.lower() for t in new],
+                              autojunk=False).get_opcodes()
+        for tag, i1, i2, j1, j2 in ops:
+            if tag == "replace":
+                yield old[i1:i2], new[j1:j2]
 
 
 CheckFn = Callable[[CheckInput, Mapping[str, Any]], str | None]
@@ -203,10 +220,8 @@ def _appends(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
 
 @check("inserts-inside", doc="new material goes inside the text, not only after its end")
 def _inserts_inside(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    old, new = inp.old, inp.new
-    ops = SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
-    if any(tag in ("insert", "replace") and i1 < len(old) and j2 > j1
-           for tag, i1, _i2, j1, j2 in ops):
+    if any(tag in ("insert", "replace") and i1 < len(inp.old) and j2 > j1
+           for tag, i1, _i2, j1, j2 in inp.word_ops):
         return None
     return "new material only after the end of the text (that is a continuation)"
 
@@ -241,15 +256,9 @@ def _connective(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
 @check("verb-form-changed", needs_parse=True,
        doc="some word was replaced by another form of itself (same lemma or stem)")
 def _verb_form(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    old = [t for t in inp.original.tokens if not t.is_punct and t.text.strip()]
-    new = [t for t in inp.parsed.tokens if not t.is_punct and t.text.strip()]
-    ops = SequenceMatcher(a=[t.text.lower() for t in old], b=[t.text.lower() for t in new],
-                          autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
-        if tag != "replace":
-            continue
-        for a in old[i1:i2]:
-            for b in new[j1:j2]:
+    for old, new in inp.replaced_tokens():
+        for a in old:
+            for b in new:
                 x, y = a.text.lower(), b.text.lower()
                 if x != y and x.isalpha() and y.isalpha() and same_word(
                         x, y, a.lemma.lower(), b.lemma.lower()):
@@ -257,13 +266,18 @@ def _verb_form(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
     return "no word was replaced by another form of the same word"
 
 
+def _mean_zipf(words: Sequence[str]) -> float:
+    """Mean wordfreq Zipf frequency of English words (higher: more common)."""
+    from wordfreq import zipf_frequency
+
+    return sum(zipf_frequency(w, "en") for w in words) / len(words)
+
+
 @check("rarer-words", params=("margin",),
        doc="the words brought in are rarer than the ones they replace (wordfreq Zipf scale)")
 def _rarer(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    from wordfreq import zipf_frequency
-
     margin = float(params.get("margin", 0.0))
-    ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
+    ops = inp.word_ops
     removed = [w for tag, i1, i2, _j1, _j2 in ops if tag in ("replace", "delete")
                for w in inp.old[i1:i2]]
     added = [w for tag, _i1, _i2, j1, j2 in ops if tag in ("replace", "insert")
@@ -271,8 +285,7 @@ def _rarer(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
     removed, added = [w for w in removed if w.isalpha()], [w for w in added if w.isalpha()]
     if not removed or not added:
         return "no word was replaced"
-    before = sum(zipf_frequency(w, "en") for w in removed) / len(removed)
-    after = sum(zipf_frequency(w, "en") for w in added) / len(added)
+    before, after = _mean_zipf(removed), _mean_zipf(added)
     if after < before - margin:
         return None
     return f"new words are not rarer (mean Zipf {before:.2f} -> {after:.2f})"
@@ -304,16 +317,10 @@ def _shortens(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
 @check("nouns-replaced", needs_parse=True,
        doc="a noun of the original was replaced by another word (not another form of it)")
 def _nouns(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    old = [t for t in inp.original.tokens if not t.is_punct and t.text.strip()]
-    new = [t for t in inp.parsed.tokens if not t.is_punct and t.text.strip()]
-    ops = SequenceMatcher(a=[t.text.lower() for t in old], b=[t.text.lower() for t in new],
-                          autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
-        if tag != "replace":
-            continue
-        for noun in (t for t in old[i1:i2] if t.pos in NOUN_POS):
+    for old, new in inp.replaced_tokens():
+        for noun in (t for t in old if t.pos in NOUN_POS):
             if not any(same_word(noun.text.lower(), t.text.lower(), noun.lemma.lower(),
-                                 t.lemma.lower()) for t in new[j1:j2]):
+                                 t.lemma.lower()) for t in new):
                 return None
     return "no noun was replaced by another word"
 
@@ -414,7 +421,7 @@ def _inserted(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
        doc="a content word of the original was replaced by a different content word (not "
            "only dropped, not another form of it)")
 def _replaces(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
+    ops = inp.word_ops
     for tag, i1, i2, j1, j2 in ops:
         if tag != "replace":
             continue
@@ -450,7 +457,7 @@ def _form_only(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
     if _negation(inp, {}) is None:
         return "a negation was added or removed: that changes the meaning"
     old_lemma, new_lemma = _lemmas(inp.original), _lemmas(inp.parsed)
-    ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
+    ops = inp.word_ops
     for tag, i1, i2, j1, j2 in ops:
         if tag not in ("replace", "insert"):
             continue
@@ -465,18 +472,15 @@ def _form_only(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
 @check("commoner-words", params=("margin",),
        doc="the words brought in are more common (more general) than the ones they replace")
 def _commoner(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
-    from wordfreq import zipf_frequency
-
     margin = float(params.get("margin", 0.0))
-    ops = SequenceMatcher(a=inp.old, b=inp.new, autojunk=False).get_opcodes()
+    ops = inp.word_ops
     removed = [w for tag, i1, i2, _j1, _j2 in ops if tag == "replace"
                for w in inp.old[i1:i2] if w.isalpha()]
     added = [w for tag, _i1, _i2, j1, j2 in ops if tag == "replace"
              for w in inp.new[j1:j2] if w.isalpha()]
     if not removed or not added:
         return "no word was replaced"
-    before = sum(zipf_frequency(w, "en") for w in removed) / len(removed)
-    after = sum(zipf_frequency(w, "en") for w in added) / len(added)
+    before, after = _mean_zipf(removed), _mean_zipf(added)
     if after > before + margin:
         return None
     return f"new words are not more common (mean Zipf {before:.2f} -> {after:.2f})"
