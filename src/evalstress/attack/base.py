@@ -96,6 +96,18 @@ class AttackSetup:
                                  golds[i].detail, notes[i]))
         return out
 
+    def judge_final(self, text: str, iteration: int, victim: float, victim_raw: float | None,
+                    note: str) -> Candidate | None:
+        """The gold's verdict on a text the victim already scored (the end of a victim-only
+        search); None, counted in `rejections`, when the gold's score is missing."""
+        gold = self.gold_scores([text])[0]
+        if gold.value is None:
+            self.rejections["gold-missing"] += 1
+            return None
+        s, ok = self.verdict(gold.value, victim)
+        return Candidate(text, iteration, gold.value, victim, s, ok, victim_raw, gold.detail,
+                         note)
+
     def stopped(self, trajectory: Trajectory) -> str | None:
         """Why the search should stop now, if it should."""
         if any(c.success for c in trajectory.items):

@@ -26,7 +26,7 @@ from typing import Any
 
 from evalstress.attack.base import AttackRecord, AttackSetup, finish
 from evalstress.attack.embeddings import EmbeddingNeighbours
-from evalstress.attack.trajectory import Candidate, Trajectory
+from evalstress.attack.trajectory import Trajectory
 from evalstress.perturb.base import derive_seed
 from evalstress.perturb.model_based import _split_word
 from evalstress.text import noise_ratio
@@ -182,13 +182,8 @@ class AppendixJ:
         final = " ".join(words)
         result = None
         if final != text:
-            gold = setup.gold_scores([final])[0]
-            if gold.value is None:
-                setup.rejections["gold-missing"] += 1
-            else:
-                s, ok = setup.verdict(gold.value, value)
-                result = Candidate(final, step, gold.value, value, s, ok, raw, gold.detail,
-                                   f"noise ratio {ratio:.3f}")
+            result = setup.judge_final(final, step, value, raw, f"noise ratio {ratio:.3f}")
+            if result is not None:
                 trajectory.add(result)
         change = ((raw - first.victim_raw) / abs(first.victim_raw)
                   if raw is not None and first.victim_raw else None)

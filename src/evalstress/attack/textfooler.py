@@ -25,7 +25,7 @@ from typing import Any
 from evalstress.attack.base import AttackRecord, AttackSetup, finish, start_point
 from evalstress.attack.embeddings import EmbeddingNeighbours, SentenceSimilarity
 from evalstress.attack.objective import victim_target
-from evalstress.attack.trajectory import Candidate, Trajectory
+from evalstress.attack.trajectory import Trajectory
 from evalstress.attack.wordnet import WORDNET_POS, knows, synonyms
 from evalstress.perturb.common import inflect, match_case
 from evalstress.text import TextParser, rebuild_parsed
@@ -150,13 +150,9 @@ class TextFooler:
         final = rebuild_parsed(parsed, current) if current else text
         result = None
         if final != text:
-            gold = setup.gold_scores([final])[0]
-            if gold.value is None:
-                setup.rejections["gold-missing"] += 1
-            else:
-                s, ok = setup.verdict(gold.value, value)
-                result = Candidate(final, len(path), gold.value, value, s, ok, raw, gold.detail,
-                                   f"{len(path)} substitutions")
+            result = setup.judge_final(final, len(path), value, raw,
+                                       f"{len(path)} substitutions")
+            if result is not None:
                 trajectory.add(result)
         stop = stop or ("budget" if setup.budget.exhausted else "words")
         return finish(setup, METHOD, trajectory, start=start, start_text=text, stop=stop,
