@@ -176,24 +176,13 @@ class _Work:
     response: ChatResponse | None = None
 
 
-def _category(reason: str) -> str:
-    """A short stable category for an extraction failure."""
-    if reason.startswith("refusal"):
-        return "refusal"
-    if "empty" in reason:
-        return "empty"
-    if "not closed" in reason:
-        return "cut-off"
-    return "no-block"
-
-
 def _read(response: ChatResponse, options: GenerationOptions) -> str | Rejection:
     """The candidate text in an answer, or why the answer is no rewrite."""
     ended = response.finish_reason != "length"  # the model stopped on its own
     got = extract_answer(response.text, "text", require_tag=options.require_tag,
                          allow_unclosed=ended)
     if got.text is None:
-        return Rejection(_category(got.reason), got.reason)
+        return Rejection(got.category, got.reason)
     if not ended and got.how != "tag":
         return Rejection("cut-off", "the answer hit the generator's max_tokens")
     return got.text

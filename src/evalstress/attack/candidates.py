@@ -26,16 +26,6 @@ def copies_source(text: str, source: str, share: float = COPY_SHARE) -> bool:
     return LCSseq.similarity(words, _norm(text)) >= share * len(words)
 
 
-def _category(reason: str) -> str:
-    if reason.startswith("refusal"):
-        return "refusal"
-    if "not closed" in reason:
-        return "cut-off"
-    if "empty" in reason:
-        return "empty"
-    return "no-block"
-
-
 def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str,
                       seen: Container[str], rejections: Counter[str],
                       tag: str = "text") -> list[str]:
@@ -48,7 +38,7 @@ def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str
             continue
         found = extract_answer(answer.text, tag)
         if found.text is None:
-            rejections[_category(found.reason)] += 1
+            rejections[found.category] += 1
             continue
         text = found.text
         if copies_source(text, source):

@@ -34,6 +34,20 @@ class Extracted:
     def ok(self) -> bool:
         return self.text is not None
 
+    @property
+    def category(self) -> str:
+        """A short stable name for why there is no text (refusal, empty, cut-off, no-block),
+        for counting rejections; "" when there is a text."""
+        if self.ok:
+            return ""
+        if self.reason.startswith("refusal"):
+            return "refusal"
+        if "empty" in self.reason:
+            return "empty"
+        if "not closed" in self.reason:
+            return "cut-off"
+        return "no-block"
+
 
 def _clean(text: str) -> str:
     text = text.strip()
