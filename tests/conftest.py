@@ -21,6 +21,25 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path / "cache"))
 
 
+@pytest.fixture(scope="session")
+def tiny_masked_lm(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A 2-layer BERT masked LM built from a config with MiniLM's vocabulary (no download),
+    for the perturbations and attacks that fill masks; built once per session."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from evalstress.evaluators import models
+
+    torch.manual_seed(0)
+    config = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=37, max_position_embeddings=128,
+                                     vocab_size=30522, pad_token_id=0)
+    folder = tmp_path_factory.mktemp("masked-lm")
+    transformers.BertForMaskedLM(config).eval().save_pretrained(folder)
+    transformers.AutoTokenizer.from_pretrained(models.resolve_model("minilm")).save_pretrained(
+        folder)
+    return str(folder)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """../shared/data beside the checkout; tests that need it skip where it is absent."""

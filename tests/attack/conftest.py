@@ -111,19 +111,3 @@ def generator_spec(server: FakeServer) -> str:
     return f"model=writer,base_url={server.base_url},temperature=1.0,max_attempts=1"
 
 
-@pytest.fixture(scope="session")
-def tiny_mlm(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A 2-layer BERT masked LM built from a config, with MiniLM's vocabulary (no download)."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    from evalstress.evaluators import models
-
-    torch.manual_seed(0)
-    config = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                     intermediate_size=37, max_position_embeddings=128,
-                                     vocab_size=30522, pad_token_id=0)
-    folder = tmp_path_factory.mktemp("attack-mlm")
-    transformers.BertForMaskedLM(config).eval().save_pretrained(folder)
-    transformers.AutoTokenizer.from_pretrained(models.resolve_model("minilm")).save_pretrained(
-        folder)
-    return str(folder)

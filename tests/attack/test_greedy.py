@@ -26,8 +26,8 @@ def setup(budget: int = 300, gold: float = 20.0) -> AttackSetup:
 
 
 @pytest.mark.slow
-def test_each_step_applies_the_trial_the_victim_scores_highest(tiny_mlm: str) -> None:
-    attack = AppendixJ(model=tiny_mlm, noise=0.25)
+def test_each_step_applies_the_trial_the_victim_scores_highest(tiny_masked_lm: str) -> None:
+    attack = AppendixJ(model=tiny_masked_lm, noise=0.25)
     state = setup(budget=1000)  # about 17 trials per word and step: 3 steps of 10 words
     record = attack.run(state)
     path = record.extra["path"]
@@ -52,13 +52,13 @@ def test_each_step_applies_the_trial_the_victim_scores_highest(tiny_mlm: str) ->
 
 
 @pytest.mark.slow
-def test_budget_ends_an_unfinished_step(tiny_mlm: str) -> None:
-    record = AppendixJ(model=tiny_mlm, noise=0.9).run(setup(budget=20))
+def test_budget_ends_an_unfinished_step(tiny_masked_lm: str) -> None:
+    record = AppendixJ(model=tiny_masked_lm, noise=0.9).run(setup(budget=20))
     assert record.stop == "budget" and record.queries == 20
     assert record.extra["path"][-1]["complete"] is False
 
 
-def test_a_sentence_encoder_is_not_a_masked_lm(tiny_mlm: str) -> None:
+def test_a_sentence_encoder_is_not_a_masked_lm(tiny_masked_lm: str) -> None:
     with pytest.raises(ValueError, match="no trained masked-LM head"):
         AppendixJ(model="minilm")._loaded()
     neighbours_only = AppendixJ(model="minilm", mlm_top=0)
@@ -66,4 +66,4 @@ def test_a_sentence_encoder_is_not_a_masked_lm(tiny_mlm: str) -> None:
     assert {t[3] for t in trials} - {""}  # embedding neighbours of "bridge"
     with pytest.raises(ValueError, match="needs a masked LM"):
         AppendixJ(model="")
-    assert not AppendixJ(model=tiny_mlm).applies("good")
+    assert not AppendixJ(model=tiny_masked_lm).applies("good")

@@ -7,28 +7,16 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
 from evalstress.criteria import load_criteria
-from evalstress.evaluators.base import ScoreRequest, create_evaluator
-from evalstress.evaluators.judge import JudgeEvaluator, find_rating
+from evalstress.evaluators.base import create_evaluator
+from evalstress.evaluators.judge import find_rating
 from evalstress.llm.fake_server import FakeServer, Reply
-
-REQ = ScoreRequest("The cat sat on the mat.", "A cat sat on a mat all day.", ("A cat sat.",),
-                   "summarization")
-
-
-def judge(server: FakeServer, tmp_path: Path, **params: Any) -> JudgeEvaluator:
-    spec = ",".join(f"{k}={v}" for k, v in {"model": "fake", "base_url": server.base_url,
-                                             "backoff": 0.01, "cache": tmp_path / "llm.sqlite",
-                                             **params}.items())
-    made = create_evaluator(f"judge:{spec}")
-    assert isinstance(made, JudgeEvaluator)
-    return made
+from tests.evaluators.test_judge import REQ, judge
 
 
 def test_grammar_constrained_score_from_scripted_label_logprobs(server: FakeServer,

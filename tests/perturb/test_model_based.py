@@ -20,8 +20,8 @@ def _ctx(text: str = TEXT) -> PerturbContext:
     return PerturbContext(example, TextParser())
 
 
-def test_same_seed_same_text_other_seed_other_text(tiny_mlm_for_perturb: str) -> None:
-    pert = get_perturbation("bert-diverge", model=tiny_mlm_for_perturb)
+def test_same_seed_same_text_other_seed_other_text(tiny_masked_lm: str) -> None:
+    pert = get_perturbation("bert-diverge", model=tiny_masked_lm)
     first = pert.apply(_ctx(), 0.3, seed=0)
     again = pert.apply(_ctx(), 0.3, seed=0)
     other = pert.apply(_ctx(), 0.3, seed=1)
@@ -30,8 +30,8 @@ def test_same_seed_same_text_other_seed_other_text(tiny_mlm_for_perturb: str) ->
     assert first.text != TEXT and len(first.text.split()) == len(TEXT.split())
 
 
-def test_changed_words_follow_the_severity(tiny_mlm_for_perturb: str) -> None:
-    pert = get_perturbation("bert-diverge", model=tiny_mlm_for_perturb)
+def test_changed_words_follow_the_severity(tiny_masked_lm: str) -> None:
+    pert = get_perturbation("bert-diverge", model=tiny_masked_lm)
     words = TEXT.split()
     changed = {}
     for severity in (0.1, 0.5):
@@ -42,14 +42,14 @@ def test_changed_words_follow_the_severity(tiny_mlm_for_perturb: str) -> None:
     assert changed[0.5] > changed[0.1]
 
 
-def test_replacement_is_among_the_masked_lm_top_ten(tiny_mlm_for_perturb: str) -> None:
+def test_replacement_is_among_the_masked_lm_top_ten(tiny_masked_lm: str) -> None:
     import torch
     import transformers
 
-    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_mlm_for_perturb)
-    model = transformers.AutoModelForMaskedLM.from_pretrained(tiny_mlm_for_perturb).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_masked_lm)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(tiny_masked_lm).eval()
     text = "the cat sat on the mat"
-    variant = get_perturbation("bert-diverge", model=tiny_mlm_for_perturb).apply(
+    variant = get_perturbation("bert-diverge", model=tiny_masked_lm).apply(
         _ctx(text), 0.1, seed=5)  # one word of six
     assert isinstance(variant, Variant)
     before, after = text.split(), variant.text.split()
@@ -79,7 +79,7 @@ def test_without_a_model_the_error_says_what_to_give(monkeypatch: pytest.MonkeyP
     assert BertDiverge.info()["method"] == "model"
 
 
-def test_text_without_words_is_skipped(tiny_mlm_for_perturb: str) -> None:
-    result = get_perturbation("bert-diverge", model=tiny_mlm_for_perturb).apply(
+def test_text_without_words_is_skipped(tiny_masked_lm: str) -> None:
+    result = get_perturbation("bert-diverge", model=tiny_masked_lm).apply(
         _ctx("123 456 ..."), 0.5, seed=0)
     assert isinstance(result, Skip)
