@@ -121,3 +121,21 @@ def test_csv_and_jsonl_with_a_byte_order_mark_keep_their_first_field(tmp_path: P
     [from_jsonl] = load_examples(jsonl_path)
     assert (from_csv.hypothesis, from_csv.references) == ("Good text.", ("Ref one.",))
     assert from_jsonl.hypothesis == "Good text."
+
+
+def test_a_side_corpus_reads_lines_or_filtered_jsonl_records(tmp_path: Path) -> None:
+    from evalstress.data import read_text_corpus
+
+    lines = tmp_path / "corpus.txt"
+    lines.write_text("first line\n\n  \nsecond line\n", encoding="utf-8")
+    assert read_text_corpus(lines, "corpus") == ["first line", "second line"]
+    records = tmp_path / "corpus.jsonl"
+    records.write_text('{"text": "a", "split": "train"}\n{"text": "b", "split": "test"}\n'
+                       '{"text": "c"}\n', encoding="utf-8")
+    assert read_text_corpus(records, "corpus", where="split=test") == ["b"]
+    with pytest.raises(ValueError, match=r"line 3, field 'split' \(from where=split=test\)"):
+        read_text_corpus(records, "corpus", where="split=test", missing_where_is_error=True)
+    with pytest.raises(ValueError, match="line 1, field 'body': missing or not a text"):
+        read_text_corpus(records, "corpus", field="body")
+    with pytest.raises(ValueError, match=r"corpus file '.*nope\.jsonl' does not exist"):
+        read_text_corpus(tmp_path / "nope.jsonl", "corpus")

@@ -276,6 +276,39 @@ def from_hf_dataset(dataset: Iterable[Mapping[str, Any]], mapping: FieldMap | Ma
             for index, row in enumerate(dataset, start=1)]
 
 
+def read_text_corpus(path: str | Path, what: str, *, field: str = "text",
+                     where: str | None = None, missing_where_is_error: bool = False
+                     ) -> list[str]:
+    """Texts of a side corpus (an n-gram corpus, a MAUVE reference set): a .jsonl file's `field`
+    in the records that match `where` ("key=value"), or any other file's non-empty lines.
+    A record without the `where` key is skipped, or an error with `missing_where_is_error`."""
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{what} file '{path}' does not exist")
+    lines = file.read_text(encoding="utf-8").splitlines()
+    if file.suffix.lower() != ".jsonl":
+        return [line for line in lines if line.strip()]
+    key, _, value = (where or "").partition("=")
+    texts = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {number}: broken JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get(field), str):
+            raise ValueError(f"{path}, line {number}, field '{field}': missing or not a text")
+        if where:
+            if key not in record and missing_where_is_error:
+                raise ValueError(f"{path}, line {number}, field '{key}' (from where={where}): "
+                                 "is missing")
+            if str(record.get(key)) != value:
+                continue
+        texts.append(record[field])
+    return texts
+
+
 def builtin_corpus() -> list[Example]:
     """The sample corpus shipped with the package, written for evalstress."""
     resource = resources.files("evalstress") / "corpus" / "sample.jsonl"

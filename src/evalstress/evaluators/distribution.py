@@ -137,30 +137,9 @@ class Mauve(Evaluator):
 
 def _read_reference_set(path: str, field: str, where: str | None) -> list[str]:
     """Texts of a separate reference set: .txt (one per line) or .jsonl (`field`, `where`)."""
-    import json
-    from pathlib import Path
+    from evalstress.data import read_text_corpus
 
-    file = Path(path)
-    if not file.is_file():
-        raise ValueError(f"mauve: reference_set file '{path}' does not exist")
-    lines = file.read_text(encoding="utf-8").splitlines()
-    if file.suffix.lower() != ".jsonl":
-        texts = [line for line in lines if line.strip()]
-    else:
-        key, _, value = (where or "").partition("=")
-        texts = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: broken JSON ({exc.msg})") from None
-            if where and str(record.get(key)) != value:
-                continue
-            if not isinstance(record.get(field), str):
-                raise ValueError(f"{path}, line {number}, field '{field}': missing or not a text")
-            texts.append(record[field])
+    texts = read_text_corpus(path, "mauve: reference_set", field=field, where=where)
     if len(texts) < 2:
         raise ValueError(f"mauve: reference_set '{path}' holds {len(texts)} text(s); MAUVE needs "
                          "at least 2")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 import string
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from evalstress.data import read_text_corpus
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
 from evalstress.text import rebuild_parsed
@@ -267,31 +266,8 @@ _PUNCTUATION = frozenset(string.punctuation)
 def _corpus_texts(ctx: PerturbContext, corpus: str | None,
                   where: str | None = None) -> list[str]:
     if corpus:
-        path = Path(corpus)
-        if not path.is_file():
-            raise ValueError(f"frequent-ngram: corpus file '{path}' does not exist")
-        lines = path.read_text(encoding="utf-8").splitlines()
-        if path.suffix.lower() != ".jsonl":
-            return [line for line in lines if line.strip()]
-        texts = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: broken JSON ({exc.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise ValueError(f"{path}, line {number}, field 'text': missing or not a text")
-            if where:
-                field, _, value = where.partition("=")
-                if field not in record:
-                    raise ValueError(f"{path}, line {number}, field '{field}' (from where="
-                                     f"{where}): is missing")
-                if str(record[field]) != value:
-                    continue
-            texts.append(record["text"])
-        return texts
+        return read_text_corpus(corpus, "frequent-ngram: corpus", where=where,
+                                missing_where_is_error=True)
     given = ctx.resources.get("ngram_corpus")
     if given is not None:
         return [str(t) for t in given]
