@@ -87,7 +87,7 @@ def test_the_comparison_table_and_chart_from_three_levels(tmp_path: Path) -> Non
 def test_level_specs_clone_the_judge_and_check_the_levels() -> None:
     assert level_specs("judge:model=m", ["term", "empty"]) == [
         "judge:model=m,level=term", "judge:model=m,level=empty"]
-    with pytest.raises(ValueError, match="did you mean 'detailed'"):
+    with pytest.raises(ValueError, match="Did you mean 'detailed'"):
         level_specs("judge:model=m", ["detaild", "term"])
     with pytest.raises(ValueError, match="must not set level"):
         level_specs("judge:model=m,level=term", ["term", "empty"])

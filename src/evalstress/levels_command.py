@@ -9,13 +9,13 @@ level later costs only that level's calls.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evalstress.criteria import LEVELS
+from evalstress.strict import check_names
 
 ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
@@ -31,12 +31,7 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
     if "level" in params:
         raise ValueError("--judge must not set level=: the command runs the judge at every "
                          "level given by --levels")
-    for level in levels:
-        if level not in LEVELS:
-            close = difflib.get_close_matches(level, LEVELS, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ValueError(f"unknown criteria level '{level}'{hint}; known: "
-                             f"{', '.join(LEVELS)}")
+    check_names("criteria level", levels, LEVELS, "--levels")
     if len(set(levels)) < 2:
         raise ValueError("--levels needs two or more different levels to compare")
     joiner = "," if ":" in judge else ":"

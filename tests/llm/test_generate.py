@@ -20,7 +20,7 @@ def test_spec_parsing_and_unknown_keys() -> None:
     gen = TextGenerator.from_spec("model=m,base_url=http://127.0.0.1:9/v1,temperature=0.2")
     assert gen.model == "m" and gen.temperature == 0.2
     assert TextGenerator.from_spec("gpt-x,base_url=http://127.0.0.1:9/v1").model == "gpt-x"
-    with pytest.raises(ValueError, match="did you mean 'temperature'"):
+    with pytest.raises(ValueError, match="Did you mean 'temperature'"):
         TextGenerator.from_spec("model=m,tempreature=0.2")
     with pytest.raises(ValueError, match="needs model"):
         TextGenerator.from_spec({"base_url": "http://127.0.0.1:9/v1"})

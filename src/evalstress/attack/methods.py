@@ -18,6 +18,7 @@ from evalstress.attack.trajectory import Trajectory
 from evalstress.evaluators.base import parse_spec
 from evalstress.llm.generate import TextGenerator
 from evalstress.perturb.base import Perturbation, PerturbContext, Skip
+from evalstress.strict import check_names
 from evalstress.text import TextParser
 
 NAMES = ("adveval", "textfooler", "rules", "rule:NAME", "appendix-j")
@@ -121,13 +122,8 @@ class _Wrapped:
 
 
 def _build(cls: Any, name: str, params: dict[str, Any]) -> Any:
-    known = [f.name for f in dataclasses.fields(cls) if f.init]
-    for key in params:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ValueError(f"unknown parameter '{key}' for method {name}{hint} Known: "
-                             f"{', '.join(known)}")
+    check_names("parameter", params, [f.name for f in dataclasses.fields(cls) if f.init],
+                f"method {name}")
     return cls(**params)
 
 

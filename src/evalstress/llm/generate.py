@@ -15,7 +15,6 @@ same cache and accounting; `n_ctx=` sets its window.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import inspect
 import os
 from collections.abc import Mapping, Sequence
@@ -29,6 +28,7 @@ from evalstress.llm.cache import ResponseCache
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend, is_local_model
 from evalstress.redact import refuse_secrets
+from evalstress.strict import check_names
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -104,13 +104,8 @@ class TextGenerator:
                     continue
                 params[key.strip()] = _coerce(value.strip())
         refuse_secrets(params, "generator")  # a spec is stored with the run
-        known = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-        for key in params:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                raise ValueError(f"unknown generator parameter '{key}'{hint} Known: "
-                                 f"{', '.join(known)}")
+        check_names("generator parameter", params,
+                    [p for p in inspect.signature(cls.__init__).parameters if p != "self"])
         if "model" in params:
             params["model"] = str(params["model"])
         return cls(**params)
