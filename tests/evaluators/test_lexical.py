@@ -201,3 +201,22 @@ def test_bleu_and_ter_signatures_carry_the_resolved_tokenizer_and_smoothing() ->
     rouge = create_evaluator("rouge:use_stemmer=false").signature()["settings"]
     assert rouge["stemmer"] == "none"
     assert "Porter" in create_evaluator("rouge").signature()["settings"]["stemmer"]
+
+
+def test_chunk_end_empties_sacrebleus_tokenizer_memos() -> None:
+    """sacreBLEU memoizes up to 65,536 tokenized lines per tokenizer stage (13a, then its regexp
+    post-tokenizer), class-wide; a streaming run scores each text once, so after a chunk both
+    memos are emptied, or they would hold ~180 MB of lines each on a long run."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+    from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+
+    evaluator = create_evaluator("bleu")
+    requests = [ScoreRequest(f"line {i} of a run , scored once .", references=("a line",))
+                for i in range(40)]
+    before = evaluator.score(requests)
+    assert Tokenizer13a.__call__.cache_info().currsize >= 40
+    assert TokenizerRegexp.__call__.cache_info().currsize >= 40
+    evaluator.end_chunk()
+    assert Tokenizer13a.__call__.cache_info().currsize == 0
+    assert TokenizerRegexp.__call__.cache_info().currsize == 0
+    assert evaluator.score(requests) == before

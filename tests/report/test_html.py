@@ -151,3 +151,80 @@ def test_only_the_reports_own_script_may_run():
     assert len(scripts) == 1
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
     assert policy.group(1) == f"sha256-{digest}"
+
+
+def _tiny_run_dir(folder: Path) -> dict[str, dict[str, float]]:
+    """3 strata x 10 variants over 5 examples, two evaluator aspects, one missing score with its
+    reason and one judge explanation; returns each variant's expected scores by id."""
+    import pandas as pd
+
+    variants, rows, expected = [], [], {}
+    examples = [{"id": f"e{i}", "task": "summarization", "source": "", "hypothesis": f"text {i}",
+                 "references": []} for i in range(5)]
+    for e in examples:
+        for aspect, value in (("bleu", 50.0), ("chrf", 60.0)):
+            rows.append({"example_id": e["id"], "perturbation": "original", "severity": "",
+                         "seed": -1, "evaluator": aspect, "aspect": aspect, "score": value,
+                         "higher_is_better": True, "status": "ok", "reason": "",
+                         "explanation": ""})
+    for p in ("drop", "swap", "typo"):
+        for n in range(10):
+            ident = f"{p}-{n}"
+            example = f"e{n % 5}"
+            variants.append({"id": ident, "example_id": example, "perturbation": p,
+                             "severity": "0.1", "seed": n // 5, "noise_ratio": 0.1,
+                             "text": f"{p} {n}", "diff": ""})
+            expected[ident] = {"bleu": float(n), "chrf": 100.0 - n}
+            for aspect in ("bleu", "chrf"):
+                missing = ident == "swap-3" and aspect == "chrf"
+                rows.append({"example_id": example, "perturbation": p, "severity": "0.1",
+                             "seed": n // 5, "evaluator": aspect, "aspect": aspect,
+                             "score": float("nan") if missing else expected[ident][aspect],
+                             "higher_is_better": True, "status": "missing" if missing else "ok",
+                             "reason": "timeout" if missing else "",
+                             "explanation": "reads well" if ident == "drop-4" else ""})
+    (folder / "variants.jsonl").write_text("".join(json.dumps(v) + "\n" for v in variants))
+    (folder / "examples.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
+    pd.DataFrame(rows).to_parquet(folder / "scores.parquet", index=False)
+    return expected
+
+
+def test_browser_takes_the_smallest_id_hashes_per_stratum_and_their_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Hand-computed sample: 6 shown over 3 equal strata -> in each stratum the 2 ids with the
+    smallest sha1; their scores come from scores.parquet even when read in small batches."""
+    import hashlib
+
+    import evalstress.report.rundir as rundir
+
+    expected = _tiny_run_dir(tmp_path)
+    monkeypatch.setattr(rundir, "BATCH_ROWS", 7)  # the table spans many batches
+    payload = browser_payload(tmp_path, max_variants=6)
+    assert payload is not None and payload["total"] == 30 and payload["shown"] == 6
+    want = set()
+    for p in ("drop", "swap", "typo"):
+        ids = sorted((f"{p}-{n}" for n in range(10)),
+                     key=lambda i: hashlib.sha1(i.encode()).hexdigest())
+        want.update(ids[:2])
+    assert {v[0] for v in payload["variants"]} == want
+    assert [c["name"] for c in payload["columns"]] == ["bleu/bleu", "chrf/chrf"]
+    for ident, _, _, _, _, _, _, scores, _ in payload["variants"]:
+        assert scores[0] == expected[ident]["bleu"]
+        assert scores[1] == (None if ident == "swap-3" else expected[ident]["chrf"])
+    assert all(payload["examples"][v[1]]["scores"] == [50.0, 60.0] for v in payload["variants"])
+    everything = browser_payload(tmp_path, max_variants=30)
+    assert everything is not None
+    assert everything["notes"]["swap-3"] == {"1": "missing: timeout"}
+    assert everything["notes"]["drop-4"] == {"0": "reads well", "1": "reads well"}
+
+
+def test_browser_names_a_damaged_score_table(tmp_path: Path):
+    import pandas as pd
+
+    _tiny_run_dir(tmp_path)
+    pd.DataFrame({"example_id": ["e0"]}).to_parquet(tmp_path / "scores.parquet")
+    with pytest.raises(RunDirError, match=r"scores.parquet: missing columns \['aspect'"):
+        browser_payload(tmp_path)
+    (tmp_path / "scores.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(RunDirError, match="scores.parquet: cannot read"):
+        browser_payload(tmp_path)

@@ -91,12 +91,14 @@ class _SacreBleuMetric(Evaluator):
     def end_chunk(self) -> None:
         """The runner finished a chunk of examples: their references are not needed again, nor
         are the tokenizations sacreBLEU memoizes per line (up to 65,536 lines, input and output
-        kept, class-wide), since each distinct text is scored once."""
+        kept, class-wide, in each tokenizer stage), since each distinct text is scored once."""
         self.__dict__.pop("_ref_memo", None)
         tokenizer = getattr(self.metric, "tokenizer", None)
-        clear = getattr(type(tokenizer).__call__, "cache_clear", None) if tokenizer else None
-        if callable(clear):
-            clear()
+        # 13a and zh hand their output to a regexp tokenizer with a memo of its own
+        for stage in (tokenizer, getattr(tokenizer, "_post_tokenizer", None)):
+            clear = getattr(type(stage).__call__, "cache_clear", None) if stage else None
+            if callable(clear):
+                clear()
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         return [{self.metric_name: Score(float(

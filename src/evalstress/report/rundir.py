@@ -10,6 +10,7 @@ the variants with the smallest hash of their id are taken, which is deterministi
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 from collections import defaultdict
@@ -17,9 +18,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
 MAX_TEXT = 4000  # characters of one text kept in the page
 MAX_NOTE = 300  # characters of a missing-score reason or explanation
+BATCH_ROWS = 65_536  # score rows read at a time
 
 
 class RunDirError(ValueError):
@@ -66,6 +72,26 @@ def _rank(value: str) -> str:
     return hashlib.sha1(value.encode("utf-8")).hexdigest()
 
 
+def _stratum(record: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(record.get("perturbation", "")), str(record.get("severity", "")))
+
+
+class _Reversed:
+    """Orders (id hash, line) backwards, so a min-heap keeps the smallest of a stratum on top
+    of its largest."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, rank: str, line_no: int):
+        self.key = (rank, line_no)
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return self.key > other.key
+
+    def __gt__(self, other: _Reversed) -> bool:
+        return self.key < other.key
+
+
 def _quotas(sizes: Mapping[Any, int], cap: int) -> dict[Any, int]:
     """Split `cap` over strata as evenly as their sizes allow (water-filling)."""
     quotas = dict.fromkeys(sizes, 0)
@@ -97,17 +123,26 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
     variants_path = folder / "variants.jsonl"
     if not variants_path.exists():
         return None
-    strata: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    # two passes whose memory is the sample's, whatever the run's size: count the strata,
+    # then keep in each stratum its quota of records with the smallest id hash
+    sizes: dict[tuple[str, str], int] = defaultdict(int)
+    for _, record in _jsonl(variants_path):
+        sizes[_stratum(record)] += 1
+    total = sum(sizes.values())
+    quotas = _quotas(sizes, max(0, max_variants))
+    kept: dict[tuple[str, str], list[tuple[_Reversed, int, dict[str, Any]]]] = defaultdict(list)
     for line_no, record in _jsonl(variants_path):
-        key = (str(record.get("perturbation", "")), str(record.get("severity", "")))
-        strata[key].append((_rank(str(record.get("id", line_no))), line_no))
-    total = sum(len(v) for v in strata.values())
-    quotas = _quotas({k: len(v) for k, v in strata.items()}, max(0, max_variants))
-    wanted: set[int] = set()
-    for key, members in strata.items():
-        members.sort()
-        wanted.update(line for _, line in members[:quotas[key]])
-    chosen = [record for line_no, record in _jsonl(variants_path) if line_no in wanted]
+        key = _stratum(record)
+        quota = quotas[key]
+        if quota == 0:
+            continue
+        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), line_no, record)
+        heap = kept[key]
+        if len(heap) < quota:
+            heapq.heappush(heap, entry)
+        elif entry[0] > heap[0][0]:  # smaller (hash, line) than the largest kept
+            heapq.heapreplace(heap, entry)
+    chosen = [record for heap in kept.values() for _, _, record in heap]
     chosen.sort(key=lambda r: (str(r.get("perturbation")), _sev_key(r.get("severity")),
                                str(r.get("example_id")), int(r.get("seed", 0) or 0)))
     examples: dict[str, dict[str, Any]] = {}
@@ -135,6 +170,54 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
             "variants": rows, "notes": notes}
 
 
+_TEXT_COLUMNS = ("example_id", "perturbation", "severity", "evaluator", "aspect", "status",
+                 "reason", "explanation")
+_NEEDED = ("example_id", "perturbation", "severity", "seed", "evaluator", "aspect", "score",
+           "status")
+
+
+def _score_batches(path: Path, examples: Mapping[str, Any]) -> Iterator[pa.Table]:
+    """The rows of the sampled examples, batch by batch, with the columns the browser shows:
+    memory stays that of one batch however many rows the run has."""
+    try:
+        source = pq.ParquetFile(path)
+        names = source.schema_arrow.names
+        absent = [c for c in _NEEDED if c not in names]
+        if absent:
+            raise RunDirError(f"{path}: missing columns {sorted(absent)}")
+        columns = [c for c in (*_NEEDED, "higher_is_better", "reason", "explanation")
+                   if c in names]
+        ids = pa.array(sorted(examples), pa.string())
+        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            table = pa.Table.from_batches([batch])
+            for name in _TEXT_COLUMNS:  # older tables may hold other types
+                if name in table.column_names and table.schema.field(name).type != pa.string():
+                    table = table.set_column(table.column_names.index(name), name,
+                                             pc.cast(table[name], pa.string()))
+            if table.schema.field("seed").type != pa.int64():
+                table = table.set_column(table.column_names.index("seed"), "seed",
+                                         pc.cast(table["seed"], pa.int64()))
+            if "higher_is_better" not in table.column_names:
+                table = table.append_column("higher_is_better",
+                                            pa.nulls(len(table), pa.bool_()))
+            yield table.filter(pc.is_in(table["example_id"], value_set=ids))
+    except RunDirError:
+        raise
+    except Exception as exc:  # pyarrow raises many kinds for a damaged file
+        raise RunDirError(f"{path}: cannot read ({exc})") from None
+
+
+def _join_key(table: pa.Table) -> pa.Array:
+    """One string per row naming its variant: example, perturbation, severity and seed."""
+    return pc.binary_join_element_wise(
+        table["example_id"], table["perturbation"], table["severity"],
+        pc.cast(table["seed"], pa.string()), "\x1f")
+
+
+def _key_set(keys: Mapping[tuple[str, str, str, int], str]) -> pa.Array:
+    return pa.array(["\x1f".join((e, p, s, str(seed))) for e, p, s, seed in keys], pa.string())
+
+
 def _sev_key(value: Any) -> tuple[int, float, str]:
     try:
         return (0, float(value), "")
@@ -158,53 +241,49 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
     path = folder / "scores.parquet"
     if not path.exists() or not chosen:
         return [], {}, {}
-    import pandas as pd
-
     from evalstress.report.common import short_labels
 
-    try:
-        frame = pd.read_parquet(path, filters=[("example_id", "in", sorted(examples))])
-    except Exception as exc:  # pyarrow raises many kinds for a damaged file
-        raise RunDirError(f"{path}: cannot read ({exc})") from None
-    need = {"example_id", "perturbation", "severity", "seed", "evaluator", "aspect", "score",
-            "status"}
-    if not need <= set(frame.columns):
-        raise RunDirError(f"{path}: missing columns {sorted(need - set(frame.columns))}")
-    frame = frame[frame["example_id"].astype(str).isin(examples)]
-    frame = frame.assign(severity=frame["severity"].astype(str),
-                         example_id=frame["example_id"].astype(str))
-    pairs = list(dict.fromkeys(zip(frame["evaluator"].astype(str), frame["aspect"].astype(str),
-                                   strict=True)))
-    short = short_labels(results) if results else {}
-    higher = frame.groupby(["evaluator", "aspect"])["higher_is_better"].first().to_dict() \
-        if "higher_is_better" in frame.columns else {}
-    columns = [{"name": f"{e}/{a}",
-                "label": short.get(e, e) if a == short.get(e, e) else f"{short.get(e, e)} / {a}",
-                "higher": bool(higher.get((e, a), True))} for e, a in pairs]
-    col = {pair: i for i, pair in enumerate(pairs)}
-    note_col = "explanation" if "explanation" in frame.columns else None
-    originals = frame[frame["perturbation"] == "original"]
-    for row in originals.itertuples(index=False):
-        entry = examples.setdefault(str(row.example_id), {})
-        scores = entry.setdefault("scores", [None] * len(columns))
-        if row.status == "ok":
-            scores[col[(str(row.evaluator), str(row.aspect))]] = _finite(row.score)
     keys = {(str(r.get("example_id")), str(r.get("perturbation")), str(r.get("severity")),
              int(r.get("seed", 0) or 0)): str(r.get("id")) for r in chosen}
-    noised = frame[frame["perturbation"] != "original"]
+    pairs: dict[tuple[str, str], bool] = {}  # (evaluator, aspect) -> higher is better
+    originals: list[dict[str, Any]] = []
+    noised: list[dict[str, Any]] = []
+    variant_keys = _key_set(keys)
+    for batch in _score_batches(path, examples):
+        for row in batch.select(["evaluator", "aspect", "higher_is_better"]).group_by(
+                ["evaluator", "aspect"], use_threads=False).aggregate(
+                [("higher_is_better", "first")]).to_pylist():
+            pair = (row["evaluator"], row["aspect"])
+            if pair not in pairs or pairs[pair] is None:
+                pairs[pair] = row["higher_is_better_first"]
+        originals += batch.filter(pc.equal(batch["perturbation"], "original")).to_pylist()
+        wanted = pc.is_in(_join_key(batch), value_set=variant_keys)
+        noised += batch.filter(pc.and_(pc.not_equal(batch["perturbation"], "original"),
+                                       wanted)).to_pylist()
+    short = short_labels(results) if results else {}
+    columns = [{"name": f"{e}/{a}",
+                "label": short.get(e, e) if a == short.get(e, e) else f"{short.get(e, e)} / {a}",
+                "higher": bool(True if higher is None else higher)}
+               for (e, a), higher in pairs.items()]
+    col = {pair: i for i, pair in enumerate(pairs)}
+    for row in originals:
+        entry = examples.setdefault(row["example_id"], {})
+        scores = entry.setdefault("scores", [None] * len(columns))
+        if row["status"] == "ok":
+            scores[col[(row["evaluator"], row["aspect"])]] = _finite(row["score"])
     out: dict[str, list[float | None]] = {}
     notes: dict[str, dict[str, str]] = {}
-    for row in noised.itertuples(index=False):
-        ident = keys.get((str(row.example_id), str(row.perturbation), str(row.severity),
-                          int(str(row.seed))))
+    for row in noised:
+        ident = keys.get((row["example_id"], row["perturbation"], row["severity"], row["seed"]))
         if ident is None:
             continue
-        c = col[(str(row.evaluator), str(row.aspect))]
+        c = col[(row["evaluator"], row["aspect"])]
         values = out.setdefault(ident, [None] * len(columns))
-        if row.status == "ok":
-            values[c] = _finite(row.score)
+        if row["status"] == "ok":
+            values[c] = _finite(row["score"])
         else:
-            notes.setdefault(ident, {})[str(c)] = _clip(f"missing: {getattr(row, 'reason', '')}", MAX_NOTE)
-        if note_col and getattr(row, note_col, None):
-            notes.setdefault(ident, {})[str(c)] = _clip(getattr(row, note_col), MAX_NOTE)
+            notes.setdefault(ident, {})[str(c)] = _clip(f"missing: {row.get('reason') or ''}",
+                                                        MAX_NOTE)
+        if row.get("explanation"):
+            notes.setdefault(ident, {})[str(c)] = _clip(row["explanation"], MAX_NOTE)
     return columns, out, notes
