@@ -9,7 +9,9 @@ ratios the issue asks for: peak RSS at the largest N over the smallest (target <
 time per example with 2 workers over the serial run (target <= 0.6), side by side on the same N.
 
 Usage: python bench/bench_scale.py [--sizes 250,500,1000,2000] [--workers 1,2]
-       [--suite blindspot-full] [--chunk-size 64]
+       [--suite blindspot-full] [--chunk-size N]
+Without --chunk-size the runner picks it as a user's run would (64 examples, or fewer so that
+every worker gets about four chunks).
 Native thread pools are held to one thread (RAYON_NUM_THREADS=1, fastchrf), so the serial run
 is serial. A quick check: python bench/bench_scale.py --sizes 8,16 --workers 1,2
 """
@@ -55,7 +57,8 @@ def child(args: argparse.Namespace) -> None:
     app(["run", args.data, "-m", "hypothesis=text", "-m", "references=text", "--task",
          "open-ended", "--suite", args.suite, "-e", "bleu", "-e", "chrf", "-e", "rouge",
          "--out", args.out, "--cache-dir", args.cache, "--workers", str(args.run_workers),
-         "--chunk-size", str(args.chunk_size), "--quiet"], standalone_mode=False)
+         *(["--chunk-size", str(args.chunk_size)] if args.chunk_size else []), "--quiet"],
+        standalone_mode=False)
     wall = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -70,7 +73,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="250,500,1000,2000")
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--suite", default="blindspot-full")
-    parser.add_argument("--chunk-size", type=int, default=64)
+    parser.add_argument("--chunk-size", type=int, default=0, help="0: the runner's choice")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
