@@ -245,6 +245,32 @@ def test_sentence_replacement_needs_other_examples_of_the_task() -> None:
     assert isinstance(run("sentence-replacement", MARKET, 1, pool=other_task), Skip)
 
 
+def test_sentence_replacement_draws_from_a_capped_pool_fixed_by_id_hash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `POOL_TEXTS` texts of a task, the pool keeps those with the smallest sha1 of their
+    id, whatever the dataset's order, and parses only them."""
+    import hashlib
+
+    import evalstress.perturb.consistency as consistency
+    from evalstress.perturb.base import PerturbContext
+    from evalstress.text import TextParser
+
+    monkeypatch.setattr(consistency, "POOL_TEXTS", 3)
+    pool = [Example(f"x{i}", "summarization", "", f"Pool sentence number {i} is here.")
+            for i in range(8)]
+    smallest = sorted((e.id for e in pool), key=lambda i: hashlib.sha1(i.encode()).hexdigest())
+    for order in (pool, pool[::-1]):
+        parser = TextParser()
+        resources: dict[str, object] = {}
+        ctx = PerturbContext(Example("me", "summarization", "", MARKET), parser, order,
+                             resources)
+        built = consistency.task_sentence_pool(ctx)
+        assert {eid for eid, _ in built} == set(smallest[:3])
+        assert parser.parses == 3
+    out = text_of(run("sentence-replacement", MARKET, 3, pool=pool))
+    assert sum(part.startswith("Pool sentence number") for part in sentences(out)) == 3
+
+
 NOUN_SWITCH_LOCK = ("Maria drove to the bread in Lisbon on Monday. She bought fresh market and "
                     "two kilos of oranges. Her bicycle has repaired the old brother, but the "
                     "shop will close early.")

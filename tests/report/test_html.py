@@ -226,5 +226,5 @@ def test_browser_names_a_damaged_score_table(tmp_path: Path):
     with pytest.raises(RunDirError, match=r"scores.parquet: missing columns \['aspect'"):
         browser_payload(tmp_path)
     (tmp_path / "scores.parquet").write_bytes(b"PAR1 not really")
-    with pytest.raises(RunDirError, match="scores.parquet: cannot read"):
+    with pytest.raises(RunDirError, match=r"scores\.parquet: cannot read"):
         browser_payload(tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
 
@@ -93,8 +94,15 @@ def _paper_switch(sentences: list[str], pairs: int, keep_last: bool,
     return " ".join(out)
 
 
+#: Texts of one task that sentence-replacement draws from. Any other example's sentence is
+#: irrelevant to the text, so a larger pool adds nothing but a serial parse of the whole dataset
+#: before the first chunk (about an hour at 100,000 paragraphs) and its sentences in memory.
+POOL_TEXTS = 1000
+
+
 def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
-    """(example id, sentence) for every example of the same task in the pool; built once a run.
+    """(example id, sentence) for the examples of the same task in the pool (at most
+    `POOL_TEXTS` of them, those with the smallest id hash); built once a run.
 
     The pool's texts go through the shared parser, so each is parsed once for the whole run.
     """
@@ -102,6 +110,11 @@ def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
     cached = ctx.resources.get(key)
     if cached is None:
         members = [e for e in ctx.pool if e.task == ctx.example.task]
+        if len(members) > POOL_TEXTS:  # a fixed subset by id hash: same whatever the order
+            keep = set(sorted((hashlib.sha1(e.id.encode("utf-8")).hexdigest(), i)
+                              for i, e in enumerate(members))[:POOL_TEXTS])
+            members = [e for i, e in enumerate(members)
+                       if (hashlib.sha1(e.id.encode("utf-8")).hexdigest(), i) in keep]
         parses = ctx.parser.parse_many([e.hypothesis for e in members])
         cached = [(e.id, s) for e, p in zip(members, parses, strict=True)
                   for s in nonempty_sentences(p)]
@@ -134,7 +147,8 @@ class SentenceReplacement(Perturbation):
     severity_param = "sentences"
     grid = (1, 2, 3)
     description = ("Replace random sentences by irrelevant sentences from other examples of the "
-                   "same task (needs a dataset pool).")
+                   "same task (needs a dataset pool; at most 1,000 of its texts, fixed by id "
+                   "hash).")
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
