@@ -139,3 +139,9 @@ def test_a_side_corpus_reads_lines_or_filtered_jsonl_records(tmp_path: Path) -> 
         read_text_corpus(records, "corpus", field="body")
     with pytest.raises(ValueError, match=r"corpus file '.*nope\.jsonl' does not exist"):
         read_text_corpus(tmp_path / "nope.jsonl", "corpus")
+    records.write_text('{"text": "a"}\n{"text": \n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: broken JSON"):
+        read_text_corpus(records, "corpus")
+    records.write_bytes(b'{"text": "a"}\n{"text": "\xff"}\n')
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: is not UTF-8 text"):
+        read_text_corpus(records, "corpus")

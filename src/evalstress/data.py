@@ -285,20 +285,13 @@ def read_text_corpus(path: str | Path, what: str, *, field: str = "text",
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"{what} file '{path}' does not exist")
-    lines = file.read_text(encoding="utf-8").splitlines()
     if file.suffix.lower() != ".jsonl":
-        return [line for line in lines if line.strip()]
+        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
     key, _, value = (where or "").partition("=")
     texts = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {number}: broken JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get(field), str):
-            raise ValueError(f"{path}, line {number}, field '{field}': missing or not a text")
+    for number, record in _read_jsonl(file):  # broken JSON, non-objects, bad bytes: DataError
+        if not isinstance(record.get(field), str):
+            raise DataError(path, number, field, "missing or not a text")
         if where:
             if key not in record and missing_where_is_error:
                 raise ValueError(f"{path}, line {number}, field '{key}' (from where={where}): "

@@ -111,10 +111,9 @@ def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
     if cached is None:
         members = [e for e in ctx.pool if e.task == ctx.example.task]
         if len(members) > POOL_TEXTS:  # a fixed subset by id hash: same whatever the order
-            keep = set(sorted((hashlib.sha1(e.id.encode("utf-8")).hexdigest(), i)
-                              for i, e in enumerate(members))[:POOL_TEXTS])
-            members = [e for i, e in enumerate(members)
-                       if (hashlib.sha1(e.id.encode("utf-8")).hexdigest(), i) in keep]
+            ranks = [hashlib.sha1(e.id.encode("utf-8")).hexdigest() for e in members]
+            keep = sorted(range(len(members)), key=lambda i: (ranks[i], i))[:POOL_TEXTS]
+            members = [members[i] for i in sorted(keep)]
         parses = ctx.parser.parse_many([e.hypothesis for e in members])
         cached = [(e.id, s) for e, p in zip(members, parses, strict=True)
                   for s in nonempty_sentences(p)]

@@ -130,19 +130,19 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
         sizes[_stratum(record)] += 1
     total = sum(sizes.values())
     quotas = _quotas(sizes, max(0, max_variants))
-    kept: dict[tuple[str, str], list[tuple[_Reversed, int, dict[str, Any]]]] = defaultdict(list)
+    kept: dict[tuple[str, str], list[tuple[_Reversed, dict[str, Any]]]] = defaultdict(list)
     for line_no, record in _jsonl(variants_path):
         key = _stratum(record)
         quota = quotas[key]
         if quota == 0:
             continue
-        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), line_no, record)
+        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), record)
         heap = kept[key]
         if len(heap) < quota:
             heapq.heappush(heap, entry)
         elif entry[0] > heap[0][0]:  # smaller (hash, line) than the largest kept
             heapq.heapreplace(heap, entry)
-    chosen = [record for heap in kept.values() for _, _, record in heap]
+    chosen = [record for heap in kept.values() for _, record in heap]
     chosen.sort(key=lambda r: (str(r.get("perturbation")), _sev_key(r.get("severity")),
                                str(r.get("example_id")), int(r.get("seed", 0) or 0)))
     examples: dict[str, dict[str, Any]] = {}
