@@ -11,12 +11,33 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
+_BUSY_SECONDS = 30.0  # how long an open or a write waits for another process's lock
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting while another process holds the file.
+
+    SQLite answers "database is locked" at once, without its busy handler, when two processes
+    open the same new file together (two runs sharing one --cache-dir), so the wait is ours.
+    """
+    deadline = time.monotonic() + _BUSY_SECONDS
+    pause = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def default_cache_dir() -> Path:
@@ -38,8 +59,9 @@ class SQLiteCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn = sqlite3.connect(self.path, check_same_thread=False,
+                                         timeout=_BUSY_SECONDS)
+            _enter_wal(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} (namespace TEXT NOT NULL, key TEXT NOT "
