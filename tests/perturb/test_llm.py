@@ -91,7 +91,7 @@ def test_shots_limits_demonstrations_keeping_the_same_task_first() -> None:
     # continuation has one story demonstration: it is kept; the other is the file's first
     assert len(users) == 2 and "the ending of a story" in users[-1]
     assert "City officials in Harwick" in users[0]
-    with pytest.raises(KeyError, match="did you mean 'shots'"):
+    with pytest.raises(KeyError, match="Did you mean 'shots'"):
         get_perturbation("continuation", shot=2)
 
 

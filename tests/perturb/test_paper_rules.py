@@ -226,5 +226,6 @@ def test_frequent_ngram_uses_a_separate_lower_cased_corpus_at_256_words(tmp_path
 
 
 def test_unknown_rule_is_an_error() -> None:
-    with pytest.raises(ValueError, match="rule 'paperr' is unknown"):
+    with pytest.raises(ValueError, match=r"rule' = 'paperr': expected one of default, paper\. "
+                                         r"Did you mean 'paper'"):
         run("truncation", "She went to the office today.", 0.5, params={"rule": "paperr"})

@@ -89,12 +89,12 @@ def test_one_analysis_name_is_a_one_item_list(tmp_path: Path) -> None:
 def test_good_values_are_kept(tmp_path: Path) -> None:
     suite = _load(tmp_path, "perturbations:\n  truncation: {grid: [0.3]}\n"
                             "  sentence-exchange: {grid: [2, paper]}\n"
-                            "  char-deletion: {grid: minor, k: 3}\nseeds: [4, 7]\n")
+                            "  char-deletion: {grid: minor, k: {minor: '3'}}\nseeds: [4, 7]\n")
     grids = {plan.name: plan.grid for plan in suite.perturbations}
     assert grids == {"truncation": (0.3,), "sentence-exchange": (2, "paper"),
                      "char-deletion": ("minor",)}
     assert suite.seeds == (4, 7)
-    assert suite.perturbations[2].perturbation.params == {"k": 3}
+    assert suite.perturbations[2].perturbation.params == {"k": {"minor": 3}}  # "3" read as 3
 
 
 def test_a_suite_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from evalstress.data import Example
+from evalstress.perturb.params import ParamKind, declare, parse_params
 from evalstress.registry import Registry
 from evalstress.strict import UnknownNameError, did_you_mean, unknown_name_error
 from evalstress.text import ParsedText, TextParser, noise_ratio
@@ -95,15 +96,15 @@ class Perturbation(ABC):
     #: the published attack this perturbation implements ("000:negation"), which picks its row of
     #: the expectation matrix; empty when it implements none (a bare name never picks a row)
     attack: ClassVar[str] = ""
-    #: parameters a suite or spec may set (besides grid and tasks); each class names its own and
-    #: inherits its bases' (e.g. `rule` from PaperRule); any other name is an error
-    PARAMS: ClassVar[tuple[str, ...]] = ()
+    #: parameters a suite or spec may set (besides grid and tasks), each with the kind of value
+    #: it takes; each class names its own and inherits its bases' (e.g. `rule` from PaperRule);
+    #: any other name is an error, and so is a value of the wrong kind
+    PARAMS: ClassVar[Mapping[str, ParamKind]] = declare()
     #: names a numerically graded perturbation also takes as a severity (e.g. "paper")
     SEVERITY_NAMES: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **params: Any):
-        check_params(type(self), params)
-        self.params = params
+        self.params = check_params(type(self), params)
 
     @abstractmethod
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
@@ -143,20 +144,30 @@ class Skipped(Exception):
     """Raised inside a transform as a shortcut for returning a Skip."""
 
 
-def known_params(cls: type) -> tuple[str, ...]:
-    """The parameters a perturbation class takes: its own `PARAMS` and those of its bases."""
-    names: list[str] = []
+def param_kinds(cls: type) -> dict[str, ParamKind | None]:
+    """The parameters a perturbation class takes, with their kinds: its own `PARAMS` and those
+    of its bases (a class's own declaration wins). A plugin's plain tuple of names declares
+    parameters of no kind: any value passes."""
+    kinds: dict[str, ParamKind | None] = {}
     for klass in cls.__mro__:
-        for name in vars(klass).get("PARAMS", ()):
-            if name not in names:
-                names.append(name)
-    return tuple(names)
+        declared = vars(klass).get("PARAMS", {})
+        pairs = declared.items() if isinstance(declared, Mapping) else ((n, None) for n in declared)
+        for name, kind in pairs:
+            kinds.setdefault(str(name), kind)
+    return kinds
 
 
-def check_params(cls: type[Perturbation], params: Mapping[str, Any], where: str = "") -> None:
-    """An unknown parameter is an error with a did-you-mean. The severity parameter (e.g.
-    `ratio`) is no parameter but the grid's values: the error says so, and a near miss of it
-    (`ratoi`) is suggested as such."""
+def known_params(cls: type) -> tuple[str, ...]:
+    """The names of the parameters a perturbation class takes."""
+    return tuple(param_kinds(cls))
+
+
+def check_params(cls: type[Perturbation], params: Mapping[str, Any],
+                 where: str = "") -> dict[str, Any]:
+    """The parameters with their values parsed (`"7"` -> 7). An unknown name is an error with a
+    did-you-mean, a value of the wrong kind an error saying what was expected. The severity
+    parameter (e.g. `ratio`) is no parameter but the grid's values: the error says so, and a
+    near miss of it (`ratoi`) is suggested as such."""
     known = known_params(cls)
     severity = cls.severity_param
     grid_hint = f"list the values under grid, e.g. grid: {list(cls.grid[:2])}"
@@ -172,6 +183,7 @@ def check_params(cls: type[Perturbation], params: Mapping[str, Any], where: str 
             raise unknown_name_error("parameter", key, known, where)
         raise UnknownNameError(f"{prefix}unknown parameter '{key}'. Did you mean "
                                f"'{severity}'? It is the severity: {grid_hint}")
+    return parse_params(param_kinds(cls), params, where)
 
 
 def derive_seed(seed: int, *parts: object) -> int:

@@ -25,6 +25,7 @@ from evalstress.perturb.base import (
 )
 from evalstress.perturb.common import DHP_TASK, dhp_k
 from evalstress.perturb.paper000 import is_paper, spelling_mistakes
+from evalstress.perturb.params import declare, level_counts, whole_number
 from evalstress.text import ParsedText
 
 #: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
@@ -124,7 +125,7 @@ def _typo_words(parsed: ParsedText, counts: Counter[int], rng: random.Random) ->
 
 @perturbation("char-deletion")
 class CharDeletion(Perturbation):
-    PARAMS = ("k",)
+    PARAMS = declare(k=level_counts(DHP_LEVELS))
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -159,7 +160,7 @@ def _delete_positions(text: str, positions: list[int]) -> str:
 
 @perturbation("char-typo")
 class CharTypo(Perturbation):
-    PARAMS = ("k",)
+    PARAMS = declare(k=level_counts(DHP_LEVELS))
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -187,7 +188,7 @@ class CharTypo(Perturbation):
 @perturbation("spelling-mistake")
 class SpellingMistake(Perturbation):
     SEVERITY_NAMES = ("paper",)
-    PARAMS = ("per_sentence",)
+    PARAMS = declare(per_sentence=whole_number(1))
     family = "character"
     level = "char"
     damages = ("fluency", "grammaticality", "overall")

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from evalstress.perturb.base import PerturbContext, Severity, Skipped, sample_count
+from evalstress.perturb.params import ParamKind, declare, one_of
 from evalstress.text import ParsedText, Token
 
 T = TypeVar("T")
@@ -142,7 +143,7 @@ RULES = ("default", "paper")
 class PaperRule:
     """Mixin of perturbations with a paper-002 rule: what `rule=paper` changes, in one line."""
 
-    PARAMS: ClassVar[tuple[str, ...]] = ("rule",)
+    PARAMS: ClassVar[Mapping[str, ParamKind]] = declare(rule=one_of(RULES))
     paper_rule: ClassVar[str] = ""
 
 

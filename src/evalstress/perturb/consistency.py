@@ -27,6 +27,7 @@ from evalstress.perturb.common import (
     sentence_starts_after,
     sentence_words,
 )
+from evalstress.perturb.params import BOOLEAN, declare
 from evalstress.text import ParsedText, Token, rebuild_parsed
 
 FACT_DAMAGES = ("faithfulness", "non-contradiction", "adequacy", "overall")
@@ -35,7 +36,7 @@ SURFACE_KEPT = ("fluency", "grammaticality")
 
 @perturbation("sentence-switching")
 class SentenceSwitching(PaperRule, Perturbation):
-    PARAMS = ("keep_last",)
+    PARAMS = declare(keep_last=BOOLEAN)
     family = "consistency"
     level = "sentence"
     damages = ("coherence", "readability", "overall")

@@ -17,6 +17,7 @@ from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
 from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
 from evalstress.perturb.consistency import draw_other
 from evalstress.perturb.paper000 import count_severity, is_paper, word_exchange
+from evalstress.perturb.params import TEXT, declare, level_counts, one_of
 from evalstress.text import ParsedText, rebuild_parsed
 
 #: Paper 003, Table 2: k continuous words for (W, R) random deletions.
@@ -36,7 +37,7 @@ def _reorder(sentences: list[str], order: list[int]) -> str:
 
 @perturbation("word-span-deletion")
 class WordSpanDeletion(Perturbation):
-    PARAMS = ("k",)
+    PARAMS = declare(k=level_counts(DHP_LEVELS))
     family = "hierarchical"
     level = "word"
     damages = ("fluency", "grammaticality", "informativeness", "readability", "adequacy",
@@ -165,7 +166,7 @@ class RandomAnswer(Perturbation):
 
 @perturbation("wrong-ending")
 class WrongEnding(Perturbation):
-    PARAMS = ("field", "replace")
+    PARAMS = declare(field=TEXT, replace=one_of(("last", "all")))
     family = "hierarchical"
     level = "sentence"
     damages = REPLACE_DAMAGES

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import yaml
 
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
+from evalstress.perturb.params import ParamKind, declare, whole_number
 
 #: the one severity of an attack that has no graded levels
 DEFAULT_LEVEL = "default"
@@ -427,13 +428,9 @@ class LLMPerturbation(Perturbation):
 
     method = "llm"
     default_spec: ClassVar[AttackSpec]
-    PARAMS: ClassVar[tuple[str, ...]] = ("shots",)
+    PARAMS: ClassVar[Mapping[str, ParamKind]] = declare(shots=whole_number(0))
 
     def __init__(self, **params: Any):
-        for key in params:
-            if key not in self.PARAMS:
-                raise KeyError(f"perturbation '{self.name}' has no parameter '{key}'"
-                               + _did_you_mean(key, self.PARAMS))
         super().__init__(**params)
         self.spec: AttackSpec = type(self).default_spec
 

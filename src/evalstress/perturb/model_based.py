@@ -22,6 +22,7 @@ from evalstress.perturb.base import (
     perturbation,
     sample_count,
 )
+from evalstress.perturb.params import TEXT, declare, whole_number
 
 _EDGE = string.punctuation + "“”‘’"
 
@@ -37,7 +38,7 @@ def _split_word(word: str) -> tuple[str, str, str]:
 
 @perturbation("bert-diverge")
 class BertDiverge(Perturbation):
-    PARAMS = ("model", "top_k", "device")
+    PARAMS = declare(model=TEXT, top_k=whole_number(1), device=TEXT)
     family = "consistency"
     level = "word"
     method = "model"

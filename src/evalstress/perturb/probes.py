@@ -12,12 +12,13 @@ from typing import Any
 from evalstress.data import read_text_corpus
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
+from evalstress.perturb.params import TEXT, declare, one_of, whole_number
 from evalstress.text import rebuild_parsed
 
 
 @perturbation("repetition")
 class Repetition(PaperRule, Perturbation):
-    PARAMS = ("n",)
+    PARAMS = declare(n=whole_number(1))
     family = "probe"
     level = "word"
     damages = ("fluency", "readability", "overall")
@@ -59,7 +60,8 @@ def vocabulary(size: int = 5000) -> tuple[str, ...]:
 
 @perturbation("positioned-error")
 class PositionedError(PaperRule, Perturbation):
-    PARAMS = ("mode", "span", "tokenizer", "vocabulary")
+    PARAMS = declare(mode=one_of(MODES), span=whole_number(1), tokenizer=TEXT,
+              vocabulary=whole_number(1))
     family = "probe"
     level = "word"
     damages = ("fluency", "coherence", "readability", "overall")
@@ -182,7 +184,7 @@ PAPER_INJECTIONS = {
 
 @perturbation("injection")
 class Injection(PaperRule, Perturbation):
-    PARAMS = ("text",)
+    PARAMS = declare(text=TEXT)
     family = "probe"
     level = "sentence"
     damages = ("informativeness", "adequacy", "coherence", "overall")
@@ -276,7 +278,7 @@ def _corpus_texts(ctx: PerturbContext, corpus: str | None,
 
 @perturbation("frequent-ngram")
 class FrequentNgram(PaperRule, Perturbation):
-    PARAMS = ("n", "corpus", "where", "length")
+    PARAMS = declare(n=whole_number(1), corpus=TEXT, where=TEXT, length=whole_number(0))
     family = "probe"
     level = "sentence"
     damages = ("coherence", "informativeness", "adequacy", "readability", "overall")
