@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -166,3 +167,97 @@ def test_a_suite_option_sets_the_limit_and_the_flag_wins(tmp_path: Path) -> None
     assert json.loads((out / "results.json").read_text())["counts"]["variants"] == 0
     assert runner.invoke(app, [*base, "--max-chars", "100"]).exit_code == 0
     assert json.loads((out / "results.json").read_text())["counts"]["variants"] == 5
+
+
+def test_attack_shares_count_gold_victims_and_generator_by_hand() -> None:
+    from types import SimpleNamespace
+
+    from evalstress.llm.accounting import Usage
+    from evalstress.runhealth import above, attack_missing_shares
+
+    records = [
+        SimpleNamespace(victim="bleu", gold_queries=4, queries=5,
+                        missing={"gold: j: timeout": 3, "victim: empty text": 1}),
+        SimpleNamespace(victim="rouge", gold_queries=6, queries=5,
+                        missing={"gold: j: refused": 2}),
+        SimpleNamespace(victim="bleu", gold_queries=0, queries=2, missing={}),
+    ]
+    usage = Usage(requests=8, errors=6, errors_by_kind={"connection": 5, "timeout": 1})
+    shares = {s.evaluator: s for s in attack_missing_shares(records, usage)}
+    # gold: 3 + 2 of 4 + 6 + 0; bleu: 1 of 5 + 2; rouge: 0 of 5; generator: 6 of 8
+    assert (shares["gold"].missing, shares["gold"].rows, shares["gold"].top_reason) == (
+        5, 10, "j: timeout")
+    assert (shares["bleu"].missing, shares["bleu"].rows) == (1, 7)
+    assert (shares["rouge"].missing, shares["rouge"].rows) == (0, 5)
+    assert (shares["generator"].missing, shares["generator"].top_reason) == (6, "connection")
+    # 50% is not above the default cap of half; 75% is
+    assert [s.evaluator for s in above(list(shares.values()), 0.5)] == ["generator"]
+
+
+def test_frame_shares_per_evaluator_with_the_commonest_reason() -> None:
+    import pandas as pd
+
+    from evalstress.runhealth import frame_missing_shares
+
+    frame = pd.DataFrame({"evaluator": ["a", "a", "a", "b"],
+                          "score": [float("nan"), float("nan"), 1.0, 2.0],
+                          "reason": ["refused", "refused", None, None]})
+    shares = {s.evaluator: s for s in frame_missing_shares(frame)}
+    assert (shares["a"].missing, shares["a"].rows, shares["a"].top_reason) == (2, 3, "refused")
+    assert (shares["b"].missing, shares["b"].rows) == (0, 1)
+
+
+@pytest.mark.filterwarnings("ignore:could not ask")
+def test_correlate_with_every_judge_call_refused_exits_3_after_writing(tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": d, "references": [SENTENCES], "systems": [
+        {"system": s, "summary": f"{SENTENCES} ({d}{s})", "coherence": i}
+        for i, s in enumerate(["x", "y"])]}) + "\n" for d in ("d1", "d2")))
+    judge = (f"judge:model=m,base_url={_closed_port_url()},form=score-only,max_attempts=1,"
+             "backoff=0.01")
+    args = ["correlate", str(docs), "-e", "bleu", "-e", judge, "--human", "coherence",
+            "--out", str(tmp_path / "o"), "--no-cache", "--n-boot", "10"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3, result.output
+    said = _text(result)
+    assert "4 of 4 scores missing (100%)" in said and "connection refused" in said
+    assert "bleu:" not in said  # BLEU scored everything: it is not named
+    scores = pd.read_parquet(tmp_path / "o" / "scores.parquet")
+    judged = scores[scores["evaluator"] != "bleu"]
+    assert judged["score"].isna().all() and judged["reason"].str.contains("refused").all()
+    assert (tmp_path / "o" / "results.json").exists()
+    assert runner.invoke(app, [*args, "--max-missing", "1"]).exit_code == 0
+
+
+@pytest.mark.filterwarnings("ignore:could not ask")
+def test_attack_with_the_gold_judge_unreachable_exits_3_after_writing(tmp_path: Path) -> None:
+    data = _data(tmp_path, {"a": LONGER, "b": SENTENCES})
+    gold = (f"judge:model=g,base_url={_closed_port_url()},max_attempts=1,backoff=0.01")
+    out = tmp_path / "attack"
+    args = ["attack", str(data), "-v", "bleu", "-g", gold, "--method", "rule:jumble",
+            "--direction", "bad", "--no-cache", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3, result.output
+    said = _text(result)
+    assert "error: gold:" in said and "scores missing (100%)" in said
+    assert "connection refused" in said
+    records = [json.loads(line) for line in (out / "attacks.jsonl").read_text().splitlines()]
+    assert records and all(not r["success"] for r in records)
+    asked = sum(r["gold_queries"] for r in records)
+    assert asked > 0 and sum(sum(r["missing"].values()) for r in records) == asked
+    results = json.loads((out / "results.json").read_text())
+    assert sum(results["analyses"]["adversarial"]["missing"].values()) == asked
+    assert runner.invoke(app, [*args, "--max-missing", "1"]).exit_code == 0
+
+
+def test_a_run_mostly_missing_does_not_print_a_clean_verdict_alone(tmp_path: Path) -> None:
+    data = _data(tmp_path, {"a": LONGER})
+    with FakeServer(default=Reply("no idea")) as srv:
+        result = runner.invoke(app, [
+            "run", str(data), "-e", f"judge:model=m,base_url={srv.base_url},form=score-only,"
+            "logprobs=False,max_reasks=0,name=lenient", "-p", "truncation", "--seeds", "1",
+            "--out", str(tmp_path / "run"), "--no-cache", "--workers", "1"])
+    assert result.exit_code == 3, result.output
+    said = _text(result)
+    assert "Most scores of lenient are missing: their verdicts above say nothing" in said
+    assert said.index("blind spots found") < said.index("Most scores of lenient")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,7 +33,12 @@ from evalstress.redact import redact_value
 from evalstress.report import write_outputs
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
-from evalstress.runhealth import DEFAULT_MAX_MISSING, check_max_missing
+from evalstress.runhealth import (
+    DEFAULT_MAX_MISSING,
+    MissingShare,
+    check_max_missing,
+    mostly_missing,
+)
 from evalstress.runner import RunResult, open_cache, run, shard_examples
 from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite, parse_seeds
 from evalstress.text import max_chars_option
@@ -84,6 +90,20 @@ def _score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
         return open_cache(folder / "scores.sqlite")
     except StorageError as exc:
         raise _fail(str(exc)) from None
+
+
+def _max_missing_cap(value: float) -> float:
+    try:
+        return check_max_missing(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+#: `--max-missing` of the commands that have no config file (attack, correlate)
+MaxMissingOption = Annotated[float, typer.Option(
+    callback=_max_missing_cap,
+    help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
+    "answers is missing, e.g. every judge call failed; 1 turns it off.")]
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -173,33 +193,43 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         raise _fail(str(exc)) from None
     blind = analyses.get("blindspot")
     paths = write_outputs(result, analyses, out, config=config)
+    failing = mostly_missing(result, {e.label: list(e.aspects) for e in evaluators}, max_missing)
     if not quiet:
-        print_summary(console, result, blind)
+        print_summary(console, result, blind, untrusted=[share.evaluator for share in failing])
         print_generation(console, result.plan.generation)
         print_analyses(console, analyses)
         console.print(f"Wrote {paths['results']}, {paths['scores']}, {paths['variants']}")
-    _report_health(result, evaluators, max_missing)
+    _warn_long_rows(result)
+    _exit_if_mostly_missing(failing, max_missing)
     return result
 
 
-def _report_health(result: RunResult, evaluators: list[Evaluator], max_missing: float) -> None:
-    """Rows left out for their length (a warning), evaluators mostly missing (exit 3)."""
+def _warn_long_rows(result: RunResult) -> None:
+    """Rows left out for their length: a warning each (five at most, then a count)."""
     from rich.markup import escape
 
-    from evalstress.runhealth import EXIT_MOSTLY_MISSING, long_text_skips, mostly_missing
+    from evalstress.runhealth import long_text_skips
 
     long_rows = long_text_skips(result)
     for reason in long_rows[:5]:
         err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
     if len(long_rows) > 5:
         err.print(f"[yellow]warning:[/] and {len(long_rows) - 5} more rows beyond the limit")
-    failing = mostly_missing(result, {e.label: list(e.aspects) for e in evaluators}, max_missing)
-    if failing:
-        for share in failing:
-            err.print(f"[bold red]error:[/] {escape(share.describe())}")
-        err.print(f"[bold red]error:[/] more than {max_missing:.0%} of an evaluator's scores are "
-                  "missing: its results say nothing (outputs written; --max-missing 1 accepts)")
-        raise typer.Exit(EXIT_MOSTLY_MISSING)
+
+
+def _exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) -> None:
+    """Name each evaluator whose answers are mostly missing and exit 3 (outputs are written)."""
+    from rich.markup import escape
+
+    from evalstress.runhealth import EXIT_MOSTLY_MISSING
+
+    if not failing:
+        return
+    for share in failing:
+        err.print(f"[bold red]error:[/] {escape(share.describe())}")
+    err.print(f"[bold red]error:[/] more than {max_missing:.0%} of an evaluator's scores are "
+              "missing: its results say nothing (outputs written; --max-missing 1 accepts)")
+    raise typer.Exit(EXIT_MOSTLY_MISSING)
 
 
 def _require_extras(specs: list[str]) -> None:
@@ -618,6 +648,7 @@ def correlate_command(
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
 ) -> None:
     """Correlate evaluators with human scores at segment and system level (SummEval layout).
 
@@ -679,6 +710,9 @@ def correlate_command(
         for table in correlation_tables(result):
             console.print(table)
         console.print(f"Wrote {results_path}, {out_dir / 'report.html'}")
+    from evalstress.runhealth import above, frame_missing_shares
+
+    _exit_if_mostly_missing(above(frame_missing_shares(scores), max_missing), max_missing)
 
 
 @app.command("attack")
@@ -737,6 +771,7 @@ def attack_command(
     no_cache: Annotated[bool, typer.Option(help="Score and generate everything afresh.")]
     = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
 ) -> None:
     """Search for texts your evaluator gets wrong (paper 004, AdvEval), and compare baselines.
 
@@ -786,6 +821,11 @@ def attack_command(
         for note in result.notes:
             console.print(f"[dim]note: {note}[/]")
         console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
+    from evalstress.runhealth import above, attack_missing_shares
+
+    shares = attack_missing_shares(records,
+                                   attacker.generator.usage if attacker.generator else None)
+    _exit_if_mostly_missing(above(shares, max_missing), max_missing)
 
 
 def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],

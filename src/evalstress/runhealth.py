@@ -2,8 +2,9 @@
 left out because their text was too long.
 
 A judge whose every call failed still yields a score table, full of missing rows; its analyses
-then report "0 blind spots", which reads like a clean bill of health. The CLI asks this module
-after writing every output, prints the counts and exits with `EXIT_MOSTLY_MISSING`.
+then report "0 blind spots" (or an attack "0% success", or a correlation of nothing), which reads
+like a clean bill of health. The CLI asks this module after writing every output of `run`,
+`attack` and `correlate`, prints the counts and exits with `EXIT_MOSTLY_MISSING`.
 """
 
 from __future__ import annotations
@@ -67,7 +68,52 @@ def missing_shares(result: Any, aspects: dict[str, Sequence[str]]) -> list[Missi
 def mostly_missing(result: Any, aspects: dict[str, Sequence[str]],
                    max_missing: float) -> list[MissingShare]:
     """The evaluators whose share of missing scores is above `max_missing` (none at 1.0)."""
-    return [s for s in missing_shares(result, aspects) if s.rows and s.share > max_missing]
+    return above(missing_shares(result, aspects), max_missing)
+
+
+def above(shares: Sequence[MissingShare], max_missing: float) -> list[MissingShare]:
+    """The shares above `max_missing` (none at 1.0)."""
+    return [s for s in shares if s.rows and s.share > max_missing]
+
+
+def frame_missing_shares(scores: Any) -> list[MissingShare]:
+    """Per evaluator of a long score frame (columns evaluator, score, reason; NaN = missing)."""
+    out = []
+    for label, rows in scores.groupby("evaluator", sort=False):
+        gone = rows[rows["score"].isna()]
+        reasons = Counter(str(r) for r in gone["reason"].dropna()) if "reason" in gone \
+            else Counter[str]()
+        top = reasons.most_common(1)[0][0] if reasons else ""
+        out.append(MissingShare(str(label), len(gone), len(rows), top))
+    return out
+
+
+def attack_missing_shares(records: Sequence[Any], generator: Any = None) -> list[MissingShare]:
+    """The gold's, each victim's and the generator's missing answers over a run of attacks.
+
+    Rows: texts the gold was asked to rate, texts each victim scored (its budget spent), and
+    the generator's requests; a failed generator request is missing too (its candidates never
+    exist, and the search ends with nothing to show)."""
+    gold_rows, victim_rows = 0, Counter[str]()
+    missing: dict[str, Counter[str]] = {}
+    for record in records:
+        gold_rows += int(record.gold_queries)
+        victim_rows[record.victim] += int(record.queries)
+        for key, count in (record.missing or {}).items():
+            role, _, reason = str(key).partition(": ")
+            label = "gold" if role == "gold" else record.victim  # a gold reason names its member
+            missing.setdefault(label, Counter())[reason] += int(count)
+    rows = {"gold": gold_rows, **victim_rows}
+    out = []
+    for label, count in rows.items():
+        reasons = missing.get(label, Counter())
+        top = reasons.most_common(1)[0][0] if reasons else ""
+        out.append(MissingShare(label, sum(reasons.values()), count, top))
+    if generator is not None and generator.requests:
+        kinds = Counter(generator.errors_by_kind)
+        top = kinds.most_common(1)[0][0] if kinds else ""
+        out.append(MissingShare("generator", int(generator.errors), int(generator.requests), top))
+    return out
 
 
 def long_text_skips(result: Any) -> list[str]:

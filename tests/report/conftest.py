@@ -92,6 +92,8 @@ ADVERSARIAL = {
                    "text": f"The cat lay on the warm mat today {PAYLOAD}.", "gold": 82.0,
                    "victim_score": 12.5, "gold_original": 75.0, "victim_original": 40.0,
                    "iterations": 4, "queries": 32}],
+    "missing": {f"gold: judge: refused {XSS}": 5, "victim: empty text": 2},
+    "rejections": {"adveval": {"refusal": 3, "gold-missing": 5}, "rule:negation": {}},
 }
 
 

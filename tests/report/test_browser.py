@@ -109,6 +109,17 @@ def test_hostile_texts_ids_and_explanations_stay_inert(e2e_run: Path, tmp_path: 
         assert page.locator("script").count() == 2  # the data and the browser, nothing else
         for section in ("generation", "adversarial", "signature"):
             assert '<img src=x onerror="window.__xss=1">' in page.inner_text(f"#{section}")
+        # an attack's missing scores and rejected candidates are shown, not only its ASR
+        lost = page.locator("#adversarial .banner.missing-scores")
+        assert lost.is_visible()
+        said = " ".join(lost.inner_text().split())
+        assert said.startswith("7 scores came back missing")
+        assert said.index("judge: refused") < said.index("victim: empty text")  # 5 before 2
+        rejected = page.locator("#adversarial table", has_text="candidates rejected")
+        assert rejected.count() == 1
+        # the commoner reason first; a method with nothing rejected has no row
+        assert rejected.locator("tbody tr").all_inner_texts() == [
+            "adveval\tgold-missing: 5, refusal: 3"]
         assert page.problems == []
 
 

@@ -338,7 +338,8 @@ def score_system_outputs(docs: Sequence[SystemDocument], evaluators: Sequence[An
                          ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Score every output with every evaluator through runner.Scorer (deduplicated, cached).
 
-    Returns the long score frame (NaN = missing), the human frame and per-evaluator counts.
+    Returns the long score frame (NaN = missing, with its reason), the human frame and
+    per-evaluator counts.
     """
     from dataclasses import asdict as _asdict
 
@@ -362,10 +363,14 @@ def score_system_outputs(docs: Sequence[SystemDocument], evaluators: Sequence[An
             row = scored[request.key]
             for aspect in evaluator.aspects:
                 score = row.get(aspect)
+                value = score.value if score is not None else None
+                reason = None if value is not None else (
+                    "no score for this aspect" if score is None
+                    else score.reason or "no reason given")
                 records.append({"doc_id": doc_id, "system_id": sid,
                                 "evaluator": evaluator.label, "aspect": aspect,
-                                "score": score.value if score is not None and score.ok
-                                else float("nan")})
+                                "score": float("nan") if value is None else value,
+                                "reason": reason})
         stats_out[evaluator.label] = {"signature": evaluator.signature(),
                                       "stats": _asdict(scorer.stats)}
     human = pd.DataFrame.from_records(

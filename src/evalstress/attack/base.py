@@ -52,6 +52,9 @@ class AttackSetup:
     budget: Budget = field(init=False)
     gold_queries: int = field(default=0, init=False)
     rejections: Counter[str] = field(default_factory=Counter, init=False)
+    #: scores that came back missing, by "gold: reason" / "victim: reason" (every query, the
+    #: greedy methods' probes included), so a judge that fails is counted, not read as a verdict
+    missing: Counter[str] = field(default_factory=Counter, init=False)
     started: float = field(default_factory=time.perf_counter, init=False)
 
     def __post_init__(self) -> None:
@@ -64,11 +67,19 @@ class AttackSetup:
     def victim_scores(self, texts: Sequence[str]) -> list[Measured]:
         """Victim scores for as many texts as the budget allows (the rest are not scored)."""
         granted = self.budget.take(len(texts))
-        return self.victim.score(self.example, list(texts[:granted])) if granted else []
+        if not granted:
+            return []
+        return self._counted("victim", self.victim.score(self.example, list(texts[:granted])))
 
     def gold_scores(self, texts: Sequence[str]) -> list[Measured]:
         self.gold_queries += len(texts)
-        return self.gold.score(self.example, list(texts)) if texts else []
+        return self._counted("gold", self.gold.score(self.example, list(texts))) if texts else []
+
+    def _counted(self, role: str, measured: list[Measured]) -> list[Measured]:
+        for m in measured:
+            if not m.ok:
+                self.missing[f"{role}: {m.reason or 'no reason given'}"] += 1
+        return measured
 
     def evaluate(self, texts: Sequence[str], iteration: int,
                  notes: Sequence[str] | None = None) -> list[Candidate]:
@@ -146,6 +157,8 @@ class AttackRecord:
     trajectory: list[dict[str, Any]]
     rejections: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: missing scores of this attack by "gold: reason" / "victim: reason" (see AttackSetup)
+    missing: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -176,7 +189,7 @@ def finish(setup: AttackSetup, method: str, trajectory: Trajectory, *, start: st
         iterations=iterations, queries=setup.budget.used, gold_queries=setup.gold_queries,
         stop=stop, seconds=round(time.perf_counter() - setup.started, 3),
         trajectory=trajectory.to_list(), rejections=dict(setup.rejections),
-        extra=dict(extra or {}))
+        extra=dict(extra or {}), missing=dict(setup.missing))
 
 
 def start_point(setup: AttackSetup, mode: str) -> tuple[str, str]:

@@ -94,6 +94,7 @@ class Attacker:
             "methods": sorted({r.method for r in records}), "directions": list(self.directions),
             "examples": len(self.examples), "attacks": len(records),
             "rejections": {m: dict(c) for m, c in rejections.items()},
+            "missing": dict(sum((Counter(r.missing) for r in records), Counter())),
             "stops": dict(Counter(f"{r.method}: {r.stop}" for r in records)),
             "seconds": round(self.seconds, 2)}
         if self.generator is not None:

@@ -497,6 +497,7 @@ def adversarial(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
                         "ASR [95% CI]", "queries / success", "mean queries"], rows, left=3,
                        caption="direction good: gold high, victim low; bad: gold low, victim "
                                "high. Wilson 95% intervals. Scores on 0-100."))
+    parts.append(_attack_losses(data))
     successes = data.get("successes") or []
     if successes:
         shown = successes[:MAX_ATTACKS_SHOWN]
@@ -511,6 +512,26 @@ def adversarial(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
                 f"<b>{num(s.get('victim_score'), 1)}</b> · {num(s.get('queries'))} queries</p>"
                 f"<p class='diff'>{word_diff(str(s.get('original', '')), str(s.get('text', '')))}"
                 "</p></div>")
+    return "".join(parts)
+
+
+def _attack_losses(data: Mapping[str, Any]) -> str:
+    """Scores that came back missing (a failing gold makes every ASR 0, which reads as a robust
+    victim) and candidates each method rejected, so neither is hidden behind the table."""
+    parts = []
+    missing = {str(k): int(v) for k, v in (data.get("missing") or {}).items()}
+    if missing:
+        listed = "; ".join(f"{esc(reason)} × {count}" for reason, count in
+                           sorted(missing.items(), key=lambda kv: (-kv[1], kv[0])))
+        parts.append(f"<p class='banner missing-scores'><b>{sum(missing.values())} scores came back "
+                     f"missing</b> and were left out of the search: {listed}</p>")
+    rejections = data.get("rejections") or {}
+    rows = [[method, ", ".join(f"{reason}: {count}" for reason, count in
+                               sorted(counts.items(), key=lambda kv: -int(kv[1])))]
+            for method, counts in sorted(rejections.items()) if counts]
+    if rows:
+        parts.append(table(["method", "candidates rejected"], rows, left=2,
+                           caption="candidates left out of each method's search, by reason"))
     return "".join(parts)
 
 

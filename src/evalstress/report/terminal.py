@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalstress.analyses.blindspot import BlindspotResult
@@ -60,7 +61,10 @@ def blindspot_table(result: BlindspotResult,
     return table
 
 
-def print_summary(console: Console, run: RunResult, blind: BlindspotResult | None) -> None:
+def print_summary(console: Console, run: RunResult, blind: BlindspotResult | None, *,
+                  untrusted: Sequence[str] = ()) -> None:
+    """Counts, the blind-spot table and its verdict line; `untrusted` names evaluators whose
+    scores are mostly missing, so the line does not read as a clean bill of health for them."""
     plan = run.plan
     console.print(f"[bold]{len(plan.examples)}[/] examples, [bold]{len(plan.variants)}[/] variants, "
                   f"{len(plan.skips)} skipped (perturbation not applicable), "
@@ -83,6 +87,10 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                                         if counts["inconclusive"] else "")
                       + (f", {counts['not-applicable']} not applicable (the evaluator is not "
                          "meant for them)" if counts["not-applicable"] else "") + ".")
+        if untrusted:
+            names = escape(", ".join(untrusted))  # a label such as "judge[x]" is text
+            console.print(f"[bold red]Most scores of {names} are missing: "
+                          "their verdicts above say nothing (see the error below).[/]")
 
 
 def _applicability(run: RunResult) -> Callable[[str, str], bool]:
