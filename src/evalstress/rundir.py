@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from evalstress import interrupts
 from evalstress.perturb.base import Variant
 from evalstress.scoretable import SCORE_SCHEMA
+from evalstress.storage import folder_write_problem
 
 PARTS = ("scores.parquet", "variants.jsonl", "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
@@ -43,12 +44,10 @@ def check_writable(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out}: exists and is not a directory")
     parent = out.parent if str(out.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{out.name}.probe-"):
-            pass
-    except OSError as exc:
-        raise OutputError(f"--out {out}: cannot write in {parent} ({exc.strerror or exc})") from None
+    problem = folder_write_problem(parent, out.name)
+    if problem is not None:
+        raise OutputError(f"--out {out}: cannot write in {parent} "
+                          f"({problem.strerror or problem})")
     if out.exists() and not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(f"--out {out}: the directory is not writable")
 

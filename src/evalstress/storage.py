@@ -75,13 +75,10 @@ def check_cache_dir(folder: Path, files: tuple[str, ...] = ("scores.sqlite", "ll
     and lets go). A disk that fills up later is reported when it happens."""
     folder = Path(folder)
     hint = " (choose another with --cache-dir, or --no-cache)"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
-            pass
-    except OSError as exc:
-        raise StorageError(f"cache folder {folder}: {reason_of(exc) or exc.strerror or exc}"
-                           f"{hint}") from None
+    problem = folder_write_problem(folder, "")
+    if problem is not None:
+        raise StorageError(f"cache folder {folder}: "
+                           f"{reason_of(problem) or problem.strerror or problem}{hint}")
     for name in files:
         path = folder / name
         if not path.exists():
@@ -99,19 +96,28 @@ def check_cache_dir(folder: Path, files: tuple[str, ...] = ("scores.sqlite", "ll
             raise StorageError(f"cache file {path}: {reason_of(exc) or exc}{hint}") from None
 
 
+def folder_write_problem(folder: Path, name: str) -> OSError | None:
+    """Why a file cannot be created in `folder` (made if missing), or None: a real probe file,
+    since permission bits say nothing of read-only mounts or full disks."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.probe-"):
+            pass
+    except OSError as exc:
+        return exc
+    return None
+
+
 def check_file_target(path: Path, what: str) -> None:
     """Fail before any work when a single output file cannot be written at `path`."""
     path = Path(path)
     if path.exists() and path.is_dir():
         raise StorageError(f"{what} {path}: is a folder, not a file")
     parent = path.parent if str(path.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.probe-"):
-            pass
-    except OSError as exc:
+    problem = folder_write_problem(parent, path.name)
+    if problem is not None:
         raise StorageError(f"{what} {path}: cannot write in {parent} "
-                           f"({reason_of(exc) or exc.strerror or exc})") from None
+                           f"({reason_of(problem) or problem.strerror or problem})")
     if path.exists() and not os.access(path, os.W_OK):
         raise StorageError(f"{what} {path}: the file is not writable")
 

@@ -46,7 +46,7 @@ from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
 from evalstress.llm.aio import run_sync
-from evalstress.llm.cache import ResponseCache
+from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend, is_local_model
 
@@ -235,7 +235,7 @@ def position_bias(results: Sequence[PairwiseResult]) -> dict[str, Any]:
 
 
 @evaluator("judge")
-class JudgeEvaluator(Evaluator):
+class JudgeEvaluator(FollowsRunCache, Evaluator):
     """An LLM judge (OpenAI-compatible endpoint) scoring each aspect with a criterion text."""
 
     description = ("an LLM judge over an OpenAI-compatible endpoint (model=..., base_url=..., "
@@ -304,7 +304,7 @@ class JudgeEvaluator(Evaluator):
                                 max_concurrency=int(max_concurrency), timeout=float(timeout),
                                 deadline=float(deadline), max_attempts=int(max_attempts),
                                 backoff=float(backoff), seed=self.seed, backend=backend)
-        self.client.cache = self._open_cache(None)
+        self.client.cache = response_cache_for(self._cache_setting, None)
         self.auto_steps = geval.attach(self, steps)  # G-Eval steps written by the judge (Auto-CoT)
         criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
                          if criteria else "builtin")
@@ -319,22 +319,6 @@ class JudgeEvaluator(Evaluator):
                          criteria=criteria_hash, prompt_version=PROMPT_VERSION,
                          **({"constrain": self.constrain} if self.constrain != "off" else {}),
                          **geval.signature(steps))
-
-    # --- configuration ----------------------------------------------------------------------
-
-    def _open_cache(self, cache_dir: Path | None) -> ResponseCache | None:
-        setting = self._cache_setting
-        if setting is False or str(setting).lower() in ("false", "0", "off", "none"):
-            return None
-        if isinstance(setting, str) and setting.lower() not in ("true", "1", "on"):
-            return ResponseCache(setting)
-        return ResponseCache(cache_dir / "llm.sqlite" if cache_dir else None)
-
-    def configure_cache(self, cache_dir: Path | None, enabled: bool = True) -> None:
-        """Follow the run's --cache-dir / --no-cache (called by the CLI)."""
-        if self.client.cache is not None:
-            self.client.cache.close()
-        self.client.cache = self._open_cache(cache_dir) if enabled else None
 
     @property
     def aspects(self) -> tuple[str, ...]:

@@ -199,3 +199,28 @@ def explain(cache: ResponseCache, parts: Mapping[str, Any], top: int = 3) -> Exp
         ranked.append((len(diffs), response_key(stored), diffs))
     ranked.sort(key=lambda t: t[0])
     return Explanation(key, False, [(k, d) for _, k, d in ranked[:top]])
+
+
+def response_cache_for(setting: Any, cache_dir: Path | None) -> ResponseCache | None:
+    """The response cache a judge's or generator's `cache=` setting asks for: none (false, 0,
+    off, none), a file of its own (a path), else llm.sqlite in the run's cache folder (or the
+    default folder)."""
+    if setting is False or str(setting).lower() in ("false", "0", "off", "none"):
+        return None
+    if isinstance(setting, str) and setting.lower() not in ("true", "1", "on"):
+        return ResponseCache(setting)
+    return ResponseCache(cache_dir / "llm.sqlite" if cache_dir else None)
+
+
+class FollowsRunCache:
+    """A judge or generator whose response cache follows the run's --cache-dir / --no-cache."""
+
+    client: Any
+    _cache_setting: Any
+
+    def configure_cache(self, cache_dir: Path | None, enabled: bool = True) -> None:
+        """Follow the run's --cache-dir / --no-cache (called by the CLI)."""
+        if self.client.cache is not None:
+            self.client.cache.close()
+        self.client.cache = response_cache_for(self._cache_setting, cache_dir) if enabled \
+            else None

@@ -19,12 +19,11 @@ import inspect
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import run_sync
-from evalstress.llm.cache import ResponseCache
+from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend, is_local_model
 from evalstress.redact import refuse_secrets
@@ -45,7 +44,7 @@ class GenerationJob:
         return cls(tuple(dict(m) for m in messages), int(sample))
 
 
-class TextGenerator:
+class TextGenerator(FollowsRunCache):
     """Chat completions for text generation, cached per (messages, sampling, sample index)."""
 
     def __init__(self, model: str = "", base_url: str | None = None, *,
@@ -76,7 +75,7 @@ class TextGenerator:
                                 deadline=float(deadline), max_attempts=int(max_attempts),
                                 backoff=float(backoff), seed=self.seed,
                                 backend=LocalBackend(model, n_ctx=n_ctx) if local else None)
-        self.client.cache = self._open_cache(None)
+        self.client.cache = response_cache_for(self._cache_setting, None)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -109,20 +108,6 @@ class TextGenerator:
         if "model" in params:
             params["model"] = str(params["model"])
         return cls(**params)
-
-    def _open_cache(self, cache_dir: Path | None) -> ResponseCache | None:
-        setting = self._cache_setting
-        if setting is False or str(setting).lower() in ("false", "0", "off", "none"):
-            return None
-        if isinstance(setting, str) and setting.lower() not in ("true", "1", "on"):
-            return ResponseCache(setting)
-        return ResponseCache(cache_dir / "llm.sqlite" if cache_dir else None)
-
-    def configure_cache(self, cache_dir: Path | None, enabled: bool = True) -> None:
-        """Follow the run's --cache-dir / --no-cache."""
-        if self.client.cache is not None:
-            self.client.cache.close()
-        self.client.cache = self._open_cache(cache_dir) if enabled else None
 
     def close(self) -> None:
         if self.client.cache is not None:
