@@ -68,7 +68,9 @@ def test_total_deadline_bounds_the_retries(server: FakeServer) -> None:
     start = time.monotonic()
     [failed] = ask(client)
     assert isinstance(failed, LLMError) and failed.kind == "deadline"
-    assert time.monotonic() - start < 1.0
+    # 50 attempts with 0.2 s backoff would take over 10 s; the 0.6 s deadline ends it (the
+    # margin is for a loaded CI machine)
+    assert time.monotonic() - start < 2.0
     assert 2 <= server.calls < 10
 
 
