@@ -40,6 +40,11 @@ class MissingShare:
         return line + (f"; most often: {self.top_reason}" if self.top_reason else "")
 
 
+def _commonest(reasons: Counter[str]) -> str:
+    """The most frequent reason, or '' when there is none."""
+    return reasons.most_common(1)[0][0] if reasons else ""
+
+
 def check_max_missing(value: float) -> float:
     """A fraction in [0, 1]; 1 never fails a run."""
     if not 0.0 <= value <= 1.0:
@@ -59,9 +64,8 @@ def missing_shares(result: Any, aspects: dict[str, Sequence[str]]) -> list[Missi
         stats = result.stats.get(label)
         if stats is None:
             continue
-        counted = reasons.get(label, Counter())
-        top = counted.most_common(1)[0][0] if counted else ""
-        out.append(MissingShare(label, int(stats.missing), int(stats.requested) * len(names), top))
+        out.append(MissingShare(label, int(stats.missing), int(stats.requested) * len(names),
+                                _commonest(reasons.get(label, Counter()))))
     return out
 
 
@@ -81,10 +85,8 @@ def frame_missing_shares(scores: Any) -> list[MissingShare]:
     out = []
     for label, rows in scores.groupby("evaluator", sort=False):
         gone = rows[rows["score"].isna()]
-        reasons = Counter(str(r) for r in gone["reason"].dropna()) if "reason" in gone \
-            else Counter[str]()
-        top = reasons.most_common(1)[0][0] if reasons else ""
-        out.append(MissingShare(str(label), len(gone), len(rows), top))
+        out.append(MissingShare(str(label), len(gone), len(rows),
+                                _commonest(Counter(str(r) for r in gone["reason"].dropna()))))
     return out
 
 
@@ -107,12 +109,10 @@ def attack_missing_shares(records: Sequence[Any], generator: Any = None) -> list
     out = []
     for label, count in rows.items():
         reasons = missing.get(label, Counter())
-        top = reasons.most_common(1)[0][0] if reasons else ""
-        out.append(MissingShare(label, sum(reasons.values()), count, top))
+        out.append(MissingShare(label, sum(reasons.values()), count, _commonest(reasons)))
     if generator is not None and generator.requests:
-        kinds = Counter(generator.errors_by_kind)
-        top = kinds.most_common(1)[0][0] if kinds else ""
-        out.append(MissingShare("generator", int(generator.errors), int(generator.requests), top))
+        out.append(MissingShare("generator", int(generator.errors), int(generator.requests),
+                                _commonest(Counter(generator.errors_by_kind))))
     return out
 
 

@@ -101,7 +101,8 @@ def folder_write_problem(folder: Path, name: str) -> OSError | None:
     since permission bits say nothing of read-only mounts or full disks."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.probe-"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.probe-" if name
+                                         else ".probe-"):
             pass
     except OSError as exc:
         return exc

@@ -168,7 +168,8 @@ def check_params(cls: type[Perturbation], params: Mapping[str, Any],
     did-you-mean, a value of the wrong kind an error saying what was expected. The severity
     parameter (e.g. `ratio`) is no parameter but the grid's values: the error says so, and a
     near miss of it (`ratoi`) is suggested as such."""
-    known = known_params(cls)
+    kinds = param_kinds(cls)
+    known = tuple(kinds)
     severity = cls.severity_param
     grid_hint = f"list the values under grid, e.g. grid: {list(cls.grid[:2])}"
     where = where or f"perturbation '{cls.name}'"
@@ -183,7 +184,7 @@ def check_params(cls: type[Perturbation], params: Mapping[str, Any],
             raise unknown_name_error("parameter", key, known, where)
         raise UnknownNameError(f"{prefix}unknown parameter '{key}'. Did you mean "
                                f"'{severity}'? It is the severity: {grid_hint}")
-    return parse_params(param_kinds(cls), params, where)
+    return parse_params(kinds, params, where)
 
 
 def derive_seed(seed: int, *parts: object) -> int:
