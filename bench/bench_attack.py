@@ -26,15 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from collections.abc import Sequence
 
-from evalstress.attack.methods import make_methods
-from evalstress.attack.objective import AttackParams
-from evalstress.attack.run import Attacker
-from evalstress.attack.scoring import Gold, Victim, gold_evaluator
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.engine.scoring import open_cache
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.llm.generate import TextGenerator
-from evalstress.runner import open_cache
+from evalstress.studies.attack.methods import make_methods
+from evalstress.studies.attack.objective import AttackParams
+from evalstress.studies.attack.run import Attacker
+from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator
 
 
 def responder(body: dict) -> Reply:
@@ -85,7 +85,7 @@ def baselines(data: Path, examples: int, budget: int, out: Path | None = None,
     from rich.console import Console
 
     from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
-    from evalstress.data import load_examples
+    from evalstress.core.data import load_examples
 
     items = load_examples(data, ["hypothesis=highlight", "references=references"],
                           task="summarization", limit=examples)

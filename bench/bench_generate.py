@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from evalstress.data import builtin_corpus
-from evalstress.generation import GenerationOptions, generate_variants, llm_units, sample_index
+from evalstress.core.data import builtin_corpus
+from evalstress.core.text import TextParser
+from evalstress.engine.generation import GenerationOptions, generate_variants, llm_units, sample_index
 from evalstress.llm.generate import GenerationJob, TextGenerator
 from evalstress.suites import custom_suite
-from evalstress.text import TextParser
 
 SERVER = textwrap.dedent("""
     import asyncio, re, sys

@@ -27,9 +27,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.engine.runner import run
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
-from evalstress.runner import run
 from evalstress.suites import custom_suite
 
 

@@ -2,7 +2,7 @@
 
 Run: `PYTHONPATH=src python bench/bench_longtext.py [--kb 300] [--difflib-kb 30]`
 
-1. word diff: `evalstress.worddiff.word_diff` against the diff the project used before
+1. word diff: `evalstress.core.worddiff.word_diff` against the diff the project used before
    (`difflib.SequenceMatcher(autojunk=False)` over word lists), side by side on the same
    original and variant (10% of the words dropped at random, spread over the whole text: the
    worst case for prefix/suffix trimming). difflib is quadratic, so it runs on `--difflib-kb`
@@ -25,10 +25,10 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser, word_distance
+from evalstress.core.worddiff import word_diff
 from evalstress.perturb.base import PerturbContext, Skip, registry
-from evalstress.text import TextParser, word_distance
-from evalstress.worddiff import word_diff
 
 DATA = Path("/work/shared/data/wikitext_paragraphs.jsonl")
 

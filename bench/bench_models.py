@@ -16,9 +16,10 @@ import statistics
 import time
 from pathlib import Path
 
-from evalstress.data import load_examples
+from evalstress.core.data import load_examples
+from evalstress.engine.planning import plan_dataset
+from evalstress.engine.scoring import Scorer, request_for
 from evalstress.evaluators import create_evaluator, models
-from evalstress.runner import Scorer, _request, make_plan
 from evalstress.suites import custom_suite
 
 DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "summeval.jsonl"
@@ -37,10 +38,10 @@ def main() -> None:
     examples = load_examples(args.data, ["hypothesis=highlight", "references=references"],
                              task="summarization", limit=args.examples)
     suite = custom_suite(["truncation", "token-drop", "repeated-token"], [0, 1], ["blindspot"])
-    plan = make_plan(examples, suite)
+    plan = plan_dataset(examples, suite)
     by_id = {e.id: e for e in examples}
-    requests = [_request(e, e.hypothesis) for e in examples] + [
-        _request(by_id[v.example_id], v.text) for v in plan.variants]
+    requests = [request_for(e, e.hypothesis) for e in examples] + [
+        request_for(by_id[v.example_id], v.text) for v in plan.variants]
     distinct = list({r.key: r for r in requests}.values())
 
     evaluator = create_evaluator("bertscore")  # embeds in batches of 64, as bert-score does

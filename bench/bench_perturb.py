@@ -4,7 +4,7 @@ Run: `PYTHONPATH=src python bench/bench_perturb.py [--limit N] [--seeds 5]`
 
 1. parse pass: `TextParser.parse_many` over the WikiText paragraphs (fresh parser);
 2. perturbation pass: every registered rule-based perturbation x every grid severity x seeds over
-   the same paragraphs with a fresh parser, the parse included once (what `make_plan` does);
+   the same paragraphs with a fresh parser, the parse included once (what `plan_dataset` does);
 3. side by side with nlpaug for the operations it also offers (random word deletion, random
    word swap, random character deletion, keyboard typos), same texts, same number of variants.
 Prints wall times and ratios; the target is a catalogue pass <= 3x the parse pass.
@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser, load_spacy
+from evalstress.engine.planning import plan_dataset
 from evalstress.perturb.base import PerturbContext, registry
-from evalstress.runner import make_plan
 from evalstress.suites import Suite
-from evalstress.text import TextParser, load_spacy
 
 DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data"
 
@@ -68,7 +68,7 @@ def main() -> None:
     units = sum(len(p.grid) for p in suite.perturbations) * len(suite.seeds)
     fresh = TextParser()
     pert_s, plan = timed(f"catalogue pass ({len(suite.perturbations)} perturbations, "
-                         f"{units} units/text)", lambda: make_plan(examples, suite, parser=fresh))
+                         f"{units} units/text)", lambda: plan_dataset(examples, suite, parser=fresh))
     print(f"  variants {len(plan.variants)}, skips {len(plan.skips)}, parses {fresh.parses}")
     print(f"  ratio catalogue / parse = {pert_s / parse_s:.2f}x   (target <= 3x)")
     print(f"  per unit of work: {1e6 * (pert_s - parse_s) / (len(texts) * units):.1f} us "

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 from evalstress.analyses import run_analyses
-from evalstress.data import load_examples
+from evalstress.core.data import load_examples
+from evalstress.engine.runner import run
 from evalstress.evaluators.base import create_evaluator
 from evalstress.report import write_outputs
 from evalstress.report.html import write_report
-from evalstress.runner import run
 from evalstress.suites import load_suite
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "summeval.jsonl"

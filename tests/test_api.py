@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 import evalstress
 from evalstress.cli import app
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.core.extras import MissingExtra
 from evalstress.evaluators.base import ScoreRequest
-from evalstress.extras import MissingExtra
 
 
 def words(request: ScoreRequest) -> float:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import evalstress
-from evalstress.strict import UnknownNameError
+from evalstress.core.strict import UnknownNameError
 
 
 def _suite(tmp_path: Path, extra: str = "") -> Path:

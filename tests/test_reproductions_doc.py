@@ -14,9 +14,9 @@ import typer
 from typer.exceptions import TyperException
 
 from evalstress.cli import app
+from evalstress.cli.levels import level_specs
 from evalstress.evaluators.base import parse_spec
 from evalstress.evaluators.base import registry as evaluator_registry
-from evalstress.levels_command import level_specs
 from evalstress.perturb.base import registry as perturbation_registry
 from evalstress.suites import load_suite
 

@@ -25,12 +25,14 @@ from typing import Any
 
 import pandas as pd
 
-from evalstress.bars import RichBars
-from evalstress.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
+from evalstress.core.bars import RichBars
+from evalstress.core.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
+from evalstress.core.strict import check_names
+from evalstress.engine.result import RunResult
 from evalstress.evaluators.base import Evaluator, create_evaluator
 from evalstress.evaluators.external import CallableEvaluator
-from evalstress.runner import RunResult, open_cache, run
-from evalstress.suites import Suite, custom_suite, load_suite, parse_seeds
+from evalstress.job import StressJob, run_job
+from evalstress.suites import Suite, custom_suite, known_options, load_suite, parse_seeds
 
 EvaluatorLike = str | Mapping[str, Any] | Evaluator | Callable[..., Any]
 DEFAULT_EVALUATORS = ("bleu", "chrf", "rouge")
@@ -192,11 +194,6 @@ def stress(data: Any = None,
     Scores go through the same caches as the command line (`cache=False` scores afresh).
     With `out`, the run directory is written there at once; else on first `save()` or display.
     """
-    from evalstress.analyses import run_analyses
-    from evalstress.analyses.registry import analysis_names
-    from evalstress.strict import check_names
-    from evalstress.suites import known_options
-
     check_names("option", options or {}, known_options(), "stress(options=...)")
 
     made = make_evaluators(evaluators)  # first: a missing extra fails before any work
@@ -208,32 +205,17 @@ def stress(data: Any = None,
         the_suite.options = dict(base.options)
     elif seeds is not None:
         the_suite.seeds = parse_seeds(seeds if isinstance(seeds, int) else list(seeds), "seeds")
-    unknown = [name for name in the_suite.analyses if name not in analysis_names()]
-    if unknown:
-        raise ValueError(f"suite '{the_suite.name}': unknown analysis {', '.join(unknown)}; "
-                         f"known: {', '.join(analysis_names())}")
     examples = load_data(data, mapping, task, limit)
-    folder = Path(cache_dir) if cache_dir is not None else None
-    score_cache = open_cache(folder / "scores.sqlite" if folder else None) if cache else None
-    for evaluator in made:
-        configure = getattr(evaluator, "configure_cache", None)
-        if callable(configure) and (folder is not None or not cache):
-            configure(folder, enabled=cache)
-    try:
-        result = run(examples, the_suite, made, cache=score_cache,
-                     progress=RichBars() if progress else None)
-    finally:
-        for evaluator in made:
-            evaluator.close()
-        if score_cache is not None:
-            score_cache.close()
-    analyses = run_analyses(the_suite.analyses, result,
-                            {**the_suite.options, **dict(options or {}),
-                             **({"rel_tol": rel_tol} if rel_tol is not None else {})})
     config = {"command": "stress", "data": str(data) if isinstance(data, str | Path) else
               type(data).__name__, "suite": the_suite.name, "evaluators": [e.label for e in made],
               "seeds": list(the_suite.seeds), "limit": limit}
-    stressed = StressResult(result, dict(analyses), config)
+    done = run_job(StressJob(
+        examples, the_suite, made, out=Path(out) if out is not None else None,
+        cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        no_cache=not cache, options={**dict(options or {}),
+                                     **({"rel_tol": rel_tol} if rel_tol is not None else {})},
+        config=config, workers=1, progress=RichBars() if progress else None))
+    stressed = StressResult(done.run, done.analyses, config)
     if out is not None:
-        stressed.save(out)
+        stressed.out, stressed._paths = Path(out), done.paths
     return stressed

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalstress.extras import require
+from evalstress.core.extras import require
 from evalstress.llm.local import DEFAULT_CONTEXT, resolve_gguf
 
 

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalstress.analyses.outcomes import Outcome
-    from evalstress.check import CheckResult
-    from evalstress.data import Example
+    from evalstress.core.data import Example
     from evalstress.evaluators.base import Evaluator
+    from evalstress.report.check import CheckResult
 
 Metric = Any  # a callable, a spec string or mapping, or an Evaluator
 
@@ -81,7 +81,7 @@ def _evaluator(metric: Metric, aspects: str | None, name: str | None) -> Evaluat
 
 def _examples(data: Any, task: str | None, mapping: Mapping[str, str] | None,
               limit: int | None) -> list[Example]:
-    from evalstress.data import Example, builtin_corpus, load_examples
+    from evalstress.core.data import Example, builtin_corpus, load_examples
 
     if data is None:
         examples = builtin_corpus()
@@ -115,9 +115,7 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
     write a run directory (`out`, default a fresh temporary folder)."""
     import json
 
-    from evalstress.analyses import run_analyses
-    from evalstress.report import write_outputs
-    from evalstress.runner import open_cache, run
+    from evalstress.job import StressJob, run_job
     from evalstress.suites import load_suite
 
     the_suite = load_suite(str(suite))
@@ -127,18 +125,11 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
     evaluators = [_evaluator(m, aspects, name) for m in metrics]
     examples = _examples(data, task, mapping, limit)
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="evalstress-"))
-    cache = open_cache(Path(cache_dir) / "scores.sqlite") if cache_dir else open_cache()
-    try:
-        result = run(examples, the_suite, evaluators, cache=cache)
-    finally:
-        cache.close()
-        for evaluator in evaluators:
-            evaluator.close()
-    analyses = run_analyses(the_suite.analyses, result, {**the_suite.options,
-                                                          **dict(options or {})})
-    write_outputs(result, analyses, folder, config={
-        "command": "evalstress.testing", "suite": the_suite.name,
-        "evaluators": [e.label for e in evaluators], "limit": limit})
+    run_job(StressJob(examples, the_suite, evaluators, out=folder,
+                      cache_dir=Path(cache_dir) if cache_dir else None,
+                      options=dict(options or {}), workers=1,
+                      config={"command": "evalstress.testing", "suite": the_suite.name,
+                              "evaluators": [e.label for e in evaluators], "limit": limit}))
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return StressRun(folder, results)
 
@@ -146,7 +137,7 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
 def check(stress_run: StressRun, *, require: Iterable[str] = (), max_failures: int | None = None,
           min_d: float | None = None) -> StressRun:
     """Check a run against its suite's `expect:` block plus these expectations."""
-    from evalstress.check import Expectations, evaluate, parse_expect, parse_requirement
+    from evalstress.report.check import Expectations, evaluate, parse_expect, parse_requirement
 
     flags = Expectations([parse_requirement(r, "require") for r in require], max_failures,
                          min_d)

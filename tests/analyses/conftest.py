@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstress.runner import SCORE_COLUMNS
+from evalstress.core.records import SCORE_COLUMNS
 
 
 def row(example: str, perturbation: str, severity: str, seed: int, evaluator: str, aspect: str,

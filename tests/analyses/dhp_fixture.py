@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from evalstress.data import Example
+from evalstress.core.data import Example
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow
 
 WORD = re.compile(r"[A-Za-z]+")

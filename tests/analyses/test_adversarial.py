@@ -88,10 +88,10 @@ def test_a_suite_can_name_the_adversarial_analysis(tmp_path: Any) -> None:
     from pathlib import Path
 
     from evalstress.analyses.registry import analysis_names, run_analyses
-    from evalstress.data import Example
+    from evalstress.core.data import Example
+    from evalstress.engine.runner import run
     from evalstress.evaluators.base import create_evaluator
     from evalstress.llm.fake_server import FakeServer, Reply
-    from evalstress.runner import run
     from evalstress.suites import Suite
 
     assert "adversarial" in analysis_names()

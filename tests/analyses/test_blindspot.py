@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from evalstress.analyses.blindspot import blindspot
-from evalstress.runner import ORIGINAL, SCORE_COLUMNS
+from evalstress.core.records import ORIGINAL, SCORE_COLUMNS
 
 
 def table(curves: dict[str, list[list[float]]], gold: list[float], *, higher: bool = True,

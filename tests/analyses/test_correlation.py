@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from evalstress.analyses.correlation import human_correlation, load_system_outputs
-from evalstress.data import DataError
+from evalstress.core.data import DataError
 
 
 def frames(seed=0, docs=8, systems=6, missing=()):

@@ -3,10 +3,10 @@ import json
 import pytest
 
 from evalstress.analyses import analysis_names, run_analyses
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.engine.runner import run
 from evalstress.evaluators.base import create_evaluator
 from evalstress.report import write_outputs
-from evalstress.runner import run
 from evalstress.suites import Suite
 
 

@@ -11,9 +11,9 @@ from scipy import stats
 
 from evalstress.analyses.discernment import discernment_analysis
 from evalstress.analyses.sequential import SequentialDesign, conditional_power, obf_spent
-from evalstress.data import load_examples
+from evalstress.core.data import load_examples
+from evalstress.engine.runner import run
 from evalstress.report import write_outputs
-from evalstress.runner import run
 from evalstress.suites import load_suite
 from tests.analyses.dhp_fixture import RuleJudge
 

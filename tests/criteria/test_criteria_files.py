@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.core.strict import ConfigError
 from evalstress.criteria import load_criteria
-from evalstress.strict import ConfigError
 
 HEAD = ("humour:\n  name: Humour\n  default: Is it funny?\n  simplified: Funny?\n"
         "  term: Is the text humorous?\n  checks: Look for jokes.\n")

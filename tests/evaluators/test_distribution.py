@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.engine.runner import run
 from evalstress.evaluators import create_evaluator
 from evalstress.evaluators.base import ScoreRequest
-from evalstress.runner import score_plan
 from evalstress.suites import custom_suite
 
 mauve = pytest.importorskip("mauve")
@@ -55,11 +55,9 @@ def test_gold_set_against_itself_is_one_and_tiny_sets_are_missing() -> None:
 
 
 def test_mauve_runs_once_per_set_in_the_runner(tiny_gpt: str) -> None:
-    from evalstress.runner import make_plan
-
     examples = builtin_corpus()[:24]
-    plan = make_plan(examples, custom_suite(["truncation"], [0], ["blindspot"]))
-    result = score_plan(plan, [create_evaluator(f"mauve:model={tiny_gpt},against=references")])
+    result = run(examples, custom_suite(["truncation"], [0], ["blindspot"]),
+                 [create_evaluator(f"mauve:model={tiny_gpt},against=references")])
     table = result.table
     assert set(table["example_id"]) == {"*"}
     assert len(table) == 1 + 5  # the gold set and one set per truncation severity

@@ -184,9 +184,9 @@ def test_a_crash_mid_bertscore_keeps_every_finished_model_batch(
         shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """24 texts at model batch 4 are six model batches; a failure in the third leaves the
     first two (8 texts) in the score cache, and the resumed run scores only the other 16."""
-    from evalstress.cache import SQLiteCache
+    from evalstress.core.cache import SQLiteCache
+    from evalstress.engine.scoring import Scorer
     from evalstress.evaluators.embedding import BertScore
-    from evalstress.runner import Scorer
 
     requests = _summeval_requests(shared_data, 24)
     evaluator = create_evaluator("bertscore:batch_size=4")
@@ -216,10 +216,10 @@ def test_a_crash_mid_bertscore_keeps_every_finished_model_batch(
 
 KILLED_RUN = """
 import sys
-from evalstress.cache import SQLiteCache
+from evalstress.core.cache import SQLiteCache
 from evalstress.evaluators import create_evaluator
 from evalstress.evaluators.base import ScoreRequest
-from evalstress.runner import Scorer
+from evalstress.engine.scoring import Scorer
 texts, refs = sys.argv[2].split("\\x1f"), tuple(sys.argv[3].split("\\x1f"))
 evaluator = create_evaluator("bertscore:batch_size=4")
 Scorer(evaluator, SQLiteCache(sys.argv[1], "scores")).score(
@@ -238,8 +238,8 @@ def test_kill_9_during_bertscore_keeps_the_finished_batches(
     import sys
     import time
 
-    from evalstress.cache import SQLiteCache
-    from evalstress.runner import Scorer
+    from evalstress.core.cache import SQLiteCache
+    from evalstress.engine.scoring import Scorer
 
     base = _summeval_requests(shared_data, 1)[0]
     texts = [f"{base.text} ({i})" for i in range(160)]

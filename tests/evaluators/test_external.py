@@ -87,7 +87,7 @@ def _write_scorer(folder: Path, body: str) -> None:
 
 def test_an_edited_scorer_is_rerun_not_served_from_the_cache(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalstress.runner import Scorer, open_cache
+    from evalstress.engine.scoring import Scorer, open_cache
 
     monkeypatch.chdir(tmp_path)  # the working directory is importable for target=
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])

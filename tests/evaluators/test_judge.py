@@ -10,11 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
-from evalstress.data import builtin_corpus
+from evalstress.core.data import builtin_corpus
+from evalstress.engine.runner import run
+from evalstress.engine.scoring import open_cache
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
 from evalstress.evaluators.judge import JudgeEvaluator, parse_scale, position_bias
 from evalstress.llm.fake_server import FakeServer, Reply
-from evalstress.runner import open_cache, run
 from evalstress.suites import custom_suite
 
 REQ = ScoreRequest("The cat sat on the mat.", "A cat sat on a mat all day.", ("A cat sat.",),

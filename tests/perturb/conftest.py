@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.perturb.base import PerturbContext, Severity, Skip, Variant, get_perturbation
-from evalstress.text import TextParser
 
 MARKET = ("Maria drove to the market in Lisbon on Monday. She bought fresh bread and two kilos "
           "of oranges. Her brother has repaired the old bicycle, but the shop will close early.")

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.perturb.base import (
     Perturbation,
     PerturbContext,
@@ -15,7 +16,6 @@ from evalstress.perturb.base import (
     get_perturbation,
     registry,
 )
-from evalstress.text import TextParser
 
 EXAMPLE = Example("e1", "summarization", "Source.", "The cat sat on the mat. It was warm there.")
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.criteria import aspects
-from evalstress.data import Example
 from evalstress.perturb.base import PerturbContext, Skip, Variant, registry
 from evalstress.perturb.catalogue import catalogue_markdown
 from evalstress.suites import load_suite
-from evalstress.text import TextParser
 from tests.perturb.conftest import GARDEN, HARBOUR, MARKET, make_ctx
 
 ROOT = Path(__file__).resolve().parents[2]

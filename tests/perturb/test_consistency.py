@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
 from evalstress.perturb.base import Severity, Skip
 from tests.perturb.conftest import GARDEN, GOLDEN_POOL, HARBOUR, MARKET, golden, run, text_of
 
@@ -252,8 +252,8 @@ def test_sentence_replacement_draws_from_a_capped_pool_fixed_by_id_hash(
     import hashlib
 
     import evalstress.perturb.consistency as consistency
+    from evalstress.core.text import TextParser
     from evalstress.perturb.base import PerturbContext
-    from evalstress.text import TextParser
 
     monkeypatch.setattr(consistency, "POOL_TEXTS", 3)
     pool = [Example(f"x{i}", "summarization", "", f"Pool sentence number {i} is here.")

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import DEFAULT_MAX_CHARS, TextParser
+from evalstress.engine.planning import plan_dataset
 from evalstress.perturb.base import Skip, Variant, get_perturbation, registry
-from evalstress.runner import make_plan
 from evalstress.suites import custom_suite
-from evalstress.text import DEFAULT_MAX_CHARS, TextParser
 from tests.perturb.conftest import GOLDEN_META, GOLDEN_POOL, make_ctx
 
 PARSER = TextParser()
@@ -89,7 +89,7 @@ def test_a_1_mb_row_is_skipped_by_id_and_never_parsed() -> None:
                 Example("small", "summarization", "", GOLDEN_POOL[0].hypothesis)]
     suite = custom_suite(RULES, [0], ["blindspot"])
     parser = TextParser()
-    plan = make_plan(examples, suite, parser=parser)
+    plan = plan_dataset(examples, suite, parser=parser)
     assert parser.parses == 1  # the small row only: the 1 MB text never reaches spaCy
     huge_skips = [s for s in plan.skips if s.example_id == "huge-row"]
     units = sum(len(p.grid) for p in suite.perturbations)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.criteria import expectation_for
-from evalstress.data import Example
 from evalstress.perturb.base import PerturbContext, get_perturbation, registry
 from evalstress.perturb.llm import (
     LLMPerturbation,
@@ -17,7 +18,6 @@ from evalstress.perturb.llm import (
     load_prompt_file,
 )
 from evalstress.perturb.llm_checks import validate
-from evalstress.text import TextParser
 
 PAPER_000_LLM = {  # the 14 attacks paper 000 has GPT-4 write (its appendix B), by our names
     "phrase-repetition": "000:repetition", "passive-voice": "000:passive-voice",

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from evalstress.core.text import TextParser
 from evalstress.perturb.llm import Bounds, Demonstration, Resolved
 from evalstress.perturb.llm_checks import (
     CHECKS,
@@ -16,7 +17,6 @@ from evalstress.perturb.llm_checks import (
     unmet_requirement,
     validate,
 )
-from evalstress.text import TextParser
 
 ORIGINAL = ("Josh wants to buy a tablet and does not know which brand to choose. "
             "According to Brian, Samsung tablets are cheaper than Apple ones. "

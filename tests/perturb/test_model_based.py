@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.perturb.base import PerturbContext, Skip, Variant, get_perturbation
 from evalstress.perturb.model_based import BertDiverge
-from evalstress.text import TextParser
 
 TEXT = ("She went to the office in Boston. And she talked to her staff about the plans "
         "for the new building next year.")

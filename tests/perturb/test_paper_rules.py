@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
 from evalstress.perturb.base import Skip, Variant
 from tests.perturb.conftest import run, text_of
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.perturb.base import (
     PERTURBATIONS,
     Perturbation,
@@ -19,7 +20,6 @@ from evalstress.perturb.base import (
     param_kinds,
 )
 from evalstress.perturb.params import ParamValueError
-from evalstress.strict import ConfigError, UnknownNameError
 from evalstress.suites import load_suite
 from tests.perturb.conftest import run, text_of
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from evalstress.analyses import run_analyses
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.engine.runner import run
 from evalstress.evaluators.base import create_evaluator
 from evalstress.report import write_outputs
 from evalstress.report.html import write_report
-from evalstress.runner import run
 from evalstress.suites import Suite
 
 XSS = '<img src=x onerror="window.__xss=1">'
@@ -128,7 +128,7 @@ def e2e_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def build_small_run(out: Path, *, count: int = 6) -> Path:
     """A quick real run: built-in corpus, lexical metrics (rep is meant for repetition only),
     the blind-spot suite with two seeds."""
-    from evalstress.data import builtin_corpus
+    from evalstress.core.data import builtin_corpus
     from evalstress.suites import load_suite
 
     suite = load_suite("blindspot")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.engine.planning import plan_dataset
 from evalstress.perturb.base import Skip
-from evalstress.runner import make_plan
 from evalstress.suites import load_suite
 from tests.perturb.conftest import MARKET, run, text_of
 
@@ -79,7 +79,7 @@ def test_a_mixed_dataset_plans_each_example_with_its_own_set() -> None:
                 Example("q2", "qa", "passage", "It opened again on Monday morning."),
                 Example("st1", "story", "Start.", "Tom found a key. He opened the box.",
                         meta={"wrong_ending": "He sold the box."})]
-    plan = make_plan(examples, load_suite("dhp"))
+    plan = plan_dataset(examples, load_suite("dhp"))
     by_example: dict[str, set[str]] = {}
     for variant in plan.variants:
         by_example.setdefault(variant.example_id, set()).add(variant.perturbation)

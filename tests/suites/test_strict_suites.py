@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.strict import ConfigError
+from evalstress.core.strict import ConfigError
 from evalstress.suites import Suite, load_suite
 
 

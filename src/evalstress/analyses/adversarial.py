@@ -1,6 +1,6 @@
 """Attack success rates (paper 004) from attack records: per victim x direction x method, the
 share of attacks that succeeded under eq. 3, with a Wilson 95% interval and the victim queries
-they took. The `adversarial` analysis of a suite runs the attacks (see `evalstress.attack`) and
+they took. The `adversarial` analysis of a suite runs the attacks (`studies.attack.suite`) and
 lands here; `evalstress attack` does the same from the command line."""
 
 from __future__ import annotations
@@ -121,59 +121,3 @@ def asr_terminal_table(result: AdversarialResult) -> Table:
                       "–" if r.queries_per_success is None else f"{r.queries_per_success:.1f}",
                       "–" if r.mean_queries is None else f"{r.mean_queries:.1f}")
     return table
-
-
-ATTACK_KEYS = ("victims", "gold", "generator", "methods", "direction", "criteria", "reference",
-               "ranges")
-
-
-def adversarial_analysis(run: Any, options: Mapping[str, Any]) -> AdversarialResult:
-    """The `adversarial` analysis of a suite: attack the run's examples.
-
-    Settings come from the suite's `options: {attack: {...}}`: `gold` (required), `generator`
-    (for adveval), `methods` (default adveval), `victims` (default: every evaluator aspect of the
-    run), `direction`, `criteria`, `reference`, `ranges`, and the parameters of
-    `AttackParams` (budget, tau_plus, ...). attacks.jsonl goes to the run directory."""
-    from pathlib import Path
-
-    from evalstress.attack.objective import AttackParams
-    from evalstress.attack.setup import build_attacker, close
-
-    settings = dict(options.get("attack") or {})
-    if not settings.get("gold"):
-        raise ValueError("the adversarial analysis needs a gold judge: add options: {attack: "
-                         "{gold: 'judge:model=NAME,base_url=URL', generator: ...}} to the suite")
-    picked = {k: settings.pop(k) for k in ATTACK_KEYS if k in settings}
-    params = AttackParams.from_options(settings)
-    victims = picked.get("victims")
-    if not victims:
-        pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)
-        by_label: dict[str, list[str]] = {}
-        for label, aspect in pairs:
-            by_label.setdefault(label, []).append(aspect)
-        victims = [label if len(aspects) == 1 else f"{label}@{aspect}"
-                   for label, aspects in by_label.items() for aspect in aspects]
-
-    def as_list(value: Any) -> list[str]:
-        return [value] if isinstance(value, str) else list(value or [])
-
-    cache_dir = Path(options["cache_dir"]) if options.get("cache_dir") else None
-    no_cache = bool(options.get("no_cache"))
-    from evalstress.runner import open_cache
-
-    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
-    attacker = build_attacker(
-        run.plan.examples, victims=as_list(victims), gold=as_list(picked["gold"]),
-        generator=picked.get("generator"), methods=as_list(picked.get("methods") or "adveval"),
-        direction=str(picked.get("direction", "both")), params=params,
-        criteria=picked.get("criteria"), reference=str(picked.get("reference", "example")),
-        ranges=as_list(picked.get("ranges")), cache=cache, cache_dir=cache_dir,
-        no_cache=no_cache)
-    out = Path(options["out_dir"]) / "attacks.jsonl" if options.get("out_dir") else None
-    try:
-        records = attacker.run(out)
-    finally:
-        close(attacker)
-        if cache is not None:
-            cache.close()
-    return attacker.result(records)

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalstress.runner import CORPUS
-from evalstress.scoretable import ScoreTable, perturbation_groups
+from evalstress.core.records import CORPUS
+from evalstress.core.scoretable import ScoreTable, perturbation_groups
 
 COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
            "score", "higher_is_better", "status")

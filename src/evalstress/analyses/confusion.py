@@ -42,9 +42,9 @@ from evalstress.analyses.stats import (
     rank_biserial,
     wilcoxon_test,
 )
+from evalstress.core.records import CORPUS
+from evalstress.core.scoretable import ScoreTable, frame_or_groups
 from evalstress.criteria import expectation_for
-from evalstress.runner import CORPUS
-from evalstress.scoretable import ScoreTable, frame_or_groups
 
 
 @dataclass

@@ -28,7 +28,7 @@ from scipy import stats
 
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
 from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
-from evalstress.scoretable import ScoreTable
+from evalstress.core.scoretable import ScoreTable
 
 LEVELS = ("segment-doc", "segment-global", "system")
 
@@ -289,13 +289,13 @@ def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
     """Read a JSONL file of documents with system outputs; errors name file, line and field."""
     from pathlib import Path
 
-    from evalstress.data import DataError, _read_jsonl, _references, _text
+    from evalstress.core.data import DataError, _references, _text, read_jsonl
 
     file = Path(path)
     if not file.exists():
         raise DataError(file, None, None, "no such file")
     docs: list[SystemDocument] = []
-    for line, row in _read_jsonl(file):
+    for line, row in read_jsonl(file):
         if limit is not None and len(docs) >= limit:
             break
         systems = row.get(systems_field)
@@ -343,8 +343,8 @@ def score_system_outputs(docs: Sequence[SystemDocument], evaluators: Sequence[An
     """
     from dataclasses import asdict as _asdict
 
+    from evalstress.engine.scoring import Scorer
     from evalstress.evaluators.base import ScoreRequest
-    from evalstress.runner import Scorer
 
     keys, requests = [], []
     for doc in docs:

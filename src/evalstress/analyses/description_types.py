@@ -31,8 +31,9 @@ import pandas as pd
 from evalstress.analyses.confusion import ConfusionItem, criteria_confusion, matrix_of
 from evalstress.analyses.registry import register_analysis
 from evalstress.analyses.stats import clean
+from evalstress.core.records import CORPUS
 from evalstress.criteria import LEVELS
-from evalstress.runner import CORPUS, RunResult
+from evalstress.engine.result import RunResult
 
 #: Where each level sits in paper 000's order of detail, most detailed first.
 LEVEL_ORDER = ("list", "detailed", "default", "simplified", "term", "term-only", "empty")
@@ -196,7 +197,7 @@ def _level_matrix(rows: pd.DataFrame, pairs: list[tuple[str, str]]
             for i, line in enumerate(matrix)], counts
 
 
-@register_analysis("description-types")
+@register_analysis("description-types", ("levels",))
 def _registered(run: RunResult, options: Mapping[str, Any]) -> DescriptionTypesResult:
     levels = options.get("levels") or judge_levels(run.signatures)
     picked = {k: options[k] for k in ("aspect_map", "alpha", "min_effect", "n_boot", "seed")

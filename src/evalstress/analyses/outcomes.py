@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-VERDICTS = ("pass", "fail", "inconclusive", "not-applicable")
+from evalstress.core.records import VERDICTS
+
 TESTED = ("blindspot", "discernment", "criteria-confusion")
 
 

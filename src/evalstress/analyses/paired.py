@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evalstress.core.records import CORPUS
+from evalstress.core.scoretable import ScoreTable, perturbation_groups
 from evalstress.criteria import aspect_aliases, aspects
-from evalstress.runner import CORPUS
-from evalstress.scoretable import ScoreTable, perturbation_groups
 
 COLUMNS = ("example_id", "task", "perturbation", "severity", "severity_rank", "seed", "score",
            "higher_is_better", "status")

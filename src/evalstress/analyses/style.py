@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from evalstress.analyses.stats import clean
-from evalstress.runner import ORIGINAL
-from evalstress.scoretable import ScoreTable, frame_or_groups
+from evalstress.core.records import ORIGINAL
+from evalstress.core.scoretable import ScoreTable, frame_or_groups
 
 
 @dataclass

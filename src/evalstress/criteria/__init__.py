@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from evalstress.strict import ConfigError, check_names
+from evalstress.core.strict import ConfigError, check_names
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
-from evalstress.registry import Registry
-from evalstress.strict import ConfigError, check_names
+from evalstress.core.registry import Registry
+from evalstress.core.strict import ConfigError, check_names
 
 
 @dataclass(frozen=True)
@@ -245,8 +245,8 @@ def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:
 def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     """Build an evaluator from a spec. `name=LABEL` sets its short label in tables; a missing
     optional dependency fails here, naming the extra to install, before any work."""
-    from evalstress.extras import check_evaluator
-    from evalstress.redact import refuse_secrets
+    from evalstress.core.extras import check_evaluator
+    from evalstress.core.redact import refuse_secrets
 
     name, params = parse_spec(spec)
     label = params.pop("name", None)

@@ -137,7 +137,7 @@ class Mauve(Evaluator):
 
 def _read_reference_set(path: str, field: str, where: str | None) -> list[str]:
     """Texts of a separate reference set: .txt (one per line) or .jsonl (`field`, `where`)."""
-    from evalstress.data import read_text_corpus
+    from evalstress.core.data import read_text_corpus
 
     texts = read_text_corpus(path, "mauve: reference_set", field=field, where=where)
     if len(texts) < 2:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.extras import is_local_model
 from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
 from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
@@ -48,7 +49,7 @@ from evalstress.llm.accounting import Usage, count_tokens, message_tokens
 from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
-from evalstress.llm.local import LocalBackend, is_local_model
+from evalstress.llm.local import LocalBackend
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
 FORMS = ("score-only", "rate-explain", "analyze-rate", "g-eval", "rubric")

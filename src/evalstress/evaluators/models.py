@@ -126,7 +126,7 @@ def assemble_split(alias: str, target: Path | None = None) -> Path:
 
 
 def _models_dir() -> Path:
-    from evalstress.cache import default_cache_dir
+    from evalstress.core.cache import default_cache_dir
 
     return default_cache_dir() / "models"
 

@@ -319,7 +319,7 @@ class BooleanQA(_Seq2SeqMetric):
 
     @cached_property
     def parser(self) -> Any:
-        from evalstress.text import TextParser
+        from evalstress.core.text import TextParser
 
         return TextParser()
 

@@ -97,7 +97,7 @@ def evaluator_usage(evaluators: Iterable[Any]) -> dict[str, Usage]:
 def usage_block(usage: Usage) -> dict[str, Any]:
     """results.json's per-evaluator `usage`: calls, cache hits, retries, 429s, errors by kind,
     tokens and calls per endpoint."""
-    from evalstress.redact import redact
+    from evalstress.core.redact import redact
 
     out = usage.to_json()
     out["by_endpoint"] = {redact(url): n for url, n in usage.by_endpoint.items()}

@@ -1,6 +1,6 @@
 """Running the async LLM layer from synchronous code (the runner, the CLI, notebooks).
 
-Under the command line's signal handlers (`evalstress.interrupts`), a Ctrl-C or SIGTERM cancels
+Under the command line's signal handlers (`evalstress.core.interrupts`), a Ctrl-C or SIGTERM cancels
 the running coroutine's task: requests in flight are cancelled, the loop closes with no task
 left pending, and the caller gets a `KeyboardInterrupt`."""
 
@@ -11,7 +11,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from evalstress import interrupts
+from evalstress.core import interrupts
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalstress.cache import SQLiteCache, default_cache_dir
+from evalstress.core.cache import SQLiteCache, default_cache_dir
 
 NAMESPACE = "chat"
 CLAIMS = "response_claims"  # who is calling for which key right now (see `claim`)

@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evalstress.core.redact import check_url, redact
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
 from evalstress.llm.limits import Endpoint, EndpointPool
 from evalstress.llm.transport import TransportError, choose_transport, make_transport
 from evalstress.llm.transport import parse_retry_after as parse_retry_after
-from evalstress.redact import check_url, redact
 
 #: Parameters the client sends; all of them change the output and so enter the cache key.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "seed",

@@ -21,13 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalstress.core.extras import is_local_model
+from evalstress.core.redact import refuse_secrets
+from evalstress.core.strict import check_names
 from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
-from evalstress.llm.local import LocalBackend, is_local_model
-from evalstress.redact import refuse_secrets
-from evalstress.strict import check_names
+from evalstress.llm.local import LocalBackend
 
 Messages = Sequence[Mapping[str, Any]]
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from evalstress.redact import redact
+from evalstress.core.redact import redact
 
 _MODELS_TIMEOUT = 10.0
 

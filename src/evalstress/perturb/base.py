@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalstress.data import Example
+from evalstress.core.data import Example
+from evalstress.core.registry import Registry
+from evalstress.core.strict import UnknownNameError, did_you_mean, unknown_name_error
+from evalstress.core.text import ParsedText, TextParser, noise_ratio
 from evalstress.perturb.params import ParamKind, declare, parse_params
-from evalstress.registry import Registry
-from evalstress.strict import UnknownNameError, did_you_mean, unknown_name_error
-from evalstress.text import ParsedText, TextParser, noise_ratio
 
 Severity = float | int | str
 Level = Literal["char", "word", "sentence"]
@@ -47,7 +47,7 @@ class Variant:
 
     def diff(self, original: str) -> str:
         """A compact word diff against the original, for reports (bounded on long texts)."""
-        from evalstress.worddiff import word_diff
+        from evalstress.core.worddiff import word_diff
 
         return word_diff(original, self.text)
 

@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from evalstress.core.text import ParsedText
 from evalstress.perturb.base import (
     Perturbation,
     PerturbContext,
@@ -26,7 +27,6 @@ from evalstress.perturb.base import (
 from evalstress.perturb.common import DHP_TASK, dhp_k
 from evalstress.perturb.paper000 import is_paper, spelling_mistakes
 from evalstress.perturb.params import declare, level_counts, whole_number
-from evalstress.text import ParsedText
 
 #: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
 CHAR_K = {

@@ -12,9 +12,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from evalstress.core.text import ParsedText, Token
 from evalstress.perturb.base import PerturbContext, Severity, Skipped, sample_count
 from evalstress.perturb.params import ParamKind, declare, one_of
-from evalstress.text import ParsedText, Token
 
 T = TypeVar("T")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 
+from evalstress.core.text import ParsedText, Token, rebuild_parsed
 from evalstress.perturb.base import (
     Perturbation,
     PerturbContext,
@@ -23,7 +24,6 @@ from evalstress.perturb.common import (
     whitespace_ceil,
     word_indices,
 )
-from evalstress.text import ParsedText, Token, rebuild_parsed
 
 FLUENCY_DAMAGES = ("fluency", "grammaticality", "readability", "overall")
 MEANING_KEPT = ("faithfulness", "non-hallucination", "non-contradiction")

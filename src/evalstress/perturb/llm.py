@@ -3,7 +3,7 @@
 Papers 000 and 003 build half of their attacks by prompting a strong LLM with an instruction and
 hand-written demonstrations. Here each such attack is one YAML file under `perturb/prompts/`
 (our own instructions and demonstrations) and becomes a registered perturbation with
-`method = "llm"`: the runner's generation stage (`evalstress.generation`) asks the run's
+`method = "llm"`: the runner's generation stage (`evalstress.engine.generation`) asks the run's
 generator for the rewrite, and `perturb.llm_checks` decides whether the answer really is the
 damage the attack promises. A user prompt file (`--perturbation-prompts FILE`, see
 docs/perturbation-prompts.md) overrides instructions, demonstrations, bounds and checks per
@@ -225,7 +225,7 @@ def _text_field(value: Any, where: str, attack: str, name: str) -> str:
 
 def _demonstrations(raw: Any, where: str, attack: str, name: str,
                     grid: Sequence[str]) -> list[Demonstration]:
-    from evalstress.data import TASKS
+    from evalstress.core.data import TASKS
 
     if not isinstance(raw, list):
         raise PromptError(where, attack, name, "must be a list of {task, original, perturbed}")
@@ -441,7 +441,7 @@ class LLMPerturbation(Perturbation):
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: Any) -> str | Skip:
         raise RuntimeError(f"'{self.name}' is written by an LLM: run it with a generator "
-                           "(`evalstress run --generator SPEC`, or evalstress.generation)")
+                           "(`evalstress run --generator SPEC`, or evalstress.engine.generation)")
 
     def messages(self, text: str, task: str, severity: Severity,
                  shots: int | None = None) -> list[dict[str, str]]:

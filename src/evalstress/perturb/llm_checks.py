@@ -20,7 +20,7 @@ from difflib import SequenceMatcher
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
-from evalstress.text import ParsedText, TextParser, noise_ratio, word_units
+from evalstress.core.text import ParsedText, TextParser, noise_ratio, word_units
 
 if TYPE_CHECKING:  # llm.py reads CHECKS while it registers the built-in attacks
     from evalstress.perturb.llm import Bounds, Resolved

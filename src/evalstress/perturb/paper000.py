@@ -23,8 +23,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from evalstress.core.text import ParsedText
 from evalstress.perturb.base import Perturbation, Severity
-from evalstress.text import ParsedText
 
 PAPER = "paper"
 TYPO_KINDS = ("repeat", "delete", "swap")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from evalstress.strict import ConfigError, did_you_mean
+from evalstress.core.strict import ConfigError, did_you_mean
 
 
 class ParamValueError(ConfigError):

@@ -9,11 +9,11 @@ import string
 from collections import Counter
 from typing import Any
 
-from evalstress.data import read_text_corpus
+from evalstress.core.data import read_text_corpus
+from evalstress.core.text import rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
 from evalstress.perturb.params import TEXT, declare, one_of, whole_number
-from evalstress.text import rebuild_parsed
 
 
 @perturbation("repetition")

@@ -1,9 +1,8 @@
 """Outputs of a run: the score table, variants with provenance, skips and results.json.
 
-A streamed run already has its scores, variants, skips and examples on disk in a staging folder;
-writing adds results.json and report.html there and renames the folder into place, so a failed
-write leaves the previous run directory as it was. An in-memory run (`score_plan`) is first
-written to a staging folder the same way.
+A run already has its scores, variants, skips and examples on disk in a staging folder; writing
+adds results.json and report.html there and renames the folder into place, so a failed write
+leaves the previous run directory as it was.
 """
 
 from __future__ import annotations
@@ -15,52 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalstress import __version__
-from evalstress.chunkwork import variant_line
+from evalstress.core.redact import redact_value
+from evalstress.core.version import __version__
+from evalstress.engine.result import RunResult
+from evalstress.engine.rundir import promote
 from evalstress.llm.accounting import usage_block
-from evalstress.redact import redact_value
-from evalstress.rundir import RunFiles, Staging, promote, staging_for
-from evalstress.runner import RunResult
-from evalstress.scoretable import SCORE_SCHEMA
 
 #: Version of the results.json layout (docs/results.schema.json). Keys are only ever added;
 #: the major number changes if one is removed or renamed.
 SCHEMA_VERSION = "1.0"
-
-
-def skips_frame(run: RunResult) -> pd.DataFrame:
-    """Skip records as a table (read from the run directory for a streamed run)."""
-    return pd.DataFrame([asdict(s) for s in run.plan.skips],
-                        columns=["example_id", "perturbation", "severity", "seed", "reason"])
-
-
-def skip_counts(run: RunResult) -> pd.DataFrame:
-    """Skips per (perturbation, reason), from the run's summary (no records are read)."""
-    return pd.DataFrame(run.summary.get("skip_reasons") or [],
-                        columns=["perturbation", "reason", "count"])
-
-
-def _materialize(run: RunResult, out: Path) -> RunFiles:
-    """Write an in-memory run into a staging folder beside `out` as one chunk."""
-    import pyarrow as pa
-
-    staging = Staging.open(staging_for(out), f"in-memory:{id(run)}")
-    originals = {e.id: e.hypothesis for e in run.plan.examples}
-    table = run.table.reindex(columns=SCORE_SCHEMA.names)
-    arrow = pa.Table.from_pandas(table, schema=SCORE_SCHEMA, preserve_index=False)
-    staging.write_chunk(
-        0, scores=[arrow],
-        variants="".join(variant_line(v, originals[v.example_id]) for v in run.plan.variants),
-        skips="".join(json.dumps(asdict(s), ensure_ascii=False) + "\n" for s in run.plan.skips),
-        examples="".join(json.dumps({"id": e.id, "task": e.task, "source": e.source,
-                                     "hypothesis": e.hypothesis,
-                                     "references": list(e.references)},
-                                    ensure_ascii=False) + "\n" for e in run.plan.examples),
-        summary={"index": 0})
-    staging.finalize([0], run.summary)
-    return staging.files
 
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
@@ -69,7 +31,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     report.html into the run's staging folder, then rename it to `out_dir`."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    files = run.files if run.files is not None else _materialize(run, out)
+    files = run.files
     summary = run.summary
     results = {
         "schema_version": SCHEMA_VERSION,
@@ -122,4 +84,4 @@ def meant_for(signature: Mapping[str, Any] | None) -> list[str] | None:
     return list(declared) if declared is not None else None
 
 
-__all__ = ["meant_for", "skip_counts", "skips_frame", "write_outputs"]
+__all__ = ["meant_for", "write_outputs"]

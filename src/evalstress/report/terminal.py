@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalstress.analyses.blindspot import BlindspotResult
-from evalstress.runner import RunResult
+from evalstress.engine.result import RunResult
 
 
 def _fmt(value: float) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 from evalstress.perturb.base import (
     Perturbation,
     Severity,
@@ -17,7 +18,6 @@ from evalstress.perturb.base import (
     get_perturbation,
     get_perturbation_class,
 )
-from evalstress.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 
 #: How a suite runs: evalstress's defaults, or paper 002's public code where the two differ
 #: (perturbations with a `paper_rule` get rule=paper; the blind-spot analysis averages over the
@@ -100,7 +100,7 @@ class Suite:
         check_names("key", generation, GENERATION_KEYS, f"{where}: field 'generation'")
         expect = data.get("expect") or {}
         if expect:
-            from evalstress.check import parse_expect
+            from evalstress.suites.expect import parse_expect
 
             parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
         for text_key in ("name", "description"):
@@ -193,7 +193,7 @@ def _plan(name: str, options: Any, where: str) -> PerturbationPlan:
     if isinstance(tasks, str):
         tasks = [tasks]
     if tasks is not None:
-        from evalstress.data import TASKS
+        from evalstress.core.data import TASKS
 
         if not isinstance(tasks, list) or not tasks:
             raise ConfigError(f"{where}: field 'perturbations.{name}.tasks' must be a "

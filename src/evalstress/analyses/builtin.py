@@ -1,0 +1,70 @@
+"""The built-in analyses as suites name them: each reads the run's score table (and, where it
+needs them, its skips or examples) and returns a result that serializes to JSON.
+
+Options per analysis (the keys each reads from the suite's `options:` and the command line):
+- blindspot: rel_tol, abs_tol, protocol (default|paper), strict, max_missing
+- discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task
+- criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key
+- correlation: human_key, n_boot, seed
+- style: bins
+- description-types: levels (`analyses.description_types`)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+import evalstress.analyses.description_types  # noqa: F401  (registers description-types)
+from evalstress.analyses.blindspot import blindspot
+from evalstress.analyses.confusion import criteria_confusion
+from evalstress.analyses.correlation import run_correlation
+from evalstress.analyses.discernment import discernment_analysis
+from evalstress.analyses.registry import pick, register_analysis
+from evalstress.analyses.style import response_style
+from evalstress.engine.result import RunResult, skip_counts, skips_frame
+
+BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing")
+DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
+                       "by_task")
+CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed")
+
+
+def human_frame(run: RunResult, key: str) -> pd.DataFrame | None:
+    """Human scores kept in each example's `meta[key]` (aspect -> number), by example id."""
+    records = {e.id: dict(e.meta[key]) for e in run.plan.examples
+               if isinstance((e.meta or {}).get(key), dict)}
+    if not records:
+        return None
+    return pd.DataFrame.from_dict(records, orient="index").apply(pd.to_numeric, errors="coerce")
+
+
+@register_analysis("blindspot", BLINDSPOT_OPTIONS)
+def blindspot_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    paper = options.get("protocol") == "paper"  # counts unchanged examples: needs each skip
+    return blindspot(run.scores, skips=skips_frame(run) if paper else skip_counts(run),
+                     **pick(options, *BLINDSPOT_OPTIONS))
+
+
+@register_analysis("discernment", DISCERNMENT_OPTIONS)
+def discernment_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    return discernment_analysis(run.scores, **pick(options, *DISCERNMENT_OPTIONS))
+
+
+@register_analysis("criteria-confusion", (*CONFUSION_OPTIONS, "human_key"))
+def confusion_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    human = human_frame(run, str(options.get("human_key", "human")))
+    return criteria_confusion(run.scores, human=human, **pick(options, *CONFUSION_OPTIONS))
+
+
+@register_analysis("correlation", ("human_key", "n_boot", "seed"))
+def correlation_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    return run_correlation(run.scores, run.plan.examples,
+                           **pick(options, "human_key", "n_boot", "seed"))
+
+
+@register_analysis("style", ("bins",))
+def style_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    return response_style(run.scores, **pick(options, "bins"))

@@ -1,1 +1,0 @@
-"""Where a run's work happens beyond this machine's processes (Ray)."""

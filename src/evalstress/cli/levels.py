@@ -1,0 +1,111 @@
+"""`evalstress criteria-levels`: one judge with its criteria at every level of detail.
+
+The command clones a judge spec once per criteria level (`level=...`), runs them on the same
+perturbed texts (suite `criteria-rules` by default: paper 000's rule attacks), and writes the
+description-type comparison (`analyses.description_types`) as a table, a chart and a page beside
+the usual run outputs. Every judgment goes through the score and response caches, so adding a
+level later costs only that level's calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalstress.core.strict import check_names
+from evalstress.criteria import LEVELS
+
+ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
+
+
+def level_specs(judge: str, levels: list[str]) -> list[str]:
+    """The judge spec once per level; the spec itself must not fix a level."""
+    from evalstress.evaluators.base import parse_spec
+
+    name, params = parse_spec(judge)
+    if name != "judge":
+        raise ValueError(f"--judge takes an LLM judge spec (judge:model=...,base_url=...), "
+                         f"not '{name}'")
+    if "level" in params:
+        raise ValueError("--judge must not set level=: the command runs the judge at every "
+                         "level given by --levels")
+    check_names("criteria level", levels, LEVELS, "--levels")
+    if len(set(levels)) < 2:
+        raise ValueError("--levels needs two or more different levels to compare")
+    joiner = "," if ":" in judge else ":"
+    return [f"{judge}{joiner}level={level}" for level in dict.fromkeys(levels)]
+
+
+def criteria_levels_command(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    judge: Annotated[str, typer.Option(
+        "--judge", "-j", help="The LLM judge, without level=: e.g. 'judge:model=m,base_url="
+        "http://127.0.0.1:8080/v1,aspect=fluency coherence informativeness'.")],
+    levels: Annotated[str, typer.Option(
+        help="Comma-separated criteria levels to compare.")] = ALL_LEVELS,
+    suite: Annotated[str, typer.Option(
+        help="Suite whose perturbations the judges score (built-in name or YAML file).")]
+    = "criteria-rules",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
+    = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Compare one judge with its criteria at each level of detail (paper 000, fig. 4a and 8).
+
+    Per level: how many should-move items (S_T) pass the directional test and how far their
+    scores move, how many should-stay items (S_F) the judge moves anyway, how alike its aspects
+    score; and the Pearson correlation between levels. Writes description-types.{svg,html,md}
+    beside results.json.
+
+    Example: `evalstress criteria-levels summeval.jsonl -m hypothesis=highlight --task
+    summarization --limit 20 -j 'judge:model=m,base_url=http://127.0.0.1:8080/v1,aspect=fluency
+    coherence'`
+    """
+    from evalstress import cli
+    from evalstress.core.data import DataError, load_examples
+    from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
+    from evalstress.suites import load_suite
+
+    wanted = [x.strip() for x in levels.split(",") if x.strip()]
+    try:
+        specs = level_specs(judge, wanted)
+        examples = load_examples(data, map_, task=task, limit=limit)
+        the_suite = load_suite(suite)
+    except (DataError, ValueError) as exc:
+        raise cli._fail(str(exc)) from None
+    if seeds is not None:
+        the_suite.seeds = tuple(range(seeds))
+    evaluators = cli._evaluators(specs)
+    by_label = {ev.label: spec.rsplit("level=", 1)[1] for ev, spec in
+                zip(evaluators, specs, strict=True)}
+    the_suite.analyses = ("description-types",)
+    the_suite.options = {**the_suite.options, "levels": by_label}
+    out_dir = out or Path(f"runs/criteria-levels-{data.stem}")
+    done = cli.execute(examples, the_suite, evaluators, out_dir, cache_dir=cache_dir,
+                         no_cache=no_cache, rel_tol=0.01, quiet=True,
+                         config={"command": "criteria-levels", "data": str(data),
+                                 "judge": judge, "levels": list(by_label.values()),
+                                 "suite": the_suite.name, "seeds": list(the_suite.seeds),
+                                 "limit": limit})
+    comparison = done.analyses["description-types"]
+    title = f"Criteria levels: {data.name}"
+    (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")
+    (out_dir / "description-types.html").write_text(levels_html(comparison, title),
+                                                     encoding="utf-8")
+    (out_dir / "description-types.md").write_text(levels_markdown(comparison), encoding="utf-8")
+    if not quiet:
+        for table in levels_tables(comparison):
+            cli.console.print(table)
+        for note in comparison.notes:
+            cli.console.print(f"[dim]note: {note}[/]")
+        cli.console.print(f"Wrote {out_dir / 'description-types.html'} and "
+                          f"{out_dir / 'results.json'}")

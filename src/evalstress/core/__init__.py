@@ -1,0 +1,1 @@
+"""Core: the records every layer shares and the plain services under them."""

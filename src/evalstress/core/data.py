@@ -1,0 +1,309 @@
+"""Examples and their loading: one item of a task, read from JSONL, CSV or Parquet.
+
+Every loader error names the file, the line (1-based; the header is line 1 in CSV) and the field,
+because a stress test over thousands of rows is useless if a bad row only says "KeyError".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+TASKS = ("summarization", "translation", "dialogue", "story", "qa", "data-to-text", "open-ended")
+
+#: Example fields a mapping can fill, and the data field used when the mapping names none.
+FIELDS = ("id", "task", "source", "hypothesis", "references")
+
+
+class DataError(ValueError):
+    """Bad input data, located by file, line and field."""
+
+    def __init__(self, path: str | Path, line: int | None, field_name: str | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.field = field_name
+        where = self.path
+        if line is not None:
+            where += f", line {line}"
+        if field_name is not None:
+            where += f", field '{field_name}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One item of a task: the good `hypothesis` is what the perturbations damage."""
+
+    id: str
+    task: str
+    source: str
+    hypothesis: str
+    references: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task": self.task,
+            "source": self.source,
+            "hypothesis": self.hypothesis,
+            "references": list(self.references),
+            "meta": dict(self.meta),
+        }
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which data field fills which Example field.
+
+    `references` may name several fields (`ref_a,ref_b`); each may hold a string or a list.
+    Unmapped data fields go to `meta`. A dotted name reaches into nested objects (`meta.topic`).
+    """
+
+    id: str | None = "id"
+    task: str | None = "task"
+    source: str | None = "source"
+    hypothesis: str = "hypothesis"
+    references: tuple[str, ...] = ("references",)
+
+    @classmethod
+    def parse(cls, pairs: Mapping[str, str] | Iterable[str] | None) -> FieldMap:
+        """Build from `{"hypothesis": "highlight"}` or `["hypothesis=highlight", ...]`."""
+        if pairs is None:
+            return cls()
+        if not isinstance(pairs, Mapping):
+            parsed: dict[str, str] = {}
+            for pair in pairs:
+                key, sep, value = pair.partition("=")
+                if not sep:
+                    raise ValueError(f"field mapping '{pair}' must look like hypothesis=highlight")
+                parsed[key.strip()] = value.strip()
+            pairs = parsed
+        unknown = set(pairs) - set(FIELDS)
+        if unknown:
+            raise ValueError(
+                f"unknown example field(s) in mapping: {sorted(unknown)}; known: {list(FIELDS)}"
+            )
+        kwargs: dict[str, Any] = {}
+        for key, value in pairs.items():
+            if key == "references":
+                kwargs[key] = tuple(v.strip() for v in value.split(",") if v.strip())
+            else:
+                kwargs[key] = value or None
+        return cls(**kwargs)
+
+
+def _lookup(row: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = row
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            raise KeyError(dotted)
+        value = value[part]
+    return value
+
+
+def _text(value: Any, path: Path, line: int, name: str, *, allow_empty: bool = False) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        if allow_empty:
+            return ""
+        raise DataError(path, line, name, "is empty (null)")
+    if not isinstance(value, str):
+        if isinstance(value, int | float | bool):
+            value = str(value)
+        else:
+            raise DataError(path, line, name, f"must be text, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise DataError(path, line, name, "is an empty text")
+    return value
+
+
+def _references(value: Any, path: Path, line: int, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if hasattr(value, "tolist"):  # numpy arrays from Parquet list columns
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        out = []
+        for i, item in enumerate(value):
+            out.append(_text(item, path, line, f"{name}[{i}]"))
+        return out
+    raise DataError(path, line, name, f"must be a text or a list of texts, got {type(value).__name__}")
+
+
+def example_from_row(
+    row: Mapping[str, Any],
+    mapping: FieldMap,
+    path: Path,
+    line: int,
+    *,
+    default_task: str | None = None,
+) -> Example:
+    """Turn one raw record into an Example, or raise a DataError that locates the problem."""
+
+    def get(name: str | None, required: bool) -> Any:
+        if name is None:
+            return None
+        try:
+            return _lookup(row, name)
+        except KeyError:
+            if required:
+                present = ", ".join(sorted(map(str, row))[:12])
+                raise DataError(
+                    path, line, name, f"is missing (fields present: {present})"
+                ) from None
+            return None
+
+    hypothesis = _text(get(mapping.hypothesis, True), path, line, mapping.hypothesis)
+    source = _text(get(mapping.source, False), path, line, mapping.source or "source",
+                   allow_empty=True)
+    references: list[str] = []
+    for name in mapping.references:
+        references.extend(_references(get(name, False), path, line, name))
+    raw_id = get(mapping.id, False)
+    example_id = str(raw_id) if raw_id not in (None, "") else f"{path.stem}:{line}"
+    task_value = get(mapping.task, False)
+    task = str(task_value) if task_value not in (None, "") else (default_task or "open-ended")
+    if task not in TASKS:
+        raise DataError(path, line, mapping.task or "task",
+                        f"unknown task '{task}'; choose one of {', '.join(TASKS)}")
+    used = {mapping.id, mapping.task, mapping.source, mapping.hypothesis, *mapping.references}
+    meta = {k: v for k, v in row.items() if k not in used}
+    if isinstance(row.get("meta"), Mapping) and "meta" not in used:
+        meta = {**{k: v for k, v in meta.items() if k != "meta"}, **row["meta"]}
+    return Example(example_id, task, source, hypothesis, tuple(references), meta)
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        with path.open("r", encoding="utf-8-sig") as handle:  # a leading BOM is no JSON
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(path, line_no, None,
+                                    f"broken JSON ({exc.msg}, column {exc.colno})") from None
+                if not isinstance(record, dict):
+                    raise DataError(path, line_no, None, "each line must be a JSON object")
+                yield line_no, record
+    except UnicodeDecodeError as exc:
+        raise DataError(path, _line_of_byte(path, exc.start), None,
+                        f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        # utf-8-sig: spreadsheet programs start a CSV with a byte-order mark, which would
+        # otherwise glue itself to the first column's name
+        with path.open("r", encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            for record in reader:
+                if None in record:
+                    raise DataError(path, reader.line_num, None,
+                                    "has more cells than the header has columns")
+                yield reader.line_num, dict(record)
+    except UnicodeDecodeError as exc:
+        raise DataError(path, _line_of_byte(path, exc.start), None,
+                        f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+    yield from enumerate(table.to_pylist(), start=1)
+
+
+def _line_of_byte(path: Path, offset: int) -> int:
+    return path.read_bytes()[:offset].count(b"\n") + 1
+
+
+READERS = {".jsonl": read_jsonl, ".json": read_jsonl, ".csv": _read_csv,
+           ".parquet": _read_parquet, ".pq": _read_parquet}
+
+
+def load_examples(
+    path: str | Path,
+    mapping: FieldMap | Mapping[str, str] | Sequence[str] | None = None,
+    *,
+    task: str | None = None,
+    limit: int | None = None,
+) -> list[Example]:
+    """Load Examples from a JSONL, CSV or Parquet file (Parquet rows are numbered from 1)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, None, None, "does not exist")
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        raise DataError(path, None, None,
+                        f"unsupported format '{path.suffix}'; use one of {sorted(READERS)}")
+    field_map = mapping if isinstance(mapping, FieldMap) else FieldMap.parse(mapping)
+    if task is not None and task not in TASKS:
+        raise ValueError(f"unknown task '{task}'; choose one of {', '.join(TASKS)}")
+    examples: list[Example] = []
+    seen: dict[str, int] = {}
+    for line_no, record in reader(path):
+        example = example_from_row(record, field_map, path, line_no, default_task=task)
+        if example.id in seen:
+            raise DataError(path, line_no, field_map.id or "id",
+                            f"duplicate id '{example.id}' (first on line {seen[example.id]})")
+        seen[example.id] = line_no
+        examples.append(example)
+        if limit is not None and len(examples) >= limit:
+            break
+    if not examples:
+        raise DataError(path, None, None, "holds no examples")
+    return examples
+
+
+def from_hf_dataset(dataset: Iterable[Mapping[str, Any]], mapping: FieldMap | Mapping[str, str]
+                    | Sequence[str] | None = None, *, task: str | None = None,
+                    name: str = "dataset") -> list[Example]:
+    """Examples from a Hugging Face `datasets.Dataset` (or any iterable of dict rows)."""
+    field_map = mapping if isinstance(mapping, FieldMap) else FieldMap.parse(mapping)
+    return [example_from_row(row, field_map, Path(name), index, default_task=task)
+            for index, row in enumerate(dataset, start=1)]
+
+
+def read_text_corpus(path: str | Path, what: str, *, field: str = "text",
+                     where: str | None = None, missing_where_is_error: bool = False
+                     ) -> list[str]:
+    """Texts of a side corpus (an n-gram corpus, a MAUVE reference set): a .jsonl file's `field`
+    in the records that match `where` ("key=value"), or any other file's non-empty lines.
+    A record without the `where` key is skipped, or an error with `missing_where_is_error`."""
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{what} file '{path}' does not exist")
+    if file.suffix.lower() != ".jsonl":
+        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    key, _, value = (where or "").partition("=")
+    texts = []
+    for number, record in read_jsonl(file):  # broken JSON, non-objects, bad bytes: DataError
+        if not isinstance(record.get(field), str):
+            raise DataError(path, number, field, "missing or not a text")
+        if where:
+            if key not in record and missing_where_is_error:
+                raise ValueError(f"{path}, line {number}, field '{key}' (from where={where}): "
+                                 "is missing")
+            if str(record.get(key)) != value:
+                continue
+        texts.append(record[field])
+    return texts
+
+
+def builtin_corpus() -> list[Example]:
+    """The sample corpus shipped with the package, written for evalstress."""
+    resource = resources.files("evalstress") / "corpus" / "sample.jsonl"
+    with resources.as_file(resource) as path:
+        return load_examples(path)

@@ -1,0 +1,218 @@
+"""The work of one chunk of examples: rule perturbations, CPU-bound scoring, word diffs.
+
+The same `ChunkWorker.process` runs in the runner's own process (`--workers 1`) and in each
+worker process of the pool, so pooled and serial runs produce the same variants, scores and files.
+A worker owns its parser and its evaluators (rebuilt from their spec), reads and writes the
+shared SQLite score cache itself, and returns what the parent writes: rows as columns, the
+variants' JSONL lines (diffs included) and the skips.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Any
+
+from evalstress.core.cache import SQLiteCache
+from evalstress.core.data import Example
+from evalstress.core.records import SkipRecord
+from evalstress.core.scoretable import ScoreColumns
+from evalstress.core.text import TextParser
+from evalstress.engine.planning import PlannedUnits, Stopped, long_rows, plan_units, scored_examples
+from evalstress.engine.rundir import variant_line
+from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
+from evalstress.evaluators.base import Evaluator
+from evalstress.perturb.base import Variant
+from evalstress.suites import Suite
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class EvaluatorRecipe:
+    """How a worker process rebuilds an evaluator: its class and constructor parameters."""
+
+    cls: type[Evaluator]
+    params: dict[str, Any]
+    spec_params: dict[str, Any]
+
+    def build(self) -> Evaluator:
+        evaluator = self.cls(**self.params)
+        evaluator.spec_params = dict(self.spec_params)
+        return evaluator
+
+
+def recipe_for(evaluator: Evaluator) -> EvaluatorRecipe | None:
+    """A recipe that rebuilds `evaluator` with the same signature, or None if none does."""
+    for params in (evaluator.spec_params, evaluator.params):
+        try:
+            rebuilt = type(evaluator)(**params)
+        except Exception:
+            continue
+        if rebuilt.cache_namespace == evaluator.cache_namespace:
+            return EvaluatorRecipe(type(evaluator), dict(params), dict(evaluator.spec_params))
+    return None
+
+
+@dataclass
+class ChunkTask:
+    index: int
+    positions: list[int]  # the chunk's examples, as positions in the run's example list
+    extra_variants: list[Variant] = field(default_factory=list)  # made by the parent (LLM)
+    stopped: Stopped | None = None  # units left out (sequential design)
+    return_variants: bool = False
+
+
+@dataclass
+class ChunkOutcome:
+    index: int
+    skips: list[SkipRecord]
+    variant_lines: str
+    variant_count: int
+    rows: dict[str, ScoreColumns]
+    stats: dict[str, EvaluatorStats]
+    parses: int
+    variants: list[Variant] | None = None
+
+
+class ChunkWorker:
+    """Plans rule perturbations and scores CPU-bound evaluators for chunks of one run."""
+
+    def __init__(self, suite: Suite, examples: Sequence[Example], pool: Sequence[Example],
+                 resources: dict[str, Any], evaluators: Sequence[Evaluator],
+                 cache: SQLiteCache | None, parser: TextParser | None = None, *,
+                 parent_names: frozenset[str] = frozenset()):
+        self.suite = suite
+        # plans the parent process makes (LLM-written, imported, model-made): never here
+        self.parent_names = parent_names
+        self.examples = examples  # chunk positions index this list
+        self.pool = pool  # the dataset perturbations may borrow from
+        self.resources = resources
+        self.evaluators = list(evaluators)
+        self.cache = cache
+        self.parser = parser or TextParser()
+        self.ranks = severity_ranks(suite)
+
+    def plan(self, examples: Sequence[Example], stopped: Stopped | None) -> PlannedUnits:
+        """The rule units of a chunk (the parent makes LLM-written, imported and model-made
+        variants); the chunk's parses are forgotten after it."""
+        made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
+                          include=lambda p: (p.perturbation.method == "rule"
+                                             and p.name not in self.parent_names),
+                          stopped=stopped)
+        forget = getattr(self.parser, "forget", None)
+        if callable(forget):
+            forget()  # parses of this chunk are not needed again: memory stays flat
+        return made
+
+    def process(self, task: ChunkTask) -> ChunkOutcome:
+        examples = [self.examples[i] for i in task.positions]
+        made = self.plan(examples, task.stopped)
+        variants = [*made.variants, *task.extra_variants]
+        scored = scored_examples(examples, variants, task.stopped,
+                                 long_rows(examples, self.suite))
+        rows: dict[str, ScoreColumns] = {}
+        stats: dict[str, EvaluatorStats] = {}
+        for evaluator in self.evaluators:
+            rows[evaluator.label], stats[evaluator.label] = score_rows(
+                evaluator, scored, variants, self.ranks, self.cache)
+        originals = {e.id: e.hypothesis for e in examples}
+        lines = "".join(variant_line(v, originals[v.example_id]) for v in variants)
+        return ChunkOutcome(task.index, made.skips, lines, len(variants), rows, stats, made.parses,
+                            variants if task.return_variants else None)
+
+
+# --- worker processes ----------------------------------------------------------------------
+
+_WORKER: ChunkWorker | None = None
+
+
+@dataclass
+class WorkerSpec:
+    suite: Suite
+    examples: list[Example]
+    pool: list[Example]
+    resources: dict[str, Any]
+    evaluators: list[EvaluatorRecipe]
+    cache_path: str | None
+    cache_table: str
+    parent_names: frozenset[str] = frozenset()
+
+
+def _init_worker(spec: WorkerSpec) -> None:
+    global _WORKER
+    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
+    # thread per core in every worker and fight the pool for the same cores
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
+    _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
+                          [r.build() for r in spec.evaluators], cache,
+                          parent_names=spec.parent_names)
+
+
+def _process(task: ChunkTask) -> ChunkOutcome:
+    assert _WORKER is not None, "worker process not initialised"
+    return _WORKER.process(task)
+
+
+class ChunkExecutor:
+    """Runs chunk tasks in this process, or in a pool of `workers` processes."""
+
+    def __init__(self, worker: ChunkWorker, workers: int, spec: WorkerSpec | None):
+        self.worker = worker
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        if workers > 1 and spec is not None:
+            # spawn: a clean interpreter per worker, safe beside threads of the parent
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                                             initializer=_init_worker, initargs=(spec,))
+
+    @property
+    def parallel(self) -> bool:
+        return self._pool is not None
+
+    def submit(self, task: ChunkTask) -> Future[ChunkOutcome]:
+        if self._pool is not None:
+            return self._pool.submit(_process, task)
+        future: Future[ChunkOutcome] = Future()
+        try:
+            future.set_result(self.worker.process(task))
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            future.set_exception(exc)
+        return future
+
+    def close(self, *, cancel: bool = False, terminate: bool = False) -> None:
+        """Shut the pool down; `terminate` stops the workers mid-chunk (after a Ctrl-C: what
+        they finished is in the cache, the chunk itself is redone on resume)."""
+        if self._pool is not None:
+            if terminate:
+                _terminate_workers(self._pool)
+            self._pool.shutdown(wait=True, cancel_futures=cancel)
+            self._pool = None
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Python 3.14's `terminate_workers`; before it, the executor's own process table."""
+    method = getattr(pool, "terminate_workers", None)
+    if callable(method):
+        method()
+        return
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        with contextlib.suppress(Exception):
+            process.terminate()

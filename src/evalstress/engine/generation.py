@@ -1,0 +1,488 @@
+"""The generation stage: LLM-written perturbations become Variants, or Skips with their reasons.
+
+It sits between planning and scoring. Units of LLM perturbations (example x perturbation x
+severity x seed) are asked of the run's `TextGenerator` in batches (same client, limits,
+retries and SQLite response cache as the judges). The sample index of a unit is derived from its
+seed (`seed * REASK_STRIDE + ask`), so each seed is its own sample, a rejected answer is re-asked
+with the next index, a rerun hits the cache for every answer (0 calls) and a killed run resumes
+where it stopped. Every answer is extracted (`llm.extract`) and validated (`perturb.llm_checks`);
+an optional verifier model may veto it. After `max_reasks` re-asks the unit becomes a Skip whose
+reason says what was wrong with the last answer. Per perturbation the stage counts planned,
+accepted and skipped units, asks, re-asks and rejections by category (the `generation` block of
+results.json, CONTRACTS.md section 1).
+
+`generate_variants` works on one chunk of examples; `GenerationSetup` bundles what a run chose
+(generator, options, imported variants) and is what `runner.plan_dataset` takes. A chunked runner
+does per chunk what `plan_dataset` does once: run the rule loop on the plans `setup.handles()`
+leaves to it, call `setup.run(chunk, suite, parser, progress)` for the rest (generated plus
+imported variants of the chunk), `merge` the chunk outcomes, and finally put
+`setup.block(total.counts)` into results.json. `setup.check(suite, examples)` fails fast when a
+generator is needed and missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalstress.core.data import Example
+from evalstress.core.records import Progress, SkipRecord
+from evalstress.core.text import ParsedText, TextParser, noise_ratio
+from evalstress.engine.scoring import configure_caches
+from evalstress.llm.accounting import count_tokens
+from evalstress.llm.client import ChatResponse, LLMError
+from evalstress.llm.extract import extract_answer
+from evalstress.llm.generate import GenerationJob, TextGenerator
+from evalstress.perturb.base import Severity, Variant
+from evalstress.perturb.llm import LLMPerturbation, Resolved
+from evalstress.perturb.llm_checks import Rejection, needs_parse, unmet_requirement, validate
+
+if TYPE_CHECKING:
+    from evalstress.engine.imported import ImportedVariants
+    from evalstress.suites import PerturbationPlan, Suite
+
+#: sample index = seed * REASK_STRIDE + ask: seeds never share an index however many re-asks
+REASK_STRIDE = 1000
+#: usage keys of the results.json block (CONTRACTS.md section 1)
+USAGE_KEYS = ("requests", "cache_hits", "calls", "retries", "errors", "rate_limited",
+              "prompt_tokens", "completion_tokens")
+
+
+class GenerationError(ValueError):
+    """The run cannot generate what it planned (no generator for LLM perturbations)."""
+
+
+def sample_index(seed: int, ask: int) -> int:
+    """The response-cache sample index of a unit's ask (0 = first ask, 1 = first re-ask...)."""
+    if not 0 <= ask < REASK_STRIDE:
+        raise ValueError(f"ask {ask} is outside 0..{REASK_STRIDE - 1}")
+    return int(seed) * REASK_STRIDE + ask
+
+
+@dataclass
+class PerturbationCounts:
+    """What generating one perturbation took and gave (one entry of the results.json block)."""
+
+    planned: int = 0
+    accepted: int = 0
+    skipped: int = 0
+    not_applicable: int = 0  # skipped before any ask: the text cannot take this damage
+    asks: int = 0
+    reasks: int = 0
+    rejections: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self.accepted / self.planned if self.planned else None
+
+    def merge(self, other: PerturbationCounts) -> None:
+        for name in ("planned", "accepted", "skipped", "not_applicable", "asks", "reasks"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.rejections.update(other.rejections)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"planned": self.planned, "accepted": self.accepted, "skipped": self.skipped,
+                "not_applicable": self.not_applicable, "asks": self.asks, "reasks": self.reasks,
+                "acceptance_rate": self.acceptance_rate,
+                "rejections": dict(sorted(self.rejections.items(), key=lambda kv: (-kv[1],
+                                                                                   kv[0])))}
+
+
+@dataclass
+class GenerationOptions:
+    """How answers are asked for and judged.
+
+    `max_reasks`: re-asks after a rejected answer (each with the next sample index; they only
+    differ at temperature > 0). `verifier`: a second model asked whether the rewrite makes the
+    attack's change and only that one. `require_tag`: accept only answers inside <text> tags.
+    `shots`: show at most this many demonstrations (short prompts for small or costly models;
+    a perturbation's own `shots` wins; default all). `batch_size`: units asked together (bounds
+    memory; the endpoint limits concurrency)."""
+
+    max_reasks: int = 2
+    verifier: TextGenerator | None = None
+    require_tag: bool = False
+    shots: int | None = None
+    batch_size: int = 1024
+
+    def __post_init__(self) -> None:
+        if not 0 <= int(self.max_reasks) < REASK_STRIDE:
+            raise ValueError(f"max_reasks must be in 0..{REASK_STRIDE - 1}")
+        if int(self.batch_size) < 1:
+            raise ValueError("batch_size must be >= 1")
+        if self.shots is not None and int(self.shots) < 1:
+            raise ValueError("shots must be >= 1")
+
+
+@dataclass(frozen=True)
+class GenerationUnit:
+    """One LLM variant to write: an example, its perturbation plan, a severity and a seed."""
+
+    example: Example
+    plan: PerturbationPlan
+    severity: Severity
+    seed: int
+
+    @property
+    def perturbation(self) -> LLMPerturbation:
+        pert = self.plan.perturbation
+        if not isinstance(pert, LLMPerturbation):
+            raise TypeError(f"'{pert.name}' is not an LLM-written perturbation")
+        return pert
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+
+@dataclass
+class GenerationOutcome:
+    """Accepted variants, skips with reasons and per-perturbation counts of one chunk (or of a
+    whole run, after `merge`)."""
+
+    variants: list[Variant] = field(default_factory=list)
+    skips: list[SkipRecord] = field(default_factory=list)
+    counts: dict[str, PerturbationCounts] = field(default_factory=dict)
+
+    def merge(self, other: GenerationOutcome) -> None:
+        self.variants.extend(other.variants)
+        self.skips.extend(other.skips)
+        for name, counts in other.counts.items():
+            self.counts.setdefault(name, PerturbationCounts()).merge(counts)
+
+
+def llm_units(examples: Iterable[Example], suite: Suite,
+              skip_names: Iterable[str] = ()) -> list[GenerationUnit]:
+    """The LLM units a suite plans for these examples (minus perturbations in `skip_names`)."""
+    skip = set(skip_names)
+    return [GenerationUnit(example, plan, severity, seed)
+            for example in examples
+            for plan, severity, seed in suite.units(example.task)
+            if plan.perturbation.method == "llm" and plan.name not in skip]
+
+
+# --- one unit's life: ask, read, validate, re-ask ----------------------------------------------
+
+
+@dataclass
+class _Work:
+    unit: GenerationUnit
+    resolved: Resolved
+    original: ParsedText
+    messages: list[dict[str, str]]
+    ask: int = 0
+    response: ChatResponse | None = None
+
+
+def _read(response: ChatResponse, options: GenerationOptions) -> str | Rejection:
+    """The candidate text in an answer, or why the answer is no rewrite."""
+    ended = response.finish_reason != "length"  # the model stopped on its own
+    got = extract_answer(response.text, "text", require_tag=options.require_tag,
+                         allow_unclosed=ended)
+    if got.text is None:
+        return Rejection(got.category, got.reason)
+    if not ended and got.how != "tag":
+        return Rejection("cut-off", "the answer hit the generator's max_tokens")
+    return got.text
+
+
+def _skip_record(unit: GenerationUnit, reason: str) -> SkipRecord:
+    return SkipRecord(unit.example.id, unit.name, unit.severity, unit.seed, reason)
+
+
+def _prepare(unit: GenerationUnit, parser: TextParser, generator: TextGenerator | None,
+             shots: int | None = None) -> _Work | str:
+    """The unit's work item, or why the text cannot take the attack (no call is made then)."""
+    pert = unit.perturbation
+    resolved = pert.spec.resolve(unit.severity)
+    original = parser.parse(unit.example.hypothesis)
+    unmet = unmet_requirement(original, resolved.requires)
+    if unmet is not None:
+        return f"not applicable: {unmet}"
+    if generator is not None:
+        needed = count_tokens(unit.example.hypothesis) * 2 + 16
+        if needed > generator.max_tokens:
+            return (f"not applicable: the text (~{needed // 2} tokens) may not fit the "
+                    f"generator's max_tokens={generator.max_tokens}; raise max_tokens")
+    messages = pert.messages(unit.example.hypothesis, unit.example.task, unit.severity, shots)
+    return _Work(unit, resolved, original, messages)
+
+
+_VERDICT = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def verifier_messages(work: _Work, candidate: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": "You check rewrites made to test text-quality "
+                                      "evaluators. You answer yes or no."},
+        {"role": "user", "content": (
+            f"Original:\n<text>\n{work.unit.example.hypothesis.strip()}\n</text>\n\n"
+            f"Rewrite:\n<text>\n{candidate}\n</text>\n\n"
+            f"The rewrite was meant to make this change: {work.resolved.instruction}\n\n"
+            "Does the rewrite make this change, and no other kind of change? "
+            "Answer with one word: yes or no.")},
+    ]
+
+
+def read_verdict(text: str) -> bool | None:
+    """yes -> True, no -> False, from the first yes/no word of the answer; None if neither."""
+    match = _VERDICT.search(text or "")
+    return None if match is None else match[1].lower() == "yes"
+
+
+def _verify(candidates: list[tuple[_Work, str]], verifier: TextGenerator
+            ) -> list[Rejection | None]:
+    jobs = [GenerationJob.of(verifier_messages(w, text), sample_index(w.unit.seed, w.ask))
+            for w, text in candidates]
+    out: list[Rejection | None] = []
+    for answer in verifier.generate_many(jobs):
+        if isinstance(answer, LLMError):
+            out.append(Rejection("verifier-failed", str(answer)))
+            continue
+        verdict = read_verdict(answer.text)
+        if verdict is None:
+            out.append(Rejection("verifier-unparsable",
+                                 f"no yes/no in {answer.text.strip()[:60]!r}"))
+        else:
+            out.append(None if verdict else Rejection("verifier-rejected",
+                                                      "the verifier said no"))
+    return out
+
+
+def _provenance(work: _Work, generator: TextGenerator) -> dict[str, Any]:
+    response = work.response
+    return {"method": "llm", "model": generator.model,
+            "sample": sample_index(work.unit.seed, work.ask), "asks": work.ask + 1,
+            "cached": bool(response.cached) if response else False,
+            "prompts": work.unit.perturbation.spec.source}
+
+
+def generate_variants(examples: Sequence[Example], units: Sequence[GenerationUnit],
+                      generator: TextGenerator, parser: TextParser,
+                      progress: Progress | None = None, *,
+                      options: GenerationOptions | None = None) -> GenerationOutcome:
+    """Write, validate and re-ask the LLM units of one chunk of examples.
+
+    Returns the accepted Variants (with provenance), the Skip records (with reasons) and the
+    per-perturbation counts. Nothing is lost on a crash: every answer is in the response cache
+    as soon as it arrives, so the same call again asks nothing it already asked."""
+    options = options or GenerationOptions()
+    progress = progress or Progress()
+    parser.parse_many([e.hypothesis for e in examples])
+    outcome = GenerationOutcome()
+    label = "generating"
+    progress.start(label, len(units))
+    try:
+        for start in range(0, len(units), options.batch_size):
+            batch = units[start:start + options.batch_size]
+            _generate_batch(batch, generator, parser, options, outcome, progress, label)
+    finally:
+        progress.finish(label)
+    return outcome
+
+
+def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
+                    parser: TextParser, options: GenerationOptions, outcome: GenerationOutcome,
+                    progress: Progress, label: str) -> None:
+    pending: list[_Work] = []
+    for unit in units:
+        counts = outcome.counts.setdefault(unit.name, PerturbationCounts())
+        counts.planned += 1
+        prepared = _prepare(unit, parser, generator, options.shots)
+        if isinstance(prepared, str):
+            counts.skipped += 1
+            counts.not_applicable += 1
+            outcome.skips.append(_skip_record(unit, prepared))
+            progress.advance(label)
+        else:
+            pending.append(prepared)
+    # requests of one attack and severity share their long prompt prefix: sent side by side,
+    # servers with prefix caching process it once
+    pending.sort(key=lambda w: (w.unit.name, str(w.unit.severity)))
+    for ask in range(options.max_reasks + 1):
+        if not pending:
+            break
+        for work in pending:
+            work.ask = ask
+            counts = outcome.counts[work.unit.name]
+            counts.asks += 1
+            counts.reasks += ask > 0
+        jobs = [GenerationJob.of(w.messages, sample_index(w.unit.seed, ask)) for w in pending]
+        answers = generator.generate_many(jobs)
+        candidates: list[tuple[_Work, str]] = []
+        verdicts: dict[int, Rejection | None] = {}
+        for work, answer in zip(pending, answers, strict=True):
+            if isinstance(answer, LLMError):
+                verdicts[id(work)] = Rejection("request-failed", str(answer))
+                continue
+            work.response = answer
+            read = _read(answer, options)
+            if isinstance(read, Rejection):
+                verdicts[id(work)] = read
+            else:
+                candidates.append((work, read))
+        parser.parse_many([text for work, text in candidates if needs_parse(work.resolved)])
+        checked: list[tuple[_Work, str]] = []
+        for work, text in candidates:
+            rejection = validate(work.original, text, work.resolved, parser)
+            verdicts[id(work)] = rejection
+            if rejection is None:
+                checked.append((work, text))
+        if options.verifier is not None and checked:
+            for (work, _text), vetoed in zip(checked, _verify(checked, options.verifier),
+                                            strict=True):
+                verdicts[id(work)] = vetoed
+        texts = dict((id(w), t) for w, t in candidates)
+        still: list[_Work] = []
+        for work in pending:
+            rejection = verdicts.get(id(work))
+            unit, counts = work.unit, outcome.counts[work.unit.name]
+            if rejection is None:
+                text = texts[id(work)]
+                ratio = noise_ratio(unit.example.hypothesis, text)
+                outcome.variants.append(Variant(unit.example.id, unit.name, unit.severity,
+                                                unit.seed, text, ratio,
+                                                _provenance(work, generator)))
+                counts.accepted += 1
+                progress.advance(label)
+                continue
+            counts.rejections[rejection.category] += 1
+            final = rejection.category in ("request-failed", "verifier-failed")
+            if final or ask == options.max_reasks:
+                counts.skipped += 1
+                asks = ask + 1
+                reason = (f"request failed: {rejection.detail}" if final else
+                          f"no acceptable rewrite in {asks} ask{'s' * (asks > 1)}; last: "
+                          f"{rejection}")
+                outcome.skips.append(_skip_record(unit, reason))
+                progress.advance(label)
+            else:
+                still.append(work)
+        pending = still
+
+
+def estimate_generation(units: Sequence[GenerationUnit], generator: TextGenerator,
+                        parser: TextParser, shots: int | None = None) -> dict[str, Any]:
+    """What generating these units would cost (first asks only, net of the response cache)."""
+    works = [w for w in (_prepare(u, parser, generator, shots) for u in units)
+             if isinstance(w, _Work)]
+    jobs = [GenerationJob.of(w.messages, sample_index(w.unit.seed, 0)) for w in works]
+    typical = (sum(count_tokens(w.unit.example.hypothesis) for w in works) // len(works) + 16
+               if works else 0)
+    estimate = generator.estimate(jobs, completion_tokens=typical)
+    return {"units": len(units), "not_applicable": len(units) - len(works), **estimate}
+
+
+# --- the run's setup, as runner.plan_dataset sees it -----------------------------------------------
+
+
+@dataclass
+class GenerationSetup:
+    """What a run chose for its generation stage: the generator (None: none given), options,
+    and imported variants, which take the place of the suite's perturbations of the same name.
+    With `estimate_only` (the dry run) nothing is generated and `estimate` is filled instead."""
+
+    generator: TextGenerator | None = None
+    options: GenerationOptions = field(default_factory=GenerationOptions)
+    imported: ImportedVariants | None = None
+    estimate_only: bool = False
+    estimate: dict[str, Any] | None = None
+
+    @property
+    def imported_names(self) -> set[str]:
+        return set(self.imported.names) if self.imported is not None else set()
+
+    def handles(self, plan: PerturbationPlan) -> bool:
+        """Whether this stage (not the rule loop) makes the plan's variants."""
+        return plan.perturbation.method == "llm" or plan.name in self.imported_names
+
+    def check(self, suite: Suite, examples: Sequence[Example]) -> None:
+        """Stop before any work when LLM units would need a generator that is not there."""
+        if self.generator is not None:
+            return
+        units = llm_units(examples, suite, self.imported_names)
+        if not units:
+            return
+        names = sorted({u.name for u in units})
+        raise GenerationError(
+            f"suite '{suite.name}' plans {len(units)} LLM-written variants "
+            f"({', '.join(names)}) but no generator is set: pass --generator "
+            "'model=NAME,base_url=URL' (or `generator:` in the suite or --config), import "
+            "their texts with --variants FILE, or leave these perturbations out")
+
+    def run(self, examples: Sequence[Example], suite: Suite, parser: TextParser,
+            progress: Progress | None = None) -> GenerationOutcome:
+        """Imported variants of these examples plus the generated ones."""
+        outcome = GenerationOutcome()
+        if self.imported is not None:
+            ids = {e.id for e in examples}
+            outcome.variants.extend(v for v in self.imported.variants if v.example_id in ids)
+        units = llm_units(examples, suite, self.imported_names)
+        if not units:
+            return outcome
+        if self.generator is None:
+            self.check(suite, examples)
+        assert self.generator is not None
+        if self.estimate_only:
+            self.estimate = estimate_generation(units, self.generator, parser,
+                                                self.options.shots)
+            return outcome
+        outcome.merge(generate_variants(examples, units, self.generator, parser, progress,
+                                        options=self.options))
+        return outcome
+
+    def block(self, counts: Mapping[str, PerturbationCounts]) -> dict[str, Any] | None:
+        """The `generation` block of results.json (None when nothing was generated or
+        imported)."""
+        return self.block_json({name: c.to_json() for name, c in counts.items()})
+
+    def block_json(self, perturbations: Mapping[str, Mapping[str, Any]]
+                   ) -> dict[str, Any] | None:
+        """The block from per-perturbation counts already in JSON form (a streamed run sums
+        them chunk by chunk)."""
+        if not perturbations and self.imported is None:
+            return None
+        out: dict[str, Any] = {}
+        if self.generator is not None:
+            usage = self.generator.usage.to_json()
+            out["generator"] = self.generator.signature()
+            out["usage"] = {k: usage[k] for k in USAGE_KEYS}
+            out["max_reasks"] = self.options.max_reasks
+            out["shots"] = self.options.shots
+            if self.options.verifier is not None:
+                verifier_usage = self.options.verifier.usage.to_json()
+                out["verifier"] = {**self.options.verifier.signature(),
+                                   "usage": {k: verifier_usage[k] for k in USAGE_KEYS}}
+        out["perturbations"] = {name: dict(c) for name, c in sorted(perturbations.items())}
+        if self.imported is not None:
+            out["imported"] = self.imported.summary()
+        return out
+
+    def close(self) -> None:
+        for gen in (self.generator, self.options.verifier):
+            if gen is not None:
+                gen.close()
+
+
+def build_setup(generator: str | Mapping[str, Any] | None = None, *,
+                verifier: str | Mapping[str, Any] | None = None, max_reasks: int | None = None,
+                shots: int | None = None,
+                imported: ImportedVariants | None = None, cache_dir: Any = None,
+                no_cache: bool = False, estimate_only: bool = False) -> GenerationSetup:
+    """A run's GenerationSetup from specs (command line, config or suite); the generators follow
+    the run's --cache-dir / --no-cache like the judges do."""
+    def open_generator(spec: str | Mapping[str, Any] | None) -> TextGenerator | None:
+        if spec is None or (isinstance(spec, str) and not spec.strip()):
+            return None
+        gen = TextGenerator.from_spec(spec)
+        configure_caches([gen], cache_dir, no_cache)
+        return gen
+
+    options = GenerationOptions(
+        max_reasks=GenerationOptions.max_reasks if max_reasks is None else int(max_reasks),
+        verifier=open_generator(verifier), shots=None if shots is None else int(shots))
+    return GenerationSetup(open_generator(generator), options, imported,
+                           estimate_only=estimate_only)

@@ -1,0 +1,141 @@
+"""Planning: which variants a suite makes of which examples, by the one perturbation loop.
+
+`plan_units` is the loop every path runs: the chunk worker for rule perturbations, the parent
+process for model-made ones (the generation stage makes the LLM-written and imported ones), and
+`plan_dataset` for a whole dataset at once (`--dry-run`, tests, benchmarks). Each text is parsed once and
+reused by every perturbation; a unit that cannot apply becomes a SkipRecord with its reason, and
+a row beyond the run's text length limit is neither parsed nor perturbed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalstress.core.data import Example
+from evalstress.core.records import Progress, SkipRecord
+from evalstress.core.text import TextParser, length_skip, max_chars_option
+from evalstress.perturb.base import PerturbContext, Skip, Variant
+
+if TYPE_CHECKING:
+    from evalstress.engine.generation import GenerationSetup
+    from evalstress.engine.result import Plan
+    from evalstress.suites import PerturbationPlan, Suite
+
+#: units left out of a chunk (the sequential design): (perturbation, severity) or
+#: (task, perturbation, severity), the severity as a string
+Stopped = frozenset[tuple[str, ...]]
+
+
+def is_stopped(stopped: Stopped | None, task: str, name: str, severity: Any) -> bool:
+    """Whether a unit is left out: listed as (perturbation, severity) or (task, perturbation,
+    severity), the severity as a string."""
+    if not stopped:
+        return False
+    return (name, str(severity)) in stopped or (task, name, str(severity)) in stopped
+
+
+def long_rows(examples: Sequence[Example], suite: Suite) -> dict[str, str]:
+    """Skip reasons of the rows whose text is beyond the run's length limit (suite option
+    `max_chars`), by row id: they are neither parsed, perturbed nor scored."""
+    limit = max_chars_option(suite.options)
+    reasons = {e.id: length_skip(e.id, e.hypothesis, limit) for e in examples}
+    return {row: reason for row, reason in reasons.items() if reason is not None}
+
+
+def scored_examples(examples: Sequence[Example], variants: Sequence[Variant],
+                    stopped: Stopped | None,
+                    too_long: Mapping[str, str] | None = None) -> list[Example]:
+    """Examples whose originals are scored: all within the length limit, unless units were
+    stopped (the sequential design), then only those with a variant left in the chunk."""
+    if stopped is None:
+        return [e for e in examples if not too_long or e.id not in too_long]
+    keep = {v.example_id for v in variants}
+    return [e for e in examples if e.id in keep]
+
+
+def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -> list[Example]:
+    """Deterministic sharding by example id: shard (i, n) keeps ids whose hash mod n is i."""
+    if shard is None:
+        return list(examples)
+    index, count = shard
+    if not 0 <= index < count:
+        raise ValueError(f"shard {index}/{count} is out of range")
+    return [e for e in examples
+            if int(hashlib.sha256(e.id.encode()).hexdigest(), 16) % count == index]
+
+
+@dataclass
+class PlannedUnits:
+    """What the loop made of some examples: variants, skips and how many texts it parsed."""
+
+    variants: list[Variant] = field(default_factory=list)
+    skips: list[SkipRecord] = field(default_factory=list)
+    parses: int = 0
+
+
+def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
+               pool: Sequence[Example], resources: dict[str, Any], *,
+               include: Callable[[PerturbationPlan], bool],
+               generated: Callable[[PerturbationPlan], bool] = lambda plan: False,
+               stopped: Stopped | None = None, progress: Progress | None = None) -> PlannedUnits:
+    """Apply every included perturbation x severity x seed to `examples`.
+
+    `include` picks the plans this caller makes; of those, `generated` ones are left to the
+    generation stage (a row too long for the run still gets their skips here). `pool` is the
+    dataset perturbations may borrow from (sentence pools, n-gram tables in `resources`).
+    The parses stay in `parser` for the generation stage; the caller forgets them when the
+    chunk is done, so memory stays flat chunk by chunk."""
+    out = PlannedUnits()
+    before = parser.parses
+    too_long = long_rows(examples, suite)
+    parser.parse_many([e.hypothesis for e in examples if e.id not in too_long])
+    if progress is not None:
+        progress.start("perturbing", len(examples))
+    for example in examples:
+        ctx = PerturbContext(example, parser, pool, resources)
+        for plan, severity, seed in suite.units(example.task):
+            if not include(plan) or is_stopped(stopped, example.task, plan.name, severity):
+                continue
+            if example.id in too_long:  # neither parsed, perturbed, generated nor scored
+                out.skips.append(SkipRecord(example.id, plan.name, severity, seed,
+                                            too_long[example.id]))
+                continue
+            if generated(plan):
+                continue
+            result = plan.perturbation.apply(ctx, severity, seed)
+            if isinstance(result, Skip):
+                out.skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))
+            else:
+                out.variants.append(result)
+        if progress is not None:
+            progress.advance("perturbing")
+    if progress is not None:
+        progress.finish("perturbing")
+    out.parses = parser.parses - before
+    return out
+
+
+def plan_dataset(examples: Sequence[Example], suite: Suite, *, parser: TextParser | None = None,
+         resources: dict[str, Any] | None = None, progress: Progress | None = None,
+         generation: GenerationSetup | None = None) -> Plan:
+    """The variants and skips of a whole dataset at once, without scoring: the same loop and
+    generation stage a run uses chunk by chunk (`--dry-run` estimates from it). A suite with
+    LLM units and no generator fails before any work."""
+    from evalstress.engine.generation import GenerationSetup
+    from evalstress.engine.result import Plan
+
+    stage = generation or GenerationSetup()
+    stage.check(suite, examples)
+    parser = parser or TextParser()
+    too_long = long_rows(examples, suite)
+    fitting = [e for e in examples if e.id not in too_long]  # never borrowed from either
+    made = plan_units(examples, suite, parser, fitting, dict(resources or {}),
+                      include=lambda p: True, generated=stage.handles, progress=progress)
+    before = parser.parses - made.parses
+    generated = stage.run(fitting, suite, parser, progress)
+    return Plan(list(examples), suite, [*made.variants, *generated.variants],
+                [*made.skips, *generated.skips], parser.parses - before,
+                stage.block(generated.counts))

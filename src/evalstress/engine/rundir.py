@@ -1,0 +1,259 @@
+"""The run directory: written chunk by chunk into a staging folder, renamed into place at the end.
+
+While a run works, each finished chunk leaves part files in `<staging>/chunks/` (scores as
+Parquet, variants, skips and examples as JSONL) and, last, a small JSON summary that marks the
+chunk done. A killed run started again with the same command finds the staging folder, checks
+that its fingerprint (data, suite, evaluators, chunking) matches, and goes on with the first
+chunk not done. At the end the parts are concatenated into the files of the contract
+(`scores.parquet`, `variants.jsonl`, `skips.jsonl`, `examples.jsonl`); `results.json` and
+`report.html` are added; then the staging folder replaces `--out` by rename, so a failed write
+never leaves a half-new run beside a half-old one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalstress.core import interrupts
+from evalstress.core.data import read_jsonl
+from evalstress.core.records import SkipRecord
+from evalstress.core.scoretable import SCORE_SCHEMA
+from evalstress.core.storage import folder_write_problem
+from evalstress.core.worddiff import word_diff
+from evalstress.perturb.base import Variant
+
+PARTS = ("scores.parquet", "variants.jsonl", "skips.jsonl", "examples.jsonl")
+MANIFEST = "manifest.json"
+
+
+class OutputError(Exception):
+    """The run directory cannot be written; the message says where and why, in one line."""
+
+
+def check_writable(out: Path) -> None:
+    """Fail before any work if `out` cannot become a run directory."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out}: exists and is not a directory")
+    parent = out.parent if str(out.parent) else Path(".")
+    problem = folder_write_problem(parent, out.name)
+    if problem is not None:
+        raise OutputError(f"--out {out}: cannot write in {parent} "
+                          f"({problem.strerror or problem})")
+    if out.exists() and not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {out}: the directory is not writable")
+
+
+def staging_for(out: Path) -> Path:
+    """The staging folder of a run directory: beside it, so the final rename stays atomic."""
+    out = Path(out)
+    return out.parent / f".{out.name}.partial"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class RunFiles:
+    """Where a run's files are; moves when the staging folder is renamed into place."""
+
+    def __init__(self, root: Path, *, temporary: bool = False):
+        self.root = Path(root)
+        self.temporary = temporary
+        self._cleanup: weakref.finalize | None = None
+        if temporary:
+            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.root), True)
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    @property
+    def chunks(self) -> Path:
+        return self.root / "chunks"
+
+    def part(self, index: int, name: str) -> Path:
+        return self.chunks / f"{index:06d}.{name}"
+
+    def keep(self) -> None:
+        """The folder outlives this object (it became a run directory)."""
+        if self._cleanup is not None:
+            self._cleanup.detach()
+            self._cleanup = None
+        self.temporary = False
+
+
+class Staging:
+    """A staging folder with its fingerprint and the chunks already done."""
+
+    def __init__(self, files: RunFiles, fingerprint: str):
+        self.files = files
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def open(cls, root: Path | None, fingerprint: str) -> Staging:
+        """Resume `root` if it holds a run with this fingerprint, else start it afresh."""
+        if root is None:
+            files = RunFiles(Path(tempfile.mkdtemp(prefix="evalstress-run-")), temporary=True)
+        else:
+            files = RunFiles(Path(root))
+            manifest = files.path(MANIFEST)
+            previous = None
+            if manifest.exists():
+                with contextlib.suppress(OSError, ValueError):
+                    previous = json.loads(manifest.read_text(encoding="utf-8")).get("fingerprint")
+            if previous != fingerprint and files.root.exists():
+                shutil.rmtree(files.root)
+        files.chunks.mkdir(parents=True, exist_ok=True)
+        manifest = files.path(MANIFEST)
+        if not manifest.exists():
+            _write_atomic(manifest, json.dumps({"fingerprint": fingerprint, "finalized": False}))
+        return cls(files, fingerprint)
+
+    @property
+    def finalized(self) -> bool:
+        data = json.loads(self.files.path(MANIFEST).read_text(encoding="utf-8"))
+        return bool(data.get("finalized"))
+
+    def summary(self, index: int) -> dict[str, Any] | None:
+        path = self.files.part(index, "json")
+        if not path.exists():
+            return None
+        try:
+            return dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None  # a chunk killed while writing its marker is redone
+
+    def write_chunk(self, index: int, *, scores: Sequence[pa.Table], variants: str, skips: str,
+                    examples: str, summary: Mapping[str, Any]) -> None:
+        """Write a chunk's parts, then its summary: the summary's presence means 'done'."""
+        with pq.ParquetWriter(self.files.part(index, "scores.parquet"), SCORE_SCHEMA) as writer:
+            for table in scores:  # one row group per evaluator
+                if table.num_rows:
+                    writer.write_table(table)
+        for name, text in (("variants.jsonl", variants), ("skips.jsonl", skips),
+                           ("examples.jsonl", examples)):
+            self.files.part(index, name).write_text(text, encoding="utf-8")
+        _write_atomic(self.files.part(index, "json"), json.dumps(dict(summary)))
+
+    def finalize(self, indexes: Iterable[int], summary: Mapping[str, Any]) -> None:
+        """Concatenate the chunk parts, in chunk order, into the run's files."""
+        order = list(indexes)
+        with pq.ParquetWriter(self.files.path("scores.parquet"), SCORE_SCHEMA) as writer:
+            wrote = False
+            for index in order:
+                part = pq.ParquetFile(self.files.part(index, "scores.parquet"))
+                for group in range(part.num_row_groups):
+                    writer.write_table(part.read_row_group(group))
+                    wrote = True
+            if not wrote:
+                writer.write_table(SCORE_SCHEMA.empty_table())
+        for name in PARTS[1:]:
+            with self.files.path(name).open("wb") as out:
+                for index in order:
+                    with self.files.part(index, name).open("rb") as part_file:
+                        shutil.copyfileobj(part_file, out, 1 << 20)
+        _write_atomic(self.files.path("summary.json"), json.dumps(dict(summary)))
+        _write_atomic(self.files.path(MANIFEST),
+                      json.dumps({"fingerprint": self.fingerprint, "finalized": True}))
+        shutil.rmtree(self.files.chunks, ignore_errors=True)  # a resume needs them no more
+
+
+def promote(files: RunFiles, out: Path) -> Path:
+    """Put a finished run folder at `out`, replacing what was there only once it is complete."""
+    out = Path(out)
+    source = files.root
+    if source.resolve() == out.resolve():
+        return out
+    staging = staging_for(out)
+    if source.resolve() != staging.resolve():
+        if staging.exists():
+            shutil.rmtree(staging)
+        if files.temporary:
+            shutil.move(str(source), str(staging))
+        else:
+            shutil.copytree(source, staging)
+        files.keep()
+        files.root = staging
+    for internal in (MANIFEST, "summary.json"):  # only needed to resume the staging folder
+        (staging / internal).unlink(missing_ok=True)
+    shutil.rmtree(staging / "chunks", ignore_errors=True)
+    old = out.parent / f".{out.name}.old"
+    if old.exists():
+        shutil.rmtree(old)
+    with interrupts.deferred():  # a signal between the two renames would leave no run at `out`
+        if out.exists():
+            os.replace(out, old)
+        os.replace(staging, out)
+        files.root = out
+        files.keep()
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
+    return out
+
+
+def variant_line(variant: Variant, original: str) -> str:
+    """A variant's line of variants.jsonl: its provenance and a word diff against `original`."""
+    row: dict[str, Any] = {
+        "id": variant.id, "example_id": variant.example_id, "perturbation": variant.perturbation,
+        "severity": variant.severity, "seed": variant.seed, "noise_ratio": variant.noise_ratio,
+        "text": variant.text, "diff": word_diff(original, variant.text),
+    }
+    if variant.provenance:  # LLM-written or imported: how the text was made
+        row.update(method=variant.provenance.get("method"), provenance=dict(variant.provenance))
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def variant_from_json(data: Mapping[str, Any]) -> Variant:
+    return Variant(str(data["example_id"]), str(data["perturbation"]), data["severity"],
+                   int(data["seed"]), str(data["text"]), float(data["noise_ratio"]),
+                   data.get("provenance"))
+
+
+class StoredSequence(Sequence[Any]):
+    """A read-only sequence over a JSONL file of a run, read on demand (never held whole)."""
+
+    def __init__(self, files: RunFiles, name: str, count: int, kind: str):
+        self.files = files
+        self.name = name
+        self.size = count
+        self.kind = kind  # "variant" or "skip"
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[Any]:
+        path = self.files.path(self.name)
+        if not path.exists():
+            return
+        for _, data in read_jsonl(path):
+            if self.kind == "variant":
+                yield variant_from_json(data)
+            else:
+                yield SkipRecord(str(data["example_id"]), str(data["perturbation"]),
+                                 data["severity"], int(data["seed"]), str(data["reason"]))
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self.size
+        for i, item in enumerate(self):
+            if i == index:
+                return item
+        raise IndexError(index)
+
+    def __bool__(self) -> bool:
+        return self.size > 0

@@ -1,0 +1,123 @@
+"""Whether a finished run can be trusted: evaluators whose scores are mostly missing, and rows
+left out because their text was too long.
+
+A judge whose every call failed still yields a score table, full of missing rows; its analyses
+then report "0 blind spots" (or an attack "0% success", or a correlation of nothing), which reads
+like a clean bill of health. The CLI asks this module after writing every output of `run`,
+`attack` and `correlate`, prints the counts and exits with `EXIT_MOSTLY_MISSING`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalstress.core.text import LENGTH_SKIP
+
+#: exit status of a run that wrote its outputs but whose scores are mostly missing
+EXIT_MOSTLY_MISSING = 3
+DEFAULT_MAX_MISSING = 0.5
+
+
+@dataclass(frozen=True)
+class MissingShare:
+    """How many of one evaluator's score rows (one per request and aspect) are missing."""
+
+    evaluator: str
+    missing: int
+    rows: int
+    top_reason: str
+
+    @property
+    def share(self) -> float:
+        return self.missing / self.rows if self.rows else 0.0
+
+    def describe(self) -> str:
+        line = (f"{self.evaluator}: {self.missing} of {self.rows} scores missing "
+                f"({self.share:.0%})")
+        return line + (f"; most often: {self.top_reason}" if self.top_reason else "")
+
+
+def _commonest(reasons: Counter[str]) -> str:
+    """The most frequent reason, or '' when there is none."""
+    return reasons.most_common(1)[0][0] if reasons else ""
+
+
+def check_max_missing(value: float) -> float:
+    """A fraction in [0, 1]; 1 never fails a run."""
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"--max-missing {value}: give a fraction between 0 and 1 "
+                         "(1 turns the check off)")
+    return value
+
+
+def missing_shares(result: Any, aspects: dict[str, Sequence[str]]) -> list[MissingShare]:
+    """Per evaluator (label -> its aspects): missing score rows, all rows, the commonest reason."""
+    reasons: dict[str, Counter[str]] = {}
+    for entry in result.summary.get("missing_reasons") or []:
+        reasons.setdefault(str(entry["evaluator"]), Counter())[str(entry["reason"])] += int(
+            entry["count"])
+    out = []
+    for label, names in aspects.items():
+        stats = result.stats.get(label)
+        if stats is None:
+            continue
+        out.append(MissingShare(label, int(stats.missing), int(stats.requested) * len(names),
+                                _commonest(reasons.get(label, Counter()))))
+    return out
+
+
+def mostly_missing(result: Any, aspects: dict[str, Sequence[str]],
+                   max_missing: float) -> list[MissingShare]:
+    """The evaluators whose share of missing scores is above `max_missing` (none at 1.0)."""
+    return above(missing_shares(result, aspects), max_missing)
+
+
+def above(shares: Sequence[MissingShare], max_missing: float) -> list[MissingShare]:
+    """The shares above `max_missing` (none at 1.0)."""
+    return [s for s in shares if s.rows and s.share > max_missing]
+
+
+def frame_missing_shares(scores: Any) -> list[MissingShare]:
+    """Per evaluator of a long score frame (columns evaluator, score, reason; NaN = missing)."""
+    out = []
+    for label, rows in scores.groupby("evaluator", sort=False):
+        gone = rows[rows["score"].isna()]
+        out.append(MissingShare(str(label), len(gone), len(rows),
+                                _commonest(Counter(str(r) for r in gone["reason"].dropna()))))
+    return out
+
+
+def attack_missing_shares(records: Sequence[Any], generator: Any = None) -> list[MissingShare]:
+    """The gold's, each victim's and the generator's missing answers over a run of attacks.
+
+    Rows: texts the gold was asked to rate, texts each victim scored (its budget spent), and
+    the generator's requests; a failed generator request is missing too (its candidates never
+    exist, and the search ends with nothing to show)."""
+    gold_rows, victim_rows = 0, Counter[str]()
+    missing: dict[str, Counter[str]] = {}
+    for record in records:
+        gold_rows += int(record.gold_queries)
+        victim_rows[record.victim] += int(record.queries)
+        for key, count in (record.missing or {}).items():
+            role, _, reason = str(key).partition(": ")
+            label = "gold" if role == "gold" else record.victim  # a gold reason names its member
+            missing.setdefault(label, Counter())[reason] += int(count)
+    rows = {"gold": gold_rows, **victim_rows}
+    out = []
+    for label, count in rows.items():
+        reasons = missing.get(label, Counter())
+        out.append(MissingShare(label, sum(reasons.values()), count, _commonest(reasons)))
+    if generator is not None and generator.requests:
+        out.append(MissingShare("generator", int(generator.errors), int(generator.requests),
+                                _commonest(Counter(generator.errors_by_kind))))
+    return out
+
+
+def long_text_skips(result: Any) -> list[str]:
+    """The distinct skip reasons of rows left out for their length (each names its row)."""
+    found = {str(entry["reason"]) for entry in result.summary.get("skip_reasons") or []
+             if LENGTH_SKIP in str(entry["reason"])}
+    return sorted(found)

@@ -1,0 +1,154 @@
+"""The one orchestration of a stress run: load -> plan -> generate -> score -> analyse -> write.
+
+`evalstress run`, `quickstart`, `criteria-levels`, `evalstress.stress()` and the pytest plugin
+all describe their run as a `StressJob` and call `run_job`; what differs between them is only
+how they gather the settings and what they show afterwards. The engine plans, generates and
+scores (streamed chunk by chunk into a staging folder), the analyses read the score table, and
+the run directory is written (results.json, report.html) and renamed into place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalstress.analyses.registry import analysis_names, run_analyses
+from evalstress.analyses.sequential import SequentialDesign
+from evalstress.core.data import Example
+from evalstress.core.records import Progress
+from evalstress.engine.generation import GenerationError, GenerationSetup
+from evalstress.engine.result import RunResult
+from evalstress.engine.rundir import OutputError, check_writable, staging_for
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare, mostly_missing
+from evalstress.engine.runner import run
+from evalstress.engine.scoring import configure_caches, open_run_cache
+from evalstress.evaluators.base import Evaluator
+from evalstress.report import write_outputs
+from evalstress.suites import Suite
+
+BACKENDS = ("local", "ray")
+
+
+class JobError(ValueError):
+    """The job cannot run as described (an unknown analysis, an output that cannot be written,
+    a generation stage the backend cannot run); nothing was scored."""
+
+
+@dataclass
+class StressJob:
+    """Everything one run needs, already resolved by its face (flags, config, suite, defaults).
+
+    `out` None keeps the run in a temporary folder (`evalstress.stress()` writes on demand);
+    `options` are analysis options on top of the suite's; `config` is what results.json records
+    of how the run was asked for."""
+
+    examples: Sequence[Example]
+    suite: Suite
+    evaluators: Sequence[Evaluator]
+    out: Path | None = None
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    workers: int = 0
+    backend: str = "local"
+    chunk_size: int | None = None
+    sequential: bool = False
+    generation: GenerationSetup | None = None
+    max_missing: float = DEFAULT_MAX_MISSING
+    progress: Progress | None = None
+
+    def check(self) -> None:
+        """Refuse before any work what would fail later (a typo costs nothing)."""
+        unknown = [name for name in self.suite.analyses if name not in analysis_names()]
+        if unknown:
+            raise JobError(f"suite '{self.suite.name}': unknown analysis {', '.join(unknown)}; "
+                           f"known: {', '.join(analysis_names())}")
+        if self.backend not in BACKENDS:
+            raise JobError(f"--backend '{self.backend}': choose {' or '.join(BACKENDS)}")
+        if self.backend == "ray":
+            if self.sequential:
+                raise JobError("--sequential decides batch by batch on one machine: use "
+                               "--backend local")
+            if self.generation is not None and any(self.generation.handles(p)
+                                                   for p in self.suite.perturbations):
+                raise JobError("--backend ray does not run the generation stage (LLM-written "
+                               "or imported variants): run them with the local backend")
+        if self.out is not None:
+            try:
+                check_writable(self.out)
+            except OutputError as exc:
+                raise JobError(str(exc)) from None
+
+
+@dataclass
+class JobResult:
+    """A finished job: the scored run, its analyses, the files written (none without `out`),
+    and the evaluators whose scores are mostly missing (their verdicts say nothing)."""
+
+    run: RunResult
+    analyses: dict[str, Any]
+    paths: dict[str, Path]
+    untrusted: list[MissingShare]
+
+
+def sequential_policy(suite: Suite, examples: int) -> SequentialDesign:
+    """The sequential DHP design with the suite's options (looks, alpha, futility)."""
+    options = suite.options
+    return SequentialDesign(examples, looks=int(options.get("sequential_looks", 5)),
+                            alpha=float(options.get("alpha", 0.05)),
+                            futility=float(options.get("futility", 0.10)),
+                            zero_method=str(options.get("zero_method", "wilcox")))
+
+
+def score_job(job: StressJob) -> RunResult:
+    """Plan, generate and score the job's examples into a run (no analysis, nothing written
+    outside the staging folder); the evaluators and the generator are closed afterwards."""
+    cache = open_run_cache(job.cache_dir, job.no_cache)
+    configure_caches(job.evaluators, job.cache_dir, job.no_cache)
+    workdir = staging_for(job.out) if job.out is not None else None
+    policy = sequential_policy(job.suite, len(job.examples)) if job.sequential else None
+    chunk_size = policy.chunk_size if policy is not None else job.chunk_size
+    try:
+        if job.backend == "ray":
+            from evalstress.engine.ray import run_on_ray  # Ray loads only when asked for
+
+            return run_on_ray(job.examples, job.suite, job.evaluators, cache=cache,
+                              progress=job.progress, workdir=workdir, chunk_size=chunk_size)
+        return run(job.examples, job.suite, job.evaluators, cache=cache, progress=job.progress,
+                   workdir=workdir, workers=job.workers, chunk_size=chunk_size, policy=policy,
+                   generation=job.generation)
+    finally:
+        for evaluator in job.evaluators:
+            evaluator.close()
+        if job.generation is not None:
+            job.generation.close()
+        if cache is not None:
+            cache.close()
+
+
+def analysis_options(job: StressJob) -> dict[str, Any]:
+    """Options the analyses see: the suite's, then the job's, then where the run lives."""
+    return {**job.suite.options, **dict(job.options), "protocol": job.suite.protocol,
+            "out_dir": str(job.out) if job.out is not None else None,
+            "cache_dir": job.cache_dir, "no_cache": job.no_cache}
+
+
+def run_job(job: StressJob) -> JobResult:
+    """Run the job from its examples to its run directory (see the module docstring)."""
+    job.check()
+    try:
+        result = score_job(job)
+    except GenerationError as exc:
+        raise JobError(str(exc)) from None
+    try:
+        analyses = run_analyses(job.suite.analyses, result, analysis_options(job))
+    except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
+        raise JobError(str(exc)) from None
+    paths = (write_outputs(result, analyses, job.out, config=job.config)
+             if job.out is not None else {})
+    untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
+                               job.max_missing)
+    return JobResult(result, analyses, paths, untrusted)

@@ -1,0 +1,1 @@
+"""Studies: workflows that score texts themselves (attack, correlate, self-bias)."""

@@ -1,0 +1,115 @@
+"""Attack a set of examples: every victim x direction x method, one search per example.
+
+Gold and victims are calibrated on the originals first (min-max scales need them all). Each
+finished attack is appended to attacks.jsonl at once, so a killed run keeps what it finished;
+rerunning the same command replays the finished searches from the caches without a call and
+goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from evalstress.analyses.adversarial import AdversarialResult
+from evalstress.core.data import Example
+from evalstress.core.records import Progress
+from evalstress.llm.generate import TextGenerator
+from evalstress.studies.attack.base import AttackRecord, AttackSetup
+from evalstress.studies.attack.methods import Method
+from evalstress.studies.attack.objective import AttackParams, Direction
+from evalstress.studies.attack.scoring import Gold, Victim
+
+
+class Attacker:
+    """Runs the attacks and gathers their records."""
+
+    def __init__(self, examples: Sequence[Example], victims: Sequence[Victim], gold: Gold,
+                 methods: Sequence[Method], directions: Sequence[Direction],
+                 params: AttackParams, *, ranges: Mapping[str, tuple[float, float]] | None = None,
+                 generator: TextGenerator | None = None, progress: Progress | None = None):
+        if not examples:
+            raise ValueError("no examples to attack")
+        if not victims:
+            raise ValueError("an attack needs at least one victim (--victim)")
+        self.examples, self.victims, self.gold = list(examples), list(victims), gold
+        self.methods, self.directions, self.params = list(methods), list(directions), params
+        self.ranges = dict(ranges or {})
+        unknown = [name for name in self.ranges if not any(
+            name in (v.label, v.evaluator.name) for v in self.victims)]
+        if unknown:
+            raise ValueError(f"--range names no victim: {', '.join(unknown)}; victims: "
+                             f"{', '.join(v.label for v in self.victims)}")
+        self.generator = generator
+        self.progress = progress or Progress()
+        self.seconds = 0.0
+
+    def _range(self, victim: Victim) -> tuple[float, float] | None:
+        return self.ranges.get(victim.label) or self.ranges.get(victim.evaluator.name)
+
+    def units(self) -> list[tuple[Example, Victim, Direction, Method]]:
+        return [(e, v, d, m) for e in self.examples for v in self.victims
+                for d in self.directions for m in self.methods if m.applies(d)]
+
+    def run(self, out: Path | None = None) -> list[AttackRecord]:
+        started = time.perf_counter()
+        self.gold.calibrate(self.examples)
+        for victim in self.victims:
+            victim.calibrate(self.examples, self._range(victim))
+        units = self.units()
+        records: list[AttackRecord] = []
+        handle = None
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            handle = out.open("w", encoding="utf-8")
+        self.progress.start("attacking", len(units))
+        try:
+            for example, victim, direction, method in units:
+                setup = AttackSetup(example, victim, self.gold, direction, self.params,
+                                    self.examples)
+                record = method.run(setup)
+                records.append(record)
+                if handle is not None:
+                    handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+                    handle.flush()
+                self.progress.advance("attacking")
+        finally:
+            self.progress.finish("attacking")
+            if handle is not None:
+                handle.close()
+            self.seconds = time.perf_counter() - started
+        return records
+
+    def result(self, records: Sequence[AttackRecord]) -> AdversarialResult:
+        rejections: dict[str, Counter[str]] = {}
+        for record in records:
+            rejections.setdefault(record.method, Counter()).update(record.rejections)
+        info: dict[str, Any] = {
+            "victims": [v.describe() for v in self.victims], "gold": self.gold.describe(),
+            "methods": sorted({r.method for r in records}), "directions": list(self.directions),
+            "examples": len(self.examples), "attacks": len(records),
+            "rejections": {m: dict(c) for m, c in rejections.items()},
+            "missing": dict(sum((Counter(r.missing) for r in records), Counter())),
+            "stops": dict(Counter(f"{r.method}: {r.stop}" for r in records)),
+            "seconds": round(self.seconds, 2)}
+        if self.generator is not None:
+            info["generator"] = self.generator.signature()
+            info["usage"] = asdict(self.generator.usage)
+        notes = [
+            "ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold >= tau+ "
+            "and gold - victim >= delta for good; gold <= tau- and victim - gold >= delta for "
+            "bad); 95% Wilson intervals; queries = distinct texts the victim scored per attack, "
+            "the start included.",
+            "The gold judge stands in for human readers: a success is only as real as the "
+            "gold's rating (paper 004 checks its gold by hand)."]
+        clipped = [v.label for v in self.victims if v.clipped]
+        if clipped:
+            notes.append(f"victim scores outside their range were clipped to 0-100 for "
+                         f"{', '.join(clipped)} (see victims[].clipped)")
+        return AdversarialResult.from_records(records, self.params.to_dict(), info=info,
+                                              notes=notes)

@@ -1,0 +1,186 @@
+"""The two scorers of an attack: the victim (the evaluator under test) and the gold judge.
+
+Both go through the runner's `Scorer` and the score cache, so a text is scored once per
+evaluator whatever the number of attacks, methods and reruns; LLM judges also keep their answers
+in the response cache. Scores come back on 0-100 (see `normalise`).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalstress.core.cache import SQLiteCache
+from evalstress.core.data import Example
+from evalstress.core.records import Progress
+from evalstress.engine.scoring import Scorer
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, create_evaluator, parse_spec
+from evalstress.studies.attack.normalise import Scale, choose_scale
+
+REFERENCE_MODES = ("example", "original")
+
+
+def split_victim_spec(spec: str) -> tuple[str, str | None]:
+    """`rouge@rougeL` -> ("rouge", "rougeL"); a spec without a trailing @ASPECT is returned as is."""
+    head, sep, tail = spec.rpartition("@")
+    if sep and head and re.fullmatch(r"[\w.\-]+", tail):
+        return head, tail
+    return spec, None
+
+
+@dataclass
+class Measured:
+    """One score on 0-100 with the raw value, or the reason there is none."""
+
+    value: float | None
+    raw: float | None = None
+    reason: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+class Victim:
+    """An evaluator aspect under attack, scoring on 0-100 once `calibrate` has set its scale.
+
+    `reference_mode="original"` scores a candidate against the example's original hypothesis
+    instead of its references (what paper 004's released code does for reference-based metrics,
+    and paper 002's appendix J for BERTScore).
+    """
+
+    def __init__(self, evaluator: Evaluator, aspect: str | None = None, *,
+                 cache: SQLiteCache | None = None, progress: Progress | None = None,
+                 reference_mode: str = "example"):
+        aspects = evaluator.aspects
+        if aspect is None:
+            if len(aspects) != 1:
+                raise ValueError(f"{evaluator.label} reports {', '.join(aspects)}: pick one to "
+                                 f"attack, e.g. {evaluator.name}@{aspects[-1]}")
+            aspect = aspects[0]
+        if aspect not in aspects:
+            raise ValueError(f"{evaluator.label} has no aspect '{aspect}'; it reports "
+                             f"{', '.join(aspects)}")
+        if reference_mode not in REFERENCE_MODES:
+            raise ValueError(f"reference mode must be one of {', '.join(REFERENCE_MODES)}")
+        if evaluator.level != "segment":
+            raise ValueError(f"{evaluator.label} scores whole sets of texts; an attack needs a "
+                             "per-text evaluator")
+        self.evaluator, self.aspect = evaluator, aspect
+        self.reference_mode = reference_mode
+        self.scorer = Scorer(evaluator, cache, progress)
+        self.scale: Scale | None = None
+        self.clipped = 0
+
+    @classmethod
+    def from_spec(cls, spec: str, **kwargs: Any) -> Victim:
+        head, aspect = split_victim_spec(spec)
+        return cls(create_evaluator(head), aspect, **kwargs)
+
+    @property
+    def label(self) -> str:
+        if len(self.evaluator.aspects) == 1:
+            return self.evaluator.label
+        return f"{self.evaluator.label}@{self.aspect}"
+
+    def request(self, example: Example, text: str) -> ScoreRequest:
+        references = ((example.hypothesis,) if self.reference_mode == "original"
+                      else example.references)
+        return ScoreRequest(text, example.source, tuple(references), example.task)
+
+    def raw(self, example: Example, texts: Sequence[str]) -> list[Score]:
+        requests = [self.request(example, t) for t in texts]
+        rows = self.scorer.score(requests)
+        return [rows[r.key].get(self.aspect) or Score.missing("no score for this aspect")
+                for r in requests]
+
+    def calibrate(self, examples: Sequence[Example],
+                  given: tuple[float, float] | None = None) -> Scale:
+        """Fix the 0-100 map: given, declared, or min-max over the originals' scores."""
+        values: list[float] = []
+        if given is None:
+            requests = [self.request(e, e.hypothesis) for e in examples]
+            rows = self.scorer.score(requests)
+            values = [s.value for r in requests
+                      if (s := rows[r.key].get(self.aspect)) is not None and s.value is not None]
+        self.scale = choose_scale(self.evaluator, self.aspect, values, given=given,
+                                  label=self.label)
+        return self.scale
+
+    def score(self, example: Example, texts: Sequence[str]) -> list[Measured]:
+        if self.scale is None:
+            raise RuntimeError(f"victim {self.label} has no scale yet: call calibrate first")
+        out = []
+        for score in self.raw(example, texts):
+            if score.value is None:
+                out.append(Measured(None, reason=score.reason or "missing"))
+                continue
+            self.clipped += self.scale.clips(score.value)
+            detail = {"samples": list(score.extra["samples"])} if "samples" in score.extra else {}
+            out.append(Measured(self.scale(score.value), float(score.value), detail=detail))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "evaluator": self.evaluator.label, "aspect": self.aspect,
+                "reference_mode": self.reference_mode,
+                "scale": self.scale.to_dict() if self.scale else None,
+                "clipped": self.clipped, "signature": self.evaluator.signature()}
+
+
+GOLD_JUDGE_DEFAULTS = {"scale": "0-100", "form": "score-only", "temperature": 0.5}
+
+
+def gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
+    """A gold evaluator from its spec; LLM judges default to paper 004's way of rating: the
+    number only, on 0-100, `samples` ratings at temperature 0.5, averaged."""
+    name, params = parse_spec(spec)
+    if name == "judge":
+        for key, value in GOLD_JUDGE_DEFAULTS.items():
+            params.setdefault(key, value)
+        params.setdefault("n", samples)
+        if int(params["n"]) > 1 and float(params["temperature"]) <= 0:
+            raise ValueError("the gold judge samples several ratings: give it a temperature "
+                             "above 0")
+    return create_evaluator({"name": name, **params})
+
+
+class Gold:
+    """The human proxy: one evaluator or the mean of several (an ensemble), each on 0-100."""
+
+    def __init__(self, evaluators: Sequence[Evaluator], *, cache: SQLiteCache | None = None,
+                 progress: Progress | None = None):
+        if not evaluators:
+            raise ValueError("an attack needs a gold evaluator (--gold)")
+        self.members = [Victim(e, None if len(e.aspects) == 1 else e.aspects[0], cache=cache,
+                               progress=progress) for e in evaluators]
+
+    @property
+    def label(self) -> str:
+        return " + ".join(m.label for m in self.members)
+
+    def calibrate(self, examples: Sequence[Example]) -> None:
+        for member in self.members:
+            member.calibrate(examples)
+
+    def score(self, example: Example, texts: Sequence[str]) -> list[Measured]:
+        per_member = [m.score(example, texts) for m in self.members]
+        out = []
+        for i in range(len(texts)):
+            parts = [scores[i] for scores in per_member]
+            missing = [f"{m.label}: {p.reason}" for m, p in zip(self.members, parts, strict=True)
+                       if not p.ok]
+            if missing:
+                out.append(Measured(None, reason="; ".join(missing)))
+                continue
+            values = [p.value for p in parts if p.value is not None]
+            out.append(Measured(statistics.fmean(values),
+                                detail={m.label: {"value": p.value, "raw": p.raw, **p.detail}
+                                        for m, p in zip(self.members, parts, strict=True)}))
+        return out
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [m.describe() for m in self.members]

@@ -1,0 +1,105 @@
+"""Building an attack from user-facing settings (command line or a suite's options)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalstress.analyses.adversarial import AdversarialResult
+from evalstress.core.cache import SQLiteCache
+from evalstress.core.data import Example
+from evalstress.core.records import Progress
+from evalstress.core.redact import redact_value
+from evalstress.engine.scoring import configure_caches
+from evalstress.evaluators.base import create_evaluator
+from evalstress.llm.generate import TextGenerator
+from evalstress.studies.attack.methods import make_methods
+from evalstress.studies.attack.normalise import parse_range
+from evalstress.studies.attack.objective import AttackParams, parse_directions
+from evalstress.studies.attack.run import Attacker
+from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator, split_victim_spec
+
+
+def resolve_criteria(value: str | None) -> str | None:
+    """An aspect of criteria.yaml (its default text), a file to read, or the text itself."""
+    if not value:
+        return None
+    from evalstress.criteria import builtin_criteria
+
+    known = builtin_criteria()
+    if value in known:
+        return known[value].text("default", (0, 100))
+    path = Path(value)
+    if len(value) < 300 and "\n" not in value and path.is_file():
+        return path.read_text(encoding="utf-8")
+    return value
+
+
+def parse_ranges(values: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """`NAME=LO:HI` entries (NAME: a victim label or evaluator name)."""
+    out = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--range '{value}' must look like NAME=LO:HI, e.g. bertscore=0.5:1")
+        out[name.strip()] = parse_range(rest)
+    return out
+
+
+def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
+                   gold: Sequence[str], generator: str | Mapping[str, Any] | None = None,
+                   methods: Sequence[str] = ("adveval",), direction: str = "both",
+                   params: AttackParams | None = None, criteria: str | None = None,
+                   reference: str = "example", ranges: Sequence[str] = (),
+                   cache: SQLiteCache | None = None, cache_dir: Path | None = None,
+                   no_cache: bool = False, progress: Progress | None = None) -> Attacker:
+    """An Attacker from specs; every bad setting is an error before any model is called."""
+    params = params or AttackParams()
+    directions = parse_directions(direction)
+    gen = None
+    if generator:
+        gen = TextGenerator.from_spec(generator)
+        configure_caches([gen], cache_dir, no_cache)
+    method_list = make_methods(list(methods), generator=gen, criteria=resolve_criteria(criteria))
+    victim_list = []
+    for spec in victims:
+        head, aspect = split_victim_spec(spec)
+        evaluator = create_evaluator(head)
+        victim_list.append(Victim(evaluator, aspect, cache=cache, progress=progress,
+                                  reference_mode=reference))
+    golds = [gold_evaluator(spec, params.gold_samples) for spec in gold]
+    configure_caches([*(v.evaluator for v in victim_list), *golds], cache_dir, no_cache)
+    return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
+                    method_list, directions, params, ranges=parse_ranges(ranges), generator=gen,
+                    progress=progress)
+
+
+def close(attacker: Attacker) -> None:
+    for victim in [*attacker.victims, *attacker.gold.members]:
+        victim.evaluator.close()
+    if attacker.generator is not None:
+        attacker.generator.close()
+
+
+def write_attack_outputs(result: AdversarialResult, out: Path, *,
+                         config: Mapping[str, Any]) -> dict[str, Path]:
+    """results.json (analyses.adversarial) and report.html beside attacks.jsonl."""
+    from evalstress.core.version import __version__
+    from evalstress.report.html import write_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {"evalstress": __version__,
+               "created": datetime.now(UTC).isoformat(timespec="seconds"),
+               "config": redact_value(dict(config)),
+               "counts": {"examples": result.info.get("examples"),
+                          "attacks": result.info.get("attacks"),
+                          "successes": len(result.successes)},
+               "analyses": {"adversarial": result.to_dict()}}
+    paths = {"results": out / "results.json", "attacks": out / "attacks.jsonl"}
+    paths["results"].write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str),
+                                encoding="utf-8")
+    paths["report"] = write_html(payload, out / "report.html", title="evalstress attack")
+    return paths

@@ -1,0 +1,67 @@
+"""The `adversarial` analysis a suite may name: it attacks the run's examples (paper 004) with
+the settings of the suite's `options: {attack: {...}}` and returns the attack success rates.
+
+It is a study, not a pure analysis: it scores texts itself, through the same caches as the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalstress.analyses.adversarial import AdversarialResult
+from evalstress.analyses.registry import register_analysis
+from evalstress.engine.result import RunResult
+from evalstress.engine.scoring import open_cache
+from evalstress.studies.attack.objective import AttackParams
+from evalstress.studies.attack.setup import build_attacker, close
+
+ATTACK_KEYS = ("victims", "gold", "generator", "methods", "direction", "criteria", "reference",
+               "ranges")
+
+
+@register_analysis("adversarial", ("attack", "out_dir", "cache_dir", "no_cache"))
+def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> AdversarialResult:
+    """The `adversarial` analysis of a suite: attack the run's examples.
+
+    Settings come from the suite's `options: {attack: {...}}`: `gold` (required), `generator`
+    (for adveval), `methods` (default adveval), `victims` (default: every evaluator aspect of the
+    run), `direction`, `criteria`, `reference`, `ranges`, and the parameters of
+    `AttackParams` (budget, tau_plus, ...). attacks.jsonl goes to the run directory."""
+    settings = dict(options.get("attack") or {})
+    if not settings.get("gold"):
+        raise ValueError("the adversarial analysis needs a gold judge: add options: {attack: "
+                         "{gold: 'judge:model=NAME,base_url=URL', generator: ...}} to the suite")
+    picked = {k: settings.pop(k) for k in ATTACK_KEYS if k in settings}
+    params = AttackParams.from_options(settings)
+    victims = picked.get("victims")
+    if not victims:
+        pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)
+        by_label: dict[str, list[str]] = {}
+        for label, aspect in pairs:
+            by_label.setdefault(label, []).append(aspect)
+        victims = [label if len(aspects) == 1 else f"{label}@{aspect}"
+                   for label, aspects in by_label.items() for aspect in aspects]
+
+    def as_list(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else list(value or [])
+
+    cache_dir = Path(options["cache_dir"]) if options.get("cache_dir") else None
+    no_cache = bool(options.get("no_cache"))
+    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    attacker = build_attacker(
+        run.plan.examples, victims=as_list(victims), gold=as_list(picked["gold"]),
+        generator=picked.get("generator"), methods=as_list(picked.get("methods") or "adveval"),
+        direction=str(picked.get("direction", "both")), params=params,
+        criteria=picked.get("criteria"), reference=str(picked.get("reference", "example")),
+        ranges=as_list(picked.get("ranges")), cache=cache, cache_dir=cache_dir,
+        no_cache=no_cache)
+    out = Path(options["out_dir"]) / "attacks.jsonl" if options.get("out_dir") else None
+    try:
+        records = attacker.run(out)
+    finally:
+        close(attacker)
+        if cache is not None:
+            cache.close()
+    return attacker.result(records)

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalstress.core.data import DataError, FieldMap, builtin_corpus, from_hf_dataset, load_examples
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+ROW = {"id": "a", "task": "summarization", "source": "Src.", "hypothesis": "Good text.",
+       "references": ["Ref one.", "Ref two."], "topic": "x"}
+
+
+def test_jsonl_with_default_fields(tmp_path: Path) -> None:
+    [example] = load_examples(write_jsonl(tmp_path / "d.jsonl", [ROW]))
+    assert example.hypothesis == "Good text."
+    assert example.references == ("Ref one.", "Ref two.")
+    assert example.meta == {"topic": "x"}
+
+
+def test_field_mapping_and_several_reference_fields(tmp_path: Path) -> None:
+    row = {"doc": "Src.", "highlight": "Good.", "ref_a": "A.", "ref_b": ["B.", "C."]}
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    [example] = load_examples(path, ["hypothesis=highlight", "source=doc",
+                                     "references=ref_a,ref_b"], task="translation")
+    assert example.references == ("A.", "B.", "C.")
+    assert example.task == "translation"
+    assert example.id == "d:1"  # no id field: file stem and line
+
+
+def test_csv_and_parquet(tmp_path: Path) -> None:
+    frame = pd.DataFrame([{"id": "1", "hypothesis": "One text.", "references": "R."},
+                          {"id": "2", "hypothesis": "Two text.", "references": "S."}])
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    frame.to_parquet(tmp_path / "d.parquet")
+    for name in ("d.csv", "d.parquet"):
+        examples = load_examples(tmp_path / name)
+        assert [e.hypothesis for e in examples] == ["One text.", "Two text."]
+        assert examples[1].references == ("S.",)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field", "words"),
+    [
+        ('{"hypothesis": "ok"}\n{"hypothesis": "ok", \n', 2, None, "broken JSON"),
+        ('{"hypothesis": "ok"}\n{"text": "no hyp"}\n', 2, "hypothesis", "missing"),
+        ('{"hypothesis": "ok"}\n\n{"hypothesis": "   "}\n', 3, "hypothesis", "empty"),
+        ('{"hypothesis": "ok", "references": [1, {}]}\n', 1, "references[1]", "must be text"),
+        ('{"id": 1, "hypothesis": "a"}\n{"id": 1, "hypothesis": "b"}\n', 2, "id", "duplicate"),
+        ('{"hypothesis": "a", "task": "poetry"}\n', 1, "task", "unknown task"),
+    ],
+)
+def test_bad_jsonl_names_file_line_and_field(tmp_path: Path, content: str, line: int,
+                                              field: str | None, words: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    error = info.value
+    assert (error.path, error.line, error.field) == (str(path), line, field)
+    assert words in str(error)
+    assert f"line {line}" in str(error)
+
+
+def test_wrong_encoding_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b'{"hypothesis": "fine"}\n{"hypothesis": "caf\xe9"}\n')
+    with pytest.raises(DataError, match=r"line 2: is not UTF-8"):
+        load_examples(path)
+
+
+def test_csv_row_with_extra_cells(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("id,hypothesis\n1,ok\n2,ok,extra\n", encoding="utf-8")
+    with pytest.raises(DataError, match="line 3"):
+        load_examples(path)
+
+
+def test_unknown_mapping_field_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown example field"):
+        FieldMap.parse(["hypo=highlight"])
+
+
+def test_builtin_corpus_covers_four_tasks() -> None:
+    corpus = builtin_corpus()
+    assert len(corpus) >= 40
+    assert {e.task for e in corpus} >= {"summarization", "dialogue", "story", "qa"}
+    assert all(e.source and e.hypothesis and e.references for e in corpus)
+
+
+def test_hf_style_rows() -> None:
+    rows = [{"document": "S.", "summary": "H.", "refs": ["R."]}]
+    [example] = from_hf_dataset(rows, {"hypothesis": "summary", "source": "document",
+                                       "references": "refs"}, task="summarization")
+    assert (example.source, example.hypothesis, example.references) == ("S.", "H.", ("R.",))
+
+
+def test_summeval_loads_with_mapping(shared_data: Path) -> None:
+    examples = load_examples(shared_data / "summeval.jsonl",
+                             ["hypothesis=highlight", "references=references"],
+                             task="summarization")
+    assert len(examples) == 100
+    assert all(len(e.references) == 10 for e in examples)
+    assert "systems" in examples[0].meta
+
+
+def test_csv_and_jsonl_with_a_byte_order_mark_keep_their_first_field(tmp_path: Path) -> None:
+    # spreadsheet exports start with a BOM; before, CSV said "'hypothesis' is missing"
+    csv_path = tmp_path / "bom.csv"
+    csv_path.write_bytes("hypothesis,references\nGood text.,Ref one.\n".encode("utf-8-sig"))
+    jsonl_path = tmp_path / "bom.jsonl"
+    jsonl_path.write_bytes((json.dumps({"hypothesis": "Good text."}) + "\n").encode("utf-8-sig"))
+    [from_csv] = load_examples(csv_path)
+    [from_jsonl] = load_examples(jsonl_path)
+    assert (from_csv.hypothesis, from_csv.references) == ("Good text.", ("Ref one.",))
+    assert from_jsonl.hypothesis == "Good text."
+
+
+def test_a_side_corpus_reads_lines_or_filtered_jsonl_records(tmp_path: Path) -> None:
+    from evalstress.core.data import read_text_corpus
+
+    lines = tmp_path / "corpus.txt"
+    lines.write_text("first line\n\n  \nsecond line\n", encoding="utf-8")
+    assert read_text_corpus(lines, "corpus") == ["first line", "second line"]
+    records = tmp_path / "corpus.jsonl"
+    records.write_text('{"text": "a", "split": "train"}\n{"text": "b", "split": "test"}\n'
+                       '{"text": "c"}\n', encoding="utf-8")
+    assert read_text_corpus(records, "corpus", where="split=test") == ["b"]
+    with pytest.raises(ValueError, match=r"line 3, field 'split' \(from where=split=test\)"):
+        read_text_corpus(records, "corpus", where="split=test", missing_where_is_error=True)
+    with pytest.raises(ValueError, match="line 1, field 'body': missing or not a text"):
+        read_text_corpus(records, "corpus", field="body")
+    with pytest.raises(ValueError, match=r"corpus file '.*nope\.jsonl' does not exist"):
+        read_text_corpus(tmp_path / "nope.jsonl", "corpus")
+    records.write_text('{"text": "a"}\n{"text": \n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: broken JSON"):
+        read_text_corpus(records, "corpus")
+    records.write_bytes(b'{"text": "a"}\n{"text": "\xff"}\n')
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: is not UTF-8 text"):
+        read_text_corpus(records, "corpus")

@@ -1,0 +1,121 @@
+"""Ctrl-C and SIGTERM during a judge run: a prompt, quiet stop, and a resume that repeats nothing.
+
+The command runs in a subprocess (signals go to a real process); the fake OpenAI-compatible
+server runs in this process, so the test sees every request the run sent and answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalstress.core import interrupts
+from evalstress.llm.fake_server import FakeServer, Reply
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+CORPUS = SRC / "evalstress" / "corpus" / "sample.jsonl"
+
+
+def cli(*args: str, **popen: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"}
+    return subprocess.Popen([sys.executable, "-m", "evalstress.cli", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **popen)  # type: ignore[call-overload]
+
+
+def canonical(request: dict[str, object]) -> str:
+    return json.dumps(request, sort_keys=True)
+
+
+def judge_run(server: FakeServer, tmp_path: Path) -> list[str]:
+    return ["run", str(CORPUS), "--limit", "3", "-p", "truncation", "--workers", "1", "--quiet",
+            "-e", f"judge:model=m,base_url={server.base_url},form=score-only,max_concurrency=2",
+            "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache")]
+
+
+def wait_for(condition: object, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError("the run did not get that far in time")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code", "name"), [(signal.SIGINT, 130, "Ctrl-C"),
+                                                   (signal.SIGTERM, 143, "SIGTERM")])
+def test_signal_during_a_judge_run_stops_in_seconds_and_the_resume_repeats_no_call(
+        tmp_path: Path, sig: int, code: int, name: str) -> None:
+    with FakeServer(default=Reply("4", delay=0.4)) as server:
+        proc = cli(*judge_run(server, tmp_path))
+        wait_for(lambda: len(server.answered) >= 4 or proc.poll() is not None, 120)
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(sig)
+        sent = time.monotonic()
+        _, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+        assert proc.returncode == code, stderr
+        assert took < 5, f"took {took:.1f}s to stop"
+        assert f"interrupted ({name})" in stderr
+        assert "run the same command again to resume" in stderr
+        for noise in ("Traceback", "Task was destroyed", "never retrieved", "Exception ignored"):
+            assert noise not in stderr, stderr
+        assert not (tmp_path / "run").exists()  # nothing half-written at --out
+        first = {canonical(r) for r in server.answered}
+        assert 4 <= len(first) < 18  # 3 originals + 15 truncations: stopped midway
+
+        server.reset_counters()
+        proc = cli(*judge_run(server, tmp_path))
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        again = {canonical(r) for r in server.requests}
+        assert not first & again, "the resumed run asked again what the first run was answered"
+        assert len(first) + len(again) == 18
+        results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+        assert results["counts"]["missing_scores"] == 0
+
+
+@pytest.mark.slow
+def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
+    with FakeServer(default=Reply("4", hang=True)) as server:
+        proc = cli(*judge_run(server, tmp_path))
+        wait_for(lambda: server.calls >= 2 or proc.poll() is not None, 120)
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=10)
+        assert proc.returncode == 130
+        assert "Traceback" not in stderr
+
+
+def test_deferred_holds_the_signal_until_the_block_ends() -> None:
+    interrupts.install()
+    try:
+        done = []
+        with pytest.raises(KeyboardInterrupt), interrupts.deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler has run by now, and held the interrupt back
+            done.append("rename")
+        assert done == ["rename"]
+        assert interrupts.exit_code() == 130
+    finally:
+        interrupts.uninstall()
+
+
+def test_sigterm_maps_to_143() -> None:
+    interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+        assert interrupts.exit_code() == 143
+        assert "SIGTERM" in interrupts.message()
+    finally:
+        interrupts.uninstall()

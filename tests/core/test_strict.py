@@ -1,0 +1,29 @@
+"""The one did-you-mean helper every name lookup goes through."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
+
+
+def test_a_near_miss_is_suggested_and_the_known_names_listed() -> None:
+    error = unknown_name_error("suite key", "seed", ["seeds", "name", "analyses"], "my.yaml")
+    assert str(error) == ("my.yaml: unknown suite key 'seed'. Did you mean 'seeds'? "
+                          "Known: analyses, name, seeds.")
+
+
+def test_a_name_close_to_nothing_gets_only_the_list() -> None:
+    error = unknown_name_error("option", "zzz", ["rel_tol", "abs_tol"])
+    assert str(error) == "unknown option 'zzz'. Known: abs_tol, rel_tol."
+
+
+def test_the_error_is_caught_as_value_error_and_as_key_error() -> None:
+    # callers that caught lookups by KeyError, and loaders that catch ValueError, both see it
+    for kind in (ValueError, KeyError, ConfigError, UnknownNameError):
+        with pytest.raises(kind):
+            check_names("parameter", ["ratoi"], ["rule"], "perturbation 'truncation'")
+
+
+def test_known_names_pass() -> None:
+    check_names("suite key", ["seeds", "name"], ["name", "seeds", "analyses"])

@@ -1,0 +1,118 @@
+"""The text layer: one parse per text, exact rebuilds, the noise ratio of paper 002."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalstress.core.text import TextParser, noise_ratio, rebuild, rebuild_parsed
+
+
+def test_each_distinct_text_is_parsed_once() -> None:
+    parser = TextParser()
+    texts = ["Anna went to Paris. She stayed a week.", "A second text here."]
+    parser.parse_many(texts + texts)
+    parser.parse(texts[0])
+    assert parser.parses == 2
+
+
+def test_parse_finds_sentences_entities_and_pos() -> None:
+    parsed = TextParser().parse("Anna Berg flew to Paris on Monday. She met the mayor.")
+    assert parsed.sentence_texts() == ["Anna Berg flew to Paris on Monday.", "She met the mayor."]
+    labels = {e.text: e.label for e in parsed.entities}
+    assert labels.get("Paris") == "GPE"
+    assert any(t.pos == "VERB" and t.lemma == "fly" for t in parsed.tokens)
+
+
+def test_rebuild_keeps_whitespace_and_never_glues_words() -> None:
+    parsed = TextParser().parse("She went to the office, then home.")
+    assert rebuild(parsed.tokens) == "She went to the office, then home."
+    assert rebuild(parsed.tokens, drop=[3]) == "She went to office, then home."
+    assert rebuild(parsed.tokens, drop=[4]) == "She went to the, then home."
+    assert rebuild(parsed.tokens, {1: "ran"}) == "She ran to the office, then home."
+
+
+def test_noise_ratio_is_word_levenshtein_over_length() -> None:
+    assert noise_ratio("a b c d", "a b c d") == 0.0
+    assert noise_ratio("a b c d", "a b") == pytest.approx(0.5)  # two deletions over four words
+    assert noise_ratio("a b c d", "a x c d") == pytest.approx(0.25)
+    # a swap costs two substitutions; swap-type noise is halved (paper 002, footnote 7)
+    assert noise_ratio("a b c d", "b a c d", swap=True) == pytest.approx(0.25)
+    assert noise_ratio("", "") == 0.0
+
+TEXTS = [
+    "She didn't go, but they've gone home. Then -- quietly -- it ended!",
+    "Line one.\n\nLine two has  two spaces and a (parenthesis).",
+    "Numbers: 3.5 kg, $20, and 1,000 people; done.",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_rebuild_parsed_matches_rebuild_on_random_edits(text: str) -> None:
+    parsed = TextParser().parse(text)
+    rng = random.Random(0)
+    n = len(parsed.tokens)
+    for _ in range(300):
+        drop = rng.sample(range(n), rng.randrange(n))
+        replacements = {i: rng.choice(["X", "", "two words"])
+                        for i in rng.sample(range(n), rng.randrange(n // 2))}
+        assert rebuild_parsed(parsed, replacements, drop) == \
+            rebuild(parsed.tokens, replacements, drop)
+
+
+def test_derived_data_is_memoized_per_parse_and_ignored_by_equality() -> None:
+    parser = TextParser()
+    parsed = parser.parse(TEXTS[0])
+    calls = []
+    assert parsed.memo("k", lambda p: calls.append(1) or 5) == 5
+    assert parsed.memo("k", lambda p: calls.append(1) or 6) == 5
+    assert calls == [1]
+    assert parsed == TextParser().parse(TEXTS[0])  # a fresh parse has no derived data
+
+
+def test_a_text_longer_than_spacys_bound_parses_instead_of_e088() -> None:
+    """The planner's `max_chars` decides what is parsed; spaCy's own `max_length` follows it, so
+    a text the limit lets through never meets spaCy's E088 error."""
+    from evalstress.core.text import load_spacy
+
+    nlp = load_spacy()
+    saved = nlp.max_length
+    text = "The river rose. " * 20  # 320 characters
+    try:
+        nlp.max_length = 100
+        parsed = TextParser().parse(text)
+    finally:
+        nlp.max_length = saved
+    assert len(parsed.sentences) == 20 and "".join(parsed.pieces) == text
+
+
+def test_length_skip_names_the_row_and_the_limit() -> None:
+    from evalstress.core.text import DEFAULT_MAX_CHARS, length_skip, max_chars_option
+
+    assert max_chars_option({}) == DEFAULT_MAX_CHARS == 100_000
+    assert max_chars_option({"max_chars": 0}) is None
+    with pytest.raises(ValueError, match="max_chars must be a positive whole number"):
+        max_chars_option({"max_chars": "lots"})
+    assert length_skip("r1", "x" * 10, 10) is None
+    assert length_skip("r1", "x" * 1_000_001, 100_000) == (
+        "row 'r1': its text of 1,000,001 characters is beyond the text length limit (100,000; "
+        "raise it with --max-chars or the suite option max_chars)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcde"), max_size=40), st.lists(st.sampled_from("abcde"),
+                                                                 max_size=40))
+def test_word_distance_is_the_levenshtein_distance(a: list[str], b: list[str]) -> None:
+    """Cutting the common prefix and suffix and hinting a small distance change nothing: the
+    reference is a plain dynamic-programming edit distance written here."""
+    from evalstress.core.text import word_distance
+
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    assert word_distance(a, b) == row[-1]

@@ -1,0 +1,79 @@
+"""The TextFooler-style baseline: importance by deletion, WordNet and MiniLM candidates, the
+similarity floor, the victim target, random starts towards bad."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalstress.core.data import Example
+from evalstress.evaluators.base import create_evaluator
+from evalstress.studies.attack.base import AttackSetup
+from evalstress.studies.attack.embeddings import SentenceSimilarity
+from evalstress.studies.attack.objective import AttackParams
+from evalstress.studies.attack.scoring import Gold, Victim
+from evalstress.studies.attack.textfooler import TextFooler
+from evalstress.studies.attack.wordnet import synonyms
+
+from .conftest import SOURCE, TableVictim
+
+TEXT = "The council will quickly rebuild the old harbour bridge and open a small ferry."
+OTHER = "Shops near the bridge fear a long closure during the works."
+
+
+def examples() -> list[Example]:
+    refs = (TEXT,)
+    return [Example("a", "summarization", SOURCE, TEXT, refs),
+            Example("b", "summarization", SOURCE, OTHER, refs)]
+
+
+def setup(direction: str, budget: int = 300) -> AttackSetup:
+    pool = examples()
+    victim = Victim(create_evaluator("rouge:types=rougeL"))
+    victim.calibrate(pool)
+    gold = Gold([TableVictim(default=80.0)])
+    gold.calibrate(pool)
+    return AttackSetup(pool[0], victim, gold, direction,  # type: ignore[arg-type]
+                       AttackParams(budget=budget), pool)
+
+
+@pytest.mark.slow
+def test_good_direction_lowers_the_victim_within_the_similarity_floor() -> None:
+    fooler = TextFooler(sim=0.8)
+    state = setup("good")
+    record = fooler.run(state)
+    path = record.extra["path"]
+    assert path, "no substitution was made"
+    values = [record.victim_original] + [p["victim"] for p in path]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+    similarity = SentenceSimilarity()
+    assert similarity(TEXT, [record.text])[0] >= 0.8
+    for step in path:
+        assert step["similarity"] >= 0.8
+        assert step["new"].lower() in fooler.candidates(step["old"], *_pos(step["old"]))
+    content = 9  # council quickly rebuild old harbour bridge open small ferry
+    assert record.queries >= 1 + content and record.queries == state.budget.used
+    assert record.stop in ("target", "words", "budget")
+    assert record.success == (record.victim_score is not None and record.victim_score <= 40)
+
+
+def _pos(word: str) -> tuple[str, str]:
+    from evalstress.core.text import TextParser
+
+    token = next(t for t in TextParser().parse(TEXT).tokens if t.text == word)
+    return token.pos, token.tag
+
+
+def test_candidates_come_from_wordnet_and_the_embedding_table() -> None:
+    fooler = TextFooler()
+    options = fooler.candidates("bridges", "NOUN", "NNS")
+    assert "bridges" not in options
+    assert {s + "s" for s in synonyms("bridge", "n") if s.isalpha()} & set(options)
+    assert fooler.candidates("quickly", "ADV", "RB")
+    assert fooler.candidates("the", "DET", "DT") == []
+
+
+@pytest.mark.slow
+def test_bad_direction_starts_from_another_example_and_budget_holds() -> None:
+    record = TextFooler().run(setup("bad", budget=12))
+    assert record.start == "random:b" and record.original == OTHER
+    assert record.queries <= 12
