@@ -1,0 +1,108 @@
+"""The one orchestration: every face (the CLI, evalstress.stress(), the pytest helpers) runs the
+same job and gets the same score table; a job that cannot run says so before any scoring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import evalstress
+import evalstress.job as job_module
+import evalstress.testing as plugin_helpers
+from evalstress.cli import app
+from evalstress.core.data import builtin_corpus
+from evalstress.evaluators.base import create_evaluator
+from evalstress.job import JobError, StressJob, run_job
+from evalstress.suites import custom_suite
+
+KEY = ["example_id", "perturbation", "severity", "seed", "evaluator", "aspect"]
+
+
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
+    return table.sort_values(KEY).reset_index(drop=True)
+
+
+def test_every_face_runs_the_same_job_and_writes_the_same_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path / "default-cache"))
+    jobs: list[StressJob] = []
+    real = job_module.score_job
+
+    def counting(job: StressJob) -> object:
+        jobs.append(job)
+        return real(job)
+
+    monkeypatch.setattr(job_module, "score_job", counting)  # every face scores through it
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: tiny\nseeds: [0]\nperturbations: [truncation]\n"
+                     "analyses: [blindspot]\n", encoding="utf-8")
+
+    cli = CliRunner().invoke(app, [
+        "run", str(Path(evalstress.__file__).parent / "corpus" / "sample.jsonl"), "--limit",
+        "3", "-p", "truncation", "--seeds", "1", "-e", "rouge", "--out", str(tmp_path / "cli"),
+        "--quiet", "--workers", "1", "--no-cache"])
+    assert cli.exit_code == 0, cli.output
+    api = evalstress.stress(None, ["rouge"], perturbations=["truncation"], seeds=1, limit=3,
+                            cache=False, progress=False, out=tmp_path / "api")
+    plugin = plugin_helpers.stress("rouge", suite=suite, data=builtin_corpus()[:3],
+                            out=tmp_path / "plugin", cache_dir=tmp_path / "plugin-cache")
+    assert [j.config.get("command") for j in jobs] == ["run", "stress", "evalstress.testing"]
+
+    cli_table = _sorted(pd.read_parquet(tmp_path / "cli" / "scores.parquet"))
+    api_table = _sorted(pd.read_parquet(tmp_path / "api" / "scores.parquet"))
+    plugin_table = _sorted(pd.read_parquet(plugin.out_dir / "scores.parquet"))
+    assert len(cli_table) == 3 * (1 + 5) * 3  # each original, its five truncations, 3 ROUGEs
+    pd.testing.assert_frame_equal(cli_table, api_table)
+    pd.testing.assert_frame_equal(cli_table, plugin_table)
+    for folder in ("cli", "api"):
+        saved = json.loads((tmp_path / folder / "results.json").read_text(encoding="utf-8"))
+        assert saved["counts"]["examples"] == 3 and "blindspot" in saved["analyses"]
+
+
+class Refusing:
+    """An evaluator that fails the test if anything asks it for a score."""
+
+    label = name = "refusing"
+    aspects = ("x",)
+    closed = False
+
+    def score(self, requests: object) -> list[object]:  # pragma: no cover - must not run
+        raise AssertionError("scored although the job could not run")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"backend": "spark"}, "--backend 'spark': choose local or ray"),
+    ({"backend": "ray", "sequential": True}, "--sequential decides batch by batch"),
+    ({"analyses": ("blindspot", "blindspott")}, "unknown analysis blindspott"),
+    ({"out": "file"}, "exists and is not a directory"),
+])
+def test_a_job_that_cannot_run_is_refused_before_any_scoring(
+        tmp_path: Path, change: dict[str, object], message: str) -> None:
+    suite = custom_suite(["truncation"], [0], ["blindspot"])
+    suite.analyses = tuple(change.pop("analyses", ("blindspot",)))  # type: ignore[arg-type]
+    taken = tmp_path / "taken"
+    taken.write_text("a file, not a folder")
+    out = taken if change.pop("out", None) else tmp_path / "run"
+    job = StressJob(builtin_corpus()[:2], suite, [Refusing()], out=out,  # type: ignore[list-item]
+                    no_cache=True, **change)  # type: ignore[arg-type]
+    with pytest.raises(JobError, match=message):
+        run_job(job)
+    assert not (tmp_path / ".run.partial").exists() and not (tmp_path / ".taken.partial").exists()
+
+
+def test_a_job_without_out_writes_nothing_and_closes_what_it_opened() -> None:
+    rouge = create_evaluator("rouge")
+    closed: list[str] = []
+    rouge.close = lambda: closed.append("rouge")  # type: ignore[method-assign]
+    done = run_job(StressJob(builtin_corpus()[:2], custom_suite(["truncation"], [0]), [rouge],
+                             no_cache=True, workers=1))
+    assert done.paths == {} and closed == ["rouge"]
+    assert set(done.run.table["evaluator"]) == {"rouge"} and "blindspot" in done.analyses
+    assert done.run.files.temporary  # removed with the result, never promoted anywhere
