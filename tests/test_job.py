@@ -54,6 +54,7 @@ def test_every_face_runs_the_same_job_and_writes_the_same_scores(
 
     cli_table = _sorted(pd.read_parquet(tmp_path / "cli" / "scores.parquet"))
     api_table = _sorted(pd.read_parquet(tmp_path / "api" / "scores.parquet"))
+    pd.testing.assert_frame_equal(_sorted(api.table), api_table)  # what the notebook shows
     plugin_table = _sorted(pd.read_parquet(plugin.out_dir / "scores.parquet"))
     assert len(cli_table) == 3 * (1 + 5) * 3  # each original, its five truncations, 3 ROUGEs
     pd.testing.assert_frame_equal(cli_table, api_table)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -150,8 +152,29 @@ class WorkerSpec:
     parent_names: frozenset[str] = frozenset()
 
 
+#: how often a worker looks whether its parent still lives (seconds)
+PARENT_CHECK_INTERVAL = 0.5
+
+
+def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> threading.Thread:
+    """Watch from a daemon thread whether the process `parent` still is this process's parent;
+    when it died (kill -9 leaves no chance to stop the pool), exit at once: a worker holds
+    hundreds of MB and would otherwise live on, reparented, for ever."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    thread = threading.Thread(target=watch, name="evalstress-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
+    exit_with_parent(os.getppid())
     # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a

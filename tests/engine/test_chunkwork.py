@@ -1,0 +1,79 @@
+"""Worker processes never outlive their run: a worker whose parent was killed (kill -9, no
+chance to stop the pool) exits by itself, and so does the resource tracker behind the pool."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+CORPUS = SRC / "evalstress" / "corpus" / "sample.jsonl"
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC)}
+
+
+def test_a_process_whose_parent_is_gone_exits_within_a_second() -> None:
+    # the watched pid is not this child's parent: as after a kill -9, when init adopted it
+    code = textwrap.dedent("""
+        import time
+        from evalstress.engine.chunkwork import exit_with_parent
+        exit_with_parent(parent=1, interval=0.1)
+        time.sleep(30)
+    """)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), timeout=30)
+    assert done.returncode == 1
+    assert time.monotonic() - started < 10  # it did not sleep its 30 s
+
+
+def test_a_living_parent_keeps_its_worker() -> None:
+    code = textwrap.dedent("""
+        import os, time
+        from evalstress.engine.chunkwork import exit_with_parent
+        exit_with_parent(os.getppid(), interval=0.05)
+        time.sleep(0.5)
+        print("finished")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), timeout=30,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "finished"
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalstress.cli", "run", str(CORPUS), "--suite", "blindspot-full",
+         "--workers", "2", "--chunk-size", "2", "--quiet", "--no-cache",
+         "--out", str(tmp_path / "run")],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    parent = psutil.Process(proc.pid)
+    workers: list[psutil.Process] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = parent.children(recursive=True)
+        if len(workers) >= 3:  # two workers and the resource tracker
+            break
+        time.sleep(0.2)
+    assert len(workers) >= 3, "the run never started its worker pool"
+    time.sleep(2)  # the workers are busy with chunks
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.25)
+        alive = [w for w in alive if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+    for process in alive:  # never leave them to the next test, whatever the verdict
+        process.kill()
+    assert alive == [], f"left behind: {[' '.join(w.cmdline())[:60] for w in alive]}"
