@@ -77,3 +77,28 @@ def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path) -> None
     for process in alive:  # never leave them to the next test, whatever the verdict
         process.kill()
     assert alive == [], f"left behind: {[' '.join(w.cmdline())[:60] for w in alive]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.8])
+def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path: Path,
+                                                               delay: float) -> None:
+    """Ctrl-C reaches the whole process group, workers still importing included."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalstress.cli", "run", str(CORPUS), "--suite", "blindspot-full",
+         "--workers", "2", "--chunk-size", "2", "--quiet", "--no-cache",
+         "--out", str(tmp_path / "run")],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    parent = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any("spawn" in " ".join(c.cmdline()) for c in parent.children()):
+            break  # the first worker is starting: it imports evalstress, pandas, spaCy ...
+        time.sleep(0.01)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert "interrupted (Ctrl-C)" in output

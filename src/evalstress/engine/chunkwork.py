@@ -14,7 +14,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -175,8 +175,12 @@ def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> th
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
     exit_with_parent(os.getppid())
-    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool
+    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
+    # The worker was born with SIGINT blocked (see `ChunkExecutor.submit`), so a Ctrl-C during
+    # its start-up stayed pending instead of printing a traceback from inside an import; now
+    # that it is ignored, unblocking discards it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
     # thread per core in every worker and fight the pool for the same cores
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
@@ -189,6 +193,18 @@ def _init_worker(spec: WorkerSpec) -> None:
 def _process(task: ChunkTask) -> ChunkOutcome:
     assert _WORKER is not None, "worker process not initialised"
     return _WORKER.process(task)
+
+
+@contextlib.contextmanager
+def interrupts_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread for a moment: a process spawned meanwhile starts with it
+    blocked (as multiprocessing's own resource tracker does). A Ctrl-C that comes meanwhile is
+    delivered to this process as soon as the block ends, never lost."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class ChunkExecutor:
@@ -209,7 +225,8 @@ class ChunkExecutor:
 
     def submit(self, task: ChunkTask) -> Future[ChunkOutcome]:
         if self._pool is not None:
-            return self._pool.submit(_process, task)
+            with interrupts_blocked():  # a worker spawned here inherits the blocked signal
+                return self._pool.submit(_process, task)
         future: Future[ChunkOutcome] = Future()
         try:
             future.set_result(self.worker.process(task))
