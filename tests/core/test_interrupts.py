@@ -6,6 +6,7 @@ server runs in this process, so the test sees every request the run sent and ans
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -119,3 +120,41 @@ def test_sigterm_maps_to_143() -> None:
         assert "SIGTERM" in interrupts.message()
     finally:
         interrupts.uninstall()
+
+
+def _staggered(request: dict[str, object]) -> Reply:
+    """Answers that come back at different moments (0.3 to 1.5 s), so a signal always finds
+    some on their way and others about to arrive within the grace period."""
+    digest = int(hashlib.sha256(canonical(request).encode()).hexdigest(), 16)
+    return Reply("4", delay=0.3 + (digest % 13) / 10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wait_for_answers", [3, 7, 11])
+def test_ctrl_c_with_many_requests_in_flight_keeps_every_answer_that_arrived(
+        tmp_path: Path, wait_for_answers: int) -> None:
+    """Eight requests in flight at once: each answer the server sent before or during the stop
+    is cached (the resumed run never asks it again), and no session is left unclosed."""
+    args = ["run", str(CORPUS), "--limit", "4", "-p", "truncation", "--workers", "1",
+            "--quiet", "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
+            "-e", "judge:model=m,base_url={url},form=score-only,max_concurrency=8"]
+    with FakeServer(responder=_staggered) as server:
+        run_args = [a.replace("{url}", server.base_url) for a in args]
+        proc = cli(*run_args)
+        wait_for(lambda: len(server.answered) >= wait_for_answers or proc.poll() is not None,
+                 120)
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, stderr
+        assert "Unclosed" not in stderr and "Traceback" not in stderr, stderr
+        time.sleep(1.6)  # anything the server was still answering has been sent by now
+        paid = {canonical(r) for r in server.answered}
+        server.reset_counters()
+        proc = cli(*run_args)
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        again = {canonical(r) for r in server.requests}
+        assert not paid & again, (f"{len(paid & again)} answers that had arrived were asked "
+                                  "again")
+        assert len(paid | again) == 4 * 6  # 4 originals + 4 x 5 truncations

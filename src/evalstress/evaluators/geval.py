@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstress.evaluators.base import Score, ScoreRequest
 from evalstress.llm.accounting import message_tokens
+from evalstress.llm.aio import gather_all
 from evalstress.llm.client import ChatResponse, LLMError
 from evalstress.llm.extract import extract_answer
 
@@ -133,7 +134,7 @@ class AutoSteps:
     async def prepare(self, requests: Iterable[ScoreRequest]) -> None:
         """Write the steps of every (task, aspect) these requests need, once each."""
         pairs = dict.fromkeys((r.task, a) for r in requests for a in self.judge.aspects)
-        await asyncio.gather(*(self.ensure(task, aspect) for task, aspect in pairs))
+        await gather_all(*(self.ensure(task, aspect) for task, aspect in pairs))
 
     async def ensure(self, task: str, aspect: str) -> Score | None:
         """None when the steps are ready; else a missing Score saying why there are none."""

@@ -28,7 +28,6 @@ reported under the name asked for).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import math
 import os
@@ -46,7 +45,7 @@ from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
-from evalstress.llm.aio import run_sync
+from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend
@@ -428,7 +427,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         order = sorted(range(len(jobs)), key=lambda i: (jobs[i][0].source, jobs[i][0].text,
                                                         jobs[i][1]))
         try:
-            judged = await asyncio.gather(*(self._judge(*jobs[i], known) for i in order))
+            judged = await gather_all(*(self._judge(*jobs[i], known) for i in order))
         finally:
             await self.client.aclose()
         by_job = dict(zip(order, judged, strict=True))
@@ -456,7 +455,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                 no_steps := await self.auto_steps.ensure(request.task, aspect)) is not None:
             return no_steps
         messages = self.messages(request, aspect)
-        answers = await asyncio.gather(*(self._sample(messages, s, known) for s in range(self.n)))
+        answers = await gather_all(*(self._sample(messages, s, known) for s in range(self.n)))
         parsed = [self._read(a) for a in answers]
         reasks = 0
         # unparsable answers are re-asked with a fresh sample index, a bounded number of times
@@ -570,13 +569,13 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             return matches[-1][2].lower(), ""
 
         async def pair(x: ScoreRequest, y: ScoreRequest) -> PairwiseResult:
-            (v1, r1), (v2, r2) = await asyncio.gather(verdict(x, y), verdict(y, x))
+            (v1, r1), (v2, r2) = await gather_all(verdict(x, y), verdict(y, x))
             ab = {"1": "a", "2": "b"}.get(v1 or "", v1)
             ba = {"1": "b", "2": "a"}.get(v2 or "", v2)
             return PairwiseResult(ab, ba, tuple(r for r in (r1, r2) if r))
 
         try:
-            return list(await asyncio.gather(*(pair(x, y) for x, y in zip(a, b, strict=True))))
+            return list(await gather_all(*(pair(x, y) for x, y in zip(a, b, strict=True))))
         finally:
             await self.client.aclose()
 

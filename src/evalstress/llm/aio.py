@@ -8,12 +8,44 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from evalstress.core import interrupts
 
 T = TypeVar("T")
+
+
+async def gather_all(*aws: Awaitable[T]) -> list[T]:
+    """Run the awaitables concurrently and return their results in order, or raise the first
+    one's exception, only once every one of them has finished.
+
+    A plain `asyncio.gather` resolves as soon as the first child ends cancelled, while the
+    others may still be inside their grace period after a Ctrl-C (an answer already on its way
+    gets time to arrive and be cached); closing the HTTP sessions then would lose those answers
+    and leave retries running on new sessions. Here a cancellation is passed to every child and
+    raised after the last one is done."""
+    tasks = [asyncio.ensure_future(aw) for aw in aws]
+    if not tasks:
+        return []
+    try:
+        await asyncio.wait(tasks)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+        _retrieve(tasks)
+        raise
+    _retrieve(tasks)
+    return [task.result() for task in tasks]
+
+
+def _retrieve(tasks: Sequence[asyncio.Future[T]]) -> None:
+    """Look at every failed child's exception, so none is logged as 'never retrieved' when an
+    earlier one is the one raised."""
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()
 
 
 async def _main(coro_factory: Callable[[], Awaitable[T]]) -> T:

@@ -14,7 +14,6 @@ same cache and accounting; `n_ctx=` sets its window.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 from collections.abc import Mapping, Sequence
@@ -25,7 +24,7 @@ from evalstress.core.extras import is_local_model
 from evalstress.core.redact import refuse_secrets
 from evalstress.core.strict import check_names
 from evalstress.llm.accounting import Usage, message_tokens
-from evalstress.llm.aio import run_sync
+from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend
@@ -166,7 +165,7 @@ class TextGenerator(FollowsRunCache):
                 return exc
 
         try:
-            return list(await asyncio.gather(*(one(j) for j in jobs)))
+            return list(await gather_all(*(one(j) for j in jobs)))
         finally:
             await self.client.aclose()
 
