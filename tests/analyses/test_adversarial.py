@@ -1,5 +1,6 @@
 """ASR table: Wilson intervals by hand, queries per success, examples a method could not
-attack, and the exact shape of analyses.adversarial (CONTRACTS.md section 2)."""
+attack, and the exact shape of analyses.adversarial (`$defs/adversarial` in
+docs/results.schema.json)."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def test_arbitrary_unicode_never_raises(text: str, seed: int) -> None:
         _check(registry()[name]().apply(ctx, severity, seed), text)
 
 
-def _variants(order: list[tuple[str, object]]) -> dict[str, str]:
+def unit_variants(order: list[tuple[str, object]]) -> dict[str, str]:
     """Every unit's outcome on one text at seeds 0-2, visited in `order`."""
     out = {}
     for name, severity in order:
@@ -104,8 +104,8 @@ def _variants(order: list[tuple[str, object]]) -> dict[str, str]:
 _CHILD = """
 import json, sys
 sys.path[:0] = [{root!r}, {src!r}]
-from tests.perturb.test_catalogue import UNITS, _variants
-print(json.dumps(_variants(list(reversed(UNITS)))))
+from tests.perturb.test_catalogue import UNITS, unit_variants
+print(json.dumps(unit_variants(list(reversed(UNITS)))))
 """
 
 
@@ -116,7 +116,7 @@ def test_variants_depend_on_the_seed_alone_not_on_process_or_order() -> None:
     import subprocess
     import sys
 
-    here = _variants(UNITS)
+    here = unit_variants(UNITS)
     child = subprocess.run(
         [sys.executable, "-c", _CHILD.format(root=str(ROOT), src=str(ROOT / "src"))],
         capture_output=True, text=True, check=True, cwd=ROOT,

@@ -28,7 +28,7 @@ def test_a_real_run_matches_the_schema(e2e_run: Path) -> None:
 
     results = json.loads((e2e_run / "results.json").read_text(encoding="utf-8"))
     assert results["schema_version"] == SCHEMA_VERSION
-    validate(results)  # with the generation and adversarial blocks of CONTRACTS 1 and 2
+    validate(results)  # with the schema's generation and adversarial blocks ($defs)
 
 
 @pytest.mark.slow

@@ -66,7 +66,8 @@ def asr_table(records: Iterable[Any]) -> list[AsrRow]:
 
 
 def success_entries(records: Iterable[Any]) -> list[dict[str, Any]]:
-    """The successful attacks in the shape of results.json (CONTRACTS.md section 2)."""
+    """The successful attacks in the shape of results.json (`$defs/adversarial` in
+    docs/results.schema.json)."""
     out = []
     for r in records:
         if not _get(r, "success"):

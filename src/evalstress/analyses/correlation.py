@@ -289,7 +289,7 @@ def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
     """Read a JSONL file of documents with system outputs; errors name file, line and field."""
     from pathlib import Path
 
-    from evalstress.core.data import DataError, _references, _text, read_jsonl
+    from evalstress.core.data import DataError, field_references, field_text, read_jsonl
 
     file = Path(path)
     if not file.exists():
@@ -303,7 +303,7 @@ def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
             raise DataError(file, line, systems_field, "must be a non-empty list of outputs")
         refs: list[str] = []
         for name in reference_fields:
-            refs.extend(_references(row.get(name), file, line, name))
+            refs.extend(field_references(row.get(name), file, line, name))
         outputs: dict[str, str] = {}
         human: dict[str, dict[str, float | None]] = {}
         for i, item in enumerate(systems):
@@ -315,8 +315,8 @@ def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
             sid = str(item[system_id_field])
             if text_field not in item:
                 raise DataError(file, line, f"{where}.{text_field}", "is missing")
-            outputs[sid] = _text(item[text_field], file, line, f"{where}.{text_field}",
-                                 allow_empty=True)
+            outputs[sid] = field_text(item[text_field], file, line, f"{where}.{text_field}",
+                                      allow_empty=True)
             scores: dict[str, float | None] = {}
             for h in human_fields:
                 if h not in item:
@@ -328,7 +328,7 @@ def load_system_outputs(path: str | Any, *, systems_field: str = "systems",
             human[sid] = scores
         raw_id = row.get(id_field)
         doc_id = str(raw_id) if raw_id not in (None, "") else f"{file.stem}:{line}"
-        source = _text(row.get(source_field), file, line, source_field, allow_empty=True)
+        source = field_text(row.get(source_field), file, line, source_field, allow_empty=True)
         docs.append(SystemDocument(doc_id, source, tuple(refs), task, outputs, human))
     return docs
 

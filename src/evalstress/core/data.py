@@ -98,7 +98,8 @@ class FieldMap:
         return cls(**kwargs)
 
 
-def _lookup(row: Mapping[str, Any], dotted: str) -> Any:
+def field_value(row: Mapping[str, Any], dotted: str) -> Any:
+    """A record's value at a dotted path (`meta.topic`) or KeyError; imported variants use it too."""
     value: Any = row
     for part in dotted.split("."):
         if not isinstance(value, Mapping) or part not in value:
@@ -107,7 +108,8 @@ def _lookup(row: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-def _text(value: Any, path: Path, line: int, name: str, *, allow_empty: bool = False) -> str:
+def field_text(value: Any, path: Path, line: int, name: str, *, allow_empty: bool = False) -> str:
+    """A field as text, or a DataError naming file, line and field; for every loader of records."""
     if value is None or (isinstance(value, float) and value != value):
         if allow_empty:
             return ""
@@ -122,7 +124,8 @@ def _text(value: Any, path: Path, line: int, name: str, *, allow_empty: bool = F
     return value
 
 
-def _references(value: Any, path: Path, line: int, name: str) -> list[str]:
+def field_references(value: Any, path: Path, line: int, name: str) -> list[str]:
+    """A field of one reference or a list of them, as texts; for every loader of records."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -132,7 +135,7 @@ def _references(value: Any, path: Path, line: int, name: str) -> list[str]:
     if isinstance(value, list | tuple):
         out = []
         for i, item in enumerate(value):
-            out.append(_text(item, path, line, f"{name}[{i}]"))
+            out.append(field_text(item, path, line, f"{name}[{i}]"))
         return out
     raise DataError(path, line, name, f"must be a text or a list of texts, got {type(value).__name__}")
 
@@ -151,7 +154,7 @@ def example_from_row(
         if name is None:
             return None
         try:
-            return _lookup(row, name)
+            return field_value(row, name)
         except KeyError:
             if required:
                 present = ", ".join(sorted(map(str, row))[:12])
@@ -160,12 +163,12 @@ def example_from_row(
                 ) from None
             return None
 
-    hypothesis = _text(get(mapping.hypothesis, True), path, line, mapping.hypothesis)
-    source = _text(get(mapping.source, False), path, line, mapping.source or "source",
-                   allow_empty=True)
+    hypothesis = field_text(get(mapping.hypothesis, True), path, line, mapping.hypothesis)
+    source = field_text(get(mapping.source, False), path, line, mapping.source or "source",
+                        allow_empty=True)
     references: list[str] = []
     for name in mapping.references:
-        references.extend(_references(get(name, False), path, line, name))
+        references.extend(field_references(get(name, False), path, line, name))
     raw_id = get(mapping.id, False)
     example_id = str(raw_id) if raw_id not in (None, "") else f"{path.stem}:{line}"
     task_value = get(mapping.task, False)

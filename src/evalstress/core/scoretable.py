@@ -129,16 +129,6 @@ class ScoreTable:
         for key in self.distinct(by):
             yield key, self.read(wanted, where=dict(zip(by, key, strict=True)))
 
-    def count_where(self, column: str, value: Any, *, negate: bool = False) -> int:
-        if self._frame is not None:
-            mask = self._frame[column] == value
-            return int((~mask if negate else mask).sum())
-        table = pq.read_table(self.path, columns=[column])
-        mask = pc.equal(table.column(column), value)
-        if negate:
-            mask = pc.invert(mask)
-        return int(pc.sum(mask).as_py() or 0)
-
 
 def _excluded(statistics: Any, value: Any) -> bool:
     """Whether row-group statistics prove that no row equals `value`."""
@@ -191,7 +181,3 @@ def perturbation_groups(table: pd.DataFrame | ScoreTable, columns: Sequence[str]
         yield ((evaluator, aspect), gold,
                ((p, table.read(wanted, where={**where, "perturbation": p}))
                 for p in (sorted(names) if sort else names)))
-
-
-def is_empty(table: pd.DataFrame | ScoreTable) -> bool:
-    return bool(table.empty)

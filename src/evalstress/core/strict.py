@@ -3,12 +3,14 @@
 Every place that looks a name up (suite keys, perturbation parameters, evaluator spec keys,
 analysis names and options, generator spec keys) raises through `unknown_name_error`, so the
 message reads the same everywhere: where it was written, what is unknown, the closest known
-names, and the full list."""
+names, and the full list. The `key=value,...` specs of evaluators and generators are split and
+their values read here too (`split_params`, `coerce_param`), so both read a spec alike."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -49,3 +51,37 @@ def check_names(kind: str, given: Iterable[object], known: Iterable[str],
     for name in given:
         if str(name) not in allowed:
             raise unknown_name_error(kind, name, allowed, where)
+
+
+def split_params(text: str) -> list[str]:
+    """A spec's key=value parts, split on commas outside quotes; evaluator and generator specs."""
+    parts, current, quote = [], "", ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current += ch
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if current:
+        parts.append(current)
+    return [p for p in parts if p.strip()]
+
+
+def coerce_param(value: str) -> Any:
+    """A spec value as bool, int, float or text, as evaluator and generator specs read it."""
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value

@@ -82,10 +82,6 @@ class ParsedText:
         return [t.text for t in self.tokens]
 
 
-def join_tokens(tokens: Iterable[Token]) -> str:
-    return "".join(t.text + t.ws for t in tokens)
-
-
 def rebuild(tokens: Sequence[Token], replacements: dict[int, str] | None = None,
             drop: Iterable[int] = ()) -> str:
     """Rebuild text from tokens, replacing some token texts and dropping others.

@@ -9,7 +9,7 @@ where it stopped. Every answer is extracted (`llm.extract`) and validated (`pert
 an optional verifier model may veto it. After `max_reasks` re-asks the unit becomes a Skip whose
 reason says what was wrong with the last answer. Per perturbation the stage counts planned,
 accepted and skipped units, asks, re-asks and rejections by category (the `generation` block of
-results.json, CONTRACTS.md section 1).
+results.json: `$defs/generation` in docs/results.schema.json).
 
 `generate_variants` works on one chunk of examples; `GenerationSetup` bundles what a run chose
 (generator, options, imported variants) and is what `runner.plan_dataset` takes. A chunked runner
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 #: sample index = seed * REASK_STRIDE + ask: seeds never share an index however many re-asks
 REASK_STRIDE = 1000
-#: usage keys of the results.json block (CONTRACTS.md section 1)
+#: usage keys of results.json's `generation` block (`$defs/generation`, docs/results.schema.json)
 USAGE_KEYS = ("requests", "cache_hits", "calls", "retries", "errors", "rate_limited",
               "prompt_tokens", "completion_tokens")
 

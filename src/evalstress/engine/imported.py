@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstress.core.data import READERS, DataError, Example, _lookup
+from evalstress.core.data import READERS, DataError, Example, field_value
 from evalstress.core.text import noise_ratio
 from evalstress.perturb.base import Severity, Variant
 
@@ -113,7 +113,7 @@ def load_variants(path: str | Path, examples: Sequence[Example],
         if source.startswith(CONST):
             return source.removeprefix(CONST)
         try:
-            value = _lookup(row, source)
+            value = field_value(row, source)
         except KeyError:
             if name in OPTIONAL:
                 return OPTIONAL[name]

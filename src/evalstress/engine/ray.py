@@ -34,9 +34,7 @@ from evalstress.suites import Suite
 
 def local_runtime_env() -> dict[str, Any]:
     """Workers of a local Ray import evalstress from where this process did (a checkout too)."""
-    import evalstress
-
-    here = str(Path(evalstress.__file__).resolve().parents[1])
+    here = str(Path(__file__).resolve().parents[2])  # src/evalstress/engine/ray.py -> src
     paths = [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}
 

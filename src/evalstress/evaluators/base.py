@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from evalstress.core.registry import Registry
-from evalstress.core.strict import ConfigError, check_names
+from evalstress.core.strict import ConfigError, check_names, coerce_param, split_params
 
 
 @dataclass(frozen=True)
@@ -163,18 +163,6 @@ def registry() -> dict[str, type[Evaluator]]:
     return EVALUATORS.all()
 
 
-def _coerce(value: str) -> Any:
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
 def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """`"rouge"`, `"bertscore:model=/m,num_layers=6"`, `{"name": ..., **params}` or
     `{"evaluator": ..., "name": LABEL, **params}` (there `name` is the label, as in a string
@@ -194,39 +182,18 @@ def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.partition(":")
     params = {}
     if rest:
-        for part in _split_params(rest):
+        for part in split_params(rest):
             key, sep, value = part.partition("=")
             if not sep or not key.strip():
                 raise ConfigError(f"evaluator parameter '{part}' in '{spec}' must look like "
                                   "key=value")
             if key.strip() in params:
                 raise ConfigError(f"evaluator parameter '{key.strip()}' is given twice in '{spec}'")
-            params[key.strip()] = _coerce(value.strip())
+            params[key.strip()] = coerce_param(value.strip())
     if not name.strip():
         raise ConfigError(f"evaluator spec '{spec}' names no evaluator (e.g. 'rouge', "
                           "'bleu:tokenize=13a')")
     return name.strip(), params
-
-
-def _split_params(text: str) -> list[str]:
-    """Split on commas that are not inside quotes (commands may contain commas)."""
-    parts, current, quote = [], "", ""
-    for ch in text:
-        if quote:
-            if ch == quote:
-                quote = ""
-            else:
-                current += ch
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ",":
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    if current:
-        parts.append(current)
-    return [p for p in parts if p.strip()]
 
 
 def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:

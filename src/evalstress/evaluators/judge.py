@@ -44,7 +44,7 @@ from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
 from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
-from evalstress.llm.accounting import Usage, count_tokens, message_tokens
+from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
@@ -578,8 +578,3 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             return list(await gather_all(*(pair(x, y) for x, y in zip(a, b, strict=True))))
         finally:
             await self.client.aclose()
-
-
-def estimate_tokens(text: str) -> int:
-    """Re-exported for callers that budget prompts by hand."""
-    return count_tokens(text)

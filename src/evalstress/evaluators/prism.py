@@ -18,13 +18,13 @@ from typing import Any
 
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Score, ScoreRequest, ScoreRow, evaluator
-from evalstress.evaluators.seq2seq import _require, _Seq2SeqMetric
+from evalstress.evaluators.seq2seq import Seq2SeqMetric, require_model
 
 PRISM_ASPECTS = ("ref", "ref_hypo", "hypo_ref", "src")
 
 
 @evaluator("prism")
-class PrismStyle(_Seq2SeqMetric):
+class PrismStyle(Seq2SeqMetric):
     """Mean token log-probability of paraphrasing reference <-> hypothesis (and source ->
     hypothesis) under a local seq2seq model."""
 
@@ -38,7 +38,7 @@ class PrismStyle(_Seq2SeqMetric):
         unknown = set(chosen) - set(PRISM_ASPECTS)
         if unknown or not chosen:
             raise ValueError(f"prism variants must be among {PRISM_ASPECTS}, got {variants!r}")
-        super().__init__(_require(model, "prism"), device, batch_size, max_length,
+        super().__init__(require_model(model, "prism"), device, batch_size, max_length,
                          variants=" ".join(chosen), lang_tag=lang_tag)
         self.variants = chosen
         self.lang_tag = lang_tag

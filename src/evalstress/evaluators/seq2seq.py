@@ -33,14 +33,17 @@ from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow,
 BART_ASPECTS = ("precision", "recall", "f", "faithfulness")
 
 
-def _require(model: str | None, name: str) -> str:
+def require_model(model: str | None, name: str) -> str:
+    """The model= a seq2seq metric was given, or why none ships; PRISM (evaluators.prism) too."""
     if not model:
         raise ValueError(f"{name} needs model=PATH (or hub name) of a seq2seq model, e.g. a "
                          "BART or T5 checkpoint; no seq2seq weights ship with any package")
     return model
 
 
-class _Seq2SeqMetric(Evaluator):
+class Seq2SeqMetric(Evaluator):
+    """A metric read from a local seq2seq model: the base of BARTScore, boolean QA and PRISM."""
+
     def __init__(self, model: str, device: str, batch_size: int, max_length: int, **params: Any):
         super().__init__(model=model, max_length=max_length, **params)
         self.model_name = model
@@ -64,7 +67,7 @@ class _Seq2SeqMetric(Evaluator):
 
 
 @evaluator("bartscore")
-class BartScore(_Seq2SeqMetric):
+class BartScore(Seq2SeqMetric):
     """BARTScore P/R/F/faithfulness, length-averaged and summed log-likelihood."""
 
     description = "BARTScore P/R/F/faithfulness (+ _noavg sums), any local seq2seq model"
@@ -79,7 +82,7 @@ class BartScore(_Seq2SeqMetric):
             raise ValueError(f"bartscore variants must be among {BART_ASPECTS}, got {variants!r}")
         if agg not in ("max", "mean"):
             raise ValueError("bartscore agg= must be max or mean")
-        super().__init__(_require(model, "bartscore"), device, batch_size, max_length,
+        super().__init__(require_model(model, "bartscore"), device, batch_size, max_length,
                          variants=" ".join(chosen), agg=agg)
         self.variants = chosen
         self.agg = agg
@@ -224,7 +227,7 @@ UNIEVAL_DEFAULT = {"summarization": "coherence consistency fluency relevance",
 
 
 @evaluator("boolean-qa")
-class BooleanQA(_Seq2SeqMetric):
+class BooleanQA(Seq2SeqMetric):
     """P(yes) / (P(yes) + P(no)) of a seq2seq model asked a yes/no question (UniEval-style)."""
 
     description = "UniEval-style boolean QA: P(Yes) from a local seq2seq model (model=PATH)"
@@ -254,7 +257,7 @@ class BooleanQA(_Seq2SeqMetric):
                                  f"{', '.join(known)}; got {', '.join(strange) or 'none'}")
             templates = {n: known[n][0] for n in names}
             self.units = {n: known[n][1] for n in names}
-            super().__init__(_require(model, "boolean-qa"), device, batch_size, max_length,
+            super().__init__(require_model(model, "boolean-qa"), device, batch_size, max_length,
                              templates=templates, yes=yes, no=no, forms=forms,
                              unieval_task=unieval_task)
             self.templates = templates
@@ -270,7 +273,7 @@ class BooleanQA(_Seq2SeqMetric):
                 raise ValueError(f"boolean-qa dimensions must be among {sorted(QUESTIONS)} "
                                  "(or give question='... {text} ...')")
             templates = {n: QUESTIONS[n] for n in names}
-        super().__init__(_require(model, "boolean-qa"), device, batch_size, max_length,
+        super().__init__(require_model(model, "boolean-qa"), device, batch_size, max_length,
                          templates=templates, yes=yes, no=no)
         self.templates = templates
         self.yes, self.no = yes, no

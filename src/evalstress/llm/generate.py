@@ -22,7 +22,7 @@ from typing import Any
 
 from evalstress.core.extras import is_local_model
 from evalstress.core.redact import refuse_secrets
-from evalstress.core.strict import check_names
+from evalstress.core.strict import check_names, coerce_param, split_params
 from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
@@ -84,8 +84,6 @@ class TextGenerator(FollowsRunCache):
         """`"model=NAME,base_url=URL,temperature=0.7"`, a bare model name, or a mapping.
 
         Unknown keys are errors with a did-you-mean, never ignored."""
-        from evalstress.evaluators.base import _coerce, _split_params
-
         if isinstance(spec, Mapping):
             params = dict(spec)
         else:
@@ -93,7 +91,7 @@ class TextGenerator(FollowsRunCache):
             if text.startswith("generator:"):
                 text = text.removeprefix("generator:")
             params = {}
-            for index, part in enumerate(_split_params(text)):
+            for index, part in enumerate(split_params(text)):
                 key, sep, value = part.partition("=")
                 if not sep:
                     if index > 0:
@@ -101,7 +99,7 @@ class TextGenerator(FollowsRunCache):
                                          "like key=value")
                     params["model"] = part.strip()
                     continue
-                params[key.strip()] = _coerce(value.strip())
+                params[key.strip()] = coerce_param(value.strip())
         refuse_secrets(params, "generator")  # a spec is stored with the run
         check_names("generator parameter", params,
                     [p for p in inspect.signature(cls.__init__).parameters if p != "self"])

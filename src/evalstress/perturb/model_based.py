@@ -27,8 +27,8 @@ from evalstress.perturb.params import TEXT, declare, whole_number
 _EDGE = string.punctuation + "“”‘’"
 
 
-def _split_word(word: str) -> tuple[str, str, str]:
-    """Leading punctuation, the word, trailing punctuation ('(Boston).' -> '(', 'Boston', ').')."""
+def split_word(word: str) -> tuple[str, str, str]:
+    """Leading punctuation, word, trailing ('(Boston).' -> '(', 'Boston', ').'); greedy attacks too."""
     core = word.strip(_EDGE)
     if not core:
         return word, "", ""
@@ -71,7 +71,7 @@ class BertDiverge(Perturbation):
 
         loaded = self._loaded()
         tokenizer, model = loaded.tokenizer, loaded.model
-        before, core, after = _split_word(words[position])
+        before, core, after = split_word(words[position])
         masked = [*words[:position], before + tokenizer.mask_token + after, *words[position + 1:]]
         enc = tokenizer(" ".join(masked), truncation=True, return_tensors="pt")
         where = (enc["input_ids"][0] == tokenizer.mask_token_id).nonzero()
@@ -99,7 +99,7 @@ class BertDiverge(Perturbation):
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         words = ctx.text.split()
-        editable = [i for i, w in enumerate(words) if _split_word(w)[1].isalpha()]
+        editable = [i for i, w in enumerate(words) if split_word(w)[1].isalpha()]
         if not editable:
             return Skip("no alphabetic words to replace")
         count = sample_count(len(editable), float(severity), rng)
@@ -116,7 +116,7 @@ class BertDiverge(Perturbation):
                 if pick < acc:
                     choice = word
                     break
-            before, core, after = _split_word(words[position])
+            before, core, after = split_word(words[position])
             if core[:1].isupper():
                 choice = choice[:1].upper() + choice[1:]
             words[position] = before + choice + after

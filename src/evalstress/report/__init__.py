@@ -57,7 +57,8 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
                        for label, stats in run.stats.items()},
         "analyses": {name: result.to_dict() for name, result in analyses.items()},
     }
-    if run.plan.generation is not None:  # LLM-written or imported variants (CONTRACTS.md 1)
+    # LLM-written or imported variants: `$defs/generation` in docs/results.schema.json
+    if run.plan.generation is not None:
         results["generation"] = run.plan.generation
     elif summary.get("generation"):
         results["generation"] = {"perturbations": summary["generation"]}

@@ -188,7 +188,8 @@ def write_html(results: Mapping[str, Any], path: str | Path, *,
 
 def write_report(run_dir: str | Path, out: str | Path | None = None, *,
                  max_variants: int = MAX_VARIANTS, title: str | None = None) -> Path:
-    """Rebuild report.html from a run directory's files (CONTRACTS section 3)."""
+    """Rebuild report.html from a run directory's files (those engine/rundir.py writes; the
+    results.json among them follows docs/results.schema.json)."""
     folder = Path(run_dir)
     results = load_results(folder)
     browser = browser_payload(folder, max_variants=max_variants, results=results)

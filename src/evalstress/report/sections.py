@@ -410,7 +410,7 @@ def correlation(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
-# --- LLM-written perturbations (CONTRACTS section 1) ------------------------------------------
+# --- LLM-written perturbations (results.json `generation`: docs/results.schema.json) ----------
 
 
 def _rate_bar(rate: Any) -> str:
@@ -458,7 +458,7 @@ def generation(data: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-# --- adversarial search (CONTRACTS section 2) -------------------------------------------------
+# --- adversarial search (results.json `adversarial`: docs/results.schema.json) ----------------
 
 MAX_ATTACKS_SHOWN = 60
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from evalstress.core.text import noise_ratio
 from evalstress.perturb.base import derive_seed
-from evalstress.perturb.model_based import _split_word
+from evalstress.perturb.model_based import split_word
 from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish
 from evalstress.studies.attack.embeddings import EmbeddingNeighbours
 from evalstress.studies.attack.trajectory import Trajectory
@@ -91,7 +91,7 @@ class AppendixJ:
         tokenizer, model, _ = self._loaded()
         texts = []
         for p in positions:
-            before, _, after = _split_word(words[p])
+            before, _, after = split_word(words[p])
             texts.append(" ".join([*words[:p], before + tokenizer.mask_token + after,
                                    *words[p + 1:]]))
         enc = tokenizer(texts, truncation=True, padding=True, return_tensors="pt")
@@ -103,7 +103,7 @@ class AppendixJ:
             where = (enc["input_ids"][row] == tokenizer.mask_token_id).nonzero()
             found: list[str] = []
             if len(where):
-                core = _split_word(words[p])[1].lower()
+                core = split_word(words[p])[1].lower()
                 for token_id in torch.argsort(logits[row, int(where[0, 0])],
                                               descending=True).tolist():
                     if token_id in special:
@@ -123,7 +123,7 @@ class AppendixJ:
         predicted = self._mlm(words, positions)
         out = []
         for p in positions:
-            before, core, after = _split_word(words[p])
+            before, core, after = split_word(words[p])
             rest = words[:p] + words[p + 1:]
             if rest:
                 out.append((" ".join(rest), p, words[p], ""))
