@@ -52,7 +52,7 @@ class StressJob:
     no_cache: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
-    workers: int = 0
+    workers: int = 1  # the CLI asks for every core; a script without a __main__ guard cannot spawn
     backend: str = "local"
     chunk_size: int | None = None
     sequential: bool = False
