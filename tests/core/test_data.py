@@ -52,7 +52,15 @@ def test_csv_and_parquet(tmp_path: Path) -> None:
         ('{"hypothesis": "ok"}\n{"hypothesis": "ok", \n', 2, None, "broken JSON"),
         ('{"hypothesis": "ok"}\n{"text": "no hyp"}\n', 2, "hypothesis", "missing"),
         ('{"hypothesis": "ok"}\n\n{"hypothesis": "   "}\n', 3, "hypothesis", "empty"),
-        ('{"hypothesis": "ok", "references": [1, {}]}\n', 1, "references[1]", "must be text"),
+        ('{"hypothesis": "ok", "references": ["one", {}]}\n', 1, "references[1]", "must be text"),
+        # numbers and booleans are refused like a list, never turned into text
+        ('{"hypothesis": "ok"}\n{"hypothesis": 42}\n', 2, "hypothesis", "got int 42"),
+        ('{"hypothesis": true}\n', 1, "hypothesis", "got bool true"),
+        ('{"hypothesis": "ok", "references": [7, 3.5]}\n', 1, "references[0]", "got int 7"),
+        ('{"hypothesis": "ok", "source": 42}\n', 1, "source", "must be text"),
+        # a lone surrogate is valid JSON but no text: named where it is, not a traceback later
+        ('{"hypothesis": "bad \\ud800 text"}\n', 1, "hypothesis", "lone surrogate (U+D800"),
+        ('{"id": "x\\udc00", "hypothesis": "ok"}\n', 1, "id", "lone surrogate (U+DC00"),
         ('{"id": 1, "hypothesis": "a"}\n{"id": 1, "hypothesis": "b"}\n', 2, "id", "duplicate"),
         ('{"hypothesis": "a", "task": "poetry"}\n', 1, "task", "unknown task"),
     ],
@@ -80,6 +88,30 @@ def test_csv_row_with_extra_cells(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("id,hypothesis\n1,ok\n2,ok,extra\n", encoding="utf-8")
     with pytest.raises(DataError, match="line 3"):
+        load_examples(path)
+
+
+def test_csv_with_an_unbalanced_quote_names_the_line_it_opens_on(tmp_path: Path) -> None:
+    """Without strict parsing the rest of the file became one cell of row 3 (exit 0)."""
+    path = tmp_path / "d.csv"
+    path.write_text('id,hypothesis\n1,fine\n2,"opens here\n3,swallowed\n4,swallowed too\n',
+                    encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert info.value.line == 3 and "never closed" in str(info.value)
+
+
+def test_csv_keeps_a_quoted_cell_that_spans_lines(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text('id,hypothesis\n1,"first line\nsecond line"\n2,next\n', encoding="utf-8")
+    examples = load_examples(path)
+    assert [e.hypothesis for e in examples] == ["first line\nsecond line", "next"]
+
+
+def test_csv_with_a_stray_quote_inside_a_quoted_cell_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text('id,hypothesis\n1,"says "hi" there"\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2.*quote inside a cell must be doubled"):
         load_examples(path)
 
 

@@ -64,3 +64,37 @@ def test_arbitrary_csv_tables(header: list[str], cells: list[list[str]]) -> None
     writer.writerows(cells)
     result = _load(".csv", buffer.getvalue().encode("utf-8", "surrogatepass"))
     assert isinstance(result, list | DataError)
+
+
+# texts that hold lone surrogates (valid JSON escapes, not text) and non-text scalars
+_surrogate_texts = st.builds(lambda a, s, b: a + chr(s) + b, st.text(max_size=10),
+                             st.integers(0xD800, 0xDFFF), st.text(max_size=10))
+_scalars = st.integers() | st.booleans() | st.floats(allow_nan=False)
+
+
+@_settings
+@given(field=st.sampled_from(["id", "source", "hypothesis", "references"]),
+       value=_surrogate_texts | _scalars)
+def test_lone_surrogates_and_non_text_scalars_are_refused_by_field(field: str,
+                                                                   value: object) -> None:
+    row: dict[str, object] = {"id": "r1", "hypothesis": "A fine text.", field: value}
+    if field == "references":
+        row[field] = ["A reference.", value]
+    if field == "id" and not isinstance(value, str):
+        return  # a numeric id is an id: ids are names, not texts
+    result = _load(".jsonl", json.dumps(row).encode())
+    assert isinstance(result, DataError), f"{field}={value!r} was accepted"
+    assert result.line == 1 and result.field is not None and field in result.field
+
+
+@_settings
+@given(rows=st.lists(st.text(alphabet="abc ", min_size=1, max_size=12).filter(str.strip),
+                     min_size=1, max_size=4), at=st.integers(0, 3))
+def test_an_unclosed_quote_in_a_csv_is_an_error_never_a_merged_row(rows: list[str],
+                                                                    at: int) -> None:
+    lines = [f"{i},{text}" for i, text in enumerate(rows, start=1)]
+    at = min(at, len(lines) - 1)
+    lines[at] = lines[at].replace(",", ',"', 1)  # this cell's quote is never closed
+    result = _load(".csv", ("id,hypothesis\n" + "\n".join(lines) + "\n").encode())
+    assert isinstance(result, DataError), result
+    assert result.line == at + 2  # the header is line 1

@@ -95,6 +95,12 @@ def test_missing_fields_and_empty_files_are_errors(tmp_path: Path) -> None:
         load_variants(empty, EXAMPLES)
 
 
+def test_a_variant_text_with_a_lone_surrogate_is_refused_where_it_is(tmp_path: Path) -> None:
+    rows = [dict(ROWS[0]), {**ROWS[1], "text": "The plant \ud800 grows."}]
+    with pytest.raises(DataError, match=r"line 2, field 'text': holds a lone surrogate"):
+        load_variants(write(tmp_path, rows), EXAMPLES)
+
+
 def test_rows_of_examples_outside_the_run_are_counted_not_errors(tmp_path: Path) -> None:
     path = write(tmp_path, ROWS)
     imported = load_variants(path, EXAMPLES[:1], known_ids=["a", "b"])

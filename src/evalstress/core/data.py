@@ -114,13 +114,26 @@ def field_text(value: Any, path: Path, line: int, name: str, *, allow_empty: boo
         if allow_empty:
             return ""
         raise DataError(path, line, name, "is empty (null)")
-    if not isinstance(value, str):
-        if isinstance(value, int | float | bool):
-            value = str(value)
-        else:
-            raise DataError(path, line, name, f"must be text, got {type(value).__name__}")
+    if not isinstance(value, str):  # 42 or true is a typo for a text, never turned into one
+        shown = json.dumps(value) if isinstance(value, int | float | bool) else ""
+        raise DataError(path, line, name, f"must be text, got {type(value).__name__}"
+                        + (f" {shown} (write it as \"{shown}\" if it is meant as text)"
+                           if shown else ""))
     if not allow_empty and not value.strip():
         raise DataError(path, line, name, "is an empty text")
+    return encodable(value, path, line, name)
+
+
+def encodable(value: str, path: Path, line: int, name: str) -> str:
+    """`value` if it can be written as UTF-8; a lone surrogate (valid in JSON as "\\ud800",
+    not text) is a DataError naming where it is, before it breaks a file or a hash later."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(value[exc.start])
+        raise DataError(path, line, name, f"holds a lone surrogate (U+{code:04X} at character "
+                        f"{exc.start + 1}), which is not text: fix the escape in the file"
+                        ) from None
     return value
 
 
@@ -170,7 +183,8 @@ def example_from_row(
     for name in mapping.references:
         references.extend(field_references(get(name, False), path, line, name))
     raw_id = get(mapping.id, False)
-    example_id = str(raw_id) if raw_id not in (None, "") else f"{path.stem}:{line}"
+    example_id = (encodable(str(raw_id), path, line, mapping.id or "id")
+                  if raw_id not in (None, "") else f"{path.stem}:{line}")
     task_value = get(mapping.task, False)
     task = str(task_value) if task_value not in (None, "") else (default_task or "open-ended")
     if task not in TASKS:
@@ -207,8 +221,21 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         # utf-8-sig: spreadsheet programs start a CSV with a byte-order mark, which would
         # otherwise glue itself to the first column's name
         with path.open("r", encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            for record in reader:
+            # strict: a quote that is never closed is an error, not the rest of the file
+            # swallowed into one cell
+            reader = csv.DictReader(handle, strict=True)
+            try:
+                reader.fieldnames  # noqa: B018  (reads the header: record lines count from 2)
+            except csv.Error as exc:
+                raise DataError(path, 1, None, _csv_problem(exc)) from None
+            while True:
+                start = reader.line_num + 1  # the line this record starts on
+                try:
+                    record = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    raise DataError(path, max(start, 1), None, _csv_problem(exc)) from None
                 if None in record:
                     raise DataError(path, reader.line_num, None,
                                     "has more cells than the header has columns")
@@ -216,6 +243,15 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise DataError(path, _line_of_byte(path, exc.start), None,
                         f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """What a CSV parse error means to a user who wrote the file."""
+    text = str(exc)
+    if "unexpected end of data" in text:
+        return ("a quoted cell starts on this line and is never closed (an unbalanced \"); "
+                "everything after it would be read as one cell")
+    return f"is not valid CSV ({text}): a quote inside a cell must be doubled (\"\")"
 
 
 def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstress.core.data import READERS, DataError, Example, field_value
+from evalstress.core.data import READERS, DataError, Example, encodable, field_value
 from evalstress.core.text import noise_ratio
 from evalstress.perturb.base import Severity, Variant
 
@@ -144,6 +144,7 @@ def load_variants(path: str | Path, examples: Sequence[Example],
         if not isinstance(text, str):
             raise DataError(file, line, fields["text"], f"must be text, got "
                             f"{type(text).__name__}")
+        text = encodable(text, file, line, fields["text"])
         key = (example_id, perturbation, str(severity), seed)
         if key in seen:
             raise DataError(file, line, fields["example_id"], f"duplicate variant (example "
