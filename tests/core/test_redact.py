@@ -98,3 +98,14 @@ def test_a_key_the_server_echoes_never_reaches_the_run_directory(
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path.name
     assert KEY not in result.output
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "http://", "127.0.0.1:8080/v1",
+                                 "http://a/v1|localhost:9"])
+def test_an_endpoint_that_is_no_http_url_is_refused_when_the_spec_is_read(url: str) -> None:
+    with pytest.raises(ValueError, match="is not an http\\(s\\) URL"):
+        check_url(url, "model m")
+
+
+def test_http_and_https_endpoints_pass() -> None:
+    check_url("http://127.0.0.1:8080/v1|https://api.example.com/v1", "model m")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
+from evalstress.core.strict import (
+    ConfigError,
+    UnknownNameError,
+    check_names,
+    split_params,
+    unknown_name_error,
+)
 
 
 def test_a_near_miss_is_suggested_and_the_known_names_listed() -> None:
@@ -27,3 +33,14 @@ def test_the_error_is_caught_as_value_error_and_as_key_error() -> None:
 
 def test_known_names_pass() -> None:
     check_names("suite key", ["seeds", "name"], ["name", "seeds", "analyses"])
+
+
+def test_a_spec_with_a_quote_that_never_closes_is_refused() -> None:
+    """`cmd='python x.py` used to lose its quote and run `python x.py` as if nothing was
+    wrong; a forgotten closing quote can also swallow the parameters after it."""
+    with pytest.raises(ValueError, match="never closed"):
+        split_params("cmd='python x.py")
+    with pytest.raises(ValueError, match="never closed"):
+        split_params('cmd="python x.py, timeout=5')
+    assert split_params("cmd='python x.py --flag=1,2',timeout=5") == [
+        "cmd=python x.py --flag=1,2", "timeout=5"]

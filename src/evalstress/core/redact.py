@@ -99,8 +99,15 @@ def refuse_secrets(params: Mapping[str, Any], what: str) -> None:
 
 
 def check_url(url: str, what: str) -> None:
-    """Refuse an endpoint URL with credentials in it (user:pass@ or a secret query parameter)."""
+    """Refuse an endpoint URL that is no http(s) URL (it would only fail after every retry,
+    long after the spec was read) or that has credentials in it (user:pass@ or a secret query
+    parameter)."""
     for part in str(url).split("|"):
+        parsed = urlsplit(part.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"{what}: base_url '{redact(part.strip())}' is not an http(s) URL "
+                             "with a host, e.g. http://127.0.0.1:8080/v1 or "
+                             "https://api.openai.com/v1")
         found = secret_in(part.strip())
         if found is not None:
             raise ValueError(f"{what}: base_url {redact(part.strip())} holds {found}: put the "

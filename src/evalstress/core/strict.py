@@ -69,6 +69,8 @@ def split_params(text: str) -> list[str]:
             current = ""
         else:
             current += ch
+    if quote:  # the rest of the spec would silently become one value, the quote dropped
+        raise ValueError(f"spec '{text}': a {quote} opens a quoted value that is never closed")
     if current:
         parts.append(current)
     return [p for p in parts if p.strip()]
