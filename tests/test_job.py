@@ -107,3 +107,23 @@ def test_a_job_without_out_writes_nothing_and_closes_what_it_opened() -> None:
     assert done.paths == {} and closed == ["rouge"]
     assert set(done.run.table["evaluator"]) == {"rouge"} and "blindspot" in done.analyses
     assert done.run.files.temporary  # removed with the result, never promoted anywhere
+
+
+def test_a_generator_whose_every_call_fails_makes_the_job_untrusted(tmp_path: Path) -> None:
+    """A dead generator (every call refused) skipped the whole LLM half and exited 0."""
+    from evalstress.engine.generation import build_setup
+    from evalstress.llm.fake_server import FakeServer, Reply
+
+    suite = custom_suite(["truncation", "fact-negation"], [0], ["blindspot"])
+    with FakeServer(default=Reply(status=401, error="invalid api key")) as server:
+        setup = build_setup(f"model=m,base_url={server.base_url},max_attempts=1",
+                            cache_dir=tmp_path / "cache")
+        done = run_job(StressJob(builtin_corpus()[:2], suite, [create_evaluator("rouge")],
+                                 cache_dir=tmp_path / "cache", generation=setup))
+        asked = server.calls
+    shares = {share.evaluator: share for share in done.untrusted}
+    assert set(shares) == {"generator"}  # ROUGE scored every variant it was given
+    assert shares["generator"].missing == shares["generator"].rows == asked == 2
+    assert "client" in shares["generator"].describe()
+    skipped = [s for s in done.run.plan.skips if s.perturbation == "fact-negation"]
+    assert len(skipped) == 2 and all("request failed" in s.reason for s in skipped)

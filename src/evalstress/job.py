@@ -21,7 +21,13 @@ from evalstress.core.records import Progress
 from evalstress.engine.generation import GenerationError, GenerationSetup
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import OutputError, check_writable, staging_for
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare, mostly_missing
+from evalstress.engine.runhealth import (
+    DEFAULT_MAX_MISSING,
+    MissingShare,
+    above,
+    mostly_missing,
+    usage_share,
+)
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import configure_caches, open_run_cache
 from evalstress.evaluators.base import Evaluator
@@ -86,7 +92,8 @@ class StressJob:
 @dataclass
 class JobResult:
     """A finished job: the scored run, its analyses, the files written (none without `out`),
-    and the evaluators whose scores are mostly missing (their verdicts say nothing)."""
+    and the evaluators (or the generator) whose answers are mostly missing: their verdicts, or
+    the LLM-written half of the suite, say nothing."""
 
     run: RunResult
     analyses: dict[str, Any]
@@ -151,4 +158,8 @@ def run_job(job: StressJob) -> JobResult:
              if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)
+    generator = job.generation.generator if job.generation is not None else None
+    share = usage_share("generator", generator.usage if generator is not None else None)
+    if share is not None:  # a dead generator leaves the LLM half of the suite skipped
+        untrusted += above([share], job.max_missing)
     return JobResult(result, analyses, paths, untrusted)

@@ -152,7 +152,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
     result = done.run
     if not quiet:
         print_summary(console, result, done.analyses.get("blindspot"),
-                      untrusted=[share.evaluator for share in done.untrusted])
+                      untrusted=[share.evaluator for share in done.untrusted
+                                 if share.evaluator in result.stats])
         print_generation(console, result.plan.generation)
         print_analyses(console, done.analyses)
         console.print(f"Wrote {done.paths['results']}, {done.paths['scores']}, "

@@ -110,10 +110,17 @@ def attack_missing_shares(records: Sequence[Any], generator: Any = None) -> list
     for label, count in rows.items():
         reasons = missing.get(label, Counter())
         out.append(MissingShare(label, sum(reasons.values()), count, _commonest(reasons)))
-    if generator is not None and generator.requests:
-        out.append(MissingShare("generator", int(generator.errors), int(generator.requests),
-                                _commonest(Counter(generator.errors_by_kind))))
-    return out
+    share = usage_share("generator", generator)
+    return [*out, share] if share is not None else out
+
+
+def usage_share(label: str, usage: Any) -> MissingShare | None:
+    """An LLM's failed requests over all it was asked (its `Usage`): the generator of LLM-written
+    variants or of attack candidates. None when it was asked nothing."""
+    if usage is None or not usage.requests:
+        return None
+    return MissingShare(label, int(usage.errors), int(usage.requests),
+                        _commonest(Counter(usage.errors_by_kind)))
 
 
 def long_text_skips(result: Any) -> list[str]:
