@@ -14,6 +14,9 @@ from typing import Annotated
 
 import typer
 
+import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
+from evalstress.cli.common import app, console, fail, make_evaluators
+from evalstress.cli.run import execute
 from evalstress.core.strict import check_names
 from evalstress.criteria import LEVELS
 
@@ -38,6 +41,7 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
     return [f"{judge}{joiner}level={level}" for level in dict.fromkeys(levels)]
 
 
+@app.command("criteria-levels")
 def criteria_levels_command(
     data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
     judge: Annotated[str, typer.Option(
@@ -70,7 +74,6 @@ def criteria_levels_command(
     summarization --limit 20 -j 'judge:model=m,base_url=http://127.0.0.1:8080/v1,aspect=fluency
     coherence'`
     """
-    from evalstress import cli
     from evalstress.core.data import DataError, load_examples
     from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
     from evalstress.suites import load_suite
@@ -81,21 +84,21 @@ def criteria_levels_command(
         examples = load_examples(data, map_, task=task, limit=limit)
         the_suite = load_suite(suite)
     except (DataError, ValueError) as exc:
-        raise cli._fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if seeds is not None:
         the_suite.seeds = tuple(range(seeds))
-    evaluators = cli._evaluators(specs)
+    evaluators = make_evaluators(specs)
     by_label = {ev.label: spec.rsplit("level=", 1)[1] for ev, spec in
                 zip(evaluators, specs, strict=True)}
     the_suite.analyses = ("description-types",)
     the_suite.options = {**the_suite.options, "levels": by_label}
     out_dir = out or Path(f"runs/criteria-levels-{data.stem}")
-    done = cli.execute(examples, the_suite, evaluators, out_dir, cache_dir=cache_dir,
-                         no_cache=no_cache, rel_tol=0.01, quiet=True,
-                         config={"command": "criteria-levels", "data": str(data),
-                                 "judge": judge, "levels": list(by_label.values()),
-                                 "suite": the_suite.name, "seeds": list(the_suite.seeds),
-                                 "limit": limit})
+    done = execute(examples, the_suite, evaluators, out_dir, cache_dir=cache_dir,
+                   no_cache=no_cache, rel_tol=0.01, quiet=True,
+                   config={"command": "criteria-levels", "data": str(data),
+                           "judge": judge, "levels": list(by_label.values()),
+                           "suite": the_suite.name, "seeds": list(the_suite.seeds),
+                           "limit": limit})
     comparison = done.analyses["description-types"]
     title = f"Criteria levels: {data.name}"
     (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")
@@ -104,8 +107,8 @@ def criteria_levels_command(
     (out_dir / "description-types.md").write_text(levels_markdown(comparison), encoding="utf-8")
     if not quiet:
         for table in levels_tables(comparison):
-            cli.console.print(table)
+            console.print(table)
         for note in comparison.notes:
-            cli.console.print(f"[dim]note: {note}[/]")
-        cli.console.print(f"Wrote {out_dir / 'description-types.html'} and "
+            console.print(f"[dim]note: {note}[/]")
+        console.print(f"Wrote {out_dir / 'description-types.html'} and "
                           f"{out_dir / 'results.json'}")

@@ -1,0 +1,146 @@
+"""What every command shares: the typer `app` the commands register on, the consoles, and the
+helpers that turn a bad value into one error line (`fail`), build evaluators, open the score
+cache and say when an evaluator's answers are mostly missing.
+
+This module imports no command module and not the package `evalstress.cli`: command modules
+import it, and `evalstress.cli` imports them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evalstress.cli.guard import GuardedGroup, on_stop
+from evalstress.core.bars import RichBars
+from evalstress.core.cache import SQLiteCache
+from evalstress.core.version import __version__
+from evalstress.engine.runhealth import MissingShare, check_max_missing
+from evalstress.engine.scoring import open_run_cache
+from evalstress.evaluators.base import Evaluator, create_evaluator
+
+app = typer.Typer(
+    help=(
+        "Stress-test the things that score generated text.\n\n"
+        "evalstress damages good texts in controlled ways (truncation, dropped tokens, swapped "
+        "sentences, ...), scores originals and variants with the evaluators you choose, and "
+        "tells you where an evaluator fails to notice the damage.\n\n"
+        "Start with `evalstress quickstart`, then `evalstress run DATA.jsonl`.\n\n"
+        "Exit codes: 0 done; 1 `check` found broken expectations; 2 bad input or settings; "
+        "3 outputs written but an evaluator's scores are mostly missing (`--max-missing`); "
+        "130 / 143 interrupted (Ctrl-C / SIGTERM)."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_show_locals=False,
+    cls=GuardedGroup,  # Ctrl-C, SIGTERM, a full disk: one clear line and a meaningful exit
+)
+console = Console(width=None if sys.stdout.isatty() else 132)
+err = Console(stderr=True)
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")]
+    = False,
+) -> None:
+    if version:
+        console.print(f"evalstress {__version__}")
+        raise typer.Exit(0)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `message` as one error line on stderr; the caller raises the returned Exit."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}")  # "[llm]" is text, not markup
+    return typer.Exit(code)
+
+
+def progress_bars(enabled: bool = True) -> RichBars:
+    """Progress bars on stderr for each long phase; an interrupted command leaves no live
+    display behind."""
+    bars = RichBars(console=err, enabled=enabled and err.is_terminal)
+    on_stop(bars.stop)
+    return bars
+
+
+def use_cache_dir(cache_dir: Path | None) -> None:
+    """A given `cache_dir` becomes the process's cache folder (judges, model files, worker
+    processes), so $EVALSTRESS_CACHE_DIR is not touched when none is given."""
+    if cache_dir is not None:
+        os.environ["EVALSTRESS_CACHE_DIR"] = str(cache_dir)
+
+
+def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
+    """The score cache of a command that scores outside a run (attack, correlate, the dry run):
+    see `use_cache_dir`."""
+    from evalstress.core.storage import StorageError
+
+    use_cache_dir(cache_dir)
+    try:
+        return open_run_cache(cache_dir, no_cache)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+
+
+def make_evaluators(specs: list[str]) -> list[Evaluator]:
+    """An evaluator per spec; a bad spec or two evaluators with one label end the command."""
+    try:
+        made = [create_evaluator(spec) for spec in specs]
+    except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise fail(str(message)) from None
+    labels = [e.label for e in made]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise fail(f"two evaluators share the label {', '.join(twice)}: give each its own name=")
+    return made
+
+
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    """`--shard i/N` as (i, N); None for no sharding."""
+    if not value:
+        return None
+    index, sep, count = str(value).partition("/")
+    if not sep or not index.isdigit() or not count.isdigit() or int(count) < 1:
+        raise fail(f"--shard '{value}' must look like i/N, e.g. 0/4")
+    if int(index) >= int(count):
+        raise fail(f"--shard '{value}': shard {index} of {count} does not exist (i counts from 0 "
+                   f"to {int(count) - 1})")
+    return int(index), int(count)
+
+
+def _max_missing_cap(value: float) -> float:
+    try:
+        return check_max_missing(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+#: `--max-missing` of the commands that have no config file (attack, correlate)
+MaxMissingOption = Annotated[float, typer.Option(
+    callback=_max_missing_cap,
+    help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
+    "answers is missing, e.g. every judge call failed; 1 turns it off.")]
+
+
+def exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) -> None:
+    """Name each evaluator whose answers are mostly missing and exit 3 (outputs are written)."""
+    from rich.markup import escape
+
+    from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING
+
+    if not failing:
+        return
+    for share in failing:
+        err.print(f"[bold red]error:[/] {escape(share.describe())}")
+    err.print(f"[bold red]error:[/] more than {max_missing:.0%} of an evaluator's scores are "
+              "missing: its results say nothing (outputs written; --max-missing 1 accepts)")
+    raise typer.Exit(EXIT_MOSTLY_MISSING)

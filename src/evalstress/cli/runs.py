@@ -1,0 +1,141 @@
+"""Commands on finished runs: `evalstress report`, `compare`, `check` and `combine`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from evalstress.cli.common import app, console, fail
+
+
+@app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (results.json, "
+                                            "variants.jsonl, examples.jsonl, scores.parquet).")],
+    out: Annotated[Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")]
+    = None,
+    max_variants: Annotated[int, typer.Option(
+        help="Variants embedded in the page's browser (a stratified sample; all stay in "
+        "variants.jsonl).")] = 4000,
+) -> None:
+    """Rebuild the HTML report of a run from its directory (one self-contained file).
+
+    Example: `evalstress report runs/summeval && open runs/summeval/report.html`
+    """
+    from evalstress.report.html import write_report
+    from evalstress.report.rundir import RunDirError
+
+    try:
+        path = write_report(run_dir, out, max_variants=max_variants)
+    except RunDirError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"Wrote {path}")
+
+
+@app.command("compare")
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(help="First run directory (A).")],
+    run_b: Annotated[Path, typer.Argument(help="Second run directory (B).")],
+    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("compare.html"),
+) -> None:
+    """Two runs side by side: two evaluators on one suite, or two versions of one evaluator.
+
+    Prints the verdicts that changed (a regression is a pass that became anything else) and
+    writes both verdict grids, row by row, to one HTML page.
+    """
+    from evalstress.analyses.outcomes import outcomes
+    from evalstress.report.compare import changes, render_compare
+    from evalstress.report.rundir import RunDirError, load_results
+
+    try:
+        a, b = load_results(run_a), load_results(run_b)
+    except RunDirError as exc:
+        raise fail(str(exc)) from None
+    out.write_text(render_compare(a, b, name_a=str(run_a), name_b=str(run_b)), encoding="utf-8")
+    listed = changes(outcomes(a), outcomes(b))
+    table = Table(title=f"Changed verdicts: A = {run_a}, B = {run_b}")
+    for column in ("analysis", "evaluator / aspect", "test", "A", "B", "change"):
+        table.add_column(column)
+    for c in listed:
+        table.add_row(c.analysis, c.subject, c.test, c.before or "-", c.after or "-",
+                      f"[red]{c.kind}[/]" if c.kind == "regression" else c.kind)
+    console.print(table if listed else "No verdict changed between the runs' common evaluators.")
+    console.print(f"Wrote {out}")
+
+
+@app.command("check")
+def check_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (or its results.json).")],
+    require: Annotated[list[str] | None, typer.Option(
+        "--require", "-r", help="EVALUATOR[/ASPECT]:TEST=VERDICT, repeatable, e.g. "
+        "bleu:truncation=pass. TEST: a perturbation, perturbation@severity or analysis:test; "
+        "VERDICT: pass, fail, inconclusive or not-applicable.")] = None,
+    max_failures: Annotated[int | None, typer.Option(
+        help="Fail when more tests than this fail.")] = None,
+    min_d: Annotated[float | None, typer.Option(
+        help="Fail when an evaluator's D_avg (discernment, all severities) is below this.")]
+    = None,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    no_suite: Annotated[bool, typer.Option(
+        "--no-suite", help="Ignore the suite's own `expect:` block.")] = False,
+) -> None:
+    """A gate for CI: exit 0 when the run meets its expectations, 1 when it does not, 2 on a
+    usage or input error.
+
+    Expectations: the suite's `expect:` block (require, max_failures, min_d) plus these flags;
+    with none at all, every applicable test must pass. One line per broken expectation.
+
+    Example: `evalstress check runs/nightly --require bleu:truncation=pass --max-failures 3
+    --junit check.xml`
+    """
+    from evalstress.report.check import CheckInputError, Expectations, check_run, junit_xml
+    from evalstress.report.check import parse_requirement as parse
+
+    try:
+        flags = Expectations([parse(r) for r in require or []], max_failures, min_d)
+        if max_failures is not None and max_failures < 0:
+            raise CheckInputError(f"--max-failures must be >= 0, not {max_failures}")
+        checks, results = check_run(run_dir, flags, use_suite=not no_suite)
+    except CheckInputError as exc:
+        raise fail(str(exc)) from None
+    broken = [c for c in checks if not c.ok]
+    if junit is not None:
+        junit.write_text(junit_xml(checks, properties={
+            "run": str(run_dir), "suite": (results.get("suite") or {}).get("name", ""),
+            "evalstress": results.get("evalstress", "")}), encoding="utf-8")
+    for c in checks:
+        typer.echo(("ok    " if c.ok else "FAIL  ") + c.reason)
+    typer.echo(f"{len(checks) - len(broken)} of {len(checks)} expectations met")
+    raise typer.Exit(1 if broken else 0)
+
+
+@app.command("combine")
+def combine_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory with several evaluators.")],
+    by: Annotated[str, typer.Option(help="aspect: each score is a candidate (rouge/rougeL); "
+                                    "evaluator: an evaluator passes when any aspect does.")]
+    = "aspect",
+) -> None:
+    """Which evaluators to combine (paper 002, sec. 8): the smallest set whose union passes the
+    most tests, and the tests no evaluator passes."""
+    from evalstress.analyses.combination import combine
+    from evalstress.analyses.outcomes import outcomes
+    from evalstress.report.rundir import RunDirError, load_results
+
+    if by not in ("aspect", "evaluator"):
+        raise fail(f"--by must be aspect or evaluator, not '{by}'")
+    try:
+        results = load_results(run_dir)
+    except RunDirError as exc:
+        raise fail(str(exc)) from None
+    result = combine(outcomes(results), by=by)  # type: ignore[arg-type]
+    console.print(f"Smallest set passing the most tests ({result.covered} of "
+                  f"{len(result.tests)}): [bold]{' + '.join(result.best) or '-'}[/]"
+                  + ("" if result.exact else " (greedy)"))
+    for alt in result.alternatives:
+        console.print(f"  equally good: {' + '.join(alt)}")
+    if result.uncovered:
+        console.print(f"No evaluator passes: {', '.join(result.uncovered)}")

@@ -1,0 +1,200 @@
+"""`evalstress self-bias` and `evalstress correlate`: studies of evaluators beyond the stress
+suites (paper 002, sec. 5.4; correlation with human scores)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalstress.cli.common import (
+    MaxMissingOption,
+    app,
+    console,
+    exit_if_mostly_missing,
+    fail,
+    make_evaluators,
+    progress_bars,
+    score_cache,
+)
+from evalstress.core.data import DataError, load_examples
+from evalstress.core.redact import redact_value
+from evalstress.core.version import __version__
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+
+
+@app.command("self-bias")
+def self_bias_command(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    model: Annotated[list[str], typer.Option(
+        "--model", help="A backbone NAME=PATH (repeatable): it writes one system's texts and "
+        "backs one evaluator. Aliases work: smollm2.")],
+    kind: Annotated[str, typer.Option(
+        help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "
+        "summaries of each source, scored by BARTScore faithfulness.")] = "lm",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping, as for run.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    referee: Annotated[list[str] | None, typer.Option(
+        "--referee", help="Evaluator spec that owns no system and ranks them all (repeatable), "
+        "e.g. 'gpt-ppl:model=PATH' of a larger model.")] = None,
+    systems_field: Annotated[str | None, typer.Option(
+        help="A field holding other systems' texts (name -> text), e.g. systems in SummEval.")]
+    = None,
+    prompt_words: Annotated[int, typer.Option(help="lm: words of the prompt.")] = 32,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens each backbone writes.")] = 60,
+    seed: Annotated[int, typer.Option(help="Seed of the sampling.")] = 0,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+) -> None:
+    """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
+
+    Each backbone writes texts (top-k 50 sampling, or 5-beam summaries) and backs an evaluator;
+    every evaluator scores every system, human texts included. Example: `evalstress self-bias
+    wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
+    large=PATH_B --referee gpt-ppl:model=PATH_C`.
+    """
+    from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias_table
+
+    backbones = []
+    for item in model:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise fail(f"--model '{item}' must look like NAME=PATH")
+        backbones.append(Backbone(name, path))
+    try:
+        examples = load_examples(data, map_, task=task, limit=limit)
+    except (DataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    extra: dict[str, dict[str, str]] = {}
+    if systems_field:
+        for example in examples:
+            found = (example.meta or {}).get(systems_field)
+            if not isinstance(found, dict):
+                raise fail(f"{data}: example '{example.id}', field '{systems_field}': missing or "
+                            "not a mapping of system name to text")
+            for system, text in found.items():
+                extra.setdefault(str(system), {})[example.id] = str(text)
+    referees = make_evaluators(list(referee or []))
+    try:
+        result, texts = run_self_bias(
+            examples, backbones, kind=kind, referees=referees, extra_systems=extra,
+            prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
+            cache=score_cache(cache_dir, no_cache),
+            progress=progress_bars(enabled=not quiet))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    out_dir = out or Path(f"runs/self-bias-{data.stem}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"evalstress": __version__,
+               "config": {"command": "self-bias", "data": str(data), "kind": kind,
+                          "models": list(model), "referees": list(referee or []),
+                          "systems_field": systems_field, "seed": seed, "limit": limit},
+               "analyses": {"self-bias": result.to_dict()}}
+    (out_dir / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False),
+                                          encoding="utf-8")
+    with (out_dir / "texts.jsonl").open("w", encoding="utf-8") as handle:
+        for row in texts:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if not quiet:
+        console.print(self_bias_table(result))
+        console.print(f"Wrote {out_dir / 'results.json'}, {out_dir / 'texts.jsonl'}")
+
+
+@app.command("correlate")
+def correlate_command(
+    data: Annotated[Path, typer.Argument(help="JSONL file: one document per line, each with a "
+                                         "list of system outputs carrying human scores.")],
+    evaluator: Annotated[list[str] | None, typer.Option(
+        "--evaluator", "-e", help="Evaluator spec, repeatable (default: bleu, chrf, rouge).")]
+    = None,
+    systems_field: Annotated[str, typer.Option(help="Field holding the list of outputs.")]
+    = "systems",
+    text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
+    = "summary",
+    system_id_field: Annotated[str, typer.Option(help="Field of an output naming its system.")]
+    = "system",
+    id_field: Annotated[str, typer.Option(help="Field of a document holding its id.")] = "id",
+    human: Annotated[str, typer.Option(help="Comma-separated human score fields of an output.")]
+    = "coherence,consistency,fluency,relevance",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Document fields for the context: source=source, "
+        "references=references (several: references=highlight,references).")] = None,
+    task: Annotated[str, typer.Option(help="Task passed to the evaluators.")] = "summarization",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N documents.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+) -> None:
+    """Correlate evaluators with human scores at segment and system level (SummEval layout).
+
+    Defaults fit ../shared/data/summeval.jsonl: `evalstress correlate summeval.jsonl -e rouge
+    -e bleu -m references=references`. Segment level is reported both per document (correlation
+    across systems, averaged over documents) and globally (all pairs); system level correlates
+    per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
+    """
+    from evalstress.analyses.correlation import load_system_outputs, score_system_outputs
+
+    bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]
+    if bad:
+        raise fail(f"--map '{bad[0]}' must look like FIELD=NAME, e.g. -m references=references")
+    mapping = dict(part.split("=", 1) for part in (map_ or ["references=references"]))
+    try:
+        docs = load_system_outputs(data, systems_field=systems_field, text_field=text_field,
+                                   system_id_field=system_id_field, id_field=id_field,
+                                   human_fields=[h.strip() for h in human.split(",") if h.strip()],
+                                   source_field=mapping.get("source", "source"),
+                                   reference_fields=[f for f in mapping.get("references", "")
+                                                     .split(",") if f], task=task, limit=limit)
+    except (DataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    specs = evaluator or ["bleu", "chrf", "rouge"]
+    evaluators = make_evaluators(list(specs))
+    cache = score_cache(cache_dir, no_cache)
+    try:
+        scores, human_frame, stats = score_system_outputs(
+            docs, evaluators, cache=cache, progress=progress_bars(enabled=not quiet))
+    finally:
+        for ev in evaluators:
+            ev.close()
+    from evalstress.analyses.correlation import human_correlation
+    from evalstress.report.terminal import correlation_tables
+
+    result = human_correlation(scores, human_frame, n_boot=n_boot, seed=seed)
+    out_dir = out or Path(f"runs/correlate-{data.stem}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from evalstress.report import SCHEMA_VERSION
+
+    payload = {"schema_version": SCHEMA_VERSION, "evalstress": __version__,
+               "config": {"command": "correlate", "data": str(data),
+                          "evaluators": redact_value(list(specs)),
+                          "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
+                          "limit": limit},
+               "counts": {"documents": len(docs),
+                          "outputs": len(human_frame),
+                          "missing_scores": int(scores["score"].isna().sum())},
+               "evaluators": stats,
+               "analyses": {"correlation": result.to_dict()}}
+    results_path = out_dir / "results.json"
+    results_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str),
+                            encoding="utf-8")
+    scores.to_parquet(out_dir / "scores.parquet", index=False)
+    from evalstress.report.html import write_html
+
+    write_html(payload, out_dir / "report.html", title=f"evalstress correlate: {data.name}")
+    if not quiet:
+        for table in correlation_tables(result):
+            console.print(table)
+        console.print(f"Wrote {results_path}, {out_dir / 'report.html'}")
+    from evalstress.engine.runhealth import above, frame_missing_shares
+
+    exit_if_mostly_missing(above(frame_missing_shares(scores), max_missing), max_missing)

@@ -1,0 +1,190 @@
+"""`evalstress run`'s settings model: a flag beats the --config file, which beats the suite's
+own value, which beats the default; the config's keys are the model's fields."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+from evalstress.cli import run as run_module
+from evalstress.cli.settings import LEXICAL_DEFAULT, RunSettings, SettingsError
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+from evalstress.suites import Suite
+
+runner = CliRunner()
+
+CONFIG_KEYS = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
+               "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
+               "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map",
+               "max_chars", "max_missing"}
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_config_keys_are_the_models_fields() -> None:
+    model_fields = {f.name for f in fields(RunSettings) if "setting" in f.metadata}
+    assert set(RunSettings.keys()) == model_fields == CONFIG_KEYS
+    # the two fields that are not settings: where the values came from
+    assert {f.name for f in fields(RunSettings)} - model_fields == {"config", "sources"}
+
+
+def test_a_config_may_set_every_field(tmp_path: Path) -> None:
+    config = _config(tmp_path, "".join(f"{key}: null\n" for key in sorted(CONFIG_KEYS)
+                                       if key not in ("data", "max_missing"))
+                     + "data: d.jsonl\nmax_missing: 0.5\n")
+    settings = RunSettings.resolve({}, config)
+    assert settings.data == Path("d.jsonl")
+    assert all(settings.sources[key] in ("config", "default") for key in CONFIG_KEYS)
+
+
+@pytest.mark.parametrize("key", ["config", "sources", "evaluator", "seed"])
+def test_an_unknown_config_key_is_refused_with_a_suggestion(tmp_path: Path, key: str) -> None:
+    config = _config(tmp_path, f"{key}: 3\n")
+    expected = re.escape(f"{config}: unknown config field '{key}'")
+    with pytest.raises(SettingsError, match=expected) as caught:
+        RunSettings.resolve({"data": Path("d.jsonl")}, config)
+    if key in ("evaluator", "seed"):
+        assert f"Did you mean '{key}s'?" in str(caught.value)
+
+
+def test_flags_must_be_settings() -> None:
+    with pytest.raises(TypeError, match="quiet"):
+        RunSettings.resolve({"data": Path("d.jsonl"), "quiet": True}, None)
+
+
+@pytest.mark.parametrize(("name", "flag", "in_file", "default"), [
+    ("seeds", 2, 3, None),  # default None: the suite's seeds
+    ("limit", 4, 7, None),
+    ("max_missing", 0.25, 0.75, DEFAULT_MAX_MISSING),
+    ("rel_tol", 0.1, 0.3, None),
+    ("max_chars", 80, 500, None),
+    ("task", "translation", "summarization", None),
+])
+def test_a_flag_beats_the_config_which_beats_the_default(tmp_path: Path, name: str, flag: Any,
+                                                         in_file: Any, default: Any) -> None:
+    config = _config(tmp_path, f"data: d.jsonl\n{name}: {json.dumps(in_file)}\n")
+    with_flag = RunSettings.resolve({name: flag}, config)
+    assert getattr(with_flag, name) == flag and with_flag.sources[name] == "flag"
+    from_file = RunSettings.resolve({name: None}, config)
+    assert getattr(from_file, name) == in_file and from_file.sources[name] == "config"
+    plain = RunSettings.resolve({"data": Path("d.jsonl")}, None)
+    assert getattr(plain, name) == default and plain.sources[name] == "default"
+    assert not plain.given(name) and from_file.given(name) and with_flag.given(name)
+
+
+def test_an_empty_flag_is_not_given(tmp_path: Path) -> None:
+    config = _config(tmp_path, "data: d.jsonl\nevaluators: [chrf]\ntask: summarization\n")
+    settings = RunSettings.resolve({"evaluators": [], "task": ""}, config)
+    assert settings.evaluators == ["chrf"] and settings.task == "summarization"
+
+
+def test_an_empty_evaluator_list_in_the_config_means_the_default(tmp_path: Path) -> None:
+    settings = RunSettings.resolve({}, _config(tmp_path, "data: d.jsonl\nevaluators: []\n"))
+    assert settings.evaluators == LEXICAL_DEFAULT and settings.sources["evaluators"] == "default"
+
+
+def test_the_suite_sits_between_the_config_and_the_default(tmp_path: Path) -> None:
+    suite = Suite.from_dict({"perturbations": ["truncation"], "seeds": 1,
+                             "options": {"max_chars": 500},
+                             "generation": {"max_reasks": 4, "shots": 1},
+                             "generator": "model=g,base_url=http://127.0.0.1:9/v1"})
+    plain = RunSettings.resolve({"data": Path("d.jsonl")}, None).with_suite(suite)
+    assert (plain.max_reasks, plain.shots, plain.max_chars) == (4, 1, 500)
+    assert plain.generator == "model=g,base_url=http://127.0.0.1:9/v1"
+    assert plain.sources["max_reasks"] == "suite" and plain.verifier is None
+    config = _config(tmp_path, "data: d.jsonl\nmax_reasks: 0\nmax_chars: 50\ngenerator: ''\n")
+    from_file = RunSettings.resolve({}, config).with_suite(suite)
+    assert (from_file.max_reasks, from_file.max_chars) == (0, 50)
+    assert from_file.generator == "model=g,base_url=http://127.0.0.1:9/v1"  # '' is unset
+    with_flag = RunSettings.resolve({"max_reasks": 1, "max_chars": 80}, config).with_suite(suite)
+    assert (with_flag.max_reasks, with_flag.max_chars) == (1, 80)
+    # null in the config: the generation stage's own default, not the suite's
+    null = RunSettings.resolve({}, _config(tmp_path, "data: d.jsonl\nshots: null\n"))
+    assert null.with_suite(suite).shots is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("limit: 0", "{config}: field 'limit' must be a whole number >= 1, got 0"),
+    ("limit: abc", "{config}: field 'limit' must be a whole number >= 1, got 'abc'"),
+    ("rel_tol: -0.5", "{config}: field 'rel_tol' must be a number >= 0, got -0.5"),
+])
+def test_bad_config_values_name_the_file_and_field(tmp_path: Path, text: str,
+                                                   message: str) -> None:
+    config = _config(tmp_path, f"data: d.jsonl\n{text}\n")
+    with pytest.raises(SettingsError) as caught:
+        RunSettings.resolve({}, config)
+    assert str(caught.value) == message.format(config=config)
+
+
+def test_max_missing_and_max_chars_are_checked_with_the_suite(tmp_path: Path) -> None:
+    suite = Suite.from_dict({"perturbations": ["truncation"], "seeds": 1})
+    settings = RunSettings.resolve({}, _config(tmp_path, "data: d.jsonl\nmax_missing: half\n"))
+    with pytest.raises(SettingsError, match="max_missing 'half': give a fraction between 0 and 1"):
+        settings.with_suite(suite)
+    settings = RunSettings.resolve({"data": Path("d.jsonl"), "max_missing": 1.5}, None)
+    with pytest.raises(SettingsError, match=r"--max-missing 1\.5: give a fraction between 0 and 1"):
+        settings.with_suite(suite)
+    settings = RunSettings.resolve({"data": Path("d.jsonl"), "max_chars": -5}, None)
+    with pytest.raises(SettingsError, match="max_chars must be a positive whole number"):
+        settings.with_suite(suite)
+    assert RunSettings.resolve({"data": Path("d.jsonl"), "max_missing": 1}, None).with_suite(
+        suite).max_missing == 1.0
+
+
+def test_no_data_file_is_an_error() -> None:
+    with pytest.raises(SettingsError, match="give a data file"):
+        RunSettings.resolve({}, None)
+
+
+def test_the_command_line_follows_the_same_precedence(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through `evalstress run`, with the run itself stubbed out: seeds, limit and max_missing
+    from a flag, else the config, else the default."""
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "hypothesis": f"Text number {i}.",
+                                        "references": ["A text."]}) + "\n" for i in range(5)))
+    seen: dict[str, Any] = {}
+
+    def execute(examples: list[Any], suite: Suite, evaluators: list[Any], out: Path,
+                **kw: Any) -> None:
+        seen.update(examples=len(examples), seeds=list(suite.seeds), out=out, **kw)
+
+    monkeypatch.setattr(run_module, "execute", execute)
+    config = _config(tmp_path, f"data: {data}\nevaluators: [bleu]\nseeds: 3\nlimit: 2\n"
+                               f"max_missing: 0.9\nout: {tmp_path / 'from-config'}\n")
+    base = ["run", "-c", str(config), "-p", "truncation"]
+    assert runner.invoke(app, base).exit_code == 0
+    assert (seen["examples"], seen["seeds"], seen["max_missing"]) == (2, [0, 1, 2], 0.9)
+    assert seen["out"] == tmp_path / "from-config"
+    assert runner.invoke(app, [*base, "--seeds", "1", "--limit", "4", "--max-missing", "0.3",
+                               "--out", str(tmp_path / "flag")]).exit_code == 0
+    assert (seen["examples"], seen["seeds"], seen["max_missing"]) == (4, [0], 0.3)
+    assert seen["out"] == tmp_path / "flag"
+    assert runner.invoke(app, ["run", str(data), "-e", "bleu", "-p", "truncation"]).exit_code == 0
+    assert (seen["examples"], seen["seeds"], seen["max_missing"]) == (5, [0, 1, 2, 3, 4],
+                                                                      DEFAULT_MAX_MISSING)
+    assert seen["out"] == Path(f"runs/{data.stem}")
+
+
+def test_help_lists_quickstart_and_run_first() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    panel = next(i for i, line in enumerate(lines) if "Commands" in line)
+    commands = [line.split()[1] for line in lines[panel + 1:]
+                if len(line.split()) > 2 and line.split()[1][:1].islower()
+                and len(line) - len(line.lstrip("│ ")) <= 2]
+    assert commands[:2] == ["quickstart", "run"]
+    assert set(commands) >= {"self-bias", "correlate", "attack", "list", "report", "compare",
+                             "check", "combine", "serve", "criteria-levels", "cache"}
