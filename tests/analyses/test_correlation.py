@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstress.analyses.correlation import human_correlation, load_system_outputs
-from evalstress.core.data import DataError
+from evalstress.analyses.correlation import human_correlation
 
 
 def frames(seed=0, docs=8, systems=6, missing=()):
@@ -56,15 +55,3 @@ def test_missing_pairs_are_excluded_and_counted_and_cis_are_seeded():
     data = result.to_dict()
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     assert data["matrix"]["labels"] == ["coherence", "m/m"]
-
-
-def test_loader_names_file_line_and_field(tmp_path):
-    path = tmp_path / "d.jsonl"
-    good = {"id": "a", "source": "s", "references": ["r"],
-            "systems": [{"system": "x", "summary": "t", "coherence": 3}]}
-    bad = {"id": "b", "source": "s", "systems": [{"system": "x", "summary": "t"}]}
-    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
-    with pytest.raises(DataError, match=r"line 2, field 'systems\[0\]\.coherence'"):
-        load_system_outputs(path, human_fields=["coherence"])
-    docs = load_system_outputs(path, human_fields=["coherence"], limit=1)
-    assert docs[0].references == ("r",) and docs[0].human == {"x": {"coherence": 3.0}}

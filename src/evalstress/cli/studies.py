@@ -142,7 +142,7 @@ def correlate_command(
     across systems, averaged over documents) and globally (all pairs); system level correlates
     per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
     """
-    from evalstress.analyses.correlation import load_system_outputs, score_system_outputs
+    from evalstress.studies.correlate import load_system_outputs, score_system_outputs
 
     bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]
     if bad:
