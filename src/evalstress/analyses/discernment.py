@@ -44,6 +44,7 @@ from evalstress.analyses.stats import (
     hmp_wilson,
     wilcoxon_test,
 )
+from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
 from evalstress.criteria import expectation_for, perturbation_level
 
@@ -216,8 +217,6 @@ def load_expert_weights(spec: ExpertWeights | str | Path | None) -> LoadedWeight
 
 def _checked(table: Mapping[str, Any], where: str) -> dict[str, dict[str, dict[str, float]]]:
     """The table with every weight a number, or an error naming the field."""
-    from evalstress.core.data import TASKS
-
     out: dict[str, dict[str, dict[str, float]]] = {}
     for task, rows in table.items():
         if task != "*" and task not in TASKS:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.storage import StorageError, reason_of
+
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
 _BUSY_SECONDS = 30.0  # how long an open or a write waits for another process's lock
 
@@ -74,8 +76,6 @@ class SQLiteCache:
 
     def _storage_error(self, exc: BaseException) -> Exception:
         """A full disk or a read-only file is one line naming the cache file (a bug is not)."""
-        from evalstress.core.storage import StorageError, reason_of
-
         meaning = reason_of(exc)
         if meaning is None:
             return exc if isinstance(exc, Exception) else RuntimeError(str(exc))

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from evalstress.core.data import Example
 from evalstress.core.records import Progress, SkipRecord
 from evalstress.core.text import TextParser, length_skip, max_chars_option
+from evalstress.engine.generation import GenerationSetup
+from evalstress.engine.result import Plan
 from evalstress.perturb.base import PerturbContext, Skip, Variant
 
 if TYPE_CHECKING:
-    from evalstress.engine.generation import GenerationSetup
-    from evalstress.engine.result import Plan
     from evalstress.suites import PerturbationPlan, Suite
 
 #: units left out of a chunk (the sequential design): (perturbation, severity) or
@@ -124,9 +124,6 @@ def plan_dataset(examples: Sequence[Example], suite: Suite, *, parser: TextParse
     """The variants and skips of a whole dataset at once, without scoring: the same loop and
     generation stage a run uses chunk by chunk (`--dry-run` estimates from it). A suite with
     LLM units and no generator fails before any work."""
-    from evalstress.engine.generation import GenerationSetup
-    from evalstress.engine.result import Plan
-
     stage = generation or GenerationSetup()
     stage.check(suite, examples)
     parser = parser or TextParser()

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from evalstress.analyses.registry import analysis_names, analysis_options
+from evalstress.core.data import TASKS
 from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 from evalstress.perturb.base import (
     Perturbation,
@@ -17,7 +19,9 @@ from evalstress.perturb.base import (
     check_params,
     get_perturbation,
     get_perturbation_class,
+    registry,
 )
+from evalstress.suites.expect import parse_expect
 
 #: How a suite runs: evalstress's defaults, or paper 002's public code where the two differ
 #: (perturbations with a `paper_rule` get rule=paper; the blind-spot analysis averages over the
@@ -100,8 +104,6 @@ class Suite:
         check_names("key", generation, GENERATION_KEYS, f"{where}: field 'generation'")
         expect = data.get("expect") or {}
         if expect:
-            from evalstress.suites.expect import parse_expect
-
             parse_expect(expect, where=f"{where}: field 'expect'")  # a typo fails at load time
         for text_key in ("name", "description"):
             if text_key in data and not isinstance(data[text_key], str | int | float):
@@ -146,8 +148,6 @@ RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method", "max_char
 
 def known_options() -> tuple[str, ...]:
     """Every key a suite's `options:` may set: those of any analysis, and the run's own."""
-    from evalstress.analyses.registry import analysis_options
-
     return tuple(sorted({*RUN_OPTIONS, *(k for keys in analysis_options().values() for k in keys)}))
 
 
@@ -193,8 +193,6 @@ def _plan(name: str, options: Any, where: str) -> PerturbationPlan:
     if isinstance(tasks, str):
         tasks = [tasks]
     if tasks is not None:
-        from evalstress.core.data import TASKS
-
         if not isinstance(tasks, list) or not tasks:
             raise ConfigError(f"{where}: field 'perturbations.{name}.tasks' must be a "
                               "non-empty list of task names")
@@ -268,8 +266,6 @@ def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
 
 def _analyses(analyses: Any, where: str) -> tuple[str, ...]:
     """`analyses:` as a list of known names; one name alone is a one-item list."""
-    from evalstress.analyses.registry import analysis_names
-
     names = [analyses] if isinstance(analyses, str) else analyses
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
         raise ConfigError(f"{where}: field 'analyses' must be a list of analysis names, e.g. "
@@ -287,8 +283,6 @@ def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
     """A `rule:` option must be known, and `paper` only where the perturbation has one."""
     if "rule" not in options:
         return
-    from evalstress.perturb.base import registry
-
     rule, cls = str(options["rule"]), registry().get(name)
     if rule not in PROTOCOLS:
         raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{rule}' is unknown; "
