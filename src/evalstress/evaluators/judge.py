@@ -325,6 +325,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return self._aspects
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (float(self.scale[0]), float(self.scale[1]))  # the rating scale it asks for
+
     def signature(self) -> dict[str, Any]:
         signature = super().signature()
         signature["params"] = {**signature["params"], "endpoints": self.client.identity}
