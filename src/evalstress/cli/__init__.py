@@ -687,7 +687,8 @@ def attack_command(
         help="LLM that writes candidates (adveval): 'model=NAME,base_url=URL,temperature=1'.")]
     = None,
     method: Annotated[list[str] | None, typer.Option(
-        "--method", help="adveval (default), textfooler[:sim=0.84,...], rules, rule:NAME, "
+        "--method", help="adveval (default), adveval-victim (guided by the victim alone), "
+        "textfooler[:sim=0.84,vectors=FILE,...], bert-attack:model=PATH, rules, rule:NAME, "
         "appendix-j:model=PATH[,noise=0.2]; repeatable.")] = None,
     direction: Annotated[str, typer.Option(
         help="good (gold high, victim low), bad (gold low, victim high) or both.")] = "both",

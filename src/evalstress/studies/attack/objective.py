@@ -95,6 +95,13 @@ def feedback(direction: Direction, gold: float, victim: float, lam: float = 1.0)
     raise ValueError(f"unknown direction '{direction}'; choose good or bad")
 
 
+def victim_feedback(direction: Direction, victim: float, lam: float = 1.0) -> float:
+    """Feedback without a gold (paper 004's Table 8 ablation): eq. 2 with the gold score fixed
+    at the direction's ideal, 100 for good and 0 for bad, so S = 100 * lambda - victim (good) or
+    victim (bad), and S > 80 means a victim under 20 (good) or over 80 (bad)."""
+    return feedback(direction, 100.0 if direction == "good" else 0.0, victim, lam)
+
+
 def succeeded(direction: Direction, gold: float, victim: float, params: AttackParams) -> bool:
     """Paper 004 eq. 3: a confident gold label and a gap of at least delta the wrong way.
 

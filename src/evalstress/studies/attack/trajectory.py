@@ -9,11 +9,12 @@ from typing import Any
 
 @dataclass
 class Candidate:
-    """A text with its gold and victim scores (0-100), feedback S and eq. 3 verdict."""
+    """A text with its gold and victim scores (0-100), feedback S and eq. 3 verdict. The gold
+    is None for a candidate of a victim-only search, which the gold never saw."""
 
     text: str
     iteration: int
-    gold: float
+    gold: float | None
     victim: float
     feedback: float
     success: bool
