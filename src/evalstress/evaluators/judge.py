@@ -69,6 +69,9 @@ TASKS = {
     "qa": "The source is a passage and the text answers a question about it.",
     "translation": "The source is in another language and the text is its translation.",
     "data-to-text": "The source is structured data and the text describes it in prose.",
+    "dialogue-response": "The source is a conversation and the text is the next turn in it.",
+    "question-generation": ("The source is a passage and, on its last line, an answer; the "
+                            "text is a question about the passage that this answer answers."),
     "open-ended": "The text was written for the task described by the source, if any.",
 }
 
