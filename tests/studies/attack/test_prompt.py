@@ -73,18 +73,18 @@ def test_the_corpus_has_examples_of_paper_004s_tasks_and_their_rules_apply() -> 
     for task in ("dialogue-response", "question-generation", "data-to-text"):
         assert sum(e.task == task for e in corpus) >= 3, task
     parser = TextParser()
-    for example in corpus:
-        if example.task == "dialogue-response":
-            last = example.source.splitlines()[-1].split(": ", 1)[1]
-            variant = get_rule("negate-previous").apply(PerturbContext(example, parser, corpus),
+    for item in corpus:
+        if item.task == "dialogue-response":
+            last = item.source.splitlines()[-1].split(": ", 1)[1]
+            variant = get_rule("negate-previous").apply(PerturbContext(item, parser, corpus),
                                                         1.0, 0)
             # the response becomes the last utterance with a negation in it
             assert not isinstance(variant, Skip)
             assert "not" in variant.text.split() and variant.text != last
-        if example.task == "question-generation":
+        if item.task == "question-generation":
             variant = get_rule("question-word-change").apply(
-                PerturbContext(example, parser, corpus), 1.0, 0)
-            assert not isinstance(variant, Skip) and variant.text != example.hypothesis
+                PerturbContext(item, parser, corpus), 1.0, 0)
+            assert not isinstance(variant, Skip) and variant.text != item.hypothesis
 
 
 def test_criteria_from_an_aspect_a_file_or_text(tmp_path: Path) -> None:
