@@ -36,8 +36,8 @@ def test_prompt_holds_task_criteria_trajectory_and_source() -> None:
 
 
 def prompt_of(example_id: str) -> str:
-    [example] = [e for e in builtin_corpus() if e.id == example_id]
-    return build_messages(example, [Candidate(example.hypothesis, 0, 50, 50, 0.0, False)])[1][
+    [chosen] = [e for e in builtin_corpus() if e.id == example_id]
+    return build_messages(chosen, [Candidate(chosen.hypothesis, 0, 50, 50, 0.0, False)])[1][
         "content"]
 
 
