@@ -109,8 +109,8 @@ class Victim:
         references), whatever `reference_mode`: it measures how the evaluator's scores spread
         over real pairs of texts, which comparing an original with itself would not."""
         declared = known_range(self.evaluator, self.aspect) is not None
-        use = named if named is not None else (
-            shared if shared is not None and given is None and not declared else None)
+        use = None if given is not None else named if named is not None else (
+            shared if not declared else None)
         reference = None
         if use is not None:
             reference = use.scale(self.evaluator, self.aspect, self._values(
