@@ -24,6 +24,7 @@ def test_declared_ranges_of_lexical_metrics_and_judges() -> None:
     judge = choose_scale(create_evaluator("judge:model=m,base_url=http://127.0.0.1:9/v1,"
                                           "scale=1-5,cache=false"), "overall", [])
     assert (bleu.how, bleu(37.5)) == ("declared", 37.5)
+    assert not bleu.clips(100.00000000000004) and bleu.clips(100.1)  # rounding is no clip
     assert rouge(0.3) == pytest.approx(30.0)
     assert judge(4) == pytest.approx(75.0)  # (4 - 1) / (5 - 1) * 100
     assert judge(1) == 0.0 and judge(5) == 100.0
