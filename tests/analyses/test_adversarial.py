@@ -63,6 +63,24 @@ def test_rows_per_victim_direction_method() -> None:
                           ("rougeL", "bad", "rule:jumble")]
 
 
+def test_asr_over_all_examples_counts_the_ones_a_rule_could_not_attack() -> None:
+    # a rule given 4 examples: it applies to 2 (one success), cannot apply to 1, and the gold
+    # could not score the last original. Applicable: 1 of 2; all: 1 of 4.
+    records = [rec("bleu", "bad", "rule:question-word-change", True, 5),
+               rec("bleu", "bad", "rule:question-word-change", False, 12),
+               rec("bleu", "bad", "rule:question-word-change", False, 0, stop="not-applicable"),
+               rec("bleu", "bad", "rule:question-word-change", False, 1,
+                   stop="original-unscored")]
+    [row] = asr_table(records)
+    assert (row.attempts, row.successes, row.asr) == (2, 1, 0.5)
+    assert (row.attempts_all, row.not_run, row.asr_all) == (4, 2, 0.25)
+    assert (row.ci_low_all, row.ci_high_all) == pytest.approx(hand_wilson(1, 4))
+    console = Console(record=True, width=200)
+    console.print(asr_terminal_table(AdversarialResult.from_records(records, {})))
+    shown = console.export_text()
+    assert "50.0" in shown and "25.0" in shown and "(+2 n/a)" in shown
+
+
 def test_result_has_the_contract_shape() -> None:
     records = [rec("rougeL", "good", "adveval", True, 9), rec("rougeL", "good", "adveval", False,
                                                               40)]

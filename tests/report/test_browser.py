@@ -120,6 +120,21 @@ def test_hostile_texts_ids_and_explanations_stay_inert(e2e_run: Path, tmp_path: 
         # the commoner reason first; a method with nothing rejected has no row
         assert rejected.locator("tbody tr").all_inner_texts() == [
             "adveval\tgold-missing: 5, refusal: 3"]
+        # which scale and which stop rule each victim got; a data-dependent scale is flagged
+        fitted = page.locator("#adversarial .banner.data-dependent")
+        assert fitted.is_visible()
+        assert "Data-dependent scale for ter" in " ".join(fitted.inner_text().split())
+        scales = page.locator("#adversarial table", has_text="raw high (100)")
+        assert scales.locator("tbody tr").count() == 3  # two victims and the gold
+        assert "min-max over the attacked originals" in scales.inner_text()
+        assert "lower (flipped)" in scales.inner_text()
+        rules = " ".join(page.locator("#adversarial .stop-rules").inner_text().split())
+        assert rules.startswith("Protocol paper.")
+        assert "highest-feedback" in page.inner_text("#adversarial ul")
+        # ASR over the attacked examples and over all given: 0.25 of 8, 0.10 of 20
+        asr = page.locator("#adversarial table", has_text="ASR [95% CI] of all given")
+        row = asr.locator("tbody tr", has_text="rule:negation").inner_text()
+        assert "0.25" in row and "0.1" in row and "20" in row
         assert page.problems == []
 
 

@@ -1,7 +1,10 @@
 """Attack success rates (paper 004) from attack records: per victim x direction x method, the
 share of attacks that succeeded under eq. 3, with a Wilson 95% interval and the victim queries
-they took. The `adversarial` analysis of a suite runs the attacks (`studies.attack.suite`) and
-lands here; `evalstress attack` does the same from the command line."""
+they took. Two denominators: the examples the method could attack (`asr`: a rule that does not
+apply, or an original the gold could not score, is left out) and every example it was given
+(`asr_all`: those count as failures, as in a table over a fixed sample of examples). The
+`adversarial` analysis of a suite runs the attacks (`studies.attack.suite`) and lands here;
+`evalstress attack` does the same from the command line."""
 
 from __future__ import annotations
 
@@ -39,6 +42,10 @@ class AsrRow:
     queries_per_success: float | None  # mean victim queries of the successful attacks
     mean_queries: float | None  # mean victim queries of all attempts
     not_run: int = 0  # examples the method could not attack (no applicable rule, no score)
+    attempts_all: int = 0  # every example the method was given: attempts + not_run
+    asr_all: float | None = None  # successes / attempts_all
+    ci_low_all: float | None = None
+    ci_high_all: float | None = None
 
 
 def _get(record: Any, key: str) -> Any:
@@ -56,12 +63,14 @@ def asr_table(records: Iterable[Any]) -> list[AsrRow]:
         ran = [r for r in members if _get(r, "stop") not in NOT_RUN]
         wins = [r for r in ran if _get(r, "success")]
         low, high = wilson(len(wins), len(ran))
+        low_all, high_all = wilson(len(wins), len(members))
         rows.append(AsrRow(
             victim, direction, method, len(ran), len(wins),
             len(wins) / len(ran) if ran else None, low, high,
             statistics.fmean(_get(r, "queries") for r in wins) if wins else None,
             statistics.fmean(_get(r, "queries") for r in ran) if ran else None,
-            len(members) - len(ran)))
+            len(members) - len(ran), len(members), len(wins) / len(members), low_all,
+            high_all))
     return rows
 
 
@@ -111,7 +120,7 @@ def _pct(value: float | None) -> str:
 def asr_terminal_table(result: AdversarialResult) -> Table:
     table = Table(title="Attack success rate (paper 004, eq. 3; Wilson 95% CI)")
     for column in ("victim", "direction", "method", "attempts", "successes", "ASR %",
-                   "95% CI", "queries/success", "mean queries"):
+                   "95% CI", "ASR % of all", "queries/success", "mean queries"):
         table.add_column(column, justify="left" if column in ("victim", "direction", "method")
                          else "right")
     for r in result.asr:
@@ -119,6 +128,7 @@ def asr_terminal_table(result: AdversarialResult) -> Table:
         table.add_row(r.victim, r.direction, r.method,
                       str(r.attempts) + (f" (+{r.not_run} n/a)" if r.not_run else ""),
                       str(r.successes), _pct(r.asr), ci,
+                      _pct(r.asr_all) if r.not_run else "=",
                       "–" if r.queries_per_success is None else f"{r.queries_per_success:.1f}",
                       "–" if r.mean_queries is None else f"{r.mean_queries:.1f}")
     return table

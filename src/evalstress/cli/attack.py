@@ -35,7 +35,8 @@ def attack_command(
         help="LLM that writes candidates (adveval): 'model=NAME,base_url=URL,temperature=1'.")]
     = None,
     method: Annotated[list[str] | None, typer.Option(
-        "--method", help="adveval (default), textfooler[:sim=0.84,...], rules, rule:NAME, "
+        "--method", help="adveval (default), adveval-victim (guided by the victim alone), "
+        "textfooler[:sim=0.84,vectors=FILE,...], bert-attack:model=PATH, rules, rule:NAME, "
         "appendix-j:model=PATH[,noise=0.2]; repeatable.")] = None,
     direction: Annotated[str, typer.Option(
         help="good (gold high, victim low), bad (gold low, victim high) or both.")] = "both",
@@ -54,18 +55,34 @@ def attack_command(
         "--lambda", help="Weight of the gold score in the feedback S (paper 004 eq. 2).")] = 1.0,
     stop_threshold: Annotated[float | None, typer.Option(
         help="Stop when S exceeds this (80 in paper 004's code).")] = 80.0,
-    patience: Annotated[int, typer.Option(
-        help="Iterations in a row without a usable candidate before giving up.")] = 3,
+    patience: Annotated[int | None, typer.Option(
+        help="Iterations in a row without a usable candidate before giving up (default 3; 1 "
+        "under --protocol paper).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of random starts and sampled positions.")] = 0,
+    protocol: Annotated[str | None, typer.Option(
+        help="default, or paper: paper 004's stop rule (highest-feedback), --reference "
+        "original, --patience 1 and generator temperature 1.0 / 512 tokens, unless given.")]
+    = None,
+    stop_rule: Annotated[str | None, typer.Option(
+        help="first-success (default: stop at the first eq. 3 success and return it) or "
+        "highest-feedback (paper 004: stop at S > --stop-threshold or the last iteration, "
+        "return the highest S and judge that text).")] = None,
     criteria: Annotated[str | None, typer.Option(
         help="Evaluation criteria for the generator: an aspect name (faithfulness), a file, or "
         "the text itself.")] = None,
-    reference: Annotated[str, typer.Option(
-        help="What reference-based victims compare with: example (its references) or original "
-        "(the original text, as paper 004's code and paper 002 app. J do).")] = "example",
+    reference: Annotated[str | None, typer.Option(
+        help="What reference-based victims compare with: example (its references; default) or "
+        "original (the original text, as paper 004's code and paper 002 app. J do).")] = None,
     range_: Annotated[list[str] | None, typer.Option(
-        "--range", help="Score range of a victim for the 0-100 scale, NAME=LO:HI (default: "
-        "declared range, else min-max over the originals).")] = None,
+        "--range", help="Score range of a victim for the 0-100 scale, NAME=LO:HI (default: a "
+        "--scale-reference named for it, its declared range, a shared --scale-reference, else "
+        "min-max over the originals, which the report warns about).")] = None,
+    scale_reference: Annotated[list[str] | None, typer.Option(
+        help="[NAME=]FILE of examples (read like DATA) whose scores fix a victim's 0-100 scale "
+        "at --scale-percentiles: FILE for every victim without a declared range, NAME=FILE for "
+        "one victim; repeatable.")] = None,
+    scale_percentiles: Annotated[str, typer.Option(
+        help="Percentiles of a --scale-reference's scores that map to 0 and 100.")] = "5:95",
     map_: Annotated[list[str] | None, typer.Option(
         "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m "
         "references=references.")] = None,
@@ -93,18 +110,30 @@ def attack_command(
     """
     from evalstress.analyses.adversarial import asr_terminal_table
     from evalstress.studies.attack.objective import AttackParams
-    from evalstress.studies.attack.setup import build_attacker, close, write_attack_outputs
+    from evalstress.studies.attack.protocol import resolve
+    from evalstress.studies.attack.setup import (
+        build_attacker,
+        close,
+        parse_scale_references,
+        write_attack_outputs,
+    )
 
     try:
         examples = load_examples(data, map_, task=task, limit=limit)
+        chosen = resolve(protocol, stop_rule=stop_rule, reference=reference, patience=patience,
+                         generator=generator)
         params = AttackParams(tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_,
                               budget=budget, candidates=candidates, trajectory=trajectory,
                               max_iterations=max_iterations, gold_samples=gold_samples,
-                              stop_threshold=stop_threshold, patience=patience, seed=seed)
+                              stop_threshold=stop_threshold, patience=chosen.patience,
+                              seed=seed, stop_rule=chosen.stop_rule)
         attacker = build_attacker(
-            examples, victims=victim, gold=gold, generator=generator,
+            examples, victims=victim, gold=gold, generator=chosen.generator,
             methods=method or ["adveval"], direction=direction, params=params,
-            criteria=criteria, reference=reference, ranges=range_ or [],
+            criteria=criteria, reference=chosen.reference, ranges=range_ or [],
+            scale_references=parse_scale_references(
+                scale_reference or [], field_map=map_, task=task, percentiles=scale_percentiles),
+            protocol=chosen.protocol,
             cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
             progress=progress_bars(enabled=not quiet))
     except (DataError, KeyError, ValueError, ImportError) as exc:
@@ -120,7 +149,9 @@ def attack_command(
     config = {"command": "attack", "data": str(data), "map": map_, "task": task, "limit": limit,
               "victims": victim, "gold": gold, "generator": generator,
               "methods": method or ["adveval"], "direction": direction,
-              "criteria": criteria, "reference": reference, "ranges": range_ or []}
+              "criteria": criteria, "reference": chosen.reference,
+              "ranges": range_ or [], "protocol": attacker.protocol,
+              "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
     paths = write_attack_outputs(result, out_dir, config=config)
     if not quiet:
         console.print(asr_terminal_table(result))

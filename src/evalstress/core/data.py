@@ -14,7 +14,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-TASKS = ("summarization", "translation", "dialogue", "story", "qa", "data-to-text", "open-ended")
+#: `dialogue` is a summary of a conversation; `dialogue-response` the next turn of one (paper
+#: 004's dialogue data); `question-generation` a question about a passage, the source ending in
+#: a line `Answer: ...` with the answer it must have (paper 004's question data).
+TASKS = ("summarization", "translation", "dialogue", "story", "qa", "data-to-text", "open-ended",
+         "dialogue-response", "question-generation")
 
 #: Example fields a mapping can fill, and the data field used when the mapping names none.
 FIELDS = ("id", "task", "source", "hypothesis", "references")

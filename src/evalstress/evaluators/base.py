@@ -95,6 +95,14 @@ class Evaluator(ABC):
     def higher_is_better(self, aspect: str) -> bool:
         return True
 
+    def score_range(self, aspect: str) -> tuple[float, float] | None:
+        """(lowest, highest) score this aspect can take when the evaluator bounds it by
+        construction (BLEU 0-100, a probability 0-1, a cosine -1-1), else None (perplexities,
+        log-likelihoods, learned regressions). Studies that put evaluators on one scale (the
+        attack's 0-100) read it instead of a scale fitted to the data they happen to score;
+        a plugin declares its own by overriding this."""
+        return None
+
     def signature(self) -> dict[str, Any]:
         return {"evaluator": self.name, "params": self.params, "versions": self.versions()}
 

@@ -43,6 +43,10 @@ class HFClassifier(Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return (self.aspect,)
 
+    def score_range(self, aspect: str) -> tuple[float, float] | None:
+        """0-1 for a class probability; None for a regression head (its outputs are unbounded)."""
+        return None if self.label_index is None else (0.0, 1.0)
+
     def versions(self) -> dict[str, str]:
         return {**models.library_versions(), **models.model_metadata(self.model_name)}
 

@@ -146,6 +146,14 @@ class BertScore(Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return ("precision", "recall", "f")
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        """Greedy-matched cosines lie in -1..1; rescaling with baseline b maps that onto
+        (-1 - b) / (1 - b)..1 (unrelated texts near 0, as bert-score intends)."""
+        if self.baseline_values is None:
+            return (-1.0, 1.0)
+        base = dict(zip(self.aspects, self.baseline_values, strict=True))[aspect]
+        return ((-1.0 - base) / (1.0 - base), 1.0)
+
     def versions(self) -> dict[str, str]:
         out = {**models.library_versions("bert-score"), **models.model_metadata(self.model_name)}
         # the files' contents change the numbers, not just their names
@@ -293,6 +301,9 @@ class EmbeddingSimilarity(Evaluator):
     @property
     def aspects(self) -> tuple[str, ...]:
         return ("cosine",)
+
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (-1.0, 1.0)
 
     def versions(self) -> dict[str, str]:
         return {**models.library_versions("sentence-transformers"),

@@ -47,7 +47,9 @@ WRITER_SYSTEM = ("You design evaluation procedures for raters of text quality. Y
 
 TEXT_NOUN = {"summarization": "summary", "dialogue": "summary of a conversation",
              "story": "story continuation", "qa": "answer", "translation": "translation",
-             "data-to-text": "description of structured data", "open-ended": "text"}
+             "data-to-text": "description of structured data", "open-ended": "text",
+             "dialogue-response": "reply in a conversation",
+             "question-generation": "question about a passage"}
 
 
 def attach(judge: JudgeEvaluator, steps: str) -> AutoSteps | None:

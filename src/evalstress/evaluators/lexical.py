@@ -113,6 +113,9 @@ class Bleu(_SacreBleuMetric):
     description = "sacreBLEU sentence BLEU, effective order, all references at once"
     metric_name = "bleu"
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 100.0)
+
     def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import BLEU
 
@@ -138,6 +141,9 @@ class Chrf(_SacreBleuMetric):
     description = ("sacreBLEU sentence chrF: character 6-grams, word_order=0 "
                    "(chrF++ is chrf:word_order=2)")
     metric_name = "chrf"
+
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 100.0)
 
     def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import CHRF
@@ -285,6 +291,9 @@ class Rouge(Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return self.types
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 1.0)  # precision, recall and F of n-gram or LCS matches
+
     def versions(self) -> dict[str, str]:
         found = {"rouge-score": version("rouge-score")}
         if self._stemmer is not None:  # the Porter stemmer is nltk's
@@ -353,6 +362,9 @@ class Repetition(Evaluator):
 
     def higher_is_better(self, aspect: str) -> bool:
         return False
+
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 1.0)  # a share of n-grams
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         rows = []

@@ -68,6 +68,10 @@ class MoverScore(Evaluator):
     def aspects(self) -> tuple[str, ...]:
         return ("moverscore",)
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        """1 - EMD with squared distances between unit vectors (0..4) as the cost: -3..1."""
+        return (-3.0, 1.0)
+
     def versions(self) -> dict[str, str]:
         return {**models.library_versions("pot"), **models.model_metadata(self.model_name)}
 

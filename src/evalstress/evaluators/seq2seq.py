@@ -284,6 +284,9 @@ class BooleanQA(Seq2SeqMetric):
             return (*self.templates, "overall")
         return tuple(self.templates)
 
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 1.0)  # P(yes) / (P(yes) + P(no)), and means of it
+
     def _answer_id(self, word: str) -> int:
         ids = self.shared.tokenizer(word, add_special_tokens=False)["input_ids"]
         if not ids:

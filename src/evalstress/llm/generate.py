@@ -84,22 +84,7 @@ class TextGenerator(FollowsRunCache):
         """`"model=NAME,base_url=URL,temperature=0.7"`, a bare model name, or a mapping.
 
         Unknown keys are errors with a did-you-mean, never ignored."""
-        if isinstance(spec, Mapping):
-            params = dict(spec)
-        else:
-            text = str(spec).strip()
-            if text.startswith("generator:"):
-                text = text.removeprefix("generator:")
-            params = {}
-            for index, part in enumerate(split_params(text)):
-                key, sep, value = part.partition("=")
-                if not sep:
-                    if index > 0:
-                        raise ValueError(f"generator parameter '{part}' in '{spec}' must look "
-                                         "like key=value")
-                    params["model"] = part.strip()
-                    continue
-                params[key.strip()] = coerce_param(value.strip())
+        params = generator_params(spec)
         refuse_secrets(params, "generator")  # a spec is stored with the run
         check_names("generator parameter", params,
                     [p for p in inspect.signature(cls.__init__).parameters if p != "self"])
@@ -182,3 +167,25 @@ class TextGenerator(FollowsRunCache):
         return {"calls": len(todo), "cached": len(jobs) - len(todo),
                 "prompt_tokens": sum(message_tokens(j.messages) for j in todo),
                 "completion_tokens": len(todo) * per_call}
+
+
+def generator_params(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a generator spec names, as a mapping (a leading bare word is the model);
+    public so that a caller can add defaults for what the spec leaves out (the attack's paper
+    protocol sets the temperature) before `TextGenerator.from_spec` checks them."""
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    text = str(spec).strip()
+    if text.startswith("generator:"):
+        text = text.removeprefix("generator:")
+    params: dict[str, Any] = {}
+    for index, part in enumerate(split_params(text)):
+        key, sep, value = part.partition("=")
+        if not sep:
+            if index > 0:
+                raise ValueError(f"generator parameter '{part}' in '{spec}' must look "
+                                 "like key=value")
+            params["model"] = part.strip()
+            continue
+        params[key.strip()] = coerce_param(value.strip())
+    return params

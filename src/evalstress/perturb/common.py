@@ -30,6 +30,9 @@ DHP_TASK = {
     "translation": "translation",
     "story": "story",
     "qa": "qa",
+    # one short sentence, like an answer
+    "dialogue-response": "qa",
+    "question-generation": "qa",
 }
 
 

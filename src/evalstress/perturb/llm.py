@@ -36,6 +36,8 @@ TASK_LABELS = {
     "qa": "an answer to a question",
     "translation": "a translation",
     "data-to-text": "a description of structured data",
+    "dialogue-response": "a reply in a conversation",
+    "question-generation": "a question about a passage",
     "open-ended": "a text",
 }
 

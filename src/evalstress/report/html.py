@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes
-from evalstress.report import sections
+from evalstress.report import adversarial, sections
 from evalstress.report.common import esc, json_for_script, short_labels
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
 
@@ -173,7 +173,7 @@ def _section(name: str, data: Any, found: Sequence[Outcome], short: Mapping[str,
     if name == "correlation":
         return _guard(sections.correlation, data, short)
     if name == "adversarial":
-        return _guard(sections.adversarial, data, short)
+        return _guard(adversarial.adversarial, data, short)
     if name == "style":
         return _guard(sections.style, data, short)
     return sections.raw_json(data)

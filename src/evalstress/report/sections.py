@@ -6,7 +6,6 @@ data has been escaped (`esc`, `num`, `table`); markup built here is wrapped in `
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -456,90 +455,6 @@ def generation(data: Mapping[str, Any]) -> str:
         parts.append(f"<p>Imported variants: {num(imported.get('variants'))} from "
                      f"<code>{esc(imported.get('file', ''))}</code></p>")
     return "".join(parts)
-
-
-# --- adversarial search (results.json `adversarial`: docs/results.schema.json) ----------------
-
-MAX_ATTACKS_SHOWN = 60
-
-
-def word_diff(original: str, text: str) -> str:
-    """Both texts' words with deletions and insertions marked (<del>, <ins>); escaped."""
-    a, b = original.split(), text.split()
-    out = []
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            out.append(esc(" ".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            out.append(f"<del>{esc(' '.join(a[i1:i2]))}</del>")
-        if j2 > j1:
-            out.append(f"<ins>{esc(' '.join(b[j1:j2]))}</ins>")
-    return " ".join(out)
-
-
-def adversarial(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
-    parts = []
-    params = data.get("params") or {}
-    if params:
-        parts.append("<p class='note'>" + " · ".join(f"{esc(k)} = {esc(v)}"
-                                                     for k, v in params.items()) + "</p>")
-    rows = []
-    for r in data.get("asr") or []:
-        rows.append([label_html(str(r["victim"]), short), r.get("direction"), r.get("method"),
-                     r.get("attempts"), r.get("successes"),
-                     Raw(f"{num(r.get('asr'), 2)} <span class='note'>[{num(r.get('ci_low'), 2)}"
-                         f", {num(r.get('ci_high'), 2)}]</span> "
-                         f"{_ci_bar01(r.get('asr'), r.get('ci_low'), r.get('ci_high'))}"),
-                     r.get("queries_per_success"), r.get("mean_queries")])
-    parts.append(table(["victim", "direction", "method", "attempts", "successes",
-                        "ASR [95% CI]", "queries / success", "mean queries"], rows, left=3,
-                       caption="direction good: gold high, victim low; bad: gold low, victim "
-                               "high. Wilson 95% intervals. Scores on 0-100."))
-    parts.append(_attack_losses(data))
-    successes = data.get("successes") or []
-    if successes:
-        shown = successes[:MAX_ATTACKS_SHOWN]
-        parts.append(f"<h3>Successful attacks ({len(shown)} of {len(successes)} shown)</h3>")
-        for s in shown:
-            parts.append(
-                "<div class='attack'><p class='small'>"
-                f"{label_html(str(s.get('victim')), short).html} · {esc(s.get('direction'))} · "
-                f"{esc(s.get('method'))} · example <code>{esc(s.get('example_id'))}</code> · "
-                f"gold {num(s.get('gold_original'), 1)} → <b>{num(s.get('gold'), 1)}</b> · "
-                f"victim {num(s.get('victim_original'), 1)} → "
-                f"<b>{num(s.get('victim_score'), 1)}</b> · {num(s.get('queries'))} queries</p>"
-                f"<p class='diff'>{word_diff(str(s.get('original', '')), str(s.get('text', '')))}"
-                "</p></div>")
-    return "".join(parts)
-
-
-def _attack_losses(data: Mapping[str, Any]) -> str:
-    """Scores that came back missing (a failing gold makes every ASR 0, which reads as a robust
-    victim) and candidates each method rejected, so neither is hidden behind the table."""
-    parts = []
-    missing = {str(k): int(v) for k, v in (data.get("missing") or {}).items()}
-    if missing:
-        listed = "; ".join(f"{esc(reason)} × {count}" for reason, count in
-                           sorted(missing.items(), key=lambda kv: (-kv[1], kv[0])))
-        parts.append(f"<p class='banner missing-scores'><b>{sum(missing.values())} scores came back "
-                     f"missing</b> and were left out of the search: {listed}</p>")
-    rejections = data.get("rejections") or {}
-    rows = [[method, ", ".join(f"{reason}: {count}" for reason, count in
-                               sorted(counts.items(), key=lambda kv: -int(kv[1])))]
-            for method, counts in sorted(rejections.items()) if counts]
-    if rows:
-        parts.append(table(["method", "candidates rejected"], rows, left=2,
-                           caption="candidates left out of each method's search, by reason"))
-    return "".join(parts)
-
-
-def _ci_bar01(value: Any, low: Any, high: Any) -> str:
-    if value is None:
-        return ""
-    scaled = [None if v is None else 2 * float(v) - 1 for v in (value, low, high)]
-    return _ci_bar(*scaled)
 
 
 # --- signature --------------------------------------------------------------------------------

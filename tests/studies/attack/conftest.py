@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -74,7 +74,6 @@ class TableVictim(Evaluator):
     and can fail on its n-th batch as if the process were killed."""
 
     name = "table-victim"
-    score_range: ClassVar[tuple[float, float]] = (0.0, 100.0)
     batch_size = 64
 
     def __init__(self, table: Mapping[str, float] | Callable[[str], float] | None = None,
@@ -87,6 +86,9 @@ class TableVictim(Evaluator):
     @property
     def aspects(self) -> tuple[str, ...]:
         return ("score",)
+
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (0.0, 100.0)
 
     def value(self, text: str) -> float:
         if callable(self.table):

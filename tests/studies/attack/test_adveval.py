@@ -12,7 +12,7 @@ import pytest
 from evalstress.engine.scoring import open_cache
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.base import AttackSetup
-from evalstress.studies.attack.methods import AdvEvalMethod
+from evalstress.studies.attack.methods import AdvEvalMethod, AdvEvalVictimMethod
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.run import Attacker
 from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator
@@ -143,3 +143,39 @@ def test_setup_budget_is_per_attack(scripted: Callable[..., Any]) -> None:
     assert first.budget.exhausted and first.victim_scores(["e"]) == []
     second = AttackSetup(example(), victim, gold, "good", AttackParams(budget=3))
     assert second.budget.used == 0
+
+
+def test_victim_only_search_ends_on_the_victim_and_the_gold_judges_its_answer(
+        scripted: Callable[..., Any]) -> None:
+    # paper 004, Table 8: the search guided by the victim alone, from another example's text.
+    # Direction bad; victim-only S = victim. Iteration 1: LOUD gets victim 85 (S = 85 > 80: the
+    # search stops at once) but gold 60; QUIET gets victim 75 and gold 10. By hand:
+    # victim-only returns LOUD: gold 60 > tau- 30, a failure. The gold-guided search (paper
+    # rule) sees S = 85 - 60 = 25 and 75 - 10 = 65, returns QUIET: 10 <= 30 and 65 >= 40.
+    loud, quiet = "The bridge is already open again.", "The mayor cancelled the whole project."
+    answers = {8: f"<text>{loud}</text>", 9: f"<text>{quiet}</text>"}
+    gold = {loud: 60.0, quiet: 10.0}
+    victim_table = {loud: 85.0, quiet: 75.0}
+    server, script = scripted(lambda seed: answers.get(seed, cand(seed)),
+                              lambda text: gold.get(text, 50.0))
+    cache = open_cache()
+    params = AttackParams(gold_samples=1, max_iterations=1, stop_rule="highest-feedback")
+    generator = TextGenerator.from_spec(generator_spec(server))
+    examples = [example(0), example(1, "Shops fear the closure of the bridge.")]
+
+    def attack(method: Any) -> Any:
+        judge = Gold([gold_evaluator(judge_spec(server), 1)], cache=cache)
+        victim = Victim(TableVictim(victim_table, default=20.0), cache=cache)
+        return Attacker(examples, [victim], judge, [method], ["bad"], params).run()
+
+    asked = len(script.bodies) - len(script.generations())
+    records = attack(AdvEvalVictimMethod(generator))
+    judged = len(script.bodies) - len(script.generations()) - asked
+    assert judged == len(records) == 2  # the gold saw each search's returned text only
+    only = records[0]
+    assert only.method == "adveval-victim" and only.start == "random:ex-1"
+    assert (only.stop, only.text, only.gold, only.victim_score) == ("threshold", loud, 60.0, 85.0)
+    assert not only.success and only.stop_rule == "highest-feedback" and only.gold_queries == 1
+    assert [c["gold"] for c in only.trajectory[:-1]] == [None] * (len(only.trajectory) - 1)
+    full = attack(AdvEvalMethod(generator))[0]
+    assert (full.text, full.gold, full.victim_score, full.success) == (quiet, 10.0, 75.0, True)

@@ -3,6 +3,8 @@ similarity floor, the victim target, random starts towards bad."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from evalstress.core.data import Example
@@ -77,3 +79,26 @@ def test_bad_direction_starts_from_another_example_and_budget_holds() -> None:
     record = TextFooler().run(setup("bad", budget=12))
     assert record.start == "random:b" and record.original == OTHER
     assert record.queries <= 12
+
+
+def test_a_word_vector_file_is_the_neighbour_source(tmp_path: Any) -> None:
+    # cosines to "bridge" (1, 0, 0) by hand, all vectors of length 1: span (0.8, 0.6, 0) 0.8,
+    # viaduct (0.6, 0.8, 0) 0.6, banana (0, 1, 0) 0, harbour (0, 0, 1) 0
+    path = tmp_path / "vectors.txt"
+    path.write_text("5 3\nbridge 1 0 0\nspan 0.8 0.6 0\nviaduct 0.6 0.8 0\nbanana 0 1 0\n"
+                    "harbour 0 0 1\n")
+    fooler = TextFooler(vectors=str(path))
+    table = fooler.neighbour_table()
+    assert table.neighbours("bridge", 50, 0.5) == (("span", pytest.approx(0.8)),
+                                                   ("viaduct", pytest.approx(0.6)))
+    assert [w for w, _ in table.neighbours("bridge", 1, 0.0)] == ["span"]
+    # TextFooler's own recipe: the vectors only, no WordNet synonyms unless asked for
+    assert fooler.candidates("bridge", "NOUN", "NN") == ["span", "viaduct"]
+    with_wordnet = TextFooler(vectors=str(path), wordnet=True).candidates("bridge", "NOUN", "NN")
+    assert set(with_wordnet) == {s.lower() for s in synonyms("bridge", "n")} | {"viaduct"}
+    bad = tmp_path / "bad.txt"
+    bad.write_text("bridge 1 0 0\nspan 0.8 0.6\n")
+    with pytest.raises(ValueError, match="line 2: 2 numbers where the first vector has 3"):
+        TextFooler(vectors=str(bad)).neighbour_table()
+    with pytest.raises(ValueError, match="no such file"):
+        TextFooler(vectors=str(tmp_path / "none.txt"))

@@ -2,10 +2,14 @@
 
 Each iteration the generator sees the task, the optional criteria, the source and the top
 candidates so far with their feedback S (ascending), and proposes `candidates` new texts. Usable
-ones are scored by the gold judge and then by the victim; the search stops on success (eq. 3),
-when S passes the stop threshold, after `max_iterations`, when the victim budget is spent, or
-after `patience` iterations in a row without a usable candidate. The answer is the successful
-candidate with the highest S, else the highest S found.
+ones are scored by the gold judge and then by the victim; the search stops as the stop rule says
+(`AttackParams.stop_rule`: on the first eq. 3 success, or only when S passes the threshold),
+after `max_iterations`, when the victim budget is spent, or after `patience` iterations in a row
+without a usable candidate, and returns the text its rule picks (`Trajectory.best`).
+
+`adveval-victim` is the paper's Table 8 ablation: the same loop guided by the victim alone
+(`objective.victim_feedback`), started from another example's text (a good original would end a
+bad-direction search at once), the gold asked only about the text it returns.
 
 Every generation and every score is cached (the sample index of candidate c in iteration i is
 i * candidates + c), so rerunning a killed attack replays it from the caches without a call.
@@ -13,28 +17,28 @@ i * candidates + c), so rerunning a killed attack replays it from the caches wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evalstress.llm.generate import GenerationJob, TextGenerator
-from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish
+from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish, start_point
 from evalstress.studies.attack.candidates import usable_candidates
+from evalstress.studies.attack.objective import victim_feedback
 from evalstress.studies.attack.prompt import TAG, build_messages
-from evalstress.studies.attack.trajectory import Trajectory
+from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
 METHOD = "adveval"
+VICTIM_ONLY = "adveval-victim"
 
 
-def adveval(setup: AttackSetup, generator: TextGenerator, *,
-            criteria: str | None = None) -> AttackRecord:
-    """Run the search for one example, victim and direction."""
-    params = setup.params
-    example = setup.example
-    trajectory = Trajectory(setup.evaluate([example.hypothesis], 0, ["original"]))
-    if not trajectory.items:
-        return finish(setup, METHOD, trajectory, start="original", start_text=example.hypothesis,
-                      stop="original-unscored", iterations=0)
+def _search(setup: AttackSetup, generator: TextGenerator, trajectory: Trajectory,
+            score: Callable[[list[str], int], list[Candidate]],
+            stopped: Callable[[Trajectory], str | None], criteria: str | None
+            ) -> tuple[str, int, dict[str, Any]]:
+    """The generate-score loop; returns (stop reason, iterations, answer counts)."""
+    params, example = setup.params, setup.example
     iterations, idle = 0, 0
-    stop = setup.stopped(trajectory)
+    stop = stopped(trajectory)
     calls: dict[str, Any] = {"generated": 0, "usable": 0}
     while stop is None:
         if iterations >= params.max_iterations:
@@ -48,14 +52,68 @@ def adveval(setup: AttackSetup, generator: TextGenerator, *,
         calls["generated"] += len(answers)
         texts = usable_candidates(answers, source=example.source, seen=trajectory,
                                   rejections=setup.rejections, tag=TAG)
-        scored = setup.evaluate(texts, iterations) if texts else []
+        scored = score(texts, iterations) if texts else []
         calls["usable"] += len(texts)
         for candidate in scored:
             trajectory.add(candidate)
         idle = 0 if scored else idle + 1
-        stop = setup.stopped(trajectory)
+        stop = stopped(trajectory)
         if stop is None and idle >= params.patience:
             stop = "no-candidates"
+    return stop, iterations, calls
+
+
+def adveval(setup: AttackSetup, generator: TextGenerator, *,
+            criteria: str | None = None) -> AttackRecord:
+    """Run the search for one example, victim and direction."""
+    example = setup.example
+    trajectory = Trajectory(setup.evaluate([example.hypothesis], 0, ["original"]))
+    if not trajectory.items:
+        return finish(setup, METHOD, trajectory, start="original", start_text=example.hypothesis,
+                      stop="original-unscored", iterations=0)
+    stop, iterations, calls = _search(setup, generator, trajectory, setup.evaluate,
+                                      setup.stopped, criteria)
     return finish(setup, METHOD, trajectory, start="original", start_text=example.hypothesis,
                   stop=stop, iterations=iterations, extra={"answers": calls,
                                                            "criteria": bool(criteria)})
+
+
+def adveval_victim_only(setup: AttackSetup, generator: TextGenerator, *,
+                        criteria: str | None = None, start: str = "random") -> AttackRecord:
+    """The victim-guided search: S from the victim alone, stop at S > threshold (or the
+    iterations, budget or patience), return the highest S, and let the gold judge that text."""
+    params = setup.params
+    label, text = start_point(setup, start)
+
+    def score(texts: list[str], iteration: int) -> list[Candidate]:
+        out = []
+        for t, m in zip(texts, setup.victim_scores(texts), strict=False):
+            if m.value is None:
+                setup.rejections["victim-missing"] += 1
+                continue
+            out.append(Candidate(t, iteration, None, m.value,
+                                 victim_feedback(setup.direction, m.value, params.lam), False,
+                                 m.raw, note=label if iteration == 0 else ""))
+        return out
+
+    def stopped(trajectory: Trajectory) -> str | None:
+        threshold = params.stop_threshold
+        if threshold is not None and any(c.feedback > threshold for c in trajectory.items):
+            return "threshold"
+        return "budget" if setup.budget.exhausted else None
+
+    trajectory = Trajectory(score([text], 0))
+    if not trajectory.items:
+        return finish(setup, VICTIM_ONLY, trajectory, start=label, start_text=text,
+                      stop="original-unscored", iterations=0, rule="highest-feedback")
+    stop, iterations, calls = _search(setup, generator, trajectory, score, stopped, criteria)
+    best = trajectory.best("highest-feedback")
+    assert best is not None
+    judged = setup.judge_final(best.text, best.iteration, best.victim, best.victim_raw,
+                               "returned by the victim-only search")
+    if judged is not None:
+        trajectory.add(judged)
+    return finish(setup, VICTIM_ONLY, trajectory, start=label, start_text=text, stop=stop,
+                  iterations=iterations, result=judged, rule="highest-feedback",
+                  extra={"answers": calls, "criteria": bool(criteria),
+                         "feedback": "victim only"})

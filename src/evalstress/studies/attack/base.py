@@ -120,8 +120,9 @@ class AttackSetup:
                          note)
 
     def stopped(self, trajectory: Trajectory) -> str | None:
-        """Why the search should stop now, if it should."""
-        if any(c.success for c in trajectory.items):
+        """Why the search should stop now, if it should: on the first success only under the
+        `first-success` rule; S above the threshold and a spent budget under both."""
+        if self.params.stop_rule == "first-success" and any(c.success for c in trajectory.items):
             return "success"
         threshold = self.params.stop_threshold
         if threshold is not None and any(c.feedback > threshold for c in trajectory.items):
@@ -159,6 +160,9 @@ class AttackRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     #: missing scores of this attack by "gold: reason" / "victim: reason" (see AttackSetup)
     missing: dict[str, int] = field(default_factory=dict)
+    #: what chose the returned text: a stop rule of `AttackParams` (first-success,
+    #: highest-feedback) or `final-text` for the greedy methods, which return where they ended
+    stop_rule: str = "first-success"
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -172,12 +176,14 @@ class AttackRecord:
 
 def finish(setup: AttackSetup, method: str, trajectory: Trajectory, *, start: str,
            start_text: str, stop: str, iterations: int, result: Candidate | None = None,
-           extra: dict[str, Any] | None = None) -> AttackRecord:
+           extra: dict[str, Any] | None = None, rule: str | None = None) -> AttackRecord:
     """The record of a finished attack. The result is `result` when the method has one final
-    text (the greedy attacks), else the trajectory's best candidate (see `Trajectory.best`)."""
+    text (the greedy attacks), else the trajectory's best candidate under `rule` (default: the
+    attack's stop rule; see `Trajectory.best`)."""
     first = trajectory.items[0] if trajectory.items and trajectory.items[0].iteration == 0 \
         else None
-    best = result or trajectory.best()
+    rule = rule or setup.params.stop_rule
+    best = result or trajectory.best(rule)
     return AttackRecord(
         example_id=setup.example.id, victim=setup.victim.label, direction=setup.direction,
         method=method, original=start_text, start=start,
@@ -189,7 +195,7 @@ def finish(setup: AttackSetup, method: str, trajectory: Trajectory, *, start: st
         iterations=iterations, queries=setup.budget.used, gold_queries=setup.gold_queries,
         stop=stop, seconds=round(time.perf_counter() - setup.started, 3),
         trajectory=trajectory.to_list(), rejections=dict(setup.rejections),
-        extra=dict(extra or {}), missing=dict(setup.missing))
+        extra=dict(extra or {}), missing=dict(setup.missing), stop_rule=rule)
 
 
 def start_point(setup: AttackSetup, mode: str) -> tuple[str, str]:

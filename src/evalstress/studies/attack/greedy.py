@@ -145,7 +145,7 @@ class AppendixJ:
         trajectory = Trajectory(setup.evaluate([text], 0, ["original"]))
         if not trajectory.items:
             return finish(setup, METHOD, trajectory, start="original", start_text=text,
-                          stop="original-unscored", iterations=0)
+                          stop="original-unscored", iterations=0, rule="final-text")
         first = trajectory.items[0]
         words = text.split()
         value, raw = first.victim, first.victim_raw
@@ -188,7 +188,7 @@ class AppendixJ:
         change = ((raw - first.victim_raw) / abs(first.victim_raw)
                   if raw is not None and first.victim_raw else None)
         record = finish(setup, METHOD, trajectory, start="original", start_text=text, stop=stop,
-                        iterations=step, result=result, extra={"path": path, "noise_target": self.noise,
-                                                "noise_ratio": ratio, "final_text": final,
-                                                "relative_victim_change": change})
+                        iterations=step, result=result, rule="final-text",
+                        extra={"path": path, "noise_target": self.noise, "noise_ratio": ratio,
+                               "final_text": final, "relative_victim_change": change})
         return record

@@ -1,6 +1,7 @@
-"""The attack methods by name: `adveval`, `textfooler`, `rules` (every rule of paper 004's
-comparison) or `rule:NAME`, and `appendix-j`; parameters as in evaluator specs
-(`textfooler:sim=0.8`, `appendix-j:model=PATH,noise=0.15`)."""
+"""The attack methods by name: `adveval`, `adveval-victim` (its victim-only ablation),
+`textfooler`, `bert-attack`, `rules` (every rule of paper 004's comparison) or `rule:NAME`, and
+`appendix-j`; parameters as in evaluator specs (`textfooler:sim=0.8`,
+`bert-attack:model=PATH`, `appendix-j:model=PATH,noise=0.15`, `adveval-victim:start=original`)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ from evalstress.core.text import TextParser
 from evalstress.evaluators.base import parse_spec
 from evalstress.llm.generate import TextGenerator
 from evalstress.perturb.base import Perturbation, PerturbContext, Skip
-from evalstress.studies.attack.adveval import adveval
+from evalstress.studies.attack.adveval import adveval, adveval_victim_only
 from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish
+from evalstress.studies.attack.bertattack import BertAttack
 from evalstress.studies.attack.greedy import AppendixJ
 from evalstress.studies.attack.rules import RULES, get_rule
 from evalstress.studies.attack.textfooler import TextFooler
 from evalstress.studies.attack.trajectory import Trajectory
 
-NAMES = ("adveval", "textfooler", "rules", "rule:NAME", "appendix-j")
+NAMES = ("adveval", "adveval-victim", "textfooler", "bert-attack", "rules", "rule:NAME",
+         "appendix-j")
 RULE_PATIENCE = 10  # seeds in a row without a new variant before a rule is exhausted
 
 
@@ -44,6 +47,25 @@ class AdvEvalMethod:
 
     def run(self, setup: AttackSetup) -> AttackRecord:
         return adveval(setup, self.generator, criteria=self.criteria)
+
+
+class AdvEvalVictimMethod:
+    """Paper 004's Table 8 ablation: AdvEval guided by the victim's score alone."""
+
+    name = "adveval-victim"
+
+    def __init__(self, generator: TextGenerator, criteria: str | None = None,
+                 start: str = "random"):
+        if start not in ("random", "original"):
+            raise ValueError(f"adveval-victim start= must be random or original, got '{start}'")
+        self.generator, self.criteria, self.start = generator, criteria, start
+
+    def applies(self, direction: str) -> bool:
+        return True
+
+    def run(self, setup: AttackSetup) -> AttackRecord:
+        return adveval_victim_only(setup, self.generator, criteria=self.criteria,
+                                   start=self.start)
 
 
 class RuleMethod:
@@ -108,7 +130,7 @@ class RuleMethod:
 
 
 class _Wrapped:
-    """A dataclass method (TextFooler, AppendixJ) under its record name."""
+    """A dataclass method (TextFooler, BertAttack, AppendixJ) under its record name."""
 
     def __init__(self, name: str, impl: Any):
         self.name, self.impl = name, impl
@@ -145,15 +167,23 @@ def make_methods(specs: list[str], *, generator: TextGenerator | None = None,
                 raise ValueError("adveval needs a generator: --generator 'model=NAME,"
                                  "base_url=URL'")
             out.append(AdvEvalMethod(generator, criteria))
+        elif name == "adveval-victim":
+            check_names("parameter", params, ["start"], f"method {name}")
+            if generator is None:
+                raise ValueError("adveval-victim needs a generator: --generator 'model=NAME,"
+                                 "base_url=URL'")
+            out.append(AdvEvalVictimMethod(generator, criteria, **params))
         elif name == "rules":
             out.extend(RuleMethod(rule, parser) for rule in RULES)
         elif name == "textfooler":
             out.append(_Wrapped("textfooler", _build(TextFooler, name, params)))
+        elif name == "bert-attack":
+            out.append(_Wrapped("bert-attack", _build(BertAttack, name, params)))
         elif name == "appendix-j":
             out.append(_Wrapped("appendix-j", _build(AppendixJ, name, params)))
         else:
-            close = difflib.get_close_matches(name, ["adveval", "textfooler", "rules",
-                                                     "appendix-j"], n=1)
+            close = difflib.get_close_matches(name, [n for n in NAMES if n != "rule:NAME"],
+                                              n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise ValueError(f"unknown attack method '{name}'{hint} Methods: {', '.join(NAMES)} "
                              f"(rules: {', '.join(RULES)})")

@@ -11,8 +11,13 @@ import difflib
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from evalstress.core.strict import unknown_name_error
+
 Direction = Literal["good", "bad"]
 DIRECTIONS: tuple[Direction, ...] = ("good", "bad")
+
+#: How a search ends and which candidate it returns (see `AttackParams.stop_rule`).
+STOP_RULES = ("first-success", "highest-feedback")
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,14 @@ class AttackParams:
     iterations, 8 gold samples. `stop_threshold` (S above which the search stops; 80 in the
     paper's released code) and `patience` (iterations in a row without one usable candidate
     before giving up; the released code gives up after 1) are ours to set.
+
+    `stop_rule` says when a search ends and what it returns:
+    - `first-success` (our default): stop at the first candidate that meets eq. 3 and return the
+      successful candidate with the highest S. It answers "did the search meet any text that
+      fools the victim?", which counts a success the search would later have moved away from.
+    - `highest-feedback` (paper 004, sec. 3.2, and its released code): stop only when S exceeds
+      `stop_threshold` or the iterations (or budget) run out, return the candidate with the
+      highest S (the latest among equals), and judge eq. 3 on that text alone.
     """
 
     tau_plus: float = 70.0
@@ -38,8 +51,11 @@ class AttackParams:
     stop_threshold: float | None = 80.0
     patience: int = 3
     seed: int = 0
+    stop_rule: str = "first-success"
 
     def __post_init__(self) -> None:
+        if self.stop_rule not in STOP_RULES:
+            raise unknown_name_error("stop rule", self.stop_rule, STOP_RULES)
         for name in ("budget", "candidates", "trajectory", "max_iterations", "gold_samples",
                      "patience"):
             if int(getattr(self, name)) < 1:
@@ -77,6 +93,13 @@ def feedback(direction: Direction, gold: float, victim: float, lam: float = 1.0)
     if direction == "bad":
         return victim - lam * gold
     raise ValueError(f"unknown direction '{direction}'; choose good or bad")
+
+
+def victim_feedback(direction: Direction, victim: float, lam: float = 1.0) -> float:
+    """Feedback without a gold (paper 004's Table 8 ablation): eq. 2 with the gold score fixed
+    at the direction's ideal, 100 for good and 0 for bad, so S = 100 * lambda - victim (good) or
+    victim (bad), and S > 80 means a victim under 20 (good) or over 80 (bad)."""
+    return feedback(direction, 100.0 if direction == "good" else 0.0, victim, lam)
 
 
 def succeeded(direction: Direction, gold: float, victim: float, params: AttackParams) -> bool:

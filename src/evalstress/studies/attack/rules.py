@@ -231,7 +231,8 @@ class NegatePrevious(Perturbation):
     source_papers = ("004",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        if ctx.example.task != "dialogue" or len(ctx.example.source.splitlines()) < 2:
+        if ctx.example.task not in ("dialogue-response", "dialogue") \
+                or len(ctx.example.source.splitlines()) < 2:
             return Skip("needs a dialogue source with turns on separate lines")
         utterance = last_utterance(ctx.example.source)
         if utterance is None:

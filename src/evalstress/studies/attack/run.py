@@ -1,6 +1,7 @@
 """Attack a set of examples: every victim x direction x method, one search per example.
 
-Gold and victims are calibrated on the originals first (min-max scales need them all). Each
+Gold and victims get their 0-100 scales first (`normalise`: given, reference set, declared, or
+min-max over all the originals). Each
 finished attack is appended to attacks.jsonl at once, so a killed run keeps what it finished;
 rerunning the same command replays the finished searches from the caches without a call and
 goes on where it stopped.
@@ -22,6 +23,7 @@ from evalstress.core.records import Progress
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.base import AttackRecord, AttackSetup
 from evalstress.studies.attack.methods import Method
+from evalstress.studies.attack.normalise import ScaleReference
 from evalstress.studies.attack.objective import AttackParams, Direction
 from evalstress.studies.attack.scoring import Gold, Victim
 
@@ -32,7 +34,9 @@ class Attacker:
     def __init__(self, examples: Sequence[Example], victims: Sequence[Victim], gold: Gold,
                  methods: Sequence[Method], directions: Sequence[Direction],
                  params: AttackParams, *, ranges: Mapping[str, tuple[float, float]] | None = None,
-                 generator: TextGenerator | None = None, progress: Progress | None = None):
+                 scale_references: Mapping[str, ScaleReference] | None = None,
+                 protocol: str = "default", generator: TextGenerator | None = None,
+                 progress: Progress | None = None):
         if not examples:
             raise ValueError("no examples to attack")
         if not victims:
@@ -40,11 +44,16 @@ class Attacker:
         self.examples, self.victims, self.gold = list(examples), list(victims), gold
         self.methods, self.directions, self.params = list(methods), list(directions), params
         self.ranges = dict(ranges or {})
-        unknown = [name for name in self.ranges if not any(
-            name in (v.label, v.evaluator.name) for v in self.victims)]
-        if unknown:
-            raise ValueError(f"--range names no victim: {', '.join(unknown)}; victims: "
-                             f"{', '.join(v.label for v in self.victims)}")
+        #: reference sets by victim label or evaluator name; "" for every undeclared victim
+        self.references = dict(scale_references or {})
+        for option, names in (("--range", list(self.ranges)),
+                              ("--scale-reference", [n for n in self.references if n])):
+            unknown = [name for name in names if not any(
+                name in (v.label, v.evaluator.name) for v in self.victims)]
+            if unknown:
+                raise ValueError(f"{option} names no victim: {', '.join(unknown)}; victims: "
+                                 f"{', '.join(v.label for v in self.victims)}")
+        self.protocol = protocol
         self.generator = generator
         self.progress = progress or Progress()
         self.seconds = 0.0
@@ -52,15 +61,20 @@ class Attacker:
     def _range(self, victim: Victim) -> tuple[float, float] | None:
         return self.ranges.get(victim.label) or self.ranges.get(victim.evaluator.name)
 
+    def _named(self, victim: Victim) -> ScaleReference | None:
+        return self.references.get(victim.label) or self.references.get(victim.evaluator.name)
+
     def units(self) -> list[tuple[Example, Victim, Direction, Method]]:
         return [(e, v, d, m) for e in self.examples for v in self.victims
                 for d in self.directions for m in self.methods if m.applies(d)]
 
     def run(self, out: Path | None = None) -> list[AttackRecord]:
         started = time.perf_counter()
-        self.gold.calibrate(self.examples)
+        shared = self.references.get("")
+        self.gold.calibrate(self.examples, shared=shared)
         for victim in self.victims:
-            victim.calibrate(self.examples, self._range(victim))
+            victim.calibrate(self.examples, self._range(victim), named=self._named(victim),
+                             shared=shared)
         units = self.units()
         records: list[AttackRecord] = []
         handle = None
@@ -96,6 +110,9 @@ class Attacker:
             "rejections": {m: dict(c) for m, c in rejections.items()},
             "missing": dict(sum((Counter(r.missing) for r in records), Counter())),
             "stops": dict(Counter(f"{r.method}: {r.stop}" for r in records)),
+            "protocol": self.protocol,
+            "stop_rules": {m: sorted({r.stop_rule for r in records if r.method == m})
+                           for m in sorted({r.method for r in records})},
             "seconds": round(self.seconds, 2)}
         if self.generator is not None:
             info["generator"] = self.generator.signature()
@@ -107,6 +124,18 @@ class Attacker:
             "the start included.",
             "The gold judge stands in for human readers: a success is only as real as the "
             "gold's rating (paper 004 checks its gold by hand)."]
+        fitted = [m.label for m in [*self.victims, *self.gold.members]
+                  if m.scale is not None and m.scale.data_dependent]
+        if fitted:
+            notes.append(f"data-dependent scale for {', '.join(fitted)}: min-max over the "
+                         "attacked originals, so their 0-100 scores (and ASR) change with the "
+                         "examples attacked; give --range NAME=LO:HI or --scale-reference "
+                         "[NAME=]FILE for a fixed scale")
+        notes.append("stop rule: " + "; ".join(
+            f"{m}: {', '.join(rules)}" for m, rules in info["stop_rules"].items())
+            + " (first-success stops at the first eq. 3 success and returns it; "
+            "highest-feedback, paper 004's, returns the highest S and judges that text; "
+            "final-text: a greedy baseline returns the text it ended on)")
         clipped = [v.label for v in self.victims if v.clipped]
         if clipped:
             notes.append(f"victim scores outside their range were clipped to 0-100 for "

@@ -18,7 +18,7 @@ from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.engine.scoring import Scorer
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, create_evaluator, parse_spec
-from evalstress.studies.attack.normalise import Scale, choose_scale
+from evalstress.studies.attack.normalise import Scale, ScaleReference, choose_scale, known_range
 
 REFERENCE_MODES = ("example", "original")
 
@@ -99,17 +99,34 @@ class Victim:
                 for r in requests]
 
     def calibrate(self, examples: Sequence[Example],
-                  given: tuple[float, float] | None = None) -> Scale:
-        """Fix the 0-100 map: given, declared, or min-max over the originals' scores."""
+                  given: tuple[float, float] | None = None, *,
+                  named: ScaleReference | None = None,
+                  shared: ScaleReference | None = None) -> Scale:
+        """Fix the 0-100 map (`normalise`): given, a reference set named for this victim,
+        declared, the reference set for every undeclared victim, or min-max over the originals.
+
+        A reference set is scored as it stands (each example's hypothesis against its own
+        references), whatever `reference_mode`: it measures how the evaluator's scores spread
+        over real pairs of texts, which comparing an original with itself would not."""
+        declared = known_range(self.evaluator, self.aspect) is not None
+        use = None if given is not None else named if named is not None else (
+            shared if not declared else None)
+        reference = None
+        if use is not None:
+            reference = use.scale(self.evaluator, self.aspect, self._values(
+                [ScoreRequest(e.hypothesis, e.source, tuple(e.references), e.task)
+                 for e in use.examples]), label=self.label)
         values: list[float] = []
-        if given is None:
-            requests = [self.request(e, e.hypothesis) for e in examples]
-            rows = self.scorer.score(requests)
-            values = [s.value for r in requests
-                      if (s := rows[r.key].get(self.aspect)) is not None and s.value is not None]
+        if given is None and reference is None and not declared:
+            values = self._values([self.request(e, e.hypothesis) for e in examples])
         self.scale = choose_scale(self.evaluator, self.aspect, values, given=given,
-                                  label=self.label)
+                                  reference=reference, label=self.label)
         return self.scale
+
+    def _values(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        rows = self.scorer.score(requests)
+        return [s.value for r in requests
+                if (s := rows[r.key].get(self.aspect)) is not None and s.value is not None]
 
     def score(self, example: Example, texts: Sequence[str]) -> list[Measured]:
         if self.scale is None:
@@ -162,9 +179,10 @@ class Gold:
     def label(self) -> str:
         return " + ".join(m.label for m in self.members)
 
-    def calibrate(self, examples: Sequence[Example]) -> None:
+    def calibrate(self, examples: Sequence[Example], *,
+                  shared: ScaleReference | None = None) -> None:
         for member in self.members:
-            member.calibrate(examples)
+            member.calibrate(examples, shared=shared)
 
     def score(self, example: Example, texts: Sequence[str]) -> list[Measured]:
         per_member = [m.score(example, texts) for m in self.members]

@@ -10,14 +10,14 @@ from typing import Any
 
 from evalstress.analyses.adversarial import AdversarialResult
 from evalstress.core.cache import SQLiteCache
-from evalstress.core.data import Example
+from evalstress.core.data import Example, load_examples
 from evalstress.core.records import Progress
 from evalstress.core.redact import redact_value
 from evalstress.engine.scoring import configure_caches
 from evalstress.evaluators.base import create_evaluator
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.methods import make_methods
-from evalstress.studies.attack.normalise import parse_range
+from evalstress.studies.attack.normalise import DEFAULT_PERCENTILES, ScaleReference, parse_range
 from evalstress.studies.attack.objective import AttackParams, parse_directions
 from evalstress.studies.attack.run import Attacker
 from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator, split_victim_spec
@@ -49,14 +49,42 @@ def parse_ranges(values: Sequence[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
+def parse_scale_references(values: Sequence[str], *, field_map: Any = None,
+                           task: str | None = None,
+                           percentiles: str | tuple[float, float] = DEFAULT_PERCENTILES,
+                           ) -> dict[str, ScaleReference]:
+    """`--scale-reference [NAME=]FILE` entries: a bare FILE fixes the scale of every victim
+    without a declared range ("" key), NAME=FILE that of one victim (its label or evaluator
+    name) whatever it declares. Files load like the attack data (`--map`, `--task`)."""
+    low, high = parse_range(percentiles) if isinstance(percentiles, str) else percentiles
+    out: dict[str, ScaleReference] = {}
+    for value in values:
+        name, sep, rest = str(value).partition("=")
+        path = Path(value)
+        if not sep or path.is_file() or not name.strip():
+            name, rest = "", str(value)
+        path = Path(rest.strip())
+        if not path.is_file():
+            raise ValueError(f"--scale-reference '{value}': no such file {path} (give FILE or "
+                             "NAME=FILE, a file of examples like the attack data)")
+        if name.strip() in out:
+            raise ValueError(f"--scale-reference names {name.strip() or 'a shared file'} twice")
+        examples = tuple(load_examples(path, field_map, task=task))
+        out[name.strip()] = ScaleReference(path, examples, (float(low), float(high)))
+    return out
+
+
 def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
                    gold: Sequence[str], generator: str | Mapping[str, Any] | None = None,
                    methods: Sequence[str] = ("adveval",), direction: str = "both",
                    params: AttackParams | None = None, criteria: str | None = None,
                    reference: str = "example", ranges: Sequence[str] = (),
+                   scale_references: Mapping[str, ScaleReference] | None = None,
+                   protocol: str = "default",
                    cache: SQLiteCache | None = None, cache_dir: Path | None = None,
                    no_cache: bool = False, progress: Progress | None = None) -> Attacker:
-    """An Attacker from specs; every bad setting is an error before any model is called."""
+    """An Attacker from specs; every bad setting is an error before any model is called.
+    `protocol` is recorded only: `protocol.resolve` has filled the settings it sets."""
     params = params or AttackParams()
     directions = parse_directions(direction)
     gen = None
@@ -73,7 +101,8 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
     golds = [gold_evaluator(spec, params.gold_samples) for spec in gold]
     configure_caches([*(v.evaluator for v in victim_list), *golds], cache_dir, no_cache)
     return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
-                    method_list, directions, params, ranges=parse_ranges(ranges), generator=gen,
+                    method_list, directions, params, ranges=parse_ranges(ranges),
+                    scale_references=scale_references, protocol=protocol, generator=gen,
                     progress=progress)
 
 

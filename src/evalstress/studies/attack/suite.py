@@ -15,10 +15,11 @@ from evalstress.analyses.registry import register_analysis
 from evalstress.engine.result import RunResult
 from evalstress.engine.scoring import open_cache
 from evalstress.studies.attack.objective import AttackParams
-from evalstress.studies.attack.setup import build_attacker, close
+from evalstress.studies.attack.protocol import resolve
+from evalstress.studies.attack.setup import build_attacker, close, parse_scale_references
 
 ATTACK_KEYS = ("victims", "gold", "generator", "methods", "direction", "criteria", "reference",
-               "ranges")
+               "ranges", "protocol", "scale_references", "scale_percentiles")
 
 
 @register_analysis("adversarial", ("attack", "out_dir", "cache_dir", "no_cache"))
@@ -27,14 +28,20 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
 
     Settings come from the suite's `options: {attack: {...}}`: `gold` (required), `generator`
     (for adveval), `methods` (default adveval), `victims` (default: every evaluator aspect of the
-    run), `direction`, `criteria`, `reference`, `ranges`, and the parameters of
-    `AttackParams` (budget, tau_plus, ...). attacks.jsonl goes to the run directory."""
+    run), `direction`, `criteria`, `reference`, `ranges`, `scale_references` (a list of
+    [NAME=]FILE), `scale_percentiles`, `protocol` (default or paper, as `evalstress attack
+    --protocol`), and the parameters of `AttackParams` (budget, tau_plus, stop_rule, ...).
+    attacks.jsonl goes to the run directory."""
     settings = dict(options.get("attack") or {})
     if not settings.get("gold"):
         raise ValueError("the adversarial analysis needs a gold judge: add options: {attack: "
                          "{gold: 'judge:model=NAME,base_url=URL', generator: ...}} to the suite")
     picked = {k: settings.pop(k) for k in ATTACK_KEYS if k in settings}
-    params = AttackParams.from_options(settings)
+    chosen = resolve(picked.get("protocol"), stop_rule=settings.pop("stop_rule", None),
+                     reference=picked.get("reference"), patience=settings.pop("patience", None),
+                     generator=picked.get("generator"))
+    params = AttackParams.from_options({**settings, "stop_rule": chosen.stop_rule,
+                                        "patience": chosen.patience})
     victims = picked.get("victims")
     if not victims:
         pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)
@@ -50,13 +57,16 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
     cache_dir = Path(options["cache_dir"]) if options.get("cache_dir") else None
     no_cache = bool(options.get("no_cache"))
     cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
+    references = parse_scale_references(
+        as_list(picked.get("scale_references")),
+        percentiles=str(picked.get("scale_percentiles", "5:95")))
     attacker = build_attacker(
         run.plan.examples, victims=as_list(victims), gold=as_list(picked["gold"]),
-        generator=picked.get("generator"), methods=as_list(picked.get("methods") or "adveval"),
+        generator=chosen.generator, methods=as_list(picked.get("methods") or "adveval"),
         direction=str(picked.get("direction", "both")), params=params,
-        criteria=picked.get("criteria"), reference=str(picked.get("reference", "example")),
-        ranges=as_list(picked.get("ranges")), cache=cache, cache_dir=cache_dir,
-        no_cache=no_cache)
+        criteria=picked.get("criteria"), reference=chosen.reference,
+        ranges=as_list(picked.get("ranges")), scale_references=references,
+        protocol=chosen.protocol, cache=cache, cache_dir=cache_dir, no_cache=no_cache)
     out = Path(options["out_dir"]) / "attacks.jsonl" if options.get("out_dir") else None
     try:
         records = attacker.run(out)

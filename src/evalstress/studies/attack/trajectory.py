@@ -9,11 +9,12 @@ from typing import Any
 
 @dataclass
 class Candidate:
-    """A text with its gold and victim scores (0-100), feedback S and eq. 3 verdict."""
+    """A text with its gold and victim scores (0-100), feedback S and eq. 3 verdict. The gold
+    is None for a candidate of a victim-only search, which the gold never saw."""
 
     text: str
     iteration: int
-    gold: float
+    gold: float | None
     victim: float
     feedback: float
     success: bool
@@ -58,11 +59,17 @@ class Trajectory:
         order = sorted(range(len(self.items)), key=lambda i: (-self.items[i].feedback, i))[:k]
         return [self.items[i] for i in sorted(order, key=lambda i: (self.items[i].feedback, -i))]
 
-    def best(self) -> Candidate | None:
-        """The successful candidate with the highest feedback, else the highest feedback overall
-        (earliest on ties)."""
+    def best(self, rule: str = "first-success") -> Candidate | None:
+        """The candidate a search returns under its stop rule (`AttackParams.stop_rule`).
+
+        `first-success`: the successful candidate with the highest feedback, else the highest
+        feedback overall (earliest on ties). `highest-feedback` (paper 004): the highest
+        feedback whatever its verdict, the latest on ties, as the released code's stable
+        ascending sort leaves the last-added of equal scores at the top."""
         if not self.items:
             return None
+        if rule == "highest-feedback":
+            return max(enumerate(self.items), key=lambda ic: (ic[1].feedback, ic[0]))[1]
         ranked = [(c.feedback, -i, c) for i, c in enumerate(self.items)]
         pool = [r for r in ranked if r[2].success] or ranked
         return max(pool, key=lambda r: (r[0], r[1]))[2]
