@@ -75,7 +75,8 @@ def test_paper_summarization_suite_carries_the_codes_grids() -> None:
 
 
 def test_every_paper_suite_runs_under_the_paper_protocol() -> None:
-    for name in ("paper-summarization", "paper-translation", "paper-open-ended"):
+    for name in ("paper-summarization", "paper-translation", "paper-translation-ted",
+                 "paper-open-ended"):
         assert load_suite(name).protocol == "paper"
 
 
@@ -103,3 +104,23 @@ def test_a_paper_suite_under_the_default_protocol_keeps_its_grids_and_drops_the_
     assert all("rule" not in p.perturbation.params for p in default.perturbations)
     kept = Suite.from_dict({"perturbations": {"truncation": {"rule": "paper"}}})
     assert kept.with_protocol("default").perturbations[0].perturbation.params["rule"] == "paper"
+
+
+def test_translation_suites_leave_out_what_appendix_i_excludes() -> None:
+    """Paper 002, appendix I: no sentence switching on WMT (one sentence per item), no verb or
+    entity switching and no sentence replacement on WMT, no entity switching or generic entity on
+    TED. Its code's consistency tests are noun switching, generic entities and negation on WMT;
+    noun switching, negation, verb switching, sentence switching and replacement on TED."""
+    wmt = {p.name: list(p.grid) for p in load_suite("paper-translation").perturbations}
+    ted = {p.name: list(p.grid) for p in load_suite("paper-translation-ted").perturbations}
+    assert not {"sentence-switching", "verb-switching", "entity-switching",
+                "sentence-replacement"} & set(wmt)
+    assert not {"entity-switching", "generic-entity"} & set(ted)
+    assert {"noun-switching", "generic-entity", "negation"} <= set(wmt)
+    assert {"noun-switching", "negation", "verb-switching", "sentence-switching",
+            "sentence-replacement"} <= set(ted)
+    assert wmt["noun-switching"] == [1, 6] and ted["noun-switching"] == [6]
+    # the fluency tests and their grids are the same on both
+    fluency = [n for n in wmt if n not in ("generic-entity", "negation", "noun-switching")]
+    assert {n: wmt[n] for n in fluency} == {n: ted[n] for n in fluency}
+
