@@ -285,8 +285,10 @@ def run_command(
         help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
         "paper-TASK suite of the data's task).")] = None,
     protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: follow paper 002's public code where evalstress differs (its "
-        "per-test rules, averaging over the whole gold set, tests without tolerance).")] = None,
+        help="default, or paper: follow the suite's papers where evalstress differs (paper "
+        "002's per-test rules, whole-gold-set averages and strict tests; paper 000's fixed rule "
+        "attacks; paper 003's error counts; one seed for suites of papers 000 and 003). "
+        "--seeds still wins.")] = None,
     seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
@@ -403,12 +405,12 @@ def run_command(
             the_suite.options = dict(base.options)  # -p replaces perturbations, not settings
         else:
             the_suite = load_suite(suite_name)
-            if seeds is not None or "seeds" in cfg:
-                the_suite.seeds = parse_seeds(seeds if seeds is not None else cfg["seeds"],
-                                              "--seeds" if seeds is not None else
-                                              f"{config}: field 'seeds'")
         if chosen_protocol:
             the_suite = the_suite.with_protocol(str(chosen_protocol))
+        if seeds is not None or "seeds" in cfg:  # after the protocol: flags and config win
+            the_suite.seeds = parse_seeds(seeds if seeds is not None else cfg["seeds"],
+                                          "--seeds" if seeds is not None else
+                                          f"{config}: field 'seeds'")
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0] if exc.args else exc)) from None
     if prompt_file is not None:
