@@ -230,7 +230,9 @@ def test_a_unit_without_expert_weights_is_named_and_marked(make_table):
     table = _aspects_table(make_table, "truncation",
                            {"informativeness": WORSE, "fluency": SAME})
     table = pd.concat([table, _aspects_table(make_table, "char-typo",
-                                             {"informativeness": SAME, "fluency": WORSE})])
+                                             {"informativeness": SAME, "fluency": WORSE}),
+                       _aspects_table(make_table, "char-deletion",
+                                      {"informativeness": SAME, "fluency": SAME})])
     result = discernment_analysis(table, expert_weights="builtin")
     by = {u.perturbation: u for u in result.units}
     assert by["truncation"].weight_source.startswith("default")
@@ -241,4 +243,6 @@ def test_a_unit_without_expert_weights_is_named_and_marked(make_table):
     cells, perts = list(units.columns[7].cells), list(units.columns[1].cells)
     assert cells[perts.index("truncation")].endswith("*")
     assert not cells[perts.index("char-typo")].endswith("*")
+    # a judge that moves nothing: p^EW = 1, D^EW = log_0.05(1) = 0 (shown without a sign)
+    assert cells[perts.index("char-deletion")] == "[red]0.00[/]"
     assert "default weights" in str(units.caption)

@@ -120,7 +120,7 @@ def _d_cell(value: float | None) -> str:
     """A D score, red below the significance threshold D = 1."""
     if value is None:
         return "–"
-    text = f"{value:.2f}"
+    text = f"{value + 0.0:.2f}".replace("-0.00", "0.00")  # log_0.05(1) is -0.0
     return f"[green]{text}[/]" if value >= 1 else f"[red]{text}[/]"
 
 
