@@ -40,6 +40,19 @@ def tiny_masked_lm(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(folder)
 
 
+@pytest.fixture(scope="session", params=["byte-level-bpe", "sentencepiece"])
+def marked_masked_lm(request: pytest.FixtureRequest,
+                     tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(family, path) of a rigged masked LM whose vocabulary marks word starts (Ġ or ▁), built
+    once per session; see tests/wordpiece_models.py for what its head and embeddings say."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("transformers")
+    from tests.wordpiece_models import build_masked_lm
+
+    family = str(request.param)
+    return family, build_masked_lm(tmp_path_factory.mktemp(family), family)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """../shared/data beside the checkout; tests that need it skip where it is absent."""

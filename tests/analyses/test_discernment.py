@@ -195,14 +195,54 @@ def test_weights_from_a_yaml_file_and_errors_that_name_the_field(make_table, tmp
         discernment_analysis(table, expert_weights="no-such-file.yaml")
 
 
-def test_the_builtin_file_covers_every_rule_unit_of_the_dhp_suite():
+#: Paper 003, Table 1: the perturbations of each task, rule-based and LLM-written.
+TABLE1 = {
+    "summarization": {"char-deletion", "char-typo", "fictional-named-entities",
+                      "grammatical-errors", "sentence-reordering", "rewriting-and-insertion"},
+    "story": {"char-deletion", "char-typo", "fictional-named-entities", "grammatical-errors",
+              "random-ending", "wrong-ending"},
+    "qa": {"char-deletion", "char-typo", "fictional-named-entities", "grammatical-errors",
+           "random-answer"},
+    "translation": {"char-deletion", "char-typo", "word-span-deletion",
+                    "fictional-named-entities", "grammatical-errors"},
+}
+
+
+def test_the_builtin_file_covers_every_unit_of_the_dhp_suites():
     from evalstress.analyses.discernment import load_expert_weights
     from evalstress.suites import load_suite
 
     loaded = load_expert_weights("builtin")
-    suite = load_suite("dhp")
-    for task in ("summarization", "story", "qa", "translation"):
-        planned = {plan.name for plan, _, _ in suite.units(task)}
-        assert planned <= set(loaded.table[task]), task
+    for task, perturbations in TABLE1.items():
+        assert set(loaded.table[task]) >= perturbations, task
+        for name in ("dhp", "dhp-full"):
+            assert {plan.name for plan, _, _ in load_suite(name).units(task)} <= perturbations
         for votes in loaded.table[task].values():
             assert sum(votes.values()) == 10  # ten votes per problem, as in the survey
+
+
+def test_a_unit_without_expert_weights_is_named_and_marked(make_table):
+    """Truncation is no DHP perturbation: the built-in weights have no row for it, so its D^EW
+    falls back to the default weights (paper 000's matrix: truncation should move
+    informativeness, Table 21) and the analysis says so."""
+    from evalstress.report.terminal import discernment_tables
+
+    table = _aspects_table(make_table, "truncation",
+                           {"informativeness": WORSE, "fluency": SAME})
+    table = pd.concat([table, _aspects_table(make_table, "char-typo",
+                                             {"informativeness": SAME, "fluency": WORSE}),
+                       _aspects_table(make_table, "char-deletion",
+                                      {"informativeness": SAME, "fluency": SAME})])
+    result = discernment_analysis(table, expert_weights="builtin")
+    by = {u.perturbation: u for u in result.units}
+    assert by["truncation"].weight_source.startswith("default")
+    assert by["char-typo"].weight_source.startswith("builtin")
+    assert any("no expert weights for truncation (summarization)" in n for n in result.notes)
+    assert not any("char-typo" in n for n in result.notes)
+    units = discernment_tables(result)[1]
+    cells, perts = list(units.columns[7].cells), list(units.columns[1].cells)
+    assert cells[perts.index("truncation")].endswith("*")
+    assert not cells[perts.index("char-typo")].endswith("*")
+    # a judge that moves nothing: p^EW = 1, D^EW = log_0.05(1) = 0 (shown without a sign)
+    assert cells[perts.index("char-deletion")] == "[red]0.00[/]"
+    assert "default weights" in str(units.caption)

@@ -59,3 +59,57 @@ def test_protocol_paper_refuses_mauve_against_the_gold_set(tmp_path: Path) -> No
     bad = runner.invoke(app, ["run", str(data), "--task", "open-ended", "--protocol", "exact",
                               "--out", str(tmp_path / "r")])
     assert bad.exit_code == 2 and "protocol 'exact' is unknown" in bad.output
+
+
+THREE = ("The council met on Monday. It approved the new harbour bridge plan. Work will start "
+         "in the spring.")
+
+
+def _variants(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+
+
+def test_protocol_paper_runs_paper_000_attacks_by_that_papers_rules(tmp_path: Path) -> None:
+    """Paper 000's code applies each rule attack once per text: sentence deletion drops the last
+    sentence. Under --protocol paper the graded `criteria-rules` suite runs that way: severity
+    `paper`, one seed; the last sentence of THREE is 'Work will start in the spring.'"""
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": THREE, "references": [THREE]}) + "\n")
+    out = tmp_path / "paper000"
+    result = runner.invoke(app, ["run", str(data), "--task", "summarization", "-e", "rouge",
+                                 "--suite", "criteria-rules", "--protocol", "paper",
+                                 "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    made = _variants(out)
+    assert {(v["perturbation"], v["severity"], v["seed"]) for v in made} <= {
+        (name, "paper", 0) for name in ("sentence-exchange", "word-exchange",
+                                        "spelling-mistake", "sentence-deletion")}
+    deleted = next(v for v in made if v["perturbation"] == "sentence-deletion")
+    assert deleted["text"] == "The council met on Monday. It approved the new harbour bridge plan."
+    suite = json.loads((out / "results.json").read_text())["suite"]
+    assert suite["seeds"] == [0] and suite["protocol"] == "paper"
+    # --seeds still wins over the protocol's one seed
+    again = runner.invoke(app, ["run", str(data), "--task", "summarization", "-e", "rouge",
+                                "--suite", "criteria-rules", "--protocol", "paper", "--seeds",
+                                "2", "--out", str(tmp_path / "two"), "--quiet"])
+    assert again.exit_code == 0, again.output
+    assert {v["seed"] for v in _variants(tmp_path / "two")} == {0, 1}
+
+
+def test_protocol_paper_builds_one_dhp_set_per_perturbation(tmp_path: Path) -> None:
+    """Paper 003 builds one perturbed set per method: under --protocol paper the `dhp` suite
+    runs one seed where its default averages five."""
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": THREE, "references": [THREE]}) + "\n")
+    runs = {}
+    for protocol in ("default", "paper"):
+        out = tmp_path / protocol
+        result = runner.invoke(app, ["run", str(data), "--task", "summarization", "-e", "rouge",
+                                     "--suite", "dhp", "--protocol", protocol, "--out", str(out),
+                                     "--quiet"])
+        assert result.exit_code == 0, result.output
+        runs[protocol] = _variants(out)
+    assert {v["seed"] for v in runs["default"]} == {0, 1, 2, 3, 4}
+    assert {v["seed"] for v in runs["paper"]} == {0}
+    units = {(v["perturbation"], v["severity"]) for v in runs["paper"]}
+    assert len(units) == len(runs["paper"])  # one text per perturbation and severity

@@ -95,3 +95,29 @@ def test_level_specs_clone_the_judge_and_check_the_levels() -> None:
         level_specs("rouge", ["term", "empty"])
     with pytest.raises(ValueError, match="two or more"):
         level_specs("judge:model=m", ["term", "term"])
+
+
+def test_protocol_paper_judges_the_rule_attacks_as_paper_000_applies_them(tmp_path: Path) -> None:
+    """Paper 000's code applies each of its four rule attacks once per text (severity `paper`):
+    the judged variants are those, seed 0 only, and the last-sentence deletion is among them."""
+    data, originals = _examples(tmp_path)
+    out = tmp_path / "run"
+    with FakeServer(responder=scripted_judge(originals)) as server:
+        judge = (f"judge:model=fake,base_url={server.base_url},aspect=fluency coherence,"
+                 "form=score-only,logprobs=False")
+        outcome = CliRunner().invoke(app, [
+            "criteria-levels", str(data), "-j", judge, "--levels", "detailed,term",
+            "--protocol", "paper", "--out", str(out), "--quiet"])
+        assert outcome.exit_code == 0, outcome.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["protocol"] == "paper" and results["suite"]["seeds"] == [0]
+    variants = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    assert {v["severity"] for v in variants} == {"paper"} and {v["seed"] for v in variants} == {0}
+    examples = {json.loads(line)["id"]: json.loads(line)["hypothesis"]
+                for line in data.read_text().splitlines()}
+    deleted = [v for v in variants if v["perturbation"] == "sentence-deletion"]
+    assert deleted
+    for v in deleted:
+        original = examples[v["example_id"]]
+        last = original.rstrip().rsplit(". ", 1)[-1]
+        assert v["text"].strip() == original[: original.rindex(last)].strip()

@@ -174,3 +174,48 @@ def test_cli_dry_run_counts_calls_without_calling(server: FakeServer, tmp_path: 
     assert server.calls == 24
     stats = CliRunner().invoke(app, ["cache", "stats", "--cache-dir", str(tmp_path)])
     assert "llm.sqlite" in stats.output and "24" in stats.output
+
+
+def test_preset_paper_000_judges_as_that_paper(server: FakeServer, tmp_path: Path) -> None:
+    """Paper 000 (appendix C.2, sec. 5): analyse then rate 1-5 with the detailed criteria,
+    temperature 1, 10 samples averaged. Ten answers rating 1, 2, ..., 5, 1, 2, ... average 3.0."""
+    ratings = itertools.cycle(["Analysis: short.\nRating: 1", "Analysis: ok.\nRating: 2",
+                               "Analysis: fine.\nRating: 3", "Analysis: good.\nRating: 4",
+                               "Analysis: great.\nRating: 5"])
+    server.responder = lambda request: Reply(next(ratings))
+    made = judge(server, tmp_path, preset="paper-000", aspect="fluency", logprobs=False)
+    [row] = made.score([REQ])
+    assert row["fluency"].value == pytest.approx(3.0) and row["fluency"].extra["n_valid"] == 10
+    assert server.calls == 10 and {r["temperature"] for r in server.requests} == {1.0}
+    prompt = server.requests[0]["messages"][-1]["content"]
+    assert made.criteria["fluency"].text("detailed", (1, 5)) in prompt
+    assert "analyse the text" in prompt.lower()
+    # a setting the spec gives wins over the preset's
+    cheaper = judge(server, tmp_path, preset="paper-000", n=3, cache=False)
+    assert (cheaper.n, cheaper.form, cheaper.criteria_level) == (3, "analyze-rate", "detailed")
+
+
+def test_preset_paper_003_scores_five_times_at_temperature_zero(server: FakeServer,
+                                                                tmp_path: Path) -> None:
+    """Paper 003 (sec. 4.1, appendix E): G-Eval with steps the judge writes, temperature 0, each
+    text scored 5 times and averaged: ratings 2, 3, 3, 4, 4 average 3.2."""
+    ratings = iter(["Rating: 2", "Rating: 3", "Rating: 3", "Rating: 4", "Rating: 4"])
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if "evaluation steps" in request["messages"][-1]["content"].lower() and \
+                "Rating" not in request["messages"][-1]["content"]:
+            return Reply("<steps>\n1. Read the text.\n2. Weigh its faults.\n</steps>")
+        return Reply(next(ratings))
+
+    server.responder = reply
+    made = judge(server, tmp_path, preset="paper-003", aspect="coherence", logprobs=False)
+    assert made.form == "g-eval" and made.auto_steps is not None
+    [row] = made.score([REQ])
+    assert row["coherence"].value == pytest.approx(3.2)
+    judged = [r for r in server.requests if "Read the text." in r["messages"][-1]["content"]]
+    assert len(judged) == 5 and {r["temperature"] for r in judged} == {0.0}
+
+
+def test_an_unknown_preset_suggests_the_known_one(server: FakeServer, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown judge preset 'paper-00'.*paper-000"):
+        judge(server, tmp_path, preset="paper-00")

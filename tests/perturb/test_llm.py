@@ -180,3 +180,53 @@ def test_unreadable_prompt_files_say_so(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("a: [", "utf-8")
     with pytest.raises(PromptError, match="invalid YAML"):
         load_prompt_file(tmp_path / "broken.yaml")
+
+
+NEWS = ("City officials in Harwick approved a plan on Monday to turn the closed Marlow paper mill "
+        "into 300 affordable homes. Construction will begin next spring and should take three "
+        "years.")
+
+
+def test_grammatical_errors_take_paper_003s_count_per_task_under_rule_paper() -> None:
+    """Paper 003, Table 2: one grammatical error in a story ending, one or more in an answer,
+    two or more in a summary or a translation. Under rule=paper the minor level asks for that
+    least count; a summary with one error ("approves") passes our minor level (one or two) but
+    not the paper's, and one with two errors passes both."""
+    parser = TextParser()
+    ours = get_perturbation("grammatical-errors")
+    paper = get_perturbation("grammatical-errors", rule="paper")
+    assert isinstance(ours, LLMPerturbation) and isinstance(paper, LLMPerturbation)
+    for task, wanted in (("story", "exactly one error"), ("qa", "exactly one error"),
+                         ("summarization", "exactly two errors"),
+                         ("translation", "exactly two errors")):
+        assert wanted in paper.messages(NEWS, task, "minor")[0]["content"], task
+        assert "one or two errors" in ours.messages(NEWS, task, "minor")[0]["content"], task
+    original = parser.parse(NEWS)
+    one = NEWS.replace("approved", "approves")
+    two = one.replace("should take", "should takes")
+    assert validate(original, one, ours.resolved("minor", "summarization"), parser) is None
+    rejected = validate(original, one, paper.resolved("minor", "summarization"), parser)
+    assert rejected is not None and "edit" in str(rejected)
+    assert validate(original, two, paper.resolved("minor", "summarization"), parser) is None
+    # major has no count in the paper: the same under both rules
+    assert paper.resolved("major", "summarization") == ours.resolved("major", "summarization")
+
+
+def test_paper_demonstrations_pass_the_papers_own_checks() -> None:
+    parser = TextParser()
+    spec = builtin_attacks()["grammatical-errors"]
+    for task, levels in spec.paper.items():
+        for level in levels:
+            resolved = spec.resolve(level, task, paper=True)
+            for demo in resolved.demonstrations:
+                checked = replace(resolved, demonstrations=())
+                rejection = validate(parser.parse(demo.original), demo.perturbed, checked, parser)
+                assert rejection is None, (task, level, str(rejection))
+
+
+def test_a_paper_setting_names_its_bad_field(tmp_path: Path) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text("grammatical-errors:\n  paper:\n    rule: r\n    tasks:\n      stroy:\n"
+                   "        minor: {instruction: x}\n")
+    with pytest.raises(PromptError, match=r"field 'paper.tasks.stroy'.*did you mean 'story'"):
+        load_prompt_file(bad)

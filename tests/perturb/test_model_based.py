@@ -83,3 +83,21 @@ def test_text_without_words_is_skipped(tiny_masked_lm: str) -> None:
     result = get_perturbation("bert-diverge", model=tiny_masked_lm).apply(
         _ctx("123 456 ..."), 0.5, seed=0)
     assert isinstance(result, Skip)
+
+
+def test_marked_vocabularies_offer_whole_words(marked_masked_lm: tuple[str, str]) -> None:
+    """The rigged head's logits are its bias: 10 for the continuation piece `car`, 9 for the
+    word start of `bus`, 8 for `.`, 7 for `van`, 6 for `truck`, 0 elsewhere
+    (tests/wordpiece_models.py). The top two whole words at a masked `truck` are `bus` and
+    `van`, with their softmax probabilities over the whole vocabulary."""
+    import math
+
+    import transformers
+
+    family, path = marked_masked_lm
+    size = len(transformers.AutoTokenizer.from_pretrained(path).get_vocab())
+    total = sum(math.exp(b) for b in (10, 9, 8, 7, 6)) + (size - 5)
+    found = BertDiverge(model=path, top_k=2).candidates(["the", "truck", "stopped"], 1)
+    assert [w for w, _ in found] == ["bus", "van"], family
+    assert [p for _, p in found] == pytest.approx([math.exp(9) / total, math.exp(7) / total],
+                                                   rel=1e-4)

@@ -93,6 +93,21 @@ def _neg_ppl(path: str, text: str) -> float:
         return -math.exp(float(model(ids, labels=ids).loss))
 
 
+def _neg_ppls(path: str, texts: list[str]) -> list[float]:
+    """Negated perplexity of each text under the causal LM at `path`, loaded once."""
+    import torch
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path).eval()
+    out = []
+    for text in texts:
+        ids = tokenizer(text, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            out.append(-math.exp(float(model(ids, labels=ids).loss)))
+    return out
+
+
 @pytest.mark.slow
 def test_run_self_bias_scores_every_system_with_every_backbone(tiny_gpt: str,
                                                                other_gpt: str) -> None:
@@ -134,3 +149,60 @@ def test_self_bias_command_writes_the_table(tiny_gpt: str, other_gpt: str,
     assert (out / "texts.jsonl").read_text().count("\n") == 9
     bad = CliRunner().invoke(app, ["self-bias", str(data), "--model", "nopath"])
     assert bad.exit_code == 2 and "NAME=PATH" in bad.output
+
+
+def _fine_tuned(base: str, folder: Path) -> str:
+    """`base` after 20 steps of training on the test texts (a stand-in for the paper's
+    fine-tuning on WikiText): same base model, other weights."""
+    import torch
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base)
+    model = transformers.AutoModelForCausalLM.from_pretrained(base)
+    model.train()
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.05)
+    torch.manual_seed(0)
+    for _ in range(20):
+        for example in TEXTS:
+            ids = tokenizer(example.hypothesis, return_tensors="pt")["input_ids"]
+            model(ids, labels=ids).loss.backward()
+            optimiser.step()
+            optimiser.zero_grad()
+    model.eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_generator_is_scored_by_its_off_the_shelf_base(tiny_gpt: str,
+                                                                    tmp_path: Path) -> None:
+    """Paper 002, sec. 5.4: the generator is the fine-tuned model, the evaluator the same base
+    model off the shelf. The system's texts come from the fine-tuned weights and its evaluator
+    row is GPT-PPL under the base weights, computed here directly with transformers."""
+    from evalstress.studies.selfbias import continuations
+
+    tuned = _fine_tuned(tiny_gpt, tmp_path / "tuned")
+    backbones = [Backbone("small", tuned, evaluator_model=tiny_gpt)]
+    result, texts = run_self_bias(TEXTS, backbones, kind="lm", prompt_words=6,
+                                  max_new_tokens=8, seed=3)
+    prompts = [split_prompt(e.hypothesis, 6)[0] for e in TEXTS]
+    written = [t["text"] for t in texts if t["system"] == "small"]
+    assert written == continuations(tuned, prompts, max_new_tokens=8, seed=3)
+    row = next(r for r in result.rows if r.evaluator == "small")
+    for system in ("human", "small"):
+        mine = [t["text"] for t in texts if t["system"] == system and t["text"]]
+        base = sum(_neg_ppls(tiny_gpt, mine)) / len(mine)
+        other = sum(_neg_ppls(tuned, mine)) / len(mine)
+        assert row.scores[system] == pytest.approx(base, rel=1e-4)
+        assert abs(base - other) > 1e-3 * abs(base)  # the two weights do disagree
+    assert result.settings["backbones"] == {"small": tuned}
+    assert result.settings["evaluator_backbones"] == {"small": tiny_gpt}
+
+
+def test_an_evaluator_model_for_no_backbone_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "text": "one two three"}) + "\n")
+    bad = CliRunner().invoke(app, ["self-bias", str(data), "-m", "hypothesis=text",
+                                   "--model", "small=PATH", "--evaluator-model", "smal=OTHER"])
+    assert bad.exit_code == 2 and "unknown backbone 'smal'" in bad.output
+    assert "did you mean 'small'" in bad.output.lower()

@@ -41,9 +41,17 @@ SUMMEVAL_GRIDS = {
 }
 
 
+#: Paper 003's LLM-written type whose count its Table 2 states per task and ours differs from
+#: (grammatical errors: one in a story ending, at least one in an answer, at least two in a
+#: summary or a translation; fictional entities and rewriting match ours).
+PAPER_003 = {"grammatical-errors"}
+#: Paper 000's rule attacks: their severity `paper` is that paper's fixed rule.
+PAPER_000 = {"sentence-exchange", "word-exchange", "spelling-mistake", "sentence-deletion"}
+
+
 def test_the_perturbations_with_a_paper_rule_are_exactly_the_listed_ones() -> None:
     with_rule = {name for name, cls in registry().items() if has_paper_rule(cls)}
-    assert with_rule == LISTED | FOUND
+    assert with_rule == LISTED | FOUND | PAPER_003
 
 
 def test_paper_protocol_changes_no_other_perturbation() -> None:
@@ -52,7 +60,11 @@ def test_paper_protocol_changes_no_other_perturbation() -> None:
     paper = default.with_protocol("paper")
     assert paper.protocol == "paper" and default.protocol == "default"
     for before, after in zip(default.perturbations, paper.perturbations, strict=True):
-        assert before.grid == after.grid  # grids come from the suite, never the protocol
+        if before.name in PAPER_000:  # the paper's fixed rule is their severity `paper`
+            assert after.grid == ("paper",) and after.perturbation.params == \
+                before.perturbation.params
+            continue
+        assert before.grid == after.grid  # other grids come from the suite, never the protocol
         if before.name in LISTED | FOUND:
             assert after.perturbation.params == {**before.perturbation.params, "rule": "paper"}
             continue
@@ -75,7 +87,8 @@ def test_paper_summarization_suite_carries_the_codes_grids() -> None:
 
 
 def test_every_paper_suite_runs_under_the_paper_protocol() -> None:
-    for name in ("paper-summarization", "paper-translation", "paper-open-ended"):
+    for name in ("paper-summarization", "paper-translation", "paper-translation-ted",
+                 "paper-open-ended"):
         assert load_suite(name).protocol == "paper"
 
 
@@ -84,7 +97,7 @@ def test_rule_and_protocol_errors_name_the_field() -> None:
         Suite.from_dict({"perturbations": ["truncation"], "protocol": "papr"})
     with pytest.raises(ValueError, match=r"truncation\.rule"):
         Suite.from_dict({"perturbations": {"truncation": {"rule": "exact"}}})
-    with pytest.raises(ValueError, match="no paper-002 rule"):
+    with pytest.raises(ValueError, match="no paper rule"):
         Suite.from_dict({"perturbations": {"char-typo": {"rule": "paper"}}})
 
 
@@ -103,3 +116,46 @@ def test_a_paper_suite_under_the_default_protocol_keeps_its_grids_and_drops_the_
     assert all("rule" not in p.perturbation.params for p in default.perturbations)
     kept = Suite.from_dict({"perturbations": {"truncation": {"rule": "paper"}}})
     assert kept.with_protocol("default").perturbations[0].perturbation.params["rule"] == "paper"
+
+
+def test_translation_suites_leave_out_what_appendix_i_excludes() -> None:
+    """Paper 002, appendix I: no sentence switching on WMT (one sentence per item), no verb or
+    entity switching and no sentence replacement on WMT, no entity switching or generic entity on
+    TED. Its code's consistency tests are noun switching, generic entities and negation on WMT;
+    noun switching, negation, verb switching, sentence switching and replacement on TED."""
+    wmt = {p.name: list(p.grid) for p in load_suite("paper-translation").perturbations}
+    ted = {p.name: list(p.grid) for p in load_suite("paper-translation-ted").perturbations}
+    assert not {"sentence-switching", "verb-switching", "entity-switching",
+                "sentence-replacement"} & set(wmt)
+    assert not {"entity-switching", "generic-entity"} & set(ted)
+    assert {"noun-switching", "generic-entity", "negation"} <= set(wmt)
+    assert {"noun-switching", "negation", "verb-switching", "sentence-switching",
+            "sentence-replacement"} <= set(ted)
+    assert wmt["noun-switching"] == [1, 6] and ted["noun-switching"] == [6]
+    # the fluency tests and their grids are the same on both
+    fluency = [n for n in wmt if n not in ("generic-entity", "negation", "noun-switching")]
+    assert {n: wmt[n] for n in fluency} == {n: ted[n] for n in fluency}
+
+
+def test_criteria_full_under_the_paper_protocol_runs_the_rule_attacks_at_severity_paper() -> None:
+    full = load_suite("criteria-full")
+    rules = {"sentence-exchange", "word-exchange", "spelling-mistake", "sentence-deletion"}
+    paper = full.with_protocol("paper")
+    grids = {p.name: p.grid for p in paper.perturbations}
+    assert all(grids[name] == ("paper",) for name in rules)
+    assert all(grids[p.name] == p.grid for p in full.perturbations if p.name not in rules)
+    back = paper.with_protocol("default")
+    assert [p.grid for p in back.perturbations] == [p.grid for p in full.perturbations]
+    # a grid the suite's author wrote stays
+    written = Suite.from_dict({"perturbations": {"word-exchange": {"grid": [1, 3]}},
+                               "protocol": "paper"})
+    assert written.perturbations[0].grid == (1, 3)
+
+
+def test_one_seed_only_for_suites_of_papers_000_and_003() -> None:
+    dhp = load_suite("dhp")
+    assert dhp.seeds == (0, 1, 2, 3, 4)
+    assert dhp.with_protocol("paper").seeds == (0,)
+    assert dhp.with_protocol("paper").with_protocol("default").seeds == dhp.seeds
+    mixed = Suite.from_dict({"perturbations": ["char-typo", "truncation"], "seeds": 3})
+    assert mixed.with_protocol("paper").seeds == (0, 1, 2)  # paper 002 averages seeds

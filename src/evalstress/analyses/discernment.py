@@ -52,6 +52,8 @@ LEVELS = ("char", "word", "sentence")
 SEVERITY_LABELS = ("minor", "major")
 
 ExpertWeights = Mapping[str, Mapping[str, Mapping[str, float]]]
+#: a unit's weight_source when no expert weights cover it (the fallback, marked in reports)
+DEFAULT_SOURCE = "default: paper 000 expectations (equal weight on aspects it should move)"
 
 
 @dataclass
@@ -294,7 +296,7 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
     if not grouped:
         notes.append("no paired segment-level scores: nothing to test")
     units: list[DiscernmentUnit] = []
-    used_default = False
+    defaulted: dict[str, set[str]] = defaultdict(set)  # perturbation -> tasks without a row
     for (evaluator, task, pert, severity), sets in grouped.items():
         tests = []
         for ps in sets:
@@ -316,8 +318,8 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
                                      loaded.aliases)
         if weights is None:
             weights = default_weights(pert, evaluator, [t.aspect for t in tests], aspect_map)
-            source = "default: paper 000 expectations (equal weight on aspects it should move)"
-            used_default = True
+            source = DEFAULT_SOURCE
+            defaulted[pert].add(task)
         p_ew = None
         if usable and weights:
             w_vec = [weights.get(t.aspect, 0.0) for t in usable]
@@ -334,9 +336,12 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
         units.append(DiscernmentUnit(
             evaluator, task, pert, severity, level, tests, p, p_ew, discernment(p, alpha),
             discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note))
-    if used_default:
-        notes.append("expert weights not given for some units: defaults derived from paper "
-                     "000's expectation matrix (Table 21) and the aspect hierarchy")
+    if defaulted:
+        named = "; ".join(f"{pert} ({', '.join(sorted(tasks))})"
+                          for pert, tasks in sorted(defaulted.items()))
+        notes.append(f"no expert weights for {named}: their D^EW uses default weights derived "
+                     "from paper 000's expectation matrix (Table 21) and the aspect hierarchy, "
+                     "not expert votes (weight_source of each unit; give expert_weights rows)")
     missing_level = sorted({u.perturbation for u in units if u.level is None})
     if missing_level:
         notes.append(f"no level known for {', '.join(missing_level)}: left out of D_avg "

@@ -55,6 +55,10 @@ def criteria_levels_command(
     map_: Annotated[list[str] | None, typer.Option(
         "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight.")] = None,
     task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    protocol: Annotated[str | None, typer.Option(
+        help="default, or paper: the suite's perturbations as their paper applies them "
+        "(paper 000's rule attacks at severity 'paper', one seed). --seeds still wins.")]
+    = None,
     seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
     limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
@@ -72,7 +76,8 @@ def criteria_levels_command(
 
     Example: `evalstress criteria-levels summeval.jsonl -m hypothesis=highlight --task
     summarization --limit 20 -j 'judge:model=m,base_url=http://127.0.0.1:8080/v1,aspect=fluency
-    coherence'`
+    coherence'`. Paper 000's setting: `--protocol paper` (its fixed rule attacks, one seed) and
+    `preset=paper-000` in the judge spec (analyze-rate, temperature 1, 10 samples).
     """
     from evalstress.core.data import DataError, load_examples
     from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
@@ -83,6 +88,8 @@ def criteria_levels_command(
         specs = level_specs(judge, wanted)
         examples = load_examples(data, map_, task=task, limit=limit)
         the_suite = load_suite(suite)
+        if protocol:
+            the_suite = the_suite.with_protocol(protocol)
     except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
     if seeds is not None:
@@ -97,8 +104,8 @@ def criteria_levels_command(
                    no_cache=no_cache, rel_tol=0.01, quiet=True,
                    config={"command": "criteria-levels", "data": str(data),
                            "judge": judge, "levels": list(by_label.values()),
-                           "suite": the_suite.name, "seeds": list(the_suite.seeds),
-                           "limit": limit})
+                           "suite": the_suite.name, "protocol": the_suite.protocol,
+                           "seeds": list(the_suite.seeds), "limit": limit})
     comparison = done.analyses["description-types"]
     title = f"Criteria levels: {data.name}"
     (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")

@@ -133,8 +133,10 @@ def run_command(
         help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
         "paper-TASK suite of the data's task).")] = None,
     protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: follow paper 002's public code where evalstress differs (its "
-        "per-test rules, averaging over the whole gold set, tests without tolerance).")] = None,
+        help="default, or paper: follow the suite's papers where evalstress differs (paper "
+        "002's per-test rules, whole-gold-set averages and strict tests; paper 000's fixed rule "
+        "attacks; paper 003's error counts; one seed for suites of papers 000 and 003). "
+        "--seeds still wins.")] = None,
     seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
@@ -280,10 +282,10 @@ def _suite(settings: RunSettings, examples: list[Example]) -> Suite:
             the_suite.options = dict(base.options)  # -p replaces perturbations, not settings
         else:
             the_suite = load_suite(suite_name)
-            if settings.given("seeds"):
-                the_suite.seeds = parse_seeds(settings.seeds, settings.where("seeds"))
         if chosen_protocol:
             the_suite = the_suite.with_protocol(str(chosen_protocol))
+        if settings.given("seeds"):  # after the protocol: flags and config win
+            the_suite.seeds = parse_seeds(settings.seeds, settings.where("seeds"))
     except (KeyError, ValueError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     return the_suite

@@ -37,6 +37,10 @@ def self_bias_command(
     map_: Annotated[list[str] | None, typer.Option(
         "--map", "-m", help="Field mapping, as for run.")] = None,
     task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    evaluator_model: Annotated[list[str] | None, typer.Option(
+        "--evaluator-model", help="NAME=PATH: the evaluator of backbone NAME runs on PATH "
+        "instead of NAME's generator (paper 002: fine-tuned generator, off-the-shelf "
+        "evaluator). Repeatable.")] = None,
     referee: Annotated[list[str] | None, typer.Option(
         "--referee", help="Evaluator spec that owns no system and ranks them all (repeatable), "
         "e.g. 'gpt-ppl:model=PATH' of a larger model.")] = None,
@@ -59,14 +63,25 @@ def self_bias_command(
     wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
     large=PATH_B --referee gpt-ppl:model=PATH_C`.
     """
+    from evalstress.core.strict import UnknownNameError, check_names
     from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias_table
 
+    scorers: dict[str, str] = {}  # --evaluator-model: backbone name -> evaluator weights
+    for item in evaluator_model or []:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise fail(f"--evaluator-model '{item}' must look like NAME=PATH")
+        scorers[name] = path
     backbones = []
     for item in model:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise fail(f"--model '{item}' must look like NAME=PATH")
-        backbones.append(Backbone(name, path))
+        backbones.append(Backbone(name, path, scorers.get(name, "")))
+    try:
+        check_names("backbone", scorers, [bb.name for bb in backbones], "--evaluator-model")
+    except UnknownNameError as exc:
+        raise fail(str(exc)) from None
     try:
         examples = load_examples(data, map_, task=task, limit=limit)
     except (DataError, ValueError) as exc:
@@ -94,6 +109,7 @@ def self_bias_command(
     payload = {"evalstress": __version__,
                "config": {"command": "self-bias", "data": str(data), "kind": kind,
                           "models": list(model), "referees": list(referee or []),
+                          "evaluator_models": list(evaluator_model or []),
                           "systems_field": systems_field, "seed": seed, "limit": limit},
                "analyses": {"self-bias": result.to_dict()}}
     (out_dir / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False),

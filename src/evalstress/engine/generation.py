@@ -197,7 +197,7 @@ def _prepare(unit: GenerationUnit, parser: TextParser, generator: TextGenerator 
              shots: int | None = None) -> _Work | str:
     """The unit's work item, or why the text cannot take the attack (no call is made then)."""
     pert = unit.perturbation
-    resolved = pert.spec.resolve(unit.severity)
+    resolved = pert.resolved(unit.severity, unit.example.task)
     original = parser.parse(unit.example.hypothesis)
     unmet = unmet_requirement(original, resolved.requires)
     if unmet is not None:

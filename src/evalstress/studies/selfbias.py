@@ -1,10 +1,13 @@
 """Self-evaluation bias (paper 002, section 5.4): does an evaluator favour texts its own backbone
 wrote?
 
-Each backbone model plays two parts: a generator (continuations of prompts with top-k sampling,
+Each backbone plays two parts: a generator (continuations of prompts with top-k sampling,
 k = 50, for causal LMs; summaries of sources with beam search, 5 beams, for seq2seq models, as
 the paper decodes) and the backbone of an evaluator (GPT-PPL for causal LMs, BARTScore
-faithfulness for seq2seq models). Every evaluator scores every system's texts, human texts
+faithfulness for seq2seq models). The paper's GPT-PPL setting gives the two parts different
+weights of one base model: the generator fine-tuned (on WikiText), the evaluator off the shelf;
+`Backbone(name, model, evaluator_model=...)` does that, and without `evaluator_model` one model
+plays both parts. Every evaluator scores every system's texts, human texts
 included, and the table is the paper's Tables 5 and 6: rows are evaluators, columns systems, the
 evaluator's own system marked.
 
@@ -168,10 +171,17 @@ def split_prompt(text: str, words: int) -> tuple[str, str]:
 
 @dataclass
 class Backbone:
-    """A local model that both writes a system's texts and backs one evaluator."""
+    """A system's generator (`model`) and the weights behind the evaluator that shares its base
+    model (`evaluator_model`; empty: the generator's own weights)."""
 
     name: str
     model: str
+    evaluator_model: str = ""
+
+    @property
+    def scorer(self) -> str:
+        """The weights the evaluator of this backbone runs on."""
+        return self.evaluator_model or self.model
 
 
 def run_self_bias(examples: Sequence[Any], backbones: Sequence[Backbone], *, kind: str,
@@ -212,8 +222,8 @@ def run_self_bias(examples: Sequence[Any], backbones: Sequence[Backbone], *, kin
         texts[system] = {i: t for i, t in by_id.items() if i in contexts}
     evaluators: list[tuple[str, Any, str]] = []
     for bb in backbones:
-        spec = ({"name": "gpt-ppl", "model": bb.model} if kind == "lm" else
-                {"name": "bartscore", "model": bb.model, "variants": "faithfulness"})
+        spec = ({"name": "gpt-ppl", "model": bb.scorer} if kind == "lm" else
+                {"name": "bartscore", "model": bb.scorer, "variants": "faithfulness"})
         evaluators.append((bb.name, create_evaluator(spec), "neg_ppl" if kind == "lm"
                            else "faithfulness"))
     for referee in referees:
@@ -234,6 +244,7 @@ def run_self_bias(examples: Sequence[Any], backbones: Sequence[Backbone], *, kin
     frame = pd.DataFrame(records, columns=["evaluator", "system", "example_id", "score"])
     result = self_bias(frame, {bb.name: bb.name for bb in backbones}, settings={
         "kind": kind, "backbones": {bb.name: bb.model for bb in backbones},
+        "evaluator_backbones": {bb.name: bb.scorer for bb in backbones},
         "referees": [label for label, _, _ in evaluators[len(backbones):]],
         "prompt_words": prompt_words if kind == "lm" else None, "max_new_tokens": max_new_tokens,
         "decoding": "top-k sampling, k=50" if kind == "lm" else f"beam search, {beams} beams",

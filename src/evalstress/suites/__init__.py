@@ -23,10 +23,15 @@ from evalstress.perturb.base import (
 )
 from evalstress.suites.expect import parse_expect
 
-#: How a suite runs: evalstress's defaults, or paper 002's public code where the two differ
-#: (perturbations with a `paper_rule` get rule=paper; the blind-spot analysis averages over the
-#: whole gold set and tests without tolerance).
+#: How a suite runs: evalstress's defaults, or its papers' own settings where the two differ:
+#: perturbations with a `paper_rule` get rule=paper (paper 002's code; paper 003's counts for its
+#: LLM-written types), paper 000's rule attacks take their severity `paper` (that paper's fixed
+#: rules) unless the suite gave their grid, a suite of paper 000 and 003 perturbations only runs
+#: one seed (those papers perturb each text once), and the blind-spot analysis averages over the
+#: whole gold set and tests without tolerance.
 PROTOCOLS = ("default", "paper")
+#: papers that build one perturbed text per example and perturbation
+ONE_SET_PAPERS = frozenset({"000", "003"})
 
 
 @dataclass
@@ -35,6 +40,8 @@ class PerturbationPlan:
     grid: tuple[Severity, ...]
     tasks: tuple[str, ...] | None = None  # None: every task; else only examples of these tasks
     ruled_by_protocol: bool = False  # rule=paper came from the suite's protocol, not its author
+    grid_given: bool = False  # the suite's author wrote the grid (the protocol leaves it alone)
+    graded_grid: tuple[Severity, ...] | None = None  # the grid the paper protocol replaced
 
     @property
     def name(self) -> str:
@@ -56,6 +63,7 @@ class Suite:
     expect: dict[str, Any] = field(default_factory=dict)  # what `evalstress check` requires
     generator: str | dict[str, Any] | None = None  # TextGenerator spec for LLM perturbations
     generation: dict[str, Any] = field(default_factory=dict)  # max_reasks, verifier
+    seeds_before_protocol: tuple[int, ...] | None = None  # the seeds the paper protocol cut
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -116,24 +124,39 @@ class Suite:
         return suite.with_protocol(protocol)
 
     def with_protocol(self, protocol: str) -> Suite:
-        """This suite run under `protocol`: under `paper`, every perturbation that has a paper-002
-        rule takes rule=paper (unless the suite set its rule itself); under `default`, the rules
-        the paper protocol set go again. Grids stay as they are."""
+        """This suite run under `protocol`. Under `paper`: every perturbation that has a paper
+        rule takes rule=paper (unless the suite set its rule itself); one that takes the
+        severity `paper` (paper 000's rule attacks) runs at it alone (unless the suite wrote its
+        grid); a suite whose perturbations all come from papers 000 and 003 keeps its first
+        seed only. Under `default`, what the paper protocol set goes again."""
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol '{protocol}' is unknown; choose one of "
                              f"{', '.join(PROTOCOLS)}")
         plans = []
         for plan in self.perturbations:
             pert, ruled = plan.perturbation, plan.ruled_by_protocol
+            grid, graded = plan.grid, plan.graded_grid
             if protocol == "paper" and has_paper_rule(type(pert)) and "rule" not in pert.params:
                 pert, ruled = get_perturbation(pert.name, **{**pert.params, "rule": "paper"}), True
             elif protocol == "default" and ruled:
                 params = {k: v for k, v in pert.params.items() if k != "rule"}
                 pert, ruled = get_perturbation(pert.name, **params), False
-            plans.append(PerturbationPlan(pert, plan.grid, plan.tasks, ruled))
-        return Suite(self.name, plans, self.seeds, self.analyses, self.description,
+            if protocol == "paper" and "paper" in getattr(type(pert), "SEVERITY_NAMES", ()) \
+                    and not plan.grid_given and graded is None:
+                grid, graded = ("paper",), plan.grid
+            elif protocol == "default" and graded is not None:
+                grid, graded = graded, None
+            plans.append(PerturbationPlan(pert, grid, plan.tasks, ruled, plan.grid_given, graded))
+        seeds, before = self.seeds, self.seeds_before_protocol
+        if protocol == "paper" and before is None and len(seeds) > 1 and plans and all(
+                set(type(p.perturbation).source_papers or ("?",)) <= ONE_SET_PAPERS
+                for p in plans):
+            seeds, before = seeds[:1], seeds
+        elif protocol == "default" and before is not None:
+            seeds, before = before, None
+        return Suite(self.name, plans, seeds, self.analyses, self.description,
                      dict(self.options), protocol, dict(self.expect), self.generator,
-                     dict(self.generation))
+                     dict(self.generation), seeds_before_protocol=before)
 
 
 #: top-level keys of a suite file
@@ -204,7 +227,8 @@ def _plan(name: str, options: Any, where: str) -> PerturbationPlan:
     check_params(perturbation_cls, options, field_name)
     pert = get_perturbation(name, **options)
     severities = _grid(perturbation_cls, grid, f"{where}: field 'perturbations.{name}.grid'")
-    return PerturbationPlan(pert, severities, tuple(tasks) if tasks is not None else None)
+    return PerturbationPlan(pert, severities, tuple(tasks) if tasks is not None else None,
+                            grid_given=grid is not None)
 
 
 def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...]:
@@ -275,7 +299,7 @@ def _analyses(analyses: Any, where: str) -> tuple[str, ...]:
 
 
 def has_paper_rule(cls: type[Perturbation]) -> bool:
-    """Whether a perturbation follows paper 002 differently under rule=paper."""
+    """Whether a perturbation follows its paper differently under rule=paper."""
     return bool(getattr(cls, "paper_rule", ""))
 
 
@@ -289,7 +313,7 @@ def _check_rule(name: str, options: Mapping[str, Any], where: str) -> None:
                           f"choose one of {', '.join(PROTOCOLS)}")
     if rule == "paper" and cls is not None and not has_paper_rule(cls):
         raise ConfigError(f"{where}: field 'perturbations.{name}.rule': '{name}' has no "
-                          "paper-002 rule (it already follows the paper, or is not from it)")
+                          "paper rule (it already follows its paper, or is not from one)")
 
 
 #: keys of a suite's `generation:` mapping (settings of the LLM generation stage)

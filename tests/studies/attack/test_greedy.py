@@ -67,3 +67,19 @@ def test_a_sentence_encoder_is_not_a_masked_lm(tiny_masked_lm: str) -> None:
     with pytest.raises(ValueError, match="needs a masked LM"):
         AppendixJ(model="")
     assert not AppendixJ(model=tiny_masked_lm).applies("good")
+
+
+def test_marked_vocabularies_give_whole_words(marked_masked_lm: tuple[str, str]) -> None:
+    """The rigged model's head ranks the continuation piece `car` first, then the word starts of
+    `bus`, `.`, `van`; its embeddings put `lorry` then `wagon` nearest to `truck` after the
+    continuation piece `truck` and `.` (tests/wordpiece_models.py). So at `truck` the trials are
+    the deletion and the four whole words, written as words: no `Ġbus`, no `car`."""
+    family, path = marked_masked_lm
+    attack = AppendixJ(model=path, mlm_top=2, neighbours=2)
+    trials = attack.trials(["the", "truck", "stopped"], [1])
+    assert sorted(t[0] for t in trials) == ["the bus stopped", "the lorry stopped",
+                                            "the stopped", "the van stopped",
+                                            "the wagon stopped"], family
+    _, _, table = attack._loaded()
+    assert [w for w, _ in table.neighbours("truck", 2)] == ["lorry", "wagon"]
+    assert [round(c, 3) for _, c in table.neighbours("truck", 2)] == [0.894, 0.707]

@@ -9,31 +9,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def _is_word_piece(token: str) -> bool:
-    return token.startswith("##") or not token.isalpha()
+from evalstress.core.wordpieces import Vocabulary
 
 
 class EmbeddingNeighbours:
     """The k nearest whole-word tokens of a word by cosine in the input-embedding table.
 
     Words the tokenizer splits into several pieces have no neighbours (their meaning lives in no
-    single row of the table)."""
+    single row of the table). A word is looked up by its word-start entry and only word-start
+    entries are neighbours, in WordPiece, byte-level BPE and SentencePiece vocabularies alike
+    (`core.wordpieces`), each returned as it reads in text."""
 
     def __init__(self, model: Any, tokenizer: Any):
         import torch
 
         weight = model.get_input_embeddings().weight.detach().float()
         self._table = torch.nn.functional.normalize(weight, dim=-1)
-        self._tokenizer = tokenizer
-        self._special = set(tokenizer.all_special_ids)
+        self._vocabulary = Vocabulary(tokenizer)
         self.neighbours = functools.lru_cache(maxsize=20_000)(self._neighbours)
 
     def token_id(self, word: str) -> int | None:
-        ids = self._tokenizer(word, add_special_tokens=False)["input_ids"]
-        if len(ids) != 1 or ids[0] in self._special:
-            return None
-        return int(ids[0])
+        return self._vocabulary.token_id(word)
 
     def _neighbours(self, word: str, k: int, min_cos: float = 0.0) -> tuple[tuple[str, float], ...]:
         import torch
@@ -46,12 +42,12 @@ class EmbeddingNeighbours:
         for index in torch.argsort(sims, descending=True).tolist():
             if len(found) == k or float(sims[index]) < min_cos:
                 break
-            if index == token or index in self._special:
+            if index == token:
                 continue
-            piece = self._tokenizer.convert_ids_to_tokens(index)
-            if _is_word_piece(piece) or piece.lower() == word.lower():
+            neighbour = self._vocabulary.whole_word(index)
+            if neighbour is None or neighbour.lower() == word.lower():
                 continue
-            found.append((piece, float(sims[index])))
+            found.append((neighbour, float(sims[index])))
         return tuple(found)
 
 

@@ -3,7 +3,9 @@
 Each step tries, at every word of the current text, (1) deleting it and (2) replacing it by each
 of a candidate set: the masked LM's top-k1 whole words at that position (the word masked) and
 the k2 nearest whole-word tokens to it in the masked LM's input-embedding table (k1 = k2 = 8 in
-the paper). Replacements that differ only by case or are punctuation are left out. The victim
+the paper). Replacements that differ only by case or are punctuation are left out, and so are
+pieces that continue a word; a word-start piece enters the text as its word (`Ġcar` -> `car`,
+`▁car` -> `car`), whatever the vocabulary (`core.wordpieces`). The victim
 scores every trial and the step applies the one it scores highest. Steps repeat until the noise
 ratio against the start (paper 002 eq. 1) reaches the target, or the budget is spent (then the
 best trial of the unfinished step is applied). The record keeps the whole score path.
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalstress.core.text import noise_ratio
+from evalstress.core.wordpieces import Vocabulary
 from evalstress.perturb.base import derive_seed
 from evalstress.perturb.model_based import split_word
 from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish
@@ -97,7 +100,7 @@ class AppendixJ:
         enc = tokenizer(texts, truncation=True, padding=True, return_tensors="pt")
         with torch.no_grad():
             logits = model(**enc).logits
-        special = set(tokenizer.all_special_ids)
+        vocabulary = Vocabulary(tokenizer)
         out: dict[int, list[str]] = {}
         for row, p in enumerate(positions):
             where = (enc["input_ids"][row] == tokenizer.mask_token_id).nonzero()
@@ -106,12 +109,10 @@ class AppendixJ:
                 core = split_word(words[p])[1].lower()
                 for token_id in torch.argsort(logits[row, int(where[0, 0])],
                                               descending=True).tolist():
-                    if token_id in special:
+                    word = vocabulary.whole_word(token_id)
+                    if word is None or word.lower() == core:
                         continue
-                    piece = tokenizer.convert_ids_to_tokens(token_id)
-                    if piece.startswith("##") or not piece.isalpha() or piece.lower() == core:
-                        continue
-                    found.append(piece)
+                    found.append(word)
                     if len(found) == self.mlm_top:
                         break
             out[p] = found
