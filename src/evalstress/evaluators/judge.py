@@ -24,6 +24,11 @@ the valid labels, with their total probability (`label_mass`) and the top label'
 Aspects: the 11 of the hierarchy, or a name the aliases map to one of them (SummEval's
 `consistency` and `relevance` are judged with the faithfulness and informativeness criteria and
 reported under the name asked for).
+
+`prompt=FILE` replaces the built-in forms by the user's own template (`judge_prompt.py`) and
+`output=` says how its answer holds the score (`judge_output.py`): cache, retries, limits,
+accounting, constrained decoding and logprob weighting stay the same. `pair_prompt=` /
+`pair_output=` do the same for pairwise judging (`judge_pairwise.py`).
 """
 
 from __future__ import annotations
@@ -192,7 +197,8 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     """An LLM judge (OpenAI-compatible endpoint) scoring each aspect with a criterion text."""
 
     description = ("an LLM judge over an OpenAI-compatible endpoint (model=..., base_url=..., "
-                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric), or "
+                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric, or "
+                   "your own prompt=FILE with output=json:FIELD|labels:A=5|B=4|regex:...), or "
                    "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
 
@@ -592,7 +598,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def pair_messages(self, first: ScoreRequest, second: ScoreRequest,
                       aspect: str) -> list[dict[str, str]]:
         """The request comparing `first` (shown first) with `second` on `aspect`."""
-        return pairwise.pair_messages(self, first, second, aspect)
+        return pairwise.pair_messages(self, first, second, aspect, SYSTEM)
 
     def compare(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
                 aspect: str | None = None) -> list[PairwiseResult]:

@@ -95,10 +95,9 @@ def read_verdict(text: str, contract: OutputContract | None) -> tuple[str | None
 
 
 def pair_messages(judge: JudgeEvaluator, first: ScoreRequest, second: ScoreRequest,
-                  aspect: str) -> list[dict[str, str]]:
-    """The request that compares `first` (Text 1) with `second` (Text 2) on `aspect`."""
-    from evalstress.evaluators.judge import SYSTEM
-
+                  aspect: str, system: str) -> list[dict[str, str]]:
+    """The request that compares `first` (Text 1) with `second` (Text 2) on `aspect`; `system`
+    is the judge's system message for the built-in wording."""
     if judge.pair_template is not None:
         values = judge.template_values(first, aspect)
         values.pop("text", None)
@@ -110,7 +109,7 @@ def pair_messages(judge: JudgeEvaluator, first: ScoreRequest, second: ScoreReque
               "Compare the two texts on this criterion only. Think briefly, then end with a "
               "final line 'Verdict: 1' if Text 1 is better, 'Verdict: 2' if Text 2 is better, "
               "or 'Verdict: tie' if neither is better."]
-    return [{"role": "system", "content": SYSTEM}, {"role": "user",
+    return [{"role": "system", "content": system}, {"role": "user",
                                                     "content": "\n\n".join(blocks)}]
 
 
@@ -125,7 +124,7 @@ async def compare_all(judge: JudgeEvaluator, a: Sequence[ScoreRequest],
 
     async def verdict(first: ScoreRequest, second: ScoreRequest) -> tuple[str | None, str]:
         try:
-            messages = pair_messages(judge, first, second, aspect)
+            messages = judge.pair_messages(first, second, aspect)
         except TemplateError as exc:
             return None, str(exc)
         try:
