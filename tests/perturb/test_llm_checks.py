@@ -160,6 +160,37 @@ CASES = [
      "Brian after work.",
      "A student is shopping for an electronic device. His friend prefers one manufacturer. They "
      "will speak this evening."),
+    ("no-new-content", {"max": 0},
+     "Josh wants a tablet and does not know which brand to choose; according to Brian, Samsung "
+     "tablets are cheaper.",
+     "Josh wants a tablet for school; Brian prefers Samsung."),
+    ("no-new-entities", {},
+     "Josh wants to buy a tablet and does not know which brand to choose. Brian thinks Samsung "
+     "tablets are cheaper than Apple ones. Josh will call him after work.",
+     "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Josh will call Brian from Madrid after work."),
+    ("no-new-relations", {},
+     "According to Brian, Samsung tablets are cheaper than Apple ones, and Josh, who wants one, "
+     "will call him after work.",
+     "Josh, who works at Samsung, wants to buy a tablet. Brian will call him after work."),
+    ("changed-sentences", {"max": 1},
+     "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Josh will phone Brian after work.",
+     "Josh wants to buy a laptop and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Josh will phone Brian after work."),
+    ("local-edits", {},
+     "Josh wants to buy a phone and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Josh will call Brian after work.",
+     "Josh wants to buy a tablet and does not know which brand to choose. Brian says that Apple "
+     "makes far pricier devices than Samsung does. Josh will call Brian after work."),
+    ("not-only-negation", {},
+     "Josh wants to buy a tablet and knows which brand to choose. According to Brian, Samsung "
+     "tablets are cheaper than Apple ones. Josh will call Brian after work.",
+     "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Josh will not call Brian after work."),
+    ("rewords", {},
+     "Josh wants a tablet, and Brian says Samsung is cheaper than Apple.",
+     "Josh wants to buy a tablet and does not know which brand to choose."),
     ("reorders", {},
      "A tablet Josh wants to buy, and which brand to choose he does not know. According to "
      "Brian, cheaper than Apple ones are Samsung tablets. After work Josh will call Brian.",
@@ -259,3 +290,86 @@ def test_requirements_say_why_a_text_cannot_take_the_attack(parser: TextParser) 
     assert unmet_requirement(plain, {"entities": 1}) is not None
     assert "2 sentences" in (unmet_requirement(plain, {"sentences": 2}) or "")
     assert unmet_requirement(parser.parse(ORIGINAL), {"entities": 2, "sentences": 2}) is None
+
+
+def test_negation_changed_can_ask_for_exactly_one_statement(parser: TextParser) -> None:
+    one = ORIGINAL.replace("Josh will call", "Josh will not call")
+    two = one.replace("are cheaper", "are not cheaper")
+    assert run_check(parser, "negation-changed", one, max=1) is None
+    assert "2 negations" in (run_check(parser, "negation-changed", two, max=1) or "")
+
+
+def test_local_edits_can_bound_how_much_a_substitute_grows(parser: TextParser) -> None:
+    grown = ORIGINAL.replace("cheaper", "more affordable in most shops")  # 1 word -> 5
+    assert run_check(parser, "local-edits", grown, max_span=6) is None
+    assert "grows by 4 words" in (run_check(parser, "local-edits", grown, max_span=6,
+                                            max_growth=2) or "")
+
+
+def test_new_content_ignores_other_forms_of_the_texts_words(parser: TextParser) -> None:
+    # "costly" and "chosen" are forms of "cost" and "choose", "help" of "helps"; "Brian's" is Brian
+    original = "Josh must choose a tablet. The cost worries him. Brian helps."
+    reworded = "The tablet Josh has chosen is costly, and Brian's help worries him."
+    assert run_check(parser, "no-new-content", reworded, original=original) is None
+    assert "(pricey)" in (run_check(parser, "no-new-content", "The tablet is pricey.",
+                                    original=original) or "")
+
+
+@pytest.mark.parametrize("candidate, category", [
+    ("Sure! Josh wants a tablet and Brian prefers Samsung.", "opens with a remark"),
+    ("Here is the shortened text: Josh wants a tablet.", "opens with a remark"),
+    ("The inverted text: A tablet Josh wants.", "opens with a label"),
+    ("Josh wants a tablet.\n\nNote: I removed the details.", "ends with a remark"),
+    ("Josh wants a tablet. (I shortened the rest.)", "ends with a remark"),
+    ("Josh wants a tablet, as the original text says.", "talks about the rewrite"),
+])
+def test_commentary_left_in_the_text_is_found(candidate: str, category: str) -> None:
+    from evalstress.perturb.checks_scope import commentary
+
+    assert category in (commentary(ORIGINAL, candidate) or "")
+
+
+def test_commentary_in_the_original_itself_is_not_the_models() -> None:
+    from evalstress.perturb.checks_scope import commentary
+
+    original = "Sure, said Tom. Here is the plan: we leave at six. Note: bring water."
+    assert commentary(original, "Sure, said Tom. Here is the plan: we go at six. Note: bring "
+                                "water.") is None
+
+
+def test_a_text_that_stops_mid_sentence_is_cut_off() -> None:
+    from evalstress.perturb.checks_scope import cut_off
+
+    assert "stops mid-sentence" in (cut_off(ORIGINAL, "Josh wants to buy a tablet and") or "")
+    assert cut_off(ORIGINAL, "Josh wants to buy a tablet.") is None
+    assert cut_off("No full stop at the end", "None here either") is None
+
+
+@pytest.mark.parametrize("answer, finish, category", [
+    ("<text>\nJosh wants a tablet.\n</text>", "stop", None),
+    ("Here is the text:\nJosh wants a tablet.", "stop", None),  # a preamble the reader strips
+    ("<text>\nJosh wants a tab", "length", "cut-off"),
+    ("I'm sorry, but I can't help with that.", "stop", "refusal"),
+])
+def test_read_rewrite_is_the_generation_stages_reading(answer: str, finish: str,
+                                                       category: str | None) -> None:
+    from evalstress.perturb.llm_checks import Rejection, read_rewrite
+
+    got = read_rewrite(answer, finish)
+    if category is None:
+        assert got == "Josh wants a tablet."
+    else:
+        assert isinstance(got, Rejection) and got.category == category
+
+
+def test_every_demonstration_passes_its_own_attacks_checks(parser: TextParser) -> None:
+    # the demonstrations show the model what the checks accept: none may break a bound
+    from evalstress.perturb.llm import builtin_attacks
+
+    for name, spec in builtin_attacks().items():
+        for level in spec.grid:
+            resolved = replace(spec.resolve(level), demonstrations=())
+            for demo in spec.resolve(level).demonstrations:
+                rejection = validate(parser.parse(demo.original), demo.perturbed, resolved,
+                                     parser)
+                assert rejection is None, (name, level, demo.original[:40], str(rejection))

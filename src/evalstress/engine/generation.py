@@ -34,11 +34,19 @@ from evalstress.core.text import ParsedText, TextParser, noise_ratio
 from evalstress.engine.scoring import configure_caches
 from evalstress.llm.accounting import count_tokens
 from evalstress.llm.client import ChatResponse, LLMError
-from evalstress.llm.extract import extract_answer
 from evalstress.llm.generate import GenerationJob, TextGenerator
 from evalstress.perturb.base import Severity, Variant
 from evalstress.perturb.llm import LLMPerturbation, Resolved
-from evalstress.perturb.llm_checks import Rejection, needs_parse, unmet_requirement, validate
+from evalstress.perturb.llm_checks import (
+    Rejection,
+    needs_parse,
+    read_rewrite,
+    unmet_requirement,
+    validate,
+)
+from evalstress.perturb.llm_checks import (
+    verifier_messages as checks_verifier_messages,
+)
 
 if TYPE_CHECKING:
     from evalstress.engine.imported import ImportedVariants
@@ -179,14 +187,7 @@ class _Work:
 
 def _read(response: ChatResponse, options: GenerationOptions) -> str | Rejection:
     """The candidate text in an answer, or why the answer is no rewrite."""
-    ended = response.finish_reason != "length"  # the model stopped on its own
-    got = extract_answer(response.text, "text", require_tag=options.require_tag,
-                         allow_unclosed=ended)
-    if got.text is None:
-        return Rejection(got.category, got.reason)
-    if not ended and got.how != "tag":
-        return Rejection("cut-off", "the answer hit the generator's max_tokens")
-    return got.text
+    return read_rewrite(response.text, response.finish_reason, require_tag=options.require_tag)
 
 
 def _skip_record(unit: GenerationUnit, reason: str) -> SkipRecord:
@@ -215,16 +216,7 @@ _VERDICT = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
 
 def verifier_messages(work: _Work, candidate: str) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": "You check rewrites made to test text-quality "
-                                      "evaluators. You answer yes or no."},
-        {"role": "user", "content": (
-            f"Original:\n<text>\n{work.unit.example.hypothesis.strip()}\n</text>\n\n"
-            f"Rewrite:\n<text>\n{candidate}\n</text>\n\n"
-            f"The rewrite was meant to make this change: {work.resolved.instruction}\n\n"
-            "Does the rewrite make this change, and no other kind of change? "
-            "Answer with one word: yes or no.")},
-    ]
+    return checks_verifier_messages(work.unit.example.hypothesis, candidate, work.resolved)
 
 
 def read_verdict(text: str) -> bool | None:

@@ -206,7 +206,7 @@ class AutoSteps:
                   f"Evaluation criterion ({low}-{high}): none given; judge the text as you see "
                   "fit.",
                   "Evaluation steps:\n" + self.steps_text(request.task, aspect),
-                  *judge._context(request),
+                  *judge.context(request),
                   f"{noun[:1].upper() + noun[1:]} to rate:\n{request.text}",
                   f"Give the rating only, as 'Rating: N' with N a whole number from {low} to "
                   f"{high}; no explanation."]

@@ -27,6 +27,11 @@ the valid labels, with their total probability (`label_mass`) and the top label'
 Aspects: the 11 of the hierarchy, or a name the aliases map to one of them (SummEval's
 `consistency` and `relevance` are judged with the faithfulness and informativeness criteria and
 reported under the name asked for).
+
+`prompt=FILE` replaces the built-in forms by the user's own template (`judge_prompt.py`) and
+`output=` says how its answer holds the score (`judge_output.py`): cache, retries, limits,
+accounting, constrained decoding and logprob weighting stay the same. `pair_prompt=` /
+`pair_output=` do the same for pairwise judging (`judge_pairwise.py`).
 """
 
 from __future__ import annotations
@@ -46,9 +51,19 @@ from evalstress.core.extras import is_local_model
 from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
 from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
+from evalstress.evaluators import judge_pairwise as pairwise
 from evalstress.evaluators import judge_presets as presets
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
-from evalstress.llm.accounting import Usage, message_tokens
+from evalstress.evaluators.judge_output import (
+    OutputContract,
+    auto_constraint,
+    find_rating,
+    typical_completion,
+)
+from evalstress.evaluators.judge_pairwise import PairwiseResult, pair_contract
+from evalstress.evaluators.judge_pairwise import position_bias as position_bias
+from evalstress.evaluators.judge_prompt import TemplateError, load_template, numbered
+from evalstress.llm.accounting import Usage, count_tokens, message_tokens
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
@@ -56,9 +71,10 @@ from evalstress.llm.local import LocalBackend
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
 FORMS = ("score-only", "rate-explain", "analyze-rate", "g-eval", "rubric")
+TEMPLATE_FORM = "template"  # the form of a judge that sends the user's own prompt (prompt=FILE)
 AGGREGATES = ("mean", "median", "mode")
 _MAX_TOKENS = {"score-only": 8, "rate-explain": 256, "analyze-rate": 512, "g-eval": 512,
-               "rubric": 512}
+               "rubric": 512, TEMPLATE_FORM: 512}
 _TYPICAL_COMPLETION = {"score-only": 3, "rate-explain": 80, "analyze-rate": 200, "g-eval": 200,
                        "rubric": 200}  # for --dry-run estimates only
 
@@ -72,9 +88,6 @@ TASKS = {
     "qa": "The source is a passage and the text answers a question about it.",
     "translation": "The source is in another language and the text is its translation.",
     "data-to-text": "The source is structured data and the text describes it in prose.",
-    "dialogue-response": "The source is a conversation and the text is the next turn in it.",
-    "question-generation": ("The source is a passage and, on its last line, an answer; the "
-                            "text is a question about the passage that this answer answers."),
     "open-ended": "The text was written for the task described by the source, if any.",
 }
 
@@ -93,13 +106,6 @@ _STEPS = ("1. Read the source (if given) and note what the task requires.\n"
           "3. List the strengths and faults of the text that matter for this criterion, and "
           "ignore qualities that belong to other criteria.\n"
           "4. Weigh how serious the faults are and choose the rating on the {lo}-{hi} scale.")
-
-_RATING = re.compile(
-    r"(?:rating|score|\[result\]|result)\s*(?:\(\s*\d+\s*-\s*\d+\s*\))?\s*[:=]?\s*\**\s*"
-    r"(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-_BARE = re.compile(r"^\W*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+)?\W*$")
-_VERDICT = re.compile(r"(?:verdict|winner|better)\s*[:=]?\s*\**\s*(text\s*)?(1|2|tie)\b",
-                      re.IGNORECASE)
 
 @dataclass
 class Parsed:
@@ -124,23 +130,6 @@ def parse_scale(scale: str | tuple[int, int]) -> tuple[int, int]:
     if high <= low:
         raise ValueError(f"scale '{scale}': the top must exceed the bottom")
     return low, high
-
-
-def find_rating(text: str, form: str = "analyze-rate") -> tuple[str, int] | None:
-    """The last 'Rating: N' (or '[RESULT] N') as (number text, offset); the rating key of a
-    JSON answer; a bare number for score-only answers."""
-    from_json = constraints.json_rating(text)
-    if from_json is not None:
-        return from_json
-    matches = list(_RATING.finditer(text))
-    if matches:
-        last = matches[-1]
-        return last[1], last.start(1)
-    if form == "score-only":
-        bare = _BARE.match(text)
-        if bare:
-            return bare[1], bare.start(1)
-    return None
 
 
 def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
@@ -206,61 +195,34 @@ def aggregate(values: Sequence[float], how: str) -> float:
     return float(statistics.fmean(values))
 
 
-@dataclass
-class PairwiseResult:
-    """Verdicts for one pair judged in both orders: 'a', 'b', 'tie' or None (unparsable)."""
-
-    ab: str | None  # a shown first
-    ba: str | None  # b shown first
-    reasons: tuple[str, ...] = ()
-
-    @property
-    def consistent(self) -> bool | None:
-        if self.ab is None or self.ba is None:
-            return None
-        return self.ab == self.ba
-
-
-def position_bias(results: Sequence[PairwiseResult]) -> dict[str, Any]:
-    """How much the slot decides: the share of verdicts for the first-shown text, the share of
-    pairs whose verdict flips with the order, and the order-consistent preference for a."""
-    verdicts = [(r.ab, "a") for r in results] + [(r.ba, "b") for r in results]
-    valid = [(v, first) for v, first in verdicts if v is not None]
-    decisive = [(v, first) for v, first in valid if v != "tie"]
-    both = [r for r in results if r.consistent is not None]
-    return {
-        "pairs": len(results),
-        "verdicts": len(verdicts),
-        "unparsable": len(verdicts) - len(valid),
-        "first_position_win_rate": (sum(v == first for v, first in decisive) / len(decisive)
-                                    if decisive else None),
-        "tie_rate": (sum(v == "tie" for v, _ in valid) / len(valid)) if valid else None,
-        "consistency": (sum(bool(r.consistent) for r in both) / len(both)) if both else None,
-        "a_preferred_consistently": sum(r.ab == r.ba == "a" for r in results),
-        "b_preferred_consistently": sum(r.ab == r.ba == "b" for r in results),
-    }
-
-
 @evaluator("judge")
 class JudgeEvaluator(FollowsRunCache, Evaluator):
     """An LLM judge (OpenAI-compatible endpoint) scoring each aspect with a criterion text."""
 
     description = ("an LLM judge over an OpenAI-compatible endpoint (model=..., base_url=..., "
-                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric), or "
+                   "aspect=..., form=analyze-rate|score-only|rate-explain|g-eval|rubric, or "
+                   "your own prompt=FILE with output=json:FIELD|labels:A=5|B=4|regex:...), or "
                    "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
 
     def __init__(self, model: str = "", base_url: str | None = None, aspect: str = "overall",
-                 form: str | None = None, level: str | None = None, scale: str = "1-5",
+                 form: str | None = None, level: str | None = None, scale: str | None = None,
                  n: int | None = None, temperature: float | None = None,
                  aggregate: str | None = None,
-                 with_source: bool = True, with_reference: bool = False, logprobs: bool = True,
-                 top_logprobs: int = 10, max_tokens: int | None = None, max_reasks: int = 2,
-                 seed: int = 0, criteria: str | None = None, max_concurrency: int = 16,
-                 timeout: float = 60.0, deadline: float = 600.0, max_attempts: int = 6,
-                 backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
+                 with_source: bool | None = None, with_reference: bool | None = None,
+                 logprobs: bool = True, top_logprobs: int = 10, max_tokens: int | None = None,
+                 max_reasks: int = 2, seed: int = 0, criteria: str | None = None,
+                 max_concurrency: int = 16, timeout: float = 60.0, deadline: float = 600.0,
+                 max_attempts: int = 6, backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
                  cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None,
-                 steps: str | None = None, preset: str | None = None):
+                 steps: str | None = None, prompt: str | None = None, output: str | None = None,
+                 labels: str | None = None, pair_prompt: str | None = None,
+                 pair_output: str | None = None, preset: str | None = None):
+        if prompt is not None and preset:
+            raise ValueError(f"judge prompt={prompt} sets the whole prompt: drop preset={preset} "
+                             "(a preset picks one of the built-in forms)")
+        given = {"form": form, "with_source": with_source, "with_reference": with_reference,
+                 "steps": steps}  # as the spec wrote them: a template allows none of them
         # a paper's judging protocol by name; the spec's own settings win over the preset's
         settings = presets.resolve(preset, {"form": form, "level": level, "n": n,
                                             "temperature": temperature, "aggregate": aggregate,
@@ -279,11 +241,26 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             raise ValueError("n_ctx applies to model=local or a .gguf file only")
         url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
             "OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        form = form or ("score-only" if local else "analyze-rate")
         if constrain not in constraints.CONSTRAINTS:
             raise ValueError(f"unknown constrain '{constrain}'; choose from "
                              f"{', '.join(constraints.CONSTRAINTS)}")
-        if form not in FORMS:
+        self.template = self.contract = None
+        if prompt is not None:  # the user's own prompt and output contract
+            clash = [k for k, v in given.items() if v is not None]
+            if clash:
+                raise ValueError(f"judge prompt={prompt} sets the whole prompt: drop "
+                                 f"{', '.join(clash)} (the template decides what it shows)")
+            self.template = load_template(prompt)
+            self.contract = OutputContract.parse(
+                output or self.template.output or "rating", labels,
+                None if (scale or self.template.scale) is None else
+                parse_scale(str(scale or self.template.scale)))
+            form = TEMPLATE_FORM
+        elif output is not None or labels is not None:
+            raise ValueError("output= and labels= read the answer to your own prompt: give "
+                             "prompt=FILE too (the built-in forms have their own format)")
+        form = form or ("score-only" if local else "analyze-rate")
+        if form not in FORMS and form != TEMPLATE_FORM:
             raise ValueError(f"unknown judge form '{form}'; choose from {', '.join(FORMS)}")
         if level not in LEVELS:
             raise ValueError(f"unknown criteria level '{level}'; choose from {', '.join(LEVELS)}")
@@ -291,28 +268,29 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
         if int(n) < 1:
             raise ValueError("n (samples per text) must be >= 1")
-        self.scale = parse_scale(scale)
+        self.scale = (_whole(self.contract.scale) if self.contract is not None
+                      else parse_scale(scale or "1-5"))
         self.criteria = load_criteria(criteria)
         self._aspects = tuple(str(aspect).replace(",", " ").split())
-        aliases = aspect_aliases()
-        # an alias (SummEval's consistency, relevance) is judged with the criterion it stands for
-        self._criterion_of = {a: a if a in self.criteria else aliases.get(a, a)
-                              for a in self._aspects}
-        unknown = [a for a, c in self._criterion_of.items() if c not in self.criteria]
-        if unknown:
-            raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(self.criteria)}, or an alias: "
-                             f"{', '.join(f'{k} ({v})' for k, v in aliases.items())} "
-                             "(add your own with criteria=FILE)")
+        self.pair_template = None if pair_prompt is None else load_template(pair_prompt,
+                                                                            pairwise=True)
+        self._check_aspects(criteria)
         self.form, self.criteria_level, self.n, self.how = form, level, int(n), aggregate
         self.temperature = float(temperature) if temperature is not None else (
             1.0 if self.n > 1 else 0.0)
-        self.with_source, self.with_reference = bool(with_source), bool(with_reference)
+        self.with_source = True if with_source is None else bool(with_source)
+        self.with_reference = bool(with_reference)
         self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
-        self.constrain = ("grammar" if local else "off") if constrain == "auto" else constrain
+        self.constrain = self._constraint(constrain, local, self.contract)
         json_floor = 24 if self.constrain == "json" and form == "score-only" else 0
         self.max_tokens = int(max_tokens or max(_MAX_TOKENS[form], json_floor))
         self.max_reasks, self.seed = int(max_reasks), int(seed)
+        self.pair_contract = pair_contract(pair_output, None)
+        self.pair_constrain = "off"
+        if self.pair_contract is not None:  # the setting where it fits the pair contract too
+            fits = constrain != "auto" and self.pair_contract.supports(constrain) is None
+            self.pair_constrain = (constrain if fits
+                                   else auto_constraint(self.pair_contract, local))
         self._cache_setting = cache
         backend = LocalBackend(model, n_ctx=n_ctx) if local else None
         self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
@@ -320,9 +298,17 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                                 deadline=float(deadline), max_attempts=int(max_attempts),
                                 backoff=float(backoff), seed=self.seed, backend=backend)
         self.client.cache = response_cache_for(self._cache_setting, None)
-        self.auto_steps = geval.attach(self, steps)  # G-Eval steps written by the judge (Auto-CoT)
+        # G-Eval steps written by the judge (Auto-CoT)
+        self.auto_steps = geval.attach(self, steps or "generic")
         criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
                          if criteria else "builtin")
+        own: dict[str, Any] = {}
+        if self.template is not None and self.contract is not None:
+            own = {"prompt": self.template.digest, "output": self.contract.describe()}
+        if self.pair_template is not None:
+            own["pair_prompt"] = self.pair_template.digest
+        if self.pair_contract is not None:
+            own["pair_output"] = self.pair_contract.describe()
         # only what changes the numbers: never keys, timeouts or concurrency; the endpoints'
         # identity joins in signature() (learning a local server's model takes a request)
         super().__init__(model=model, aspects=self._aspects,
@@ -333,14 +319,43 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                          max_tokens=self.max_tokens, max_reasks=self.max_reasks, seed=self.seed,
                          criteria=criteria_hash, prompt_version=PROMPT_VERSION,
                          **({"constrain": self.constrain} if self.constrain != "off" else {}),
-                         **geval.signature(steps))
+                         **geval.signature(steps or "generic"), **own)
+
+    def _check_aspects(self, criteria: str | None) -> None:
+        """Every aspect needs a criterion text, unless only a user's template judges it and the
+        template never shows the criterion (then an aspect is a free name)."""
+        aliases = aspect_aliases()
+        # an alias (SummEval's consistency, relevance) is judged with the criterion it stands for
+        self._criterion_of = {a: a if a in self.criteria else aliases.get(a, a)
+                              for a in self._aspects}
+        shown = [t for t in (self.template, self.pair_template) if t is not None]
+        for template in shown:
+            if "labels" in template.used and not (self.contract and self.contract.labels):
+                raise ValueError(f"{template.path} uses {{labels}}, which needs a labels "
+                                 "contract (output=labels:A=5|B=4|..., or labels=)")
+        if self.template is not None and not any("criterion" in t.used for t in shown):
+            return
+        unknown = [a for a, c in self._criterion_of.items() if c not in self.criteria]
+        if unknown:
+            raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(self.criteria)}, or an alias: "
+                             f"{', '.join(f'{k} ({v})' for k, v in aliases.items())} "
+                             "(add your own with criteria=FILE)")
+
+    @staticmethod
+    def _constraint(constrain: str, local: bool, contract: OutputContract | None) -> str:
+        if contract is None:
+            return ("grammar" if local else "off") if constrain == "auto" else constrain
+        if constrain == "auto":
+            return auto_constraint(contract, local)
+        problem = contract.supports(constrain)
+        if problem is not None:
+            raise ValueError(f"judge constrain={constrain}: {problem}")
+        return constrain
 
     @property
     def aspects(self) -> tuple[str, ...]:
         return self._aspects
-
-    def score_range(self, aspect: str) -> tuple[float, float]:
-        return (float(self.scale[0]), float(self.scale[1]))  # the rating scale it asks for
 
     def signature(self) -> dict[str, Any]:
         signature = super().signature()
@@ -358,7 +373,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
 
     # --- prompts ----------------------------------------------------------------------------
 
-    def _context(self, request: ScoreRequest) -> list[str]:
+    def context(self, request: ScoreRequest) -> list[str]:
+        """The task, source and reference blocks the built-in prompts show (pairwise and G-Eval
+        prompts too)."""
         parts = [f"Task: {TASKS.get(request.task, TASKS['open-ended'])}"]
         if self.with_source and request.source:
             parts.append(f"Source:\n{request.source}")
@@ -370,14 +387,16 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         """The chat messages that judge `request` on `aspect`."""
         if self.auto_steps is not None:
             return self.auto_steps.messages(request, aspect)
+        if self.template is not None:
+            return self.template.render(self.template_values(request, aspect))
         low, high = self.scale
-        criterion = self.criteria[self._criterion(aspect)].text(self.criteria_level, self.scale)
+        criterion = self.criterion_text(aspect)
         if self.form == "rubric":
             rubric = self._rubric(request, aspect)
             if self.constrain == "json":
                 rubric += "\n" + constraints.json_instruction(self.form, self.scale)
             return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": rubric}]
-        blocks = self._context(request)
+        blocks = self.context(request)
         blocks.append(f"Text to evaluate:\n{request.text}")
         blocks.append(f"Criterion:\n{criterion}" if criterion else
                       "Criterion: (none given; judge the text as you see fit)")
@@ -405,7 +424,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                  f"2. Then give a score, a whole number from {low} to {high}, using the rubric.",
                  f"3. Format: 'Feedback: (your feedback) [RESULT] (a number from {low} to {high})'",
                  "4. Write nothing after the result.", "",
-                 "###Instruction and input:", *self._context(request), "",
+                 "###Instruction and input:", *self.context(request), "",
                  "###Response to evaluate:", request.text, ""]
         if self.with_reference and request.references:
             lines += [f"###Reference response (score {high}):", request.references[0], ""]
@@ -415,12 +434,34 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def _criterion(self, aspect: str) -> str:
         return self._criterion_of.get(aspect, aspect)
 
+    def criterion_text(self, aspect: str) -> str:
+        """The criterion of `aspect` at the judge's level and scale ("" when it has none)."""
+        criterion = self.criteria.get(self._criterion(aspect))
+        return "" if criterion is None else criterion.text(self.criteria_level, self.scale)
+
+    def template_values(self, request: ScoreRequest, aspect: str) -> dict[str, str | None]:
+        """What a user's template placeholders stand for in this request (None: lacking)."""
+        low, high = self.scale
+        refs = [r for r in request.references if r.strip()]
+        criterion = (self.criterion_text(aspect)
+                     if self._criterion(aspect) in self.criteria else None)
+        labels = self.contract.labels if self.contract is not None else {}
+        return {"text": request.text, "source": request.source or None,
+                "reference": refs[0] if refs else None,
+                "references": numbered(refs) if refs else None,
+                "criterion": criterion or None, "aspect": aspect, "scale": f"{low}-{high}",
+                "scale_min": str(low), "scale_max": str(high),
+                "labels": ", ".join(labels) if labels else None,
+                "task": TASKS.get(request.task, TASKS["open-ended"])}
+
     def request_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.logprobs:
             params["logprobs"] = True
             params["top_logprobs"] = self.top_logprobs
-        if self.constrain == "grammar":
+        if self.contract is not None:
+            params.update(self.contract.request_params(self.constrain, self.max_tokens))
+        elif self.constrain == "grammar":
             params["grammar"] = constraints.gbnf(self.form, self.scale, self.max_tokens)
         elif self.constrain == "json":
             params["response_format"] = constraints.response_format(self.form, self.scale)
@@ -438,14 +479,17 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         if self.auto_steps is not None:
             await self.auto_steps.prepare(requests)
         jobs = [(r, a) for r in requests for a in self._aspects]
-        known = self.client.cached([self.client.key(self.messages(r, a), self._sample_params(s), s)
-                                    for r, a in jobs for s in range(self.n)])
+        chats = [self._messages_or_reason(r, a) for r, a in jobs]
+        known = self.client.cached([self.client.key(m, self._sample_params(s), s)
+                                    for m in chats if not isinstance(m, str)
+                                    for s in range(self.n)])
         # dispatched in prompt order, so requests that share a prefix (same source) run back to
         # back and a server's (or the local model's) prompt cache reuses it; results keep order
         order = sorted(range(len(jobs)), key=lambda i: (jobs[i][0].source, jobs[i][0].text,
                                                         jobs[i][1]))
         try:
-            judged = await gather_all(*(self._judge(*jobs[i], known) for i in order))
+            judged = await gather_all(*(self._judge(*jobs[i], chats[i], known)
+                                        for i in order))
         finally:
             await self.client.aclose()
         by_job = dict(zip(order, judged, strict=True))
@@ -467,12 +511,23 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         except LLMError as exc:
             return exc
 
+    def _messages_or_reason(self, request: ScoreRequest, aspect: str
+                            ) -> list[dict[str, str]] | str:
+        """The request's messages, or why a user's template cannot be filled for it."""
+        try:
+            return self.messages(request, aspect)
+        except TemplateError as exc:
+            return str(exc)
+
     async def _judge(self, request: ScoreRequest, aspect: str,
+                     messages: list[dict[str, str]] | str,
                      known: Mapping[str, ChatResponse]) -> Score:
+        if isinstance(messages, str):
+            return Score.missing(messages)
         if self.auto_steps is not None and (
                 no_steps := await self.auto_steps.ensure(request.task, aspect)) is not None:
             return no_steps
-        messages = self.messages(request, aspect)
+        messages = self.messages(request, aspect)  # with the steps, once they are written
         answers = await gather_all(*(self._sample(messages, s, known) for s in range(self.n)))
         parsed = [self._read(a) for a in answers]
         reasks = 0
@@ -489,6 +544,8 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def _read(self, answer: ChatResponse | LLMError) -> Parsed:
         if isinstance(answer, LLMError):
             return Parsed(None, f"request failed: {answer}")
+        if self.contract is not None:
+            return read_contract(answer, self.contract, self.logprobs)
         return parse_response(answer, self.form, self.scale, self.logprobs)
 
     def _combine(self, answers: Sequence[ChatResponse | LLMError], parsed: Sequence[Parsed],
@@ -530,7 +587,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         keyed = []
         for request in requests:
             for aspect in self._aspects:
-                messages = self.messages(request, aspect)
+                messages = self._messages_or_reason(request, aspect)
+                if isinstance(messages, str):
+                    continue  # missing without a call
                 size = message_tokens(messages)
                 for s in range(self.n):
                     keyed.append((self.client.key(messages, self._sample_params(s), s), size))
@@ -539,7 +598,8 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             if key not in hits:
                 calls += 1
                 prompt += size
-        per_call = min(self.max_tokens, _TYPICAL_COMPLETION[self.form])
+        per_call = min(self.max_tokens, _TYPICAL_COMPLETION[self.form] if self.contract is None
+                       else typical_completion(self.contract, self.constrain))
         out = {"calls": calls, "cached": len(keyed) - calls, "prompt_tokens": prompt,
                "completion_tokens": calls * per_call}
         if self.auto_steps is not None:  # plus the step-writing requests not yet cached
@@ -551,14 +611,8 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
 
     def pair_messages(self, first: ScoreRequest, second: ScoreRequest,
                       aspect: str) -> list[dict[str, str]]:
-        criterion = self.criteria[self._criterion(aspect)].text(self.criteria_level, self.scale)
-        blocks = [*self._context(first), f"Text 1:\n{first.text}", f"Text 2:\n{second.text}",
-                  f"Criterion:\n{criterion}" if criterion else "Criterion: (none given)",
-                  "Compare the two texts on this criterion only. Think briefly, then end with a "
-                  "final line 'Verdict: 1' if Text 1 is better, 'Verdict: 2' if Text 2 is better, "
-                  "or 'Verdict: tie' if neither is better."]
-        return [{"role": "system", "content": SYSTEM}, {"role": "user",
-                                                        "content": "\n\n".join(blocks)}]
+        """The request comparing `first` (shown first) with `second` on `aspect`."""
+        return pairwise.pair_messages(self, first, second, aspect, SYSTEM)
 
     def compare(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
                 aspect: str | None = None) -> list[PairwiseResult]:
@@ -566,33 +620,32 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         if len(a) != len(b):
             raise ValueError(f"compare needs equal lists, got {len(a)} and {len(b)} texts")
         name = aspect or self._aspects[0]
-        if self._criterion(name) not in self.criteria:
+        uses_criterion = self.pair_template is None or "criterion" in self.pair_template.used
+        if uses_criterion and self._criterion(name) not in self.criteria:
             raise ValueError(f"no criterion for aspect '{name}'")
-        return run_sync(lambda: self._compare_all(a, b, name))
+        return run_sync(lambda: pairwise.compare_all(self, a, b, name))
 
-    async def _compare_all(self, a: Sequence[ScoreRequest], b: Sequence[ScoreRequest],
-                           aspect: str) -> list[PairwiseResult]:
-        params = {"temperature": self.temperature, "max_tokens": max(self.max_tokens, 256),
-                  "seed": self.seed}
 
-        async def verdict(first: ScoreRequest, second: ScoreRequest) -> tuple[str | None, str]:
-            try:
-                answer = await self.client.chat(self.pair_messages(first, second, aspect),
-                                                params, 0)
-            except LLMError as exc:
-                return None, f"request failed: {exc}"
-            matches = list(_VERDICT.finditer(answer.text))
-            if not matches:
-                return None, f"no verdict in the answer: {answer.text.strip()[:80]!r}"
-            return matches[-1][2].lower(), ""
+def read_contract(response: ChatResponse, contract: OutputContract,
+                  use_logprobs: bool = True) -> Parsed:
+    """One answer to a user's template read through its output contract."""
+    reading = contract.read(response.text)
+    if reading.value is None:
+        cut = " (cut off at max_tokens)" if response.finish_reason == "length" else ""
+        return Parsed(None, reading.reason + cut)
+    if use_logprobs:
+        weighted = contract.weighted(response, reading)
+        if weighted is not None:
+            return Parsed(weighted[0], method="logprobs", mass=weighted[1],
+                          confidence=weighted[2])
+    return Parsed(reading.value, method="label" if contract.labels else "rating")
 
-        async def pair(x: ScoreRequest, y: ScoreRequest) -> PairwiseResult:
-            (v1, r1), (v2, r2) = await gather_all(verdict(x, y), verdict(y, x))
-            ab = {"1": "a", "2": "b"}.get(v1 or "", v1)
-            ba = {"1": "b", "2": "a"}.get(v2 or "", v2)
-            return PairwiseResult(ab, ba, tuple(r for r in (r1, r2) if r))
 
-        try:
-            return list(await gather_all(*(pair(x, y) for x, y in zip(a, b, strict=True))))
-        finally:
-            await self.client.aclose()
+def _whole(scale: tuple[float, float]) -> tuple[int, int]:
+    """A contract's scale as the judge's (whole-number ends for the criterion texts)."""
+    return math.floor(scale[0]), math.ceil(scale[1])
+
+
+def estimate_tokens(text: str) -> int:
+    """Re-exported for callers that budget prompts by hand."""
+    return count_tokens(text)

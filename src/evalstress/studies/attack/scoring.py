@@ -151,12 +151,20 @@ class Victim:
 GOLD_JUDGE_DEFAULTS = {"scale": "0-100", "form": "score-only", "temperature": 0.5}
 
 
+#: what a gold judge with the user's own prompt (prompt=FILE) keeps of those defaults: the
+#: template and its output contract decide the wording and the scale
+GOLD_TEMPLATE_DEFAULTS = {"temperature": 0.5}
+
+
 def gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
     """A gold evaluator from its spec; LLM judges default to paper 004's way of rating: the
-    number only, on 0-100, `samples` ratings at temperature 0.5, averaged."""
+    number only, on 0-100, `samples` ratings at temperature 0.5, averaged. A gold judge with
+    its own prompt template (`prompt=FILE`) keeps its template's wording and scale, and is
+    sampled the same way."""
     name, params = parse_spec(spec)
     if name == "judge":
-        for key, value in GOLD_JUDGE_DEFAULTS.items():
+        defaults = GOLD_TEMPLATE_DEFAULTS if "prompt" in params else GOLD_JUDGE_DEFAULTS
+        for key, value in defaults.items():
             params.setdefault(key, value)
         params.setdefault("n", samples)
         if int(params["n"]) > 1 and float(params["temperature"]) <= 0:
