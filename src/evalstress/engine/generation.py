@@ -182,7 +182,6 @@ class _Work:
     original: ParsedText
     messages: list[dict[str, str]]
     ask: int = 0
-    response: ChatResponse | None = None
 
 
 def _read(response: ChatResponse, options: GenerationOptions) -> str | Rejection:
@@ -245,10 +244,10 @@ def _verify(candidates: list[tuple[_Work, str]], verifier: TextGenerator
 
 
 def _provenance(work: _Work, generator: TextGenerator) -> dict[str, Any]:
-    response = work.response
+    """How the text was made. Nothing about this run's cache: a resumed or repeated run must
+    write the same variants.jsonl as a fresh one (the cache hits are in the generator's usage)."""
     return {"method": "llm", "model": generator.model,
             "sample": sample_index(work.unit.seed, work.ask), "asks": work.ask + 1,
-            "cached": bool(response.cached) if response else False,
             "prompts": work.unit.perturbation.spec.source}
 
 
@@ -310,7 +309,6 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
             if isinstance(answer, LLMError):
                 verdicts[id(work)] = Rejection("request-failed", str(answer))
                 continue
-            work.response = answer
             read = _read(answer, options)
             if isinstance(read, Rejection):
                 verdicts[id(work)] = read
