@@ -88,6 +88,9 @@ TASKS = {
     "qa": "The source is a passage and the text answers a question about it.",
     "translation": "The source is in another language and the text is its translation.",
     "data-to-text": "The source is structured data and the text describes it in prose.",
+    "dialogue-response": "The source is a conversation and the text is the next turn in it.",
+    "question-generation": ("The source is a passage and, on its last line, an answer; the "
+                            "text is a question about the passage that this answer answers."),
     "open-ended": "The text was written for the task described by the source, if any.",
 }
 
@@ -356,6 +359,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     @property
     def aspects(self) -> tuple[str, ...]:
         return self._aspects
+
+    def score_range(self, aspect: str) -> tuple[float, float]:
+        return (float(self.scale[0]), float(self.scale[1]))  # the rating scale it asks for
 
     def signature(self) -> dict[str, Any]:
         signature = super().signature()
