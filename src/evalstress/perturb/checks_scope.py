@@ -79,9 +79,11 @@ def commentary(original: str, candidate: str) -> str | None:
     """The model's own remark inside the answer (an opening like "Here is the text:", a closing
     note, a mention of "the original text"), when no line or sentence of the original reads like
     one; else None."""
+    lines = [p for p in candidate.strip().splitlines() if p.strip()]
+    if not lines:
+        return None  # an empty answer is refused as empty, not as a remark
     pieces, theirs = _pieces(candidate), _pieces(original)
     first, last = pieces[0], pieces[-1]
-    lines = [p for p in candidate.strip().splitlines() if p.strip()]
     checks = ((first, _OPENERS, "opens with a remark"), (lines[0], _OPENERS, "opens with a remark"),
               (last, _CLOSERS, "ends with a remark"), (lines[-1], _CLOSERS, "ends with a remark"),
               (first, _LABEL, "opens with a label"))

@@ -36,7 +36,10 @@ def test_gold_judge_keeps_the_template_and_its_scale(scripted: Callable[..., Any
     gold.calibrate([example()])
     scores = gold.score(example(), [ORIGINAL, "Bridge money gone."])
     assert [m.value for m in scores] == [80.0, 20.0]  # 8 and 2 of 0-10, on 0-100
-    sent = script.bodies[0]["messages"]
+    # the request about the original (a declared 0-10 scale needs no calibration request, and
+    # requests go out sorted by text)
+    sent = next(b["messages"] for b in script.bodies
+                if b["messages"][0]["content"].startswith(f"Text to evaluate:\n{ORIGINAL}"))
     assert sent == [{"role": "user", "content": TEMPLATE.format(
         text=ORIGINAL, source=example().source, scale_min=0, scale_max=10)}]
     assert {b["temperature"] for b in script.bodies} == {0.5}
