@@ -25,7 +25,7 @@ from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
-from evalstress.engine.planning import PlannedUnits, Stopped, long_rows, plan_units, scored_examples
+from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.rundir import variant_line
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
 from evalstress.evaluators.base import Evaluator
@@ -122,8 +122,7 @@ class ChunkWorker:
         examples = [self.examples[i] for i in task.positions]
         made = self.plan(examples, task.stopped)
         variants = [*made.variants, *task.extra_variants]
-        scored = scored_examples(examples, variants, task.stopped,
-                                 long_rows(examples, self.suite))
+        scored = scored_examples(examples, variants, task.stopped, made.too_long)
         rows: dict[str, ScoreColumns] = {}
         stats: dict[str, EvaluatorStats] = {}
         for evaluator in self.evaluators:

@@ -186,8 +186,7 @@ class StreamingRun:
         made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
                           include=lambda p: p.name in self.parent_names,
                           generated=self.generation.handles, stopped=stopped)
-        too_long = long_rows(examples, self.suite)
-        fitting = [e for e in examples if e.id not in too_long]
+        fitting = [e for e in examples if e.id not in made.too_long]
         generated = self.generation.run(fitting, self.suite, self.parser, self.progress)
         self.parser.forget()
         return ([*made.variants, *generated.variants], [*made.skips, *generated.skips],

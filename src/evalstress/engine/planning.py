@@ -69,11 +69,13 @@ def shard_examples(examples: Sequence[Example], shard: tuple[int, int] | None) -
 
 @dataclass
 class PlannedUnits:
-    """What the loop made of some examples: variants, skips and how many texts it parsed."""
+    """What the loop made of some examples: variants, skips, how many texts it parsed, and the
+    rows it left out for their length (by id, with the reason)."""
 
     variants: list[Variant] = field(default_factory=list)
     skips: list[SkipRecord] = field(default_factory=list)
     parses: int = 0
+    too_long: dict[str, str] = field(default_factory=dict)
 
 
 def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
@@ -88,9 +90,9 @@ def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
     dataset perturbations may borrow from (sentence pools, n-gram tables in `resources`).
     The parses stay in `parser` for the generation stage; the caller forgets them when the
     chunk is done, so memory stays flat chunk by chunk."""
-    out = PlannedUnits()
-    before = parser.parses
     too_long = long_rows(examples, suite)
+    out = PlannedUnits(too_long=too_long)
+    before = parser.parses
     parser.parse_many([e.hypothesis for e in examples if e.id not in too_long])
     if progress is not None:
         progress.start("perturbing", len(examples))
