@@ -26,15 +26,23 @@ from evalstress.perturb.llm import builtin_attacks
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = Path(__file__).resolve().parent / "labelled"
 PRECISION, RECALL = 0.95, 0.9
-#: attacks whose lexical checks cannot see a wrong reply of their set (its meaning changed in
-#: words the checks accept); the precision floor is expected to fail until the checks can
+#: attacks whose checks cannot see some wrong replies of their set (the meaning changed in words
+#: the checks accept); the precision floor is expected to fail until the checks can
 BELOW_PRECISION = {
-    "uncommon-phrase": "a rare word of another meaning ('spotted' -> 'obliterated') passes",
-    "rewriting-and-insertion": "a restatement that adds a fact in new words passes",
+    "uncommon-phrase": "a rare word of another meaning ('spotted' -> 'obliterated') passes: "
+                       "neither WordNet relations nor MiniLM similarity tell it from a rare "
+                       "synonym",
+    "rewriting-and-insertion": "a new fact that no-new-facts cannot see passes: stated through a "
+                               "function word ('back from the war') or through a word sharing a "
+                               "WordNet sense with the text ('forced' ~ 'power')",
 }
-#: the words of the one wrong reply each of those attacks accepts
-MISSED = {"uncommon-phrase": "have obliterated a comet",
-          "rewriting-and-insertion": "may cause a meteor shower"}
+#: the words of each wrong reply those attacks accept, all of them
+MISSED = {
+    "uncommon-phrase": {"have obliterated a comet", "squandered", "will sequester", "demurs",
+                        "relinquish", "and lamented", "incinerating", "confiscates", "obscures",
+                        "decommissioned"},
+    "rewriting-and-insertion": {"back from the war", "a window had been forced"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +91,21 @@ def test_precision_floor(results: dict[str, Measurement], attack: str) -> None:
 
 
 def test_the_known_misses_are_the_documented_ones(results: dict[str, Measurement]) -> None:
-    # exactly one accepted wrong reply in each attack below the floor, the one named above
+    # the accepted wrong replies of each attack below the floor are exactly the ones named above
     for name in BELOW_PRECISION:
-        [case] = [c for c, _ in results[name].errors if not c.correct]
-        assert MISSED[name] in case.answer
+        accepted = [c.answer for c, _ in results[name].errors if not c.correct]
+        assert len(accepted) == len(MISSED[name]), name
+        for words in MISSED[name]:
+            assert sum(words in answer for answer in accepted) == 1, (name, words)
+
+
+def test_no_new_facts_rejects_the_meteor_shower_the_lexical_checks_let_through(
+        results: dict[str, Measurement]) -> None:
+    # the new-fact restatement ("and may cause a meteor shower") is rejected by the meaning
+    # check, and no correct restatement of the set is rejected by it
+    result = results["rewriting-and-insertion"]
+    assert not any("meteor shower" in c.answer for c, _ in result.errors)
+    assert not any("no-new-facts" in why for c, why in result.errors if c.correct)
 
 
 def test_counts_are_those_of_a_hand_count(parser: TextParser) -> None:
@@ -133,7 +152,7 @@ def test_bench_prints_precision_and_recall_per_attack(monkeypatch: pytest.Monkey
 
 
 def test_a_verifier_model_is_measured_the_same_way(parser: TextParser) -> None:
-    # a verifier (fake server) that says no to the one meaning-changing rewrite the checks let
+    # a verifier (fake server) that says no to the meaning-changing rewrites the checks let
     # through, yes to everything else: with it, uncommon-phrase reaches the precision floor
     bench = runpy.run_path(str(ROOT / "bench" / "bench_validators.py"), run_name="bench")
     asked: list[str] = []
@@ -141,7 +160,8 @@ def test_a_verifier_model_is_measured_the_same_way(parser: TextParser) -> None:
     def verdict(request: dict[str, Any]) -> Reply:
         rewrite = request["messages"][-1]["content"].split("Rewrite:", 1)[1]
         asked.append(rewrite)
-        return Reply("no" if "obliterated" in rewrite else "Yes.")
+        wrong = any(words in rewrite for words in MISSED["uncommon-phrase"])
+        return Reply("no" if wrong else "Yes.")
 
     cases = {"uncommon-phrase": load_labelled(FOLDER)["uncommon-phrase"]}
     with FakeServer(responder=verdict) as server:
@@ -150,4 +170,5 @@ def test_a_verifier_model_is_measured_the_same_way(parser: TextParser) -> None:
                            bench["verifier_verdict"](spec)).values()
     assert result.false_positives == 0 and result.precision == 1.0
     assert result.recall == 1.0
-    assert len(asked) == 11  # only the replies the checks accepted were put to the verifier
+    # only the replies the checks accepted were put to the verifier: 15 correct, 10 wrong
+    assert len(asked) == 25

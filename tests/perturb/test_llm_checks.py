@@ -196,6 +196,13 @@ CASES = [
      "Brian, cheaper than Apple ones are Samsung tablets. After work Josh will call Brian.",
      "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
      "therefore, Samsung tablets are cheaper than Apple ones. Josh will call Brian after work."),
+    ("no-new-facts", {},
+     "Josh wants to buy a tablet and does not know which brand to choose. Josh is unsure which "
+     "tablet to buy. According to Brian, Samsung tablets are cheaper than Apple ones. Josh will "
+     "call Brian after work.",
+     "Josh wants to buy a tablet and does not know which brand to choose. According to Brian, "
+     "Samsung tablets are cheaper than Apple ones. Brian says so, and he repairs phones in a shop. "
+     "Josh will call Brian after work."),
 ]
 
 
@@ -373,3 +380,30 @@ def test_every_demonstration_passes_its_own_attacks_checks(parser: TextParser) -
                 rejection = validate(parser.parse(demo.original), demo.perturbed, resolved,
                                      parser)
                 assert rejection is None, (name, level, demo.original[:40], str(rejection))
+
+
+LIBRARY = "The library does not open on Sundays. It lends books and films."
+CLOSED = ("The library does not open on Sundays. On Sundays the library stays closed. It lends "
+          "books and films.")
+
+
+def test_no_new_facts_reads_a_wordnet_antonym_as_the_same_thing(parser: TextParser) -> None:
+    # "stays closed" restates "does not open": "closed" is no new word for WordNet (the antonym
+    # of "open"), so "stays ... closed" is no new fact; a new verb with a new object still is
+    assert run_check(parser, "no-new-facts", CLOSED, LIBRARY) is None
+    shower = ("The library does not open on Sundays. It lends books and films, and it may host "
+              "a poetry festival. It lends books and films.")
+    detail = run_check(parser, "no-new-facts", shower, LIBRARY)
+    assert detail is not None and "host" in detail and "festival" in detail
+
+
+def test_no_new_facts_without_wordnet_counts_every_new_word(parser: TextParser,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    # without the WordNet package only the words' forms are compared: "closed" is then a new
+    # word and the same restatement is refused (stricter, never looser)
+    from evalstress.core import wordnet
+
+    monkeypatch.setattr(wordnet, "available", lambda: False)
+    detail = run_check(parser, "no-new-facts", CLOSED, LIBRARY)
+    assert detail is not None and "stays" in detail and "closed" in detail

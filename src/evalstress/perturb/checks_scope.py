@@ -255,3 +255,69 @@ def _no_new_relations(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
                 return f"'{a}' and '{b}' are joined in one clause, but no sentence of the " \
                        "original links them"
     return None
+
+
+#: dependents that complete what a predicate states (its object, a passive subject, a complement)
+_ARGUMENTS = {"dobj", "nsubjpass", "attr", "oprd", "dative", "acomp"}
+_ARGUMENT_POS = {"NOUN", "PROPN", "ADJ"}
+
+
+def _unrelated_words(inp: CheckInput) -> set[str]:
+    """New content words of the candidate (`new_content_words`) that also share no WordNet sense
+    with a content word of the original, nor are its antonym ("closed" restates "not open").
+    Without WordNet installed, every new content word counts."""
+    from evalstress.core import wordnet
+
+    fresh = set(new_content_words(inp))
+    if not fresh or not wordnet.available():
+        return fresh
+    known: set[str] = set()
+    for token in inp.original.tokens:
+        word = token.text.lower()
+        if content([word]):
+            known |= wordnet.senses_and_opposites(word) | wordnet.senses_and_opposites(
+                token.lemma.lower())
+    return {w for w in fresh if not wordnet.senses_and_opposites(w) & known}
+
+
+def new_facts(inp: CheckInput) -> list[tuple[str, str]]:
+    """(predicate, argument) pairs of the candidate's new sentences in which both words are
+    unrelated to the original (`_unrelated_words`): a verb, or the complement of a copula, that
+    the original does not use, stated of a noun or adjective it does not use either ("may cause
+    a meteor shower", "won a design prize"). Sentences found word for word in the original are
+    not read."""
+    old = {normalized(s) for s in sentences(inp.original)}
+    tokens = inp.parsed.tokens
+    unrelated = _unrelated_words(inp)
+    dependents: dict[int, list[int]] = {}
+    for i, token in enumerate(tokens):
+        if token.head != i:
+            dependents.setdefault(token.head, []).append(i)
+    found = []
+    for start, end in inp.parsed.sentences:
+        if normalized(" ".join(t.text for t in tokens[start:end])) in old:
+            continue
+        for i in range(start, end):
+            token = tokens[i]
+            predicate = token.pos == "VERB" or (token.dep in ("attr", "acomp") and
+                                                token.pos in ("NOUN", "ADJ"))
+            if not predicate or token.text.lower() not in unrelated:
+                continue
+            arguments = [k for k in dependents.get(i, []) if tokens[k].dep in _ARGUMENTS]
+            for prep in (k for k in dependents.get(i, []) if tokens[k].dep in ("prep", "agent")):
+                arguments += [k for k in dependents.get(prep, []) if tokens[k].dep == "pobj"]
+            found += [(token.text, tokens[k].text) for k in arguments
+                      if tokens[k].pos in _ARGUMENT_POS and tokens[k].text.lower() in unrelated]
+    return found
+
+
+@check("no-new-facts", needs_parse=True,
+       doc="no new sentence states a new fact: no verb (or copula complement) that the original "
+           "does not use, with an object or complement that it does not use either (a word "
+           "sharing a WordNet sense with a word of the original, or its antonym, is not new)")
+def _no_new_facts(inp: CheckInput, params: Mapping[str, Any]) -> str | None:
+    found = new_facts(inp)
+    if not found:
+        return None
+    pairs = ", ".join(f"'{p} ... {a}'" for p, a in found[:3])
+    return f"a new sentence states something the text does not say ({pairs})"

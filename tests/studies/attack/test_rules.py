@@ -10,6 +10,7 @@ import pytest
 
 from evalstress.core.data import Example
 from evalstress.core.text import TextParser
+from evalstress.core.wordnet import synonyms
 from evalstress.engine.scoring import open_cache
 from evalstress.perturb.base import PerturbContext, Skip, Variant
 from evalstress.studies.attack.methods import RULE_PATIENCE, RuleMethod, make_methods
@@ -17,7 +18,6 @@ from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.rules import RULES, get_rule
 from evalstress.studies.attack.run import Attacker
 from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator
-from evalstress.studies.attack.wordnet import synonyms
 
 from .conftest import TableVictim, example, judge_spec
 

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from evalstress.core.data import Example
+from evalstress.core.wordnet import synonyms
 from evalstress.evaluators.base import create_evaluator
 from evalstress.studies.attack.base import AttackSetup
 from evalstress.studies.attack.embeddings import SentenceSimilarity
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.scoring import Gold, Victim
 from evalstress.studies.attack.textfooler import TextFooler
-from evalstress.studies.attack.wordnet import synonyms
 
 from .conftest import SOURCE, TableVictim
 

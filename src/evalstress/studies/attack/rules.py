@@ -39,7 +39,7 @@ class SynonymAdjective(Perturbation):
     source_papers = ("004",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        from evalstress.studies.attack.wordnet import synonyms
+        from evalstress.core.wordnet import synonyms
 
         parsed = ctx.parsed
         options = {i: syn for i, t in enumerate(parsed.tokens)

