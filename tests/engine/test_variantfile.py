@@ -155,5 +155,5 @@ def test_export_refuses_an_unknown_format_and_a_folder_without_variants(
     run_dir, _ = finished
     with pytest.raises(ValueError, match=r"unknown format '.xlsx'.*\.jsonl, \.csv, \.parquet"):
         export_variants(run_dir, tmp_path / "v.xlsx")
-    with pytest.raises(DataError, match="holds no variants.parquet"):
+    with pytest.raises(DataError, match=r"holds no variants\.parquet"):
         export_variants(tmp_path, tmp_path / "v.jsonl")

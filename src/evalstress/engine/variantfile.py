@@ -44,6 +44,9 @@ PARQUET_OPTIONS: dict[str, Any] = {
 PART_OPTIONS: dict[str, Any] = {**PARQUET_OPTIONS, "compression_level": 1}
 ROWS_PER_GROUP = 50_000  # parts are joined into row groups of about this size
 EXPORT_FORMATS = (".jsonl", ".csv", ".parquet")
+#: what a reader gets of each variant (export, `StressResult.variants()`)
+COLUMNS = ("id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "method",
+           "provenance", "text")
 
 
 def severity_value(text: Any) -> Severity:
@@ -184,8 +187,7 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
         if not examples.exists():
             raise DataError(examples, None, None, "does not exist; export without --originals")
         texts = {str(d.get("id")): str(d.get("hypothesis", "")) for _, d in read_jsonl(examples)}
-    fields = ["id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "method",
-              "provenance", *(["original"] if originals else []), "text"]
+    fields = [*COLUMNS[:-1], *(["original"] if originals else []), "text"]
     rows = (_export_row(r, fields, texts) for r in read_records(source))
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".jsonl":
