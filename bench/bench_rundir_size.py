@@ -123,13 +123,14 @@ def first_layout_bytes(cache: Path, scratch: Path) -> int:
     old.execute("CREATE TABLE scores (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT "
                 "NOT NULL, created REAL, PRIMARY KEY (namespace, key))")
     with store._locked() as conn:
-        names = dict(conn.execute("SELECT id, name FROM scores_namespaces").fetchall())
+        spaces = {ns: (name, json.loads(fields) if fields else None) for ns, name, fields in
+                  conn.execute("SELECT id, name, fields FROM scores_namespaces").fetchall()}
         rows = conn.execute("SELECT ns, key, value FROM scores")
         while batch := rows.fetchmany(5000):
             old.executemany("INSERT INTO scores VALUES (?, ?, ?, NULL)", [
                 # a first-layout key was the whole 64-character digest: padded to its length
-                (names[ns], key.hex().ljust(64, "0"), json.dumps(decode_value(value),
-                                                                  sort_keys=True))
+                (spaces[ns][0], key.hex().ljust(64, "0"),
+                 json.dumps(decode_value(value, spaces[ns][1]), sort_keys=True))
                 for ns, key, value in batch])
     old.commit()
     old.execute("PRAGMA wal_checkpoint(TRUNCATE)")

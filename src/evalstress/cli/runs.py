@@ -154,7 +154,8 @@ def export_command(
 
     The run stores them compressed in variants.parquet; this writes them as a file to read,
     filter or edit. The file loads back into a run as it is: `evalstress run DATA --variants
-    FILE` scores its texts as imported variants.
+    FILE` scores its texts in place of the suite's perturbations of the same names (edit the
+    texts first to stress your own variants).
 
     Example: `evalstress export runs/summeval --variants variants.csv --originals`
     """

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -190,11 +191,18 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
     fields = [*COLUMNS[:-1], *(["original"] if originals else []), "text"]
     rows = (_export_row(r, fields, texts) for r in read_records(source))
     out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".jsonl":
-        return _write_jsonl(out, rows)
-    if suffix == ".csv":
-        return _write_csv(out, rows, fields)
-    return _write_parquet(out, rows, fields)
+    partial = out.with_name(out.name + ".partial")  # a failed export leaves no half file
+    try:
+        if suffix == ".jsonl":
+            count = _write_jsonl(partial, rows)
+        elif suffix == ".csv":
+            count = _write_csv(partial, rows, fields)
+        else:
+            count = _write_parquet(partial, rows, fields)
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
 
 
 def _export_row(record: Mapping[str, Any], fields: Sequence[str],
