@@ -55,7 +55,7 @@ def _score_row(value: Any) -> list[tuple[str, float]] | None:
     for name, item in value.items():
         if not (isinstance(name, str) and 0 < len(name.encode("utf-8")) < 256
                 and isinstance(item, dict) and len(item) == 1
-                and type(item.get("value")) is float):
+                and isinstance(item.get("value"), float)):  # numpy's too; not an int
             return None
         pairs.append((name, item["value"]))
     return pairs
