@@ -18,7 +18,7 @@ a window that ends before where that run finished), and counted as "redrawn". Ea
    signal) is gone within 15 s of it;
 3. identical final table: scores.parquet equals the baseline's (sorted by example_id,
    perturbation, severity, seed, evaluator, aspect; pandas.testing.assert_frame_equal) and
-   variants.jsonl has the same lines; for the attack, attacks.jsonl (without each record's
+   variants.parquet has the same rows; for the attack, attacks.jsonl (without each record's
    timing) and the ASR table of results.json;
 and the exit code of the killed run: 130 after SIGINT, 143 after SIGTERM, as the command line
 promises.
@@ -72,6 +72,7 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 
 from evalstress.core.data import builtin_corpus  # noqa: E402
+from evalstress.engine.variantfile import read_records  # noqa: E402
 from evalstress.llm.cache import ResponseCache  # noqa: E402
 from evalstress.llm.client import SAMPLING_PARAMS  # noqa: E402
 from evalstress.llm.fake_server import FakeServer, Reply  # noqa: E402
@@ -154,7 +155,7 @@ class Scenario:
     name: str
     args: Callable[[str, Path, Path], list[str]]  # (server url, out, cache) -> CLI arguments
     responder: Callable[[dict[str, Any]], Reply] | None  # None: no LLM, no server
-    kind: str = "run"  # run (scores.parquet + variants.jsonl) or attack (attacks.jsonl)
+    kind: str = "run"  # run (scores.parquet + variants.parquet) or attack (attacks.jsonl)
 
 
 def scenarios(quick: bool) -> dict[str, Scenario]:
@@ -291,7 +292,7 @@ def read_table(scenario: Scenario, out: Path) -> dict[str, Any]:
         return {"attacks": sorted(records), "asr": canonical({"asr": asr})}
     frame = pd.read_parquet(out / "scores.parquet")
     frame = frame.sort_values(SORT_KEYS, kind="mergesort").reset_index(drop=True)
-    lines = (out / "variants.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = [json.dumps(r, sort_keys=True) for r in read_records(out / "variants.parquet")]
     return {"scores": frame, "variants": sorted(lines)}
 
 

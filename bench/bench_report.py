@@ -4,7 +4,7 @@ Runs the `blindspot-full` suite (22 tests of paper 002) on SummEval articles wit
 ROUGE until the run has at least `--variants` variants, writes the run directory and its report,
 then opens report.html in headless Chromium (Debian's, driven by Playwright) several times and
 prints the median time to the load event and to the variant browser's first page. With
-`--also N` it copies the run, pads variants.jsonl to N variants and measures that report too:
+`--also N` it copies the run, pads variants.parquet to N variants and measures that report too:
 the browser embeds a capped sample, so the page stays about the same size.
 
 Targets (issue 14): under 15 MB, open within 3 s.
@@ -14,16 +14,20 @@ Usage: python bench/bench_report.py [--variants 20000] [--opens 5] [--also 10000
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from evalstress.analyses import run_analyses
 from evalstress.core.data import load_examples
+from evalstress.engine import variantfile
 from evalstress.engine.runner import run
+from evalstress.engine.variantfile import read_variants, variant_table, write_part
 from evalstress.evaluators.base import create_evaluator
 from evalstress.report import write_outputs
 from evalstress.report.html import write_report
@@ -49,15 +53,13 @@ def build(out: Path, variants: int) -> float:
 
 
 def pad(source: Path, target: Path, total: int) -> None:
-    """A copy of the run whose variants.jsonl holds `total` lines (clones with new seeds)."""
+    """A copy of the run whose variants.parquet holds `total` rows (clones with new seeds)."""
     shutil.copytree(source, target)
-    lines = (source / "variants.jsonl").read_text(encoding="utf-8").splitlines()
-    with (target / "variants.jsonl").open("w", encoding="utf-8") as handle:
-        for i in range(total):
-            record = json.loads(lines[i % len(lines)])
-            record["id"] = f"{record['id']}-{i}"
-            record["seed"] = int(record["seed"]) + 100 * (i // len(lines))
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    variants = list(read_variants(source / variantfile.FILE))
+    clones = (replace(variants[i % len(variants)],
+                      seed=variants[i % len(variants)].seed + 100 * (i // len(variants)))
+              for i in range(total))
+    write_part(target / variantfile.FILE, variant_table(clones))
 
 
 def open_times(report: Path, opens: int) -> tuple[float, float]:
@@ -81,7 +83,7 @@ def open_times(report: Path, opens: int) -> tuple[float, float]:
 
 
 def measure(folder: Path, opens: int, label: str) -> None:
-    variants = sum(1 for _ in (folder / "variants.jsonl").open(encoding="utf-8"))
+    variants = pq.ParquetFile(folder / variantfile.FILE).metadata.num_rows
     start = time.perf_counter()
     report = write_report(folder)
     built = time.perf_counter() - start

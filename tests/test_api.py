@@ -41,6 +41,13 @@ def test_stress_end_to_end_on_the_builtin_corpus(tmp_path: Path) -> None:
     assert {"evaluator", "aspect", "perturbation", "rank_pass", "monotonic_pass"} <= set(verdicts)
     assert set(verdicts["evaluator"]) == {"bleu", "words"}
     assert "missing=0" in repr(result) and "examples=3" in repr(result)
+    variants = result.variants()  # the texts, before and after the run directory is saved
+    assert len(variants) == len(cut) and set(variants["perturbation"]) == {"truncation"}
+    by_id = {e.id: e.hypothesis for e in corpus}
+    assert all(by_id[e].startswith(t.rstrip(" .")) and len(t) < len(by_id[e])
+               for e, t in zip(variants["example_id"], variants["text"], strict=True))
+    result.save(tmp_path / "run")
+    pd.testing.assert_frame_equal(result.variants(), variants)
 
 
 def test_the_html_view_is_the_run_report_in_a_frame(tmp_path: Path) -> None:

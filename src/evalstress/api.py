@@ -57,6 +57,15 @@ class StressResult:
         """The long score table (one row per text x evaluator x aspect)."""
         return self.run.table
 
+    def variants(self) -> pd.DataFrame:
+        """Every variant with its full text and provenance: id, example_id, perturbation,
+        severity, seed, noise_ratio, method, provenance, text (read from the run's files)."""
+        from evalstress.engine.variantfile import COLUMNS, read_records, variants_path
+
+        found = variants_path(self.run.files.root)
+        rows = list(read_records(found)) if found is not None else []
+        return pd.DataFrame(rows, columns=list(COLUMNS))
+
     def to_frame(self, analysis: str | None = None, part: str | None = None) -> pd.DataFrame:
         """The score table; or, given an analysis name, its main table (`part` picks another
         list of its JSON form, e.g. `to_frame("discernment", "units")`)."""

@@ -7,6 +7,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 
 runner = CliRunner()
 
@@ -23,7 +24,7 @@ def test_quickstart_writes_results_and_score_table(tmp_path: Path) -> None:
     assert all("passed" in r for r in rows)
     table = pd.read_parquet(out / "scores.parquet")
     assert {"example_id", "perturbation", "severity", "seed", "score", "status"} <= set(table)
-    assert (out / "variants.jsonl").read_text().count("\n") == results["counts"]["variants"]
+    assert len(list(read_records(out / "variants.parquet"))) == results["counts"]["variants"]
 
 
 def test_run_with_config_file_and_flags(tmp_path: Path) -> None:

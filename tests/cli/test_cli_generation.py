@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 from evalstress.llm.fake_server import FakeServer
 from tests.llm_fakes import continue_with
 
@@ -56,7 +57,7 @@ def test_run_with_a_generator_reports_acceptance(tmp_path: Path) -> None:
     # a continuation answer is no negation: rejected, re-asked once, then skipped
     assert negation["accepted"] == 0 and negation["asks"] == 4
     assert negation["rejections"] == {"too-long": 4}  # bounds first: +8 words on 13
-    lines = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    lines = list(read_records(out / "variants.parquet"))
     assert {line["method"] for line in lines} == {"llm"}
     assert all(line["provenance"]["model"] == "fake" for line in lines)
     skips = (out / "skips.jsonl").read_text()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 
 runner = CliRunner()
 
@@ -66,7 +67,7 @@ THREE = ("The council met on Monday. It approved the new harbour bridge plan. Wo
 
 
 def _variants(out: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    return list(read_records(out / "variants.parquet"))
 
 
 def test_protocol_paper_runs_paper_000_attacks_by_that_papers_rules(tmp_path: Path) -> None:

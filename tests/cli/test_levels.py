@@ -14,6 +14,7 @@ from evalstress.cli import app
 from evalstress.cli.levels import level_specs
 from evalstress.core.data import builtin_corpus
 from evalstress.criteria import load_criteria
+from evalstress.engine.variantfile import read_records
 from evalstress.llm.fake_server import FakeServer, Reply
 
 CRITERIA = load_criteria()
@@ -111,7 +112,7 @@ def test_protocol_paper_judges_the_rule_attacks_as_paper_000_applies_them(tmp_pa
         assert outcome.exit_code == 0, outcome.output
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["protocol"] == "paper" and results["suite"]["seeds"] == [0]
-    variants = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    variants = list(read_records(out / "variants.parquet"))
     assert {v["severity"] for v in variants} == {"paper"} and {v["seed"] for v in variants} == {0}
     examples = {json.loads(line)["id"]: json.loads(line)["hypothesis"]
                 for line in data.read_text().splitlines()}

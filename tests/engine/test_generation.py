@@ -29,7 +29,7 @@ from evalstress.engine.generation import (
     sample_index,
 )
 from evalstress.engine.planning import plan_dataset
-from evalstress.engine.rundir import variant_line
+from evalstress.engine.variantfile import variant_table
 from evalstress.llm.cache import ResponseCache
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.llm.generate import GenerationJob, TextGenerator
@@ -176,10 +176,9 @@ def test_cached_rerun_makes_no_call_and_gives_the_same_variants(tmp_path: Path,
         calls = server.calls
         second, gen = run(server, tmp_path, parser, ["continuation", "fact-negation"])
         assert server.calls == calls  # 0 calls: every answer comes from the response cache
-    # the same lines of variants.jsonl, provenance included: a run resumed or repeated from
+    # the same rows of variants.parquet, provenance included: a run resumed or repeated from
     # the cache writes what a fresh one writes (the cache hits are counted in the usage)
-    assert [variant_line(v, ORIGINALS[v.example_id]) for v in second.variants] == \
-        [variant_line(v, ORIGINALS[v.example_id]) for v in first.variants]
+    assert variant_table(second.variants).to_pylist() == variant_table(first.variants).to_pylist()
     assert [s.reason for s in second.skips] == [s.reason for s in first.skips]
     assert gen.usage.calls == 0 and gen.usage.cache_hits == first.counts["continuation"].asks \
         + first.counts["fact-negation"].asks

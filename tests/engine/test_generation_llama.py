@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 from evalstress.perturb.base import registry
 
 DATA = [
@@ -49,7 +50,7 @@ def test_criteria_full_runs_end_to_end_on_smollm2(llama_url: str, tmp_path: Path
     block = results["generation"]
     llm_names = {n for n, c in registry().items() if c.method == "llm" and "000" in c.source_papers}
     assert set(block["perturbations"]) == llm_names and len(llm_names) == 14
-    variants = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    variants = list(read_records(out / "variants.parquet"))
     skips = [json.loads(line) for line in (out / "skips.jsonl").read_text().splitlines()]
     made = Counter(v["perturbation"] for v in variants if v.get("method") == "llm")
     for name, row in block["perturbations"].items():

@@ -23,6 +23,7 @@ from evalstress.engine.generation import (
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import open_cache
+from evalstress.engine.variantfile import read_records
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
 from evalstress.llm.generate import TextGenerator
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Variant
@@ -94,7 +95,7 @@ def test_pooled_run_gives_the_serial_score_table_and_files(examples: list[Exampl
     pooled = run(examples, custom_suite(SUITE, seeds=2), [create_evaluator(n) for n in LEXICAL],
                  chunk_size=3, workers=2, cache=open_cache(tmp_path / "b.sqlite"))
     pd.testing.assert_frame_equal(serial.table, pooled.table)
-    for name in ("variants.jsonl", "skips.jsonl", "examples.jsonl"):
+    for name in ("variants.parquet", "skips.jsonl", "examples.jsonl"):
         assert serial.files.path(name).read_bytes() == pooled.files.path(name).read_bytes()
     assert serial.stats["rouge"] == pooled.stats["rouge"]
     assert pooled.stats["rouge"].scored > 0  # the pool did score (separate caches)
@@ -142,7 +143,7 @@ def test_outputs_replace_the_previous_run_only_when_complete(examples: list[Exam
     first = run(examples[:3], custom_suite(["truncation"], seeds=1), [CountingEvaluator()])
     write_outputs(first, {}, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert {"scores.parquet", "variants.jsonl", "skips.jsonl", "examples.jsonl", "results.json",
+    assert {"scores.parquet", "variants.parquet", "skips.jsonl", "examples.jsonl", "results.json",
             "report.html"} <= set(before)
     second = run(examples[:5], custom_suite(["token-drop"], seeds=1), [CountingEvaluator()])
 
@@ -159,9 +160,10 @@ def test_outputs_replace_the_previous_run_only_when_complete(examples: list[Exam
     assert [json.loads(line)["id"] for line in examples_lines] == [e.id for e in examples[:5]]
     assert set(json.loads(examples_lines[0])) == {"id", "task", "source", "hypothesis",
                                                   "references"}
-    variant = json.loads((out / "variants.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    variant = next(read_records(out / "variants.parquet"))
     assert {"id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "text",
-            "diff"} <= set(variant)
+            "method", "provenance"} <= set(variant)
+    assert variant["text"] in {v.text for v in second.plan.variants}
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["counts"]["examples"] == 5
     assert not list(tmp_path.glob(".run.*"))  # no staging or old folder left behind

@@ -44,8 +44,8 @@ def test_ray_run_gives_the_serial_score_table(local_ray: None, tmp_path: Path) -
                         [create_evaluator(n) for n in LEXICAL], cache=cache, chunk_size=3,
                         shards=2)
     pd.testing.assert_frame_equal(serial.table, on_ray.table)
-    assert serial.files.path("variants.jsonl").read_bytes() == \
-        on_ray.files.path("variants.jsonl").read_bytes()
+    assert serial.files.path("variants.parquet").read_bytes() == \
+        on_ray.files.path("variants.parquet").read_bytes()
     # the shards scored everything: the local pass found every score in the merged cache
     assert all(s.scored == 0 for s in on_ray.stats.values())
     shard_stats = on_ray.summary["backend"]["shard_stats"]

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 from evalstress.llm.fake_server import FakeServer, Reply
 
 runner = CliRunner()
@@ -112,7 +113,7 @@ def test_a_row_beyond_max_chars_is_skipped_by_id(tmp_path: Path) -> None:
            "length limit (200;" in said
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["skipped"] == 5  # every truncation severity of the long row
-    variants = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    variants = list(read_records(out / "variants.parquet"))
     assert {v["example_id"] for v in variants} == {"short"}
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""`evalstress report`, `compare` and `combine` on run directories."""
+"""`evalstress report`, `compare`, `combine` and `export` on run directories."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.engine.variantfile import read_records
 
 runner = CliRunner()
 pytestmark = pytest.mark.slow
@@ -52,3 +53,46 @@ def test_combine_names_the_smallest_set(small_run: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Smallest set passing the most tests" in result.output
     assert runner.invoke(app, ["combine", str(small_run), "--by", "judge"]).exit_code == 2
+
+
+def test_exported_variants_load_back_and_score_as_the_run_did(small_run: Path,
+                                                              tmp_path: Path) -> None:
+    """export, then a run of the same data and suite with --variants FILE: the imported texts
+    take the place of the suite's perturbations and get the first run's scores."""
+    import pandas as pd
+
+    from evalstress.core.data import builtin_corpus
+
+    exported = tmp_path / "variants.csv"
+    result = runner.invoke(app, ["export", str(small_run), "--variants", str(exported)])
+    assert result.exit_code == 0, result.output
+    count = json.loads((small_run / "results.json").read_text())["counts"]["variants"]
+    assert f"Wrote {count} variants" in result.output
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": e.id, "task": e.task, "source": e.source,
+                                        "hypothesis": e.hypothesis,
+                                        "references": list(e.references)}) + "\n"
+                            for e in builtin_corpus()[:6]))
+    again = tmp_path / "again"
+    result = runner.invoke(app, ["run", str(data), "--suite", "blindspot", "--seeds", "2",
+                                 "-e", "bleu", "--variants", str(exported), "--out", str(again),
+                                 "--no-cache", "--quiet"])
+    assert result.exit_code == 0, result.output
+    key = ["example_id", "perturbation", "severity", "seed"]
+
+    def bleu(run: Path) -> pd.DataFrame:
+        table = pd.read_parquet(run / "scores.parquet")
+        table = table[table["evaluator"] == "bleu"][[*key, "score"]]
+        return table.sort_values(key).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(bleu(again), bleu(small_run))
+    assert {r["method"] for r in read_records(again / "variants.parquet")} == {"imported"}
+
+
+def test_export_names_what_it_cannot_write(small_run: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", str(small_run), "--variants", str(tmp_path / "v.txt")])
+    assert result.exit_code == 2 and "unknown format '.txt'" in " ".join(result.output.split())
+    result = runner.invoke(app, ["export", str(tmp_path), "--variants", str(tmp_path / "v.csv")])
+    assert result.exit_code == 2
+    assert "holds no variants.parquet (is it a run directory?)" in " ".join(result.output.split())
+    assert not (tmp_path / "v.csv").exists() and not (tmp_path / "v.txt").exists()

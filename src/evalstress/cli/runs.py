@@ -1,4 +1,4 @@
-"""Commands on finished runs: `evalstress report`, `compare`, `check` and `combine`."""
+"""Commands on finished runs: `evalstress report`, `compare`, `check`, `combine` and `export`."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from evalstress.cli.common import app, console, fail
 @app.command("report")
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (results.json, "
-                                            "variants.jsonl, examples.jsonl, scores.parquet).")],
+                                            "variants.parquet, examples.jsonl, scores.parquet).")],
     out: Annotated[Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")]
     = None,
     max_variants: Annotated[int, typer.Option(
-        help="Variants embedded in the page's browser (a stratified sample; all stay in "
-        "variants.jsonl).")] = 4000,
+        help="Variants embedded in the page's browser (a stratified sample; `evalstress "
+        "export` writes them all).")] = 4000,
 ) -> None:
     """Rebuild the HTML report of a run from its directory (one self-contained file).
 
@@ -139,3 +139,31 @@ def combine_command(
         console.print(f"  equally good: {' + '.join(alt)}")
     if result.uncovered:
         console.print(f"No evaluator passes: {', '.join(result.uncovered)}")
+
+
+@app.command("export")
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    variants: Annotated[Path, typer.Option(
+        "--variants", help="File to write every variant to: .jsonl, .csv or .parquet.")],
+    originals: Annotated[bool, typer.Option(
+        "--originals", help="Add each example's original text (column `original`).")] = False,
+) -> None:
+    """Write a run's variants with their full text and provenance (id, example_id,
+    perturbation, severity, seed, noise_ratio, method, provenance, text).
+
+    The run stores them compressed in variants.parquet; this writes them as a file to read,
+    filter or edit. The file loads back into a run as it is: `evalstress run DATA --variants
+    FILE` scores its texts in place of the suite's perturbations of the same names (edit the
+    texts first to stress your own variants).
+
+    Example: `evalstress export runs/summeval --variants variants.csv --originals`
+    """
+    from evalstress.core.data import DataError
+    from evalstress.engine.variantfile import export_variants
+
+    try:
+        count = export_variants(run_dir, variants, originals=originals)
+    except (DataError, ValueError, OSError) as exc:
+        raise fail(str(exc)) from None
+    console.print(f"Wrote {count} variants to {variants}")

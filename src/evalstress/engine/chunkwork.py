@@ -20,14 +20,16 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
+import pyarrow as pa
+
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
-from evalstress.engine.rundir import variant_line
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
+from evalstress.engine.variantfile import variant_table
 from evalstress.evaluators.base import Evaluator
 from evalstress.perturb.base import Variant
 from evalstress.suites import Suite
@@ -80,7 +82,7 @@ class ChunkTask:
 class ChunkOutcome:
     index: int
     skips: list[SkipRecord]
-    variant_lines: str
+    variant_rows: pa.Table  # the chunk's rows of variants.parquet
     variant_count: int
     rows: dict[str, ScoreColumns]
     stats: dict[str, EvaluatorStats]
@@ -128,9 +130,8 @@ class ChunkWorker:
         for evaluator in self.evaluators:
             rows[evaluator.label], stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache)
-        originals = {e.id: e.hypothesis for e in examples}
-        lines = "".join(variant_line(v, originals[v.example_id]) for v in variants)
-        return ChunkOutcome(task.index, made.skips, lines, len(variants), rows, stats, made.parses,
+        return ChunkOutcome(task.index, made.skips, variant_table(variants), len(variants), rows,
+                            stats, made.parses,
                             variants if task.return_variants else None)
 
 

@@ -245,7 +245,7 @@ def _verify(candidates: list[tuple[_Work, str]], verifier: TextGenerator
 
 def _provenance(work: _Work, generator: TextGenerator) -> dict[str, Any]:
     """How the text was made. Nothing about this run's cache: a resumed or repeated run must
-    write the same variants.jsonl as a fresh one (the cache hits are in the generator's usage)."""
+    write the same variants file as a fresh one (the cache hits are in the generator's usage)."""
     return {"method": "llm", "model": generator.model,
             "sample": sample_index(work.unit.seed, work.ask), "asks": work.ask + 1,
             "prompts": work.unit.perturbation.spec.source}

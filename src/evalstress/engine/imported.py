@@ -20,7 +20,8 @@ from typing import Any
 
 from evalstress.core.data import READERS, DataError, Example, encodable, field_value
 from evalstress.core.text import noise_ratio
-from evalstress.perturb.base import Severity, Variant
+from evalstress.engine.variantfile import severity_value
+from evalstress.perturb.base import Variant
 
 #: fields of an imported variant and the data field each is read from by default
 VARIANT_FIELDS = {"example_id": "example_id", "perturbation": "perturbation",
@@ -74,20 +75,6 @@ def _split(pair: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def _severity(value: Any) -> Severity:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int | float):
-        return value
-    text = str(value).strip()
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
-    return text
-
-
 def load_variants(path: str | Path, examples: Sequence[Example],
                   mapping: Mapping[str, str] | Iterable[str] | None = None, *,
                   known_ids: Collection[str] | None = None) -> ImportedVariants:
@@ -135,7 +122,7 @@ def load_variants(path: str | Path, examples: Sequence[Example],
             raise DataError(file, line, fields["example_id"], f"example id '{example_id}' "
                             f"matches no example of the data{hint}")
         perturbation = str(get(row, "perturbation", line)).strip()
-        severity = _severity(get(row, "severity", line))
+        severity = severity_value(get(row, "severity", line))
         try:
             seed = int(get(row, "seed", line))
         except (TypeError, ValueError):

@@ -25,11 +25,12 @@ import pyarrow.parquet as pq
 
 from evalstress.core import interrupts
 from evalstress.core.cache import SQLiteCache
-from evalstress.core.data import Example, read_jsonl
+from evalstress.core.data import Example
 from evalstress.core.records import Progress, SkipRecord
 from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
+from evalstress.engine import variantfile
 from evalstress.engine.chunkwork import (
     ChunkExecutor,
     ChunkOutcome,
@@ -41,7 +42,7 @@ from evalstress.engine.chunkwork import (
 from evalstress.engine.generation import GenerationSetup
 from evalstress.engine.planning import Stopped, long_rows, plan_units, scored_examples
 from evalstress.engine.result import RunResult
-from evalstress.engine.rundir import Staging, variant_from_json
+from evalstress.engine.rundir import Staging
 from evalstress.engine.scoring import CorpusSets, EvaluatorStats, score_rows, severity_ranks
 from evalstress.evaluators.base import Evaluator
 from evalstress.perturb.base import PerturbContext, Variant
@@ -222,7 +223,7 @@ class StreamingRun:
             "missing_reasons": [[e, a, r, n] for (e, a, r), n in missing.items()],
             "generation": generation,
         }
-        staging.write_chunk(outcome.index, scores=tables, variants=outcome.variant_lines,
+        staging.write_chunk(outcome.index, scores=tables, variants=outcome.variant_rows,
                             skips="".join(_skip_line(s) for s in skips),
                             examples="".join(_example_line(e) for e in examples), summary=summary)
         if self.policy is not None:
@@ -318,7 +319,7 @@ class StreamingRun:
         order = sorted(summaries)
         if corpus_table is not None:
             extra_index = len(chunks)
-            staging.write_chunk(extra_index, scores=[corpus_table], variants="", skips="",
+            staging.write_chunk(extra_index, scores=[corpus_table], variants=None, skips="",
                                 examples="", summary={"index": extra_index})
             order.append(extra_index)
         staging.finalize(order, self._total(summaries, corpus_stats, corpus_missing))
@@ -334,9 +335,8 @@ class StreamingRun:
         self.progress.advance("examples", len(examples))
 
     def _gather_done(self, staging: Staging, index: int, positions: list[int]) -> None:
-        path = staging.files.part(index, "variants.jsonl")
-        variants = ([variant_from_json(d) for _, d in read_jsonl(path)] if path.exists()
-                    else [])
+        path = staging.files.part(index, variantfile.FILE)
+        variants = list(variantfile.read_variants(path)) if path.exists() else []
         self._gather_sets([self.examples[i] for i in positions], variants)
 
     def _total(self, summaries: Mapping[int, Mapping[str, Any]],

@@ -57,7 +57,7 @@ class RunResult:
     def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
                    signatures: dict[str, Any]) -> RunResult:
         summary = json.loads(files.path("summary.json").read_text(encoding="utf-8"))
-        plan = Plan(examples, suite, StoredSequence(files, "variants.jsonl",
+        plan = Plan(examples, suite, StoredSequence(files, "variants.parquet",
                                                     int(summary["variants"]), "variant"),
                     StoredSequence(files, "skips.jsonl", int(summary["skipped"]), "skip"),
                     int(summary["parses"]))

@@ -1,11 +1,11 @@
 """The run directory: written chunk by chunk into a staging folder, renamed into place at the end.
 
-While a run works, each finished chunk leaves part files in `<staging>/chunks/` (scores as
-Parquet, variants, skips and examples as JSONL) and, last, a small JSON summary that marks the
+While a run works, each finished chunk leaves part files in `<staging>/chunks/` (scores and
+variants as Parquet, skips and examples as JSONL) and, last, a small JSON summary that marks the
 chunk done. A killed run started again with the same command finds the staging folder, checks
 that its fingerprint (data, suite, evaluators, chunking) matches, and goes on with the first
 chunk not done. At the end the parts are concatenated into the files of the contract
-(`scores.parquet`, `variants.jsonl`, `skips.jsonl`, `examples.jsonl`); `results.json` and
+(`scores.parquet`, `variants.parquet`, `skips.jsonl`, `examples.jsonl`); `results.json` and
 `report.html` are added; then the staging folder replaces `--out` by rename, so a failed write
 never leaves a half-new run beside a half-old one.
 """
@@ -30,11 +30,16 @@ from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import SCORE_SCHEMA
 from evalstress.core.storage import folder_write_problem
-from evalstress.core.worddiff import word_diff
-from evalstress.perturb.base import Variant
+from evalstress.engine import variantfile
 
-PARTS = ("scores.parquet", "variants.jsonl", "skips.jsonl", "examples.jsonl")
+PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
+#: the layout of the chunk parts: a staging folder of another layout is started afresh
+#: (2: variants as Parquet parts, not JSONL)
+LAYOUT = 2
+#: scores.parquet: zstd keeps a score row at ~5 bytes (snappy: ~6.5); parts are rewritten
+SCORE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 9}
+SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
 
 
 class OutputError(Exception):
@@ -113,13 +118,16 @@ class Staging:
             previous = None
             if manifest.exists():
                 with contextlib.suppress(OSError, ValueError):
-                    previous = json.loads(manifest.read_text(encoding="utf-8")).get("fingerprint")
+                    data = json.loads(manifest.read_text(encoding="utf-8"))
+                    if data.get("layout") == LAYOUT:
+                        previous = data.get("fingerprint")
             if previous != fingerprint and files.root.exists():
                 shutil.rmtree(files.root)
         files.chunks.mkdir(parents=True, exist_ok=True)
         manifest = files.path(MANIFEST)
         if not manifest.exists():
-            _write_atomic(manifest, json.dumps({"fingerprint": fingerprint, "finalized": False}))
+            _write_atomic(manifest, json.dumps({"fingerprint": fingerprint, "finalized": False,
+                                                "layout": LAYOUT}))
         return cls(files, fingerprint)
 
     @property
@@ -136,22 +144,26 @@ class Staging:
         except (OSError, ValueError):
             return None  # a chunk killed while writing its marker is redone
 
-    def write_chunk(self, index: int, *, scores: Sequence[pa.Table], variants: str, skips: str,
-                    examples: str, summary: Mapping[str, Any]) -> None:
+    def write_chunk(self, index: int, *, scores: Sequence[pa.Table], variants: pa.Table | None,
+                    skips: str, examples: str, summary: Mapping[str, Any]) -> None:
         """Write a chunk's parts, then its summary: the summary's presence means 'done'."""
-        with pq.ParquetWriter(self.files.part(index, "scores.parquet"), SCORE_SCHEMA) as writer:
+        with pq.ParquetWriter(self.files.part(index, "scores.parquet"), SCORE_SCHEMA,
+                              **SCORE_PART_OPTIONS) as writer:
             for table in scores:  # one row group per evaluator
                 if table.num_rows:
                     writer.write_table(table)
-        for name, text in (("variants.jsonl", variants), ("skips.jsonl", skips),
-                           ("examples.jsonl", examples)):
+        variantfile.write_part(self.files.part(index, variantfile.FILE),
+                               variants if variants is not None
+                               else variantfile.VARIANT_SCHEMA.empty_table())
+        for name, text in (("skips.jsonl", skips), ("examples.jsonl", examples)):
             self.files.part(index, name).write_text(text, encoding="utf-8")
         _write_atomic(self.files.part(index, "json"), json.dumps(dict(summary)))
 
     def finalize(self, indexes: Iterable[int], summary: Mapping[str, Any]) -> None:
         """Concatenate the chunk parts, in chunk order, into the run's files."""
         order = list(indexes)
-        with pq.ParquetWriter(self.files.path("scores.parquet"), SCORE_SCHEMA) as writer:
+        with pq.ParquetWriter(self.files.path("scores.parquet"), SCORE_SCHEMA,
+                              **SCORE_OPTIONS) as writer:
             wrote = False
             for index in order:
                 part = pq.ParquetFile(self.files.part(index, "scores.parquet"))
@@ -160,14 +172,17 @@ class Staging:
                     wrote = True
             if not wrote:
                 writer.write_table(SCORE_SCHEMA.empty_table())
-        for name in PARTS[1:]:
+        variantfile.join_parts([self.files.part(i, variantfile.FILE) for i in order],
+                               self.files.path(variantfile.FILE))
+        for name in PARTS[2:]:
             with self.files.path(name).open("wb") as out:
                 for index in order:
                     with self.files.part(index, name).open("rb") as part_file:
                         shutil.copyfileobj(part_file, out, 1 << 20)
         _write_atomic(self.files.path("summary.json"), json.dumps(dict(summary)))
         _write_atomic(self.files.path(MANIFEST),
-                      json.dumps({"fingerprint": self.fingerprint, "finalized": True}))
+                      json.dumps({"fingerprint": self.fingerprint, "finalized": True,
+                                  "layout": LAYOUT}))
         shutil.rmtree(self.files.chunks, ignore_errors=True)  # a resume needs them no more
 
 
@@ -204,26 +219,9 @@ def promote(files: RunFiles, out: Path) -> Path:
     return out
 
 
-def variant_line(variant: Variant, original: str) -> str:
-    """A variant's line of variants.jsonl: its provenance and a word diff against `original`."""
-    row: dict[str, Any] = {
-        "id": variant.id, "example_id": variant.example_id, "perturbation": variant.perturbation,
-        "severity": variant.severity, "seed": variant.seed, "noise_ratio": variant.noise_ratio,
-        "text": variant.text, "diff": word_diff(original, variant.text),
-    }
-    if variant.provenance:  # LLM-written or imported: how the text was made
-        row.update(method=variant.provenance.get("method"), provenance=dict(variant.provenance))
-    return json.dumps(row, ensure_ascii=False) + "\n"
-
-
-def variant_from_json(data: Mapping[str, Any]) -> Variant:
-    return Variant(str(data["example_id"]), str(data["perturbation"]), data["severity"],
-                   int(data["seed"]), str(data["text"]), float(data["noise_ratio"]),
-                   data.get("provenance"))
-
-
 class StoredSequence(Sequence[Any]):
-    """A read-only sequence over a JSONL file of a run, read on demand (never held whole)."""
+    """A read-only sequence over the variants or skips of a run, read on demand (never held
+    whole)."""
 
     def __init__(self, files: RunFiles, name: str, count: int, kind: str):
         self.files = files
@@ -235,15 +233,17 @@ class StoredSequence(Sequence[Any]):
         return self.size
 
     def __iter__(self) -> Iterator[Any]:
+        if self.kind == "variant":
+            found = variantfile.variants_path(self.files.root)
+            if found is not None:
+                yield from variantfile.read_variants(found)
+            return
         path = self.files.path(self.name)
         if not path.exists():
             return
         for _, data in read_jsonl(path):
-            if self.kind == "variant":
-                yield variant_from_json(data)
-            else:
-                yield SkipRecord(str(data["example_id"]), str(data["perturbation"]),
-                                 data["severity"], int(data["seed"]), str(data["reason"]))
+            yield SkipRecord(str(data["example_id"]), str(data["perturbation"]),
+                             data["severity"], int(data["seed"]), str(data["reason"]))
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):

@@ -80,7 +80,7 @@ class ResponseCache:
         """The SQLite file, opened on first use: building a judge touches no folder, so a
         --cache-dir or --no-cache given later decides where (and whether) anything is written."""
         if self._store is None:
-            store = SQLiteCache(self.path, "responses")
+            store = SQLiteCache(self.path, "responses", stamped=True)  # `entries`: newest first
             with store._locked() as conn:
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {CLAIMS} (key TEXT PRIMARY KEY, "
                              "owner TEXT NOT NULL, expires REAL NOT NULL)")
@@ -130,11 +130,7 @@ class ResponseCache:
 
     def entries(self, limit: int = 100_000) -> list[dict[str, Any]]:
         """Stored request parts (for explaining misses), newest first."""
-        with self.store._locked() as conn:
-            rows = conn.execute(
-                f"SELECT value FROM {self.store.table} WHERE namespace=? "
-                "ORDER BY created DESC LIMIT ?", (NAMESPACE, limit)).fetchall()
-        return [json.loads(v)["request"] for (v,) in rows]
+        return [value["request"] for value in self.store.newest(NAMESPACE, limit)]
 
     def close(self) -> None:
         if self._store is not None:

@@ -38,7 +38,7 @@ class Variant:
     text: str
     noise_ratio: float
     #: how the text was made when not by a rule: {"method": "llm", "model": ..., "sample": ...}
-    #: or {"method": "imported", "file": ..., "line": ...}; written to variants.jsonl
+    #: or {"method": "imported", "file": ..., "line": ...}; written to variants.parquet
     provenance: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     @property

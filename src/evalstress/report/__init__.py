@@ -27,7 +27,7 @@ SCHEMA_VERSION = "1.0"
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
                   config: Mapping[str, Any] | None = None) -> dict[str, Path]:
-    """Write scores.parquet, variants.jsonl, skips.jsonl, examples.jsonl, results.json and
+    """Write scores.parquet, variants.parquet, skips.jsonl, examples.jsonl, results.json and
     report.html into the run's staging folder, then rename it to `out_dir`."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +71,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
 
     write_report(files.root, files.path("report.html"))
     promote(files, out)
-    return {"scores": out / "scores.parquet", "variants": out / "variants.jsonl",
+    return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",
             "skips": out / "skips.jsonl", "examples": out / "examples.jsonl",
             "results": out / "results.json", "report": out / "report.html"}
 

@@ -1,4 +1,4 @@
-"""Reading a finished run directory (results.json, variants.jsonl, examples.jsonl,
+"""Reading a finished run directory (results.json, variants.parquet, examples.jsonl,
 scores.parquet) for the report, `evalstress check` and `evalstress compare`.
 
 The browser part of the report embeds a bounded, stratified sample of the variants, so a run
@@ -21,6 +21,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from evalstress.core.data import DataError
+from evalstress.engine import variantfile
 
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
 MAX_TEXT = 4000  # characters of one text kept in the page
@@ -117,32 +120,16 @@ def _clip(text: Any, limit: int) -> str:
 
 def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
                     results: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The variant browser's data: a stratified sample of variants.jsonl, the originals from
+    """The variant browser's data: a stratified sample of the run's variants, the originals from
     examples.jsonl and every evaluator's scores from scores.parquet. None without variants."""
     folder = Path(run_dir)
-    variants_path = folder / "variants.jsonl"
-    if not variants_path.exists():
+    variants_path = variantfile.variants_path(folder)
+    if variants_path is None:
         return None
-    # two passes whose memory is the sample's, whatever the run's size: count the strata,
-    # then keep in each stratum its quota of records with the smallest id hash
-    sizes: dict[tuple[str, str], int] = defaultdict(int)
-    for _, record in _jsonl(variants_path):
-        sizes[_stratum(record)] += 1
-    total = sum(sizes.values())
-    quotas = _quotas(sizes, max(0, max_variants))
-    kept: dict[tuple[str, str], list[tuple[_Reversed, dict[str, Any]]]] = defaultdict(list)
-    for line_no, record in _jsonl(variants_path):
-        key = _stratum(record)
-        quota = quotas[key]
-        if quota == 0:
-            continue
-        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), record)
-        heap = kept[key]
-        if len(heap) < quota:
-            heapq.heappush(heap, entry)
-        elif entry[0] > heap[0][0]:  # smaller (hash, line) than the largest kept
-            heapq.heapreplace(heap, entry)
-    chosen = [record for heap in kept.values() for _, record in heap]
+    try:
+        total, chosen = _sample(variants_path, max(0, max_variants))
+    except DataError as exc:
+        raise RunDirError(str(exc)) from None
     chosen.sort(key=lambda r: (str(r.get("perturbation")), _sev_key(r.get("severity")),
                                str(r.get("example_id")), int(r.get("seed", 0) or 0)))
     examples: dict[str, dict[str, Any]] = {}
@@ -158,8 +145,8 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
         examples.setdefault(ident, {})
     columns, variant_scores, notes = _scores(folder, chosen, examples, results or {})
     rows = []
-    for record in chosen:
-        ident = str(record.get("id"))
+    for record in chosen:  # a diff is shown only where the original is missing: older runs
+        ident = str(record.get("id"))  # stored one per variant
         rows.append([ident, str(record.get("example_id")), str(record.get("perturbation")),
                      str(record.get("severity")), record.get("seed"),
                      _finite(record.get("noise_ratio")), _clip(record.get("text", ""), MAX_TEXT),
@@ -168,6 +155,29 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
                      is not None else _clip(record.get("diff", ""), MAX_TEXT)])
     return {"total": total, "shown": len(rows), "columns": columns, "examples": examples,
             "variants": rows, "notes": notes}
+
+
+def _sample(path: Path, cap: int) -> tuple[int, list[dict[str, Any]]]:
+    """How many variants the file holds, and the sample: two passes whose memory is the
+    sample's, whatever the run's size (count the strata, then keep in each stratum its quota
+    of records with the smallest id hash)."""
+    sizes: dict[tuple[str, str], int] = defaultdict(int)
+    for record in variantfile.read_records(path, ("perturbation", "severity")):
+        sizes[_stratum(record)] += 1
+    quotas = _quotas(sizes, cap)
+    kept: dict[tuple[str, str], list[tuple[_Reversed, dict[str, Any]]]] = defaultdict(list)
+    for line_no, record in enumerate(variantfile.read_records(path), 1):
+        key = _stratum(record)
+        quota = quotas[key]
+        if quota == 0:
+            continue
+        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), record)
+        heap = kept[key]
+        if len(heap) < quota:
+            heapq.heappush(heap, entry)
+        elif entry[0] > heap[0][0]:  # smaller (hash, line) than the largest kept
+            heapq.heapreplace(heap, entry)
+    return sum(sizes.values()), [record for heap in kept.values() for _, record in heap]
 
 
 _TEXT_COLUMNS = ("example_id", "perturbation", "severity", "evaluator", "aspect", "status",

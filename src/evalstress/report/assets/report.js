@@ -158,7 +158,7 @@
     });
     count.textContent = found.length + " matching of " + data.variants.length + " in this page" +
       (data.total > data.variants.length ? " (a stratified sample of the run's " + data.total +
-        " variants; all are in variants.jsonl)" : "");
+        " variants; evalstress export writes them all)" : "");
     where.textContent = " page " + (state.page + 1) + " of " + pages + " ";
     prev.disabled = state.page === 0; next.disabled = state.page >= pages - 1;
   }

@@ -1,0 +1,257 @@
+"""The variants of a run on disk: `variants.parquet` (zstd), read back batch by batch.
+
+Every variant is its original plus a small edit, so consecutive texts in a column share most of
+their bytes and zstd stores them in about 2% of their size: smaller than an edit script per
+variant in JSONL (whose provenance fields alone cost ~150 bytes a line) and about as small as
+an edit script inside Parquet, while reading back needs no original and no patching
+(`bench/bench_variants.py` measures the formats side by side). Word diffs are not stored; the
+report computes them from the text and the example when it shows one.
+
+A variant's id is not stored either: it is `example_id|perturbation|severity|seed`. Severity is
+stored as text, as in scores.parquet (so the two files join on example_id, perturbation,
+severity and seed), and read back as a number when it reads as one. Run directories of earlier
+versions hold `variants.jsonl` (each line with its full text); they are read as they are.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalstress.core.data import DataError, read_jsonl
+from evalstress.perturb.base import Severity, Variant
+
+FILE = "variants.parquet"
+OLD_FILE = "variants.jsonl"  # run directories written before variants.parquet
+
+VARIANT_SCHEMA = pa.schema([
+    ("example_id", pa.string()), ("perturbation", pa.string()), ("severity", pa.string()),
+    ("seed", pa.int64()), ("noise_ratio", pa.float64()), ("text", pa.string()),
+    ("method", pa.string()),  # null for rule-made variants; llm, model or imported otherwise
+    ("provenance", pa.string()),  # JSON object: how an LLM-written or imported text was made
+])
+#: The run's files: zstd 9 costs ~10 us a variant and is a third smaller than zstd 3.
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd", "compression_level": 9,
+    "use_dictionary": ["example_id", "perturbation", "severity", "method", "provenance"]}
+#: A chunk's part file is read once more and rewritten by `finalize`: fast beats small there.
+PART_OPTIONS: dict[str, Any] = {**PARQUET_OPTIONS, "compression_level": 1}
+ROWS_PER_GROUP = 50_000  # parts are joined into row groups of about this size
+EXPORT_FORMATS = (".jsonl", ".csv", ".parquet")
+#: what a reader gets of each variant (export, `StressResult.variants()`)
+COLUMNS = ("id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "method",
+           "provenance", "text")
+
+
+def severity_value(text: Any) -> Severity:
+    """A severity read from text: a whole number, else a number, else the text itself."""
+    if isinstance(text, bool):
+        return str(text)
+    if isinstance(text, int | float):
+        return text
+    text = str(text).strip()
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def variant_table(variants: Iterable[Variant]) -> pa.Table:
+    """Variants as rows of VARIANT_SCHEMA."""
+    columns: dict[str, list[Any]] = {name: [] for name in VARIANT_SCHEMA.names}
+    for v in variants:
+        provenance = dict(v.provenance) if v.provenance else None
+        for name, value in (
+                ("example_id", v.example_id), ("perturbation", v.perturbation),
+                ("severity", str(v.severity)), ("seed", v.seed), ("noise_ratio", v.noise_ratio),
+                ("text", v.text),
+                ("method", None if provenance is None else provenance.get("method")),
+                ("provenance", None if provenance is None else json.dumps(
+                    provenance, ensure_ascii=False, sort_keys=True, default=str))):
+            columns[name].append(value)
+    return pa.Table.from_pydict(columns, schema=VARIANT_SCHEMA)
+
+
+def write_part(path: Path, table: pa.Table) -> None:
+    """One chunk's variants (fast compression: `join_parts` rewrites them)."""
+    pq.write_table(table, path, **PART_OPTIONS)
+
+
+def join_parts(parts: Sequence[Path], out: Path) -> None:
+    """The parts, in order, as one file whose row groups hold ~ROWS_PER_GROUP rows (many small
+    chunks would otherwise leave small groups that compress worse)."""
+    with pq.ParquetWriter(out, VARIANT_SCHEMA, **PARQUET_OPTIONS) as writer:
+        pending: list[pa.Table] = []
+        rows = 0
+        for part in parts:
+            table = pq.read_table(part, schema=VARIANT_SCHEMA)
+            pending.append(table)
+            rows += table.num_rows
+            if rows >= ROWS_PER_GROUP:
+                writer.write_table(pa.concat_tables(pending), row_group_size=rows)
+                pending, rows = [], 0
+        if pending or not parts:
+            table = pa.concat_tables(pending) if pending else VARIANT_SCHEMA.empty_table()
+            writer.write_table(table, row_group_size=max(rows, 1))
+
+
+def variants_path(folder: Path) -> Path | None:
+    """The variants file of a run directory (variants.parquet, or an older variants.jsonl)."""
+    for name in (FILE, OLD_FILE):
+        path = Path(folder) / name
+        if path.exists():
+            return path
+    return None
+
+
+def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The variant records of a variants file, one batch in memory at a time: example_id,
+    perturbation, severity (its value), seed, noise_ratio, text, method, provenance (a dict or
+    None) and id. `columns` limits what a variants.parquet is asked for."""
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        yield from _old_records(path)
+        return
+    try:
+        source = pq.ParquetFile(path)
+        wanted = [c for c in (columns or VARIANT_SCHEMA.names) if c in source.schema_arrow.names]
+        for batch in source.iter_batches(batch_size=8192, columns=wanted):
+            for row in batch.to_pylist():
+                yield _record(row)
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+
+
+def _record(row: dict[str, Any]) -> dict[str, Any]:
+    if "severity" in row:
+        row["severity"] = severity_value(row["severity"])
+    if row.get("provenance") is not None:
+        row["provenance"] = json.loads(row["provenance"])
+    if {"example_id", "perturbation", "severity", "seed"} <= set(row):
+        row["id"] = f"{row['example_id']}|{row['perturbation']}|{row['severity']}|{row['seed']}"
+    return row
+
+
+def _old_records(path: Path) -> Iterator[dict[str, Any]]:
+    """variants.jsonl of an earlier version: each line has its full text, taken as it is."""
+    for line, data in read_jsonl(path):
+        for name in ("example_id", "perturbation", "severity", "seed", "text"):
+            if name not in data:
+                raise DataError(path, line, name, "is missing (an old-format variants file "
+                                "has every variant's text; run the suite again to rebuild it)")
+        provenance = data.get("provenance")
+        yield {"id": data.get("id") or f"{data['example_id']}|{data['perturbation']}|"
+               f"{data['severity']}|{data['seed']}",
+               "example_id": str(data["example_id"]), "perturbation": str(data["perturbation"]),
+               "severity": data["severity"], "seed": int(data["seed"]),
+               "noise_ratio": float(data.get("noise_ratio", 0.0)), "text": str(data["text"]),
+               "method": data.get("method") or (provenance or {}).get("method"),
+               "provenance": provenance, **({"diff": data["diff"]} if "diff" in data else {})}
+
+
+def variant_from_record(record: Mapping[str, Any]) -> Variant:
+    return Variant(str(record["example_id"]), str(record["perturbation"]), record["severity"],
+                   int(record["seed"]), str(record["text"]), float(record["noise_ratio"]),
+                   record.get("provenance"))
+
+
+def read_variants(path: Path) -> Iterator[Variant]:
+    """The variants of a variants file (either format), in the order they were written."""
+    for record in read_records(path):
+        yield variant_from_record(record)
+
+
+def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int:
+    """Write every variant of a run with its provenance to `out` (.jsonl, .csv or .parquet, by
+    its suffix); with `originals`, each row also has its example's text. Returns the count.
+    The rows load back with `--variants` (example_id, perturbation, severity, seed, text)."""
+    run_dir, out = Path(run_dir), Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in EXPORT_FORMATS:
+        raise ValueError(f"{out}: unknown format '{out.suffix}'; name a file ending in "
+                         f"{', '.join(EXPORT_FORMATS)}")
+    source = variants_path(run_dir)
+    if source is None:
+        raise DataError(run_dir, None, None, f"holds no {FILE} (is it a run directory?)")
+    texts: dict[str, str] = {}
+    if originals:
+        examples = run_dir / "examples.jsonl"
+        if not examples.exists():
+            raise DataError(examples, None, None, "does not exist; export without --originals")
+        texts = {str(d.get("id")): str(d.get("hypothesis", "")) for _, d in read_jsonl(examples)}
+    fields = [*COLUMNS[:-1], *(["original"] if originals else []), "text"]
+    rows = (_export_row(r, fields, texts) for r in read_records(source))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")  # a failed export leaves no half file
+    try:
+        if suffix == ".jsonl":
+            count = _write_jsonl(partial, rows)
+        elif suffix == ".csv":
+            count = _write_csv(partial, rows, fields)
+        else:
+            count = _write_parquet(partial, rows, fields)
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
+
+
+def _export_row(record: Mapping[str, Any], fields: Sequence[str],
+                texts: Mapping[str, str]) -> dict[str, Any]:
+    row = {name: record.get(name) for name in fields}
+    if "original" in row:
+        row["original"] = texts.get(str(record["example_id"]))
+    return row
+
+
+def _write_jsonl(out: Path, rows: Iterable[dict[str, Any]]) -> int:
+    count = 0
+    with out.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A row for a table format: provenance as JSON text, severity as text."""
+    provenance = row.get("provenance")
+    return {**row, "severity": str(row["severity"]),
+            "provenance": None if provenance is None else json.dumps(
+                provenance, ensure_ascii=False, sort_keys=True, default=str)}
+
+
+def _write_csv(out: Path, rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> int:
+    count = 0
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(_flat(row))
+            count += 1
+    return count
+
+
+def _write_parquet(out: Path, rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> int:
+    types = {"seed": pa.int64(), "noise_ratio": pa.float64()}
+    schema = pa.schema([(name, types.get(name, pa.string())) for name in fields])
+    count = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(_flat(row))
+            count += 1
+            if len(batch) >= 8192:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                batch = []
+        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return count

@@ -1,0 +1,159 @@
+"""variants.parquet gives back every variant exactly; older runs' variants.jsonl still reads;
+`export_variants` writes what the perturbations made, in a form `--variants` loads back."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalstress.core.data import DataError, Example, builtin_corpus
+from evalstress.core.text import TextParser
+from evalstress.engine import variantfile
+from evalstress.engine.imported import load_variants
+from evalstress.engine.planning import plan_dataset
+from evalstress.engine.rundir import RunFiles, StoredSequence
+from evalstress.engine.runner import run
+from evalstress.engine.variantfile import (
+    export_variants,
+    join_parts,
+    read_records,
+    read_variants,
+    variant_table,
+    write_part,
+)
+from evalstress.evaluators.base import create_evaluator
+from evalstress.perturb.base import Variant
+from evalstress.report import write_outputs
+from evalstress.report.rundir import browser_payload
+from evalstress.suites import custom_suite
+
+# texts a perturbation may leave: any unicode (no lone surrogates: they are not UTF-8), runs of
+# spaces, tabs and newlines, carriage returns, NUL, an empty text
+TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200) | st.sampled_from(
+    ["", " ", "a  b\t\tc\n\n\nd", "line\r\nline\r", "nul\x00inside", "e\u0301 \U0001f600 \u200b"])
+SEVERITIES = st.one_of(st.integers(-5, 50), st.floats(allow_nan=False, allow_infinity=False),
+                       st.sampled_from(["low", "random-start", "major"]))
+PROVENANCE = st.none() | st.fixed_dictionaries(
+    {"method": st.sampled_from(["llm", "imported"]), "line": st.integers(1, 99),
+     "model": st.text(max_size=10)})
+VARIANTS = st.builds(Variant, st.text(st.characters(blacklist_categories=("Cs",)), min_size=1,
+                                      max_size=8),
+                     st.sampled_from(["truncation", "char-typo", "my-llm-rewrite"]), SEVERITIES,
+                     st.integers(0, 2**40), TEXTS, st.floats(0, 1), PROVENANCE)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.lists(VARIANTS, max_size=6), min_size=1, max_size=4))
+def test_every_variant_comes_back_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                          parts: list[list[Variant]]) -> None:
+    folder = tmp_path_factory.mktemp("v")
+    paths = []
+    for index, variants in enumerate(parts):
+        paths.append(folder / f"{index}.parquet")
+        write_part(paths[-1], variant_table(variants))
+    join_parts(paths, folder / variantfile.FILE)
+    back = list(read_variants(folder / variantfile.FILE))
+    expected = [v for variants in parts for v in variants]
+    assert back == expected  # text, severity (with its type), seed, noise ratio
+    assert [v.provenance for v in back] == [v.provenance for v in expected]
+    assert [r["id"] for r in read_records(folder / variantfile.FILE)] == [v.id for v in expected]
+
+
+def test_small_parts_are_joined_into_larger_row_groups(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(variantfile, "ROWS_PER_GROUP", 10)
+    paths = []
+    for index in range(7):  # 7 parts of 4 variants
+        paths.append(tmp_path / f"{index}.parquet")
+        write_part(paths[-1], variant_table(
+            Variant("e", "p", 1, index * 4 + k, f"text {index} {k}", 0.5) for k in range(4)))
+    join_parts(paths, tmp_path / "all.parquet")
+    file = pq.ParquetFile(tmp_path / "all.parquet")
+    assert [file.metadata.row_group(g).num_rows for g in range(file.num_row_groups)] == [12, 12, 4]
+    assert [v.seed for v in read_variants(tmp_path / "all.parquet")] == list(range(28))
+
+
+def test_a_run_directory_of_the_old_layout_is_read(tmp_path: Path) -> None:
+    lines = [{"id": "a|truncation|0.5|0", "example_id": "a", "perturbation": "truncation",
+              "severity": 0.5, "seed": 0, "noise_ratio": 0.5, "text": "The cat",
+              "diff": "[-sat.-]"},
+             {"id": "a|my-rewrite|default|1", "example_id": "a", "perturbation": "my-rewrite",
+              "severity": "default", "seed": 1, "noise_ratio": 0.2, "text": "A cat sat.",
+              "method": "imported", "provenance": {"method": "imported", "line": 3}}]
+    (tmp_path / "variants.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines))
+    (tmp_path / "examples.jsonl").write_text(json.dumps(
+        {"id": "a", "task": "open-ended", "hypothesis": "The cat sat.", "references": []}) + "\n")
+    stored = list(StoredSequence(RunFiles(tmp_path), "variants.parquet", 2, "variant"))
+    assert stored == [Variant("a", "truncation", 0.5, 0, "The cat", 0.5),
+                      Variant("a", "my-rewrite", "default", 1, "A cat sat.", 0.2)]
+    assert stored[1].provenance == {"method": "imported", "line": 3}
+    payload = browser_payload(tmp_path)
+    assert payload is not None and sorted(row[6] for row in payload["variants"]) == [
+        "A cat sat.", "The cat"]
+    out = tmp_path / "export.jsonl"
+    assert export_variants(tmp_path, out, originals=True) == 2
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["text"], r["original"]) for r in exported] == [
+        ("a|truncation|0.5|0", "The cat", "The cat sat."),
+        ("a|my-rewrite|default|1", "A cat sat.", "The cat sat.")]
+
+
+def test_an_old_layout_line_without_its_text_names_file_line_and_field(tmp_path: Path) -> None:
+    (tmp_path / "variants.jsonl").write_text(json.dumps(
+        {"example_id": "a", "perturbation": "p", "severity": 1, "seed": 0}) + "\n")
+    with pytest.raises(DataError, match=r"variants.jsonl.*line 1.*text.*is missing"):
+        list(read_records(tmp_path / "variants.jsonl"))
+
+
+SUITE = ["truncation", "char-typo", "sentence-switching", "token-drop"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Example]]:
+    examples = builtin_corpus()[:6]
+    result = run(examples, custom_suite(SUITE, seeds=2), [create_evaluator("rouge")],
+                 chunk_size=2)
+    out = tmp_path_factory.mktemp("runs") / "run"
+    write_outputs(result, {}, out)
+    return out, examples
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_export_writes_what_the_perturbations_made(finished: tuple[Path, list[Example]],
+                                                   tmp_path: Path, suffix: str) -> None:
+    run_dir, examples = finished
+    planned = plan_dataset(examples, custom_suite(SUITE, seeds=2), parser=TextParser()).variants
+    out = tmp_path / f"variants{suffix}"
+    assert export_variants(run_dir, out, originals=True) == len(planned)
+    if suffix == ".csv":
+        with out.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(out).to_pylist()
+    else:
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    originals = {e.id: e.hypothesis for e in examples}
+    assert [(r["id"], r["text"]) for r in rows] == [(v.id, v.text) for v in planned]
+    assert all(r["original"] == originals[r["example_id"]] for r in rows)
+    assert {r["perturbation"] for r in rows} == set(SUITE)
+    # and it loads back as imported variants with the same texts
+    back = load_variants(out, examples).variants
+    assert [(v.id, v.text) for v in back] == [(v.id, v.text) for v in planned]
+
+
+def test_export_refuses_an_unknown_format_and_a_folder_without_variants(
+        finished: tuple[Path, list[Example]], tmp_path: Path) -> None:
+    run_dir, _ = finished
+    with pytest.raises(ValueError, match=r"unknown format '.xlsx'.*\.jsonl, \.csv, \.parquet"):
+        export_variants(run_dir, tmp_path / "v.xlsx")
+    with pytest.raises(DataError, match=r"holds no variants\.parquet"):
+        export_variants(tmp_path, tmp_path / "v.jsonl")
