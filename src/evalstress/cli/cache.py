@@ -33,12 +33,13 @@ def cache_stats(
         if not path.exists():
             table.add_row(name, "-", "0", "absent")
             continue
-        size = sum(p.stat().st_size for p in folder.glob(name + "*"))
         store = open_cache(path) if name == "scores.sqlite" else ResponseCache(path).store
         try:
             spaces = store.namespaces() or {"-": 0}
         finally:
             store.close()
+        # measured after opening: opening converts a cache of the older, larger layout
+        size = sum(p.stat().st_size for p in folder.glob(name + "*"))
         for i, (space, count) in enumerate(spaces.items()):
             table.add_row(name if i == 0 else "", space, str(count),
                           f"{size / 1e6:.2f} MB" if i == 0 else "")
