@@ -24,7 +24,7 @@ from evalstress.core.cache import SQLiteCache
 from evalstress.core.version import __version__
 from evalstress.engine.runhealth import MissingShare, check_max_missing
 from evalstress.engine.scoring import open_run_cache
-from evalstress.evaluators.base import Evaluator, create_evaluator
+from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -131,16 +131,14 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 
 
 def make_evaluators(specs: list[str]) -> list[Evaluator]:
-    """An evaluator per spec; a bad spec or two evaluators with one label end the command."""
+    """An evaluator per spec, labels told apart (`distinct_labels`); a bad spec or two
+    evaluators that still share a label end the command."""
     try:
         made = [create_evaluator(spec) for spec in specs]
+        distinct_labels(made)
     except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise fail(str(message)) from None
-    labels = [e.label for e in made]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise fail(f"two evaluators share the label {', '.join(twice)}: give each its own name=")
     return made
 
 
