@@ -1,5 +1,6 @@
-"""`evalstress compare` pairs a run made before evaluators got short labels with one made after:
-the same evaluator and parameters under two labels is one evaluator."""
+"""Runs whose evaluators have short labels (`rouge(measure=recall)`): `evalstress compare` pairs
+one with a run made before short labels (the same evaluator and parameters under two labels is
+one evaluator), and `evalstress check` still finds an evaluator by its registered name."""
 
 from __future__ import annotations
 
@@ -70,3 +71,11 @@ def test_different_parameters_do_not_pair(new_run: Path) -> None:
     old = _as_old_run(copy.deepcopy(new), "rouge(measure=recall)")
     old["evaluators"][OLD]["signature"]["params"]["measure"] = "precision"
     assert changes(*paired_outcomes(old, new)) == []
+
+
+def test_check_finds_a_short_labelled_evaluator_by_its_registered_name(new_run: Path) -> None:
+    for subject in ("rouge", "rouge(measure=recall)"):
+        said = CliRunner().invoke(app, ["check", str(new_run), "--no-suite", "--require",
+                                        f"{subject}:truncation=pass"])
+        assert said.exit_code in (0, 1), said.output  # resolved: a verdict, not a usage error
+        assert "unknown evaluator" not in said.output
