@@ -29,7 +29,7 @@ from evalstress.core.bars import RichBars
 from evalstress.core.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
 from evalstress.core.strict import check_names
 from evalstress.engine.result import RunResult
-from evalstress.evaluators.base import Evaluator, create_evaluator
+from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 from evalstress.evaluators.external import CallableEvaluator
 from evalstress.job import StressJob, run_job
 from evalstress.suites import Suite, custom_suite, known_options, load_suite, parse_seeds
@@ -127,11 +127,8 @@ def make_evaluators(evaluators: EvaluatorLike | Sequence[EvaluatorLike] | Mappin
     else:
         items = [(None, e) for e in evaluators]
     made = [_one_evaluator(label, item) for label, item in items]
-    labels = [e.label for e in made]
-    twice = sorted({x for x in labels if labels.count(x) > 1})
-    if twice:
-        raise ValueError(f"two evaluators share the label {', '.join(twice)}: give each its own "
-                         "name (name= in a spec, or a mapping label -> evaluator)")
+    distinct_labels(made, "give each its own name (name= in a spec, or a mapping label -> "
+                    "evaluator)")
     return made
 
 

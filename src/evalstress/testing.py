@@ -115,6 +115,7 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
     write a run directory (`out`, default a fresh temporary folder)."""
     import json
 
+    from evalstress.evaluators.base import distinct_labels
     from evalstress.job import StressJob, run_job
     from evalstress.suites import load_suite
 
@@ -123,6 +124,7 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
         the_suite.seeds = tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
     metrics = list(metric) if isinstance(metric, list | tuple) else [metric]
     evaluators = [_evaluator(m, aspects, name) for m in metrics]
+    distinct_labels(evaluators)
     examples = _examples(data, task, mapping, limit)
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="evalstress-"))
     run_job(StressJob(examples, the_suite, evaluators, out=folder,

@@ -142,9 +142,14 @@ def test_max_missing_and_max_chars_are_checked_with_the_suite(tmp_path: Path) ->
         suite).max_missing == 1.0
 
 
-def test_no_data_file_is_an_error() -> None:
-    with pytest.raises(SettingsError, match="give a data file"):
-        RunSettings.resolve({}, None)
+def test_no_data_file_means_the_built_in_corpus(tmp_path: Path) -> None:
+    settings = RunSettings.resolve({}, None)
+    assert settings.data is None and settings.run_dir() == Path("runs/builtin-corpus")
+    with pytest.raises(SettingsError, match="--map applies to a data file"):
+        RunSettings.resolve({"map": ["hypothesis=text"]}, None)
+    with pytest.raises(SettingsError, match="field 'task' applies to a data file"):
+        RunSettings.resolve({}, _config(tmp_path, "task: qa\n"))
+    assert RunSettings.resolve({"task": "qa"}, _config(tmp_path, "data: d.jsonl\n")).task == "qa"
 
 
 def test_the_command_line_follows_the_same_precedence(tmp_path: Path,

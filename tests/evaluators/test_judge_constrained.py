@@ -96,7 +96,7 @@ def test_name_sets_a_short_label_that_does_not_touch_the_cache(server: FakeServe
     named = judge(server, tmp_path, name="small-judge", aspect="fluency")
     plain = judge(server, tmp_path, aspect="fluency")
     assert named.label == "small-judge"
-    assert plain.label.startswith("judge:") and server.base_url in plain.label
+    assert plain.label == "judge(fake)"  # the model, not the endpoint or the aspect
     assert named.cache_namespace == plain.cache_namespace
     mapped = create_evaluator({"evaluator": "rouge", "name": "R"})
     assert mapped.label == "R" and mapped.aspects == ("rouge1", "rouge2", "rougeL")

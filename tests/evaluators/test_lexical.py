@@ -66,7 +66,7 @@ def test_ter_is_lower_is_better() -> None:
 def test_spec_parameters_reach_the_evaluator_and_its_label() -> None:
     evaluator = create_evaluator("rouge:measure=recall,types=rouge1")
     assert evaluator.aspects == ("rouge1",)
-    assert evaluator.label == "rouge:measure=recall,types=rouge1"
+    assert evaluator.label == "rouge(measure=recall, types=rouge1)"  # no model: its params
     assert create_evaluator("rouge").label == "rouge"
     with pytest.raises(KeyError, match="Did you mean 'rouge'"):
         create_evaluator("rogue")

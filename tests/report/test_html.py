@@ -91,6 +91,12 @@ def test_short_labels_hide_urls_and_keep_distinct_evaluators_apart():
     assert "title=\"judge:base_url=http://127.0.0.1:39211/v1,model=smollm2,timeout=30\"" in html
 
 
+def test_short_labels_keep_labels_that_are_already_short():
+    labels = ["judge(local, prompt=json-judge.yaml)", "judge(local)", "python(pkg.mod:score)",
+              "bleu(tokenize=intl)"]
+    assert list(short_labels({"evaluators": {label: {} for label in labels}}).values()) == labels
+
+
 def test_json_in_a_script_element_cannot_close_it():
     text = json_for_script({"t": "</script><!-- \u2028 & >"})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text

@@ -30,7 +30,9 @@ def attack_command(
     gold: Annotated[list[str], typer.Option(
         "--gold", "-g", help="Gold evaluator standing in for human readers, repeatable (several "
         "= their mean): 'judge:model=NAME,base_url=URL' (defaults: scale=0-100, "
-        "form=score-only, n=--gold-samples, temperature=0.5).")],
+        "form=score-only, n=--gold-samples, temperature=0.5). Like a judge evaluator, a judge "
+        "gold takes your own template, prompt=FILE (with output=...): its wording and scale "
+        "replace those defaults.")],
     generator: Annotated[str | None, typer.Option(
         help="LLM that writes candidates (adveval): 'model=NAME,base_url=URL,temperature=1'.")]
     = None,

@@ -9,10 +9,11 @@ import it, and `evalstress.cli` imports them.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,7 +24,44 @@ from evalstress.core.cache import SQLiteCache
 from evalstress.core.version import __version__
 from evalstress.engine.runhealth import MissingShare, check_max_missing
 from evalstress.engine.scoring import open_run_cache
-from evalstress.evaluators.base import Evaluator, create_evaluator
+from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
+
+#: the narrowest terminal that gets typer's rich help panels for a command; below it, a
+#: command's help is click's two columns (option, then description wrapped beside it). The
+#: rich option table keeps six columns (names, short names, --no- names, type, ...) and, at
+#: 80 columns, leaves each description a column one or two words wide.
+RICH_HELP_MIN_WIDTH = 120
+
+
+def terminal_width() -> int:
+    """The width help is laid out for: $TERMINAL_WIDTH (typer's own setting), else $COLUMNS or
+    the terminal's size (80 when there is no terminal)."""
+    from typer import rich_utils
+
+    return rich_utils.MAX_WIDTH or shutil.get_terminal_size().columns
+
+
+def plain_help_when_narrow(group: Any) -> None:
+    """Commands of `group` (and of its subgroups) print plain two-column help when the
+    terminal is narrower than RICH_HELP_MIN_WIDTH; the same text, laid out to be read at 80
+    columns. Groups keep their rich command list, which wraps well at any width."""
+    if terminal_width() >= RICH_HELP_MIN_WIDTH:
+        return
+    for command in getattr(group, "commands", {}).values():
+        if hasattr(command, "commands"):  # a group (typer vendors click: no isinstance)
+            plain_help_when_narrow(command)
+        else:
+            command.rich_markup_mode = None
+
+
+class EvalstressGroup(GuardedGroup):
+    """The command line's group: a command ends in one line on an interrupt or a storage
+    error (`GuardedGroup`), and help stays readable in a narrow terminal."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        plain_help_when_narrow(self)
+        return super().main(*args, **kwargs)
+
 
 app = typer.Typer(
     help=(
@@ -39,7 +77,9 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
     pretty_exceptions_show_locals=False,
-    cls=GuardedGroup,  # Ctrl-C, SIGTERM, a full disk: one clear line and a meaningful exit
+    cls=EvalstressGroup,  # Ctrl-C, SIGTERM, a full disk: one clear line and a meaningful exit
+    # plain help (narrow terminals) wraps to the terminal's width up to this, not click's 80
+    context_settings={"max_content_width": RICH_HELP_MIN_WIDTH - 1},
 )
 console = Console(width=None if sys.stdout.isatty() else 132)
 err = Console(stderr=True)
@@ -91,16 +131,14 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 
 
 def make_evaluators(specs: list[str]) -> list[Evaluator]:
-    """An evaluator per spec; a bad spec or two evaluators with one label end the command."""
+    """An evaluator per spec, labels told apart (`distinct_labels`); a bad spec or two
+    evaluators that still share a label end the command."""
     try:
         made = [create_evaluator(spec) for spec in specs]
+        distinct_labels(made)
     except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise fail(str(message)) from None
-    labels = [e.label for e in made]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise fail(f"two evaluators share the label {', '.join(twice)}: give each its own name=")
     return made
 
 

@@ -16,7 +16,7 @@ import typer
 
 import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress.cli.common import app, console, fail, make_evaluators
-from evalstress.cli.run import execute
+from evalstress.cli.run import execute, wrote_line
 from evalstress.core.strict import check_names
 from evalstress.criteria import LEVELS
 
@@ -117,5 +117,5 @@ def criteria_levels_command(
             console.print(table)
         for note in comparison.notes:
             console.print(f"[dim]note: {note}[/]")
-        console.print(f"Wrote {out_dir / 'description-types.html'} and "
-                          f"{out_dir / 'results.json'}")
+        paths = {"levels": out_dir / "description-types.html", **done.paths}
+        console.print(wrote_line(paths, ("levels", "report", "results")))

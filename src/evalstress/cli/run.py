@@ -69,11 +69,19 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
                                  if share.evaluator in result.stats])
         print_generation(console, result.plan.generation)
         print_analyses(console, done.analyses)
-        console.print(f"Wrote {done.paths['results']}, {done.paths['scores']}, "
-                      f"{done.paths['variants']}")
+        console.print(wrote_line(done.paths, ("report", "results", "scores", "variants")))
     _warn_long_rows(result)
     exit_if_mostly_missing(done.untrusted, max_missing)
     return done
+
+
+def wrote_line(paths: dict[str, Path], keys: tuple[str, ...]) -> str:
+    """'Wrote A, B, C': the files of `keys` that were written, in that order (report.html
+    first where there is one: it is the file a reader opens)."""
+    from rich.markup import escape
+
+    written = [str(paths[k]) for k in keys if k in paths and paths[k].exists()]
+    return escape(f"Wrote {', '.join(written)}") if written else ""
 
 
 def _warn_long_rows(result: RunResult) -> None:
@@ -116,8 +124,9 @@ def quickstart(
 
 @app.command("run")
 def run_command(
-    data: Annotated[Path | None, typer.Argument(help="JSONL, CSV or Parquet file of examples.")]
-    = None,
+    data: Annotated[Path | None, typer.Argument(
+        help="JSONL, CSV or Parquet file of examples. Without one, the run uses the built-in "
+        "corpus (examples written for evalstress), as quickstart does.")] = None,
     map_: Annotated[list[str] | None, typer.Option(
         "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m references=references "
         "(several reference fields: references=ref_a,ref_b).")] = None,
@@ -200,7 +209,8 @@ def run_command(
 
     Example: `evalstress run summeval.jsonl -m hypothesis=highlight -m references=references
     -e rouge -e bleu --task summarization`. LLM-written attacks (suites criteria-full,
-    dhp-full) need `--generator SPEC` or ready-made texts from `--variants FILE`.
+    dhp-full) need `--generator SPEC` or ready-made texts from `--variants FILE`. Without
+    DATA, the run uses the built-in corpus, e.g. `evalstress run --suite dhp -e bleu`.
     """
     if backend not in ("local", "ray"):
         raise fail(f"--backend '{backend}': choose local or ray")
@@ -219,15 +229,13 @@ def run_command(
         settings = RunSettings.resolve(flags, config)
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    assert settings.data is not None  # resolve refuses a run without data
-    try:  # with --variants, every id of the data file tells "outside this run" from "unknown"
-        examples = load_examples(settings.data, settings.map, task=settings.task,
-                                 limit=None if settings.variants else settings.limit)
-    except (DataError, ValueError) as exc:
-        raise fail(str(exc)) from None
+    examples = _examples(settings)
     all_ids = [e.id for e in examples]
     examples = examples[:settings.limit] if settings.limit else examples
     examples = shard_examples(examples, parse_shard(settings.shard))
+    if settings.data is None:
+        err.print(f"No data given: using the built-in corpus ({_corpus_share(examples, all_ids)}"
+                  ", written for evalstress); give DATA.jsonl to run on yours.", soft_wrap=True)
     prompt_file = None
     if settings.perturbation_prompts is not None:  # before the suite: it may add attacks
         from evalstress.perturb.llm import load_prompt_file
@@ -256,7 +264,9 @@ def run_command(
     prompts, imports = settings.perturbation_prompts, settings.variants
     execute(examples, the_suite, evaluators, settings.run_dir(), cache_dir=settings.cache_dir,
             no_cache=no_cache, rel_tol=settings.rel_tol,
-            config={"command": "run", "data": str(settings.data), "map": settings.map,
+            config={"command": "run",
+                    "data": str(settings.data) if settings.data else "built-in corpus",
+                    "map": settings.map,
                     "suite": the_suite.name, "protocol": the_suite.protocol,
                     "evaluators": specs, "seeds": list(the_suite.seeds),
                     "limit": limit, "shard": shard,  # as given on the command line
@@ -267,6 +277,27 @@ def run_command(
                     "max_missing": settings.max_missing},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
             sequential=sequential, generation=generation, max_missing=settings.max_missing)
+
+
+def _examples(settings: RunSettings) -> list[Example]:
+    """The data file's examples (all of them with --variants, whose ids tell "outside this run"
+    from "unknown"; else the first --limit), or the built-in corpus without a data file."""
+    if settings.data is None:
+        return builtin_corpus()
+    try:
+        return load_examples(settings.data, settings.map, task=settings.task,
+                             limit=None if settings.variants else settings.limit)
+    except (DataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+
+
+def _corpus_share(examples: list[Example], all_ids: list[str]) -> str:
+    """'57 examples of 7 tasks', or '5 of its 57 examples' under --limit or --shard."""
+    tasks = len({e.task for e in examples})
+    of_tasks = f"of {tasks} task{'s' if tasks != 1 else ''}"
+    if len(examples) == len(all_ids):
+        return f"{len(examples)} examples {of_tasks}"
+    return f"{len(examples)} of its {len(all_ids)} examples, {of_tasks}"
 
 
 def _suite(settings: RunSettings, examples: list[Example]) -> Suite:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
@@ -46,8 +47,7 @@ def compare_command(
     Prints the verdicts that changed (a regression is a pass that became anything else) and
     writes both verdict grids, row by row, to one HTML page.
     """
-    from evalstress.analyses.outcomes import outcomes
-    from evalstress.report.compare import changes, render_compare
+    from evalstress.report.compare import changes, paired_outcomes, relabelled, render_compare
     from evalstress.report.rundir import RunDirError, load_results
 
     try:
@@ -55,7 +55,10 @@ def compare_command(
     except RunDirError as exc:
         raise fail(str(exc)) from None
     out.write_text(render_compare(a, b, name_a=str(run_a), name_b=str(run_b)), encoding="utf-8")
-    listed = changes(outcomes(a), outcomes(b))
+    listed = changes(*paired_outcomes(a, b))
+    for label_b, label_a in relabelled(a, b).items():
+        console.print(f"B's {escape(label_b)} is paired with A's {escape(label_a)}: the same "
+                      "evaluator with the same parameters under another label.")
     table = Table(title=f"Changed verdicts: A = {run_a}, B = {run_b}")
     for column in ("analysis", "evaluator / aspect", "test", "A", "B", "change"):
         table.add_column(column)

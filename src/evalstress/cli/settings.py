@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 #: evaluators of a run that names none (and of quickstart)
 LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
 
-#: the error of a run without a data file
-NO_DATA = "give a data file: evalstress run DATA.jsonl (or 'data:' in --config)"
+#: the run directory of a run without a data file (it runs on the built-in corpus)
+BUILTIN_RUN_DIR = Path("runs/builtin-corpus")
 
 #: where a setting's value came from
 Source = Literal["flag", "config", "suite", "default"]
@@ -66,8 +66,9 @@ class Setting:
     #: checked once the suite is known although the suite cannot give it: its error comes
     #: after those of the data file and the suite
     after_suite: bool = False
-    #: the error when no layer gives a value
-    required: str | None = None
+    #: the setting reads the data file (field mappings, a default task): refused in a run
+    #: without one, which uses the built-in corpus
+    of_data: bool = False
     #: the option's name where it is not --NAME (in error messages)
     flag: str | None = None
 
@@ -136,9 +137,10 @@ class RunSettings:
     evaluators: list[str] = field(
         default_factory=lambda: list(LEXICAL_DEFAULT),
         metadata=setting(empty_is_unset=True, check=_evaluator_extras, flag="--evaluator"))
-    data: Path | None = field(default=None, metadata=setting(convert=Path, required=NO_DATA))
-    map: list[str] | None = field(default=None, metadata=setting(flag="--map"))
-    task: str | None = field(default=None, metadata=setting())
+    #: None: the built-in corpus
+    data: Path | None = field(default=None, metadata=setting(convert=Path))
+    map: list[str] | None = field(default=None, metadata=setting(flag="--map", of_data=True))
+    task: str | None = field(default=None, metadata=setting(of_data=True))
     #: None: blindspot, or under the paper protocol the paper-TASK suite of the data's task
     suite: str | None = field(default=None, metadata=setting(empty_is_unset=True))
     perturbations: list[str] | None = field(default=None,
@@ -205,8 +207,10 @@ class RunSettings:
             values[f.name] = value
         settings = cls(**values, config=config, sources=sources)
         for f, how in _settings(cls):
-            if how.required is not None and values[f.name] is None:
-                raise SettingsError(how.required)
+            if how.of_data and values["data"] is None and sources[f.name] != "default":
+                raise SettingsError(f"{settings.where(f.name)} applies to a data file: give one "
+                                    "(evalstress run DATA.jsonl), or leave it out to run on "
+                                    "the built-in corpus")
             if how.check is None or _with_suite(how):
                 continue
             if how.checks == "config":
@@ -246,11 +250,11 @@ class RunSettings:
         return how.flag or "--" + name.replace("_", "-")
 
     def run_dir(self) -> Path:
-        """--out, else runs/<the data file's stem>."""
+        """--out, else runs/<the data file's stem> (runs/builtin-corpus without one)."""
         if self.out is not None:
             return self.out
         if self.data is None:
-            raise SettingsError(NO_DATA)
+            return BUILTIN_RUN_DIR
         return Path(f"runs/{self.data.stem}")
 
 

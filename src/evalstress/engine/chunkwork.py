@@ -50,10 +50,12 @@ class EvaluatorRecipe:
     cls: type[Evaluator]
     params: dict[str, Any]
     spec_params: dict[str, Any]
+    display_name: str | None = None  # name=, or the run's distinct label: rows carry it
 
     def build(self) -> Evaluator:
         evaluator = self.cls(**self.params)
         evaluator.spec_params = dict(self.spec_params)
+        evaluator.display_name = self.display_name
         return evaluator
 
 
@@ -65,7 +67,8 @@ def recipe_for(evaluator: Evaluator) -> EvaluatorRecipe | None:
         except Exception:
             continue
         if rebuilt.cache_namespace == evaluator.cache_namespace:
-            return EvaluatorRecipe(type(evaluator), dict(params), dict(evaluator.spec_params))
+            return EvaluatorRecipe(type(evaluator), dict(params), dict(evaluator.spec_params),
+                                   evaluator.display_name)
     return None
 
 

@@ -81,7 +81,11 @@ class Evaluator(ABC):
     #: Perturbations (or perturbation families) this evaluator is designed to be tested on; None
     #: means all. Reports mark the other tests "not applicable" instead of "blind spot".
     meant_for: ClassVar[tuple[str, ...] | None] = None
-    display_name: str | None = None  # the user's `name=`: the label in tables, not in signatures
+    #: the spec parameter whose value names the evaluator in its short label: judge(gpt-4o-mini)
+    label_param: ClassVar[str] = "model"
+    #: the label in tables when set: the user's `name=`, or the one `distinct_labels` chose to
+    #: tell it from another evaluator of the run; never part of the signature or cache key
+    display_name: str | None = None
 
     def __init__(self, **params: Any):
         self.params = params
@@ -117,14 +121,25 @@ class Evaluator(ABC):
 
     @property
     def label(self) -> str:
-        """A short display name: the user's `name=`, else the registered name plus the
-        parameters the user set."""
+        """A short display name: the user's `name=`, else `name(model)` (the last part of a
+        model path), `name(k=v,...)` for an evaluator with parameters but no model, or the bare
+        name. `distinct_labels` adds what differs where two evaluators of a run would share it.
+        Display only: results and caches key evaluators by their signature."""
         if self.display_name:
             return self.display_name
-        if not self.spec_params:
-            return self.name
-        args = ",".join(f"{k}={v}" for k, v in sorted(self.spec_params.items()))
-        return f"{self.name}:{args}"
+        return self.short_label()
+
+    def short_label(self, keys: Sequence[str] = (), full: bool = False) -> str:
+        """The label from the spec: `name(model)` plus `k=v` for each of `keys` the spec sets;
+        without a model, every parameter the spec sets. Values are shortened to a path's last
+        part unless `full`."""
+        head = self.spec_params.get(self.label_param)
+        shown = ([k for k in keys if k != self.label_param] if head not in (None, "")
+                 else sorted(self.spec_params))
+        parts = [] if head in (None, "") else [_label_value(head, full)]
+        parts += [f"{k}={_label_value(self.spec_params[k], full)}" for k in shown
+                  if self.spec_params.get(k) is not None]
+        return f"{self.name}({', '.join(parts)})" if parts else self.name
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         """Score a batch; the default checks references then calls `score_batch`."""
@@ -158,6 +173,43 @@ class Evaluator(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most evaluators hold nothing
         """Free models or connections; the runner calls it at the end of a run."""
+
+
+def _label_value(value: Any, full: bool) -> str:
+    """A parameter's value in a label: a path or hub name by its last part
+    (/models/SmolLM2 -> SmolLM2, Qwen/Qwen2.5-7B -> Qwen2.5-7B)."""
+    text = str(getattr(value, "__name__", value))
+    if full or "/" not in text or "://" in text or " " in text:  # a URL or a command line
+        return text
+    return text.rstrip("/").rsplit("/", 1)[-1] or text
+
+
+def distinct_labels(evaluators: Sequence[Evaluator],
+                    hint: str = "give each its own name=") -> None:
+    """Make the labels of one run's evaluators unique, the same way every time: where two
+    would share a short label, each that has no `name=` gets the parameters that differ within
+    its group (values shortened, then in full if still equal). Evaluators that still share a
+    label (the same spec twice, or one `name=` twice) are a ValueError ending in `hint`."""
+    groups: dict[str, list[Evaluator]] = {}
+    for ev in evaluators:
+        groups.setdefault(ev.label, []).append(ev)
+    for group in groups.values():
+        unnamed = [ev for ev in group if not ev.display_name]
+        if len(group) < 2 or not unnamed:
+            continue
+        keys = sorted({k for ev in group for k in ev.spec_params
+                       if len({repr(other.spec_params.get(k)) for other in group}) > 1})
+        for full in (False, True):
+            labels = [ev.short_label(keys, full) for ev in unnamed]
+            if len(set(labels)) == len(labels):
+                break
+        for ev, label in zip(unnamed, labels, strict=True):
+            if label != ev.label:
+                ev.display_name = label
+    labels = [ev.label for ev in evaluators]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"two evaluators share the label {', '.join(twice)}: {hint}")
 
 
 EVALUATORS: Registry[type[Evaluator]] = Registry(

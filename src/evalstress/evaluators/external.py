@@ -134,6 +134,7 @@ class CallableEvaluator(Evaluator):
     """
 
     description = "a Python callable (target=module:function)"
+    label_param = "target"
 
     def __init__(self, target: str | ScoreFunction, aspects: str = "score", batched: bool = False,
                  label: str | None = None, version: str = ""):
@@ -179,6 +180,7 @@ class CommandEvaluator(Evaluator):
     """
 
     description = "an external command, JSONL in and JSONL out (cmd='...')"
+    label_param = "cmd"
     batch_size = 128
 
     def __init__(self, cmd: str, aspects: str = "score", timeout: float = 600.0,

@@ -57,7 +57,8 @@ class _Subjects:
         short = short_labels(results)
         self.alias: dict[str, set[str]] = {}
         for label in self.labels:
-            for name in (label, short.get(label, label), label.partition(":")[0]):
+            registered = label.partition(":")[0].partition("(")[0]  # judge:... / judge(local)
+            for name in (label, short.get(label, label), registered):
                 self.alias.setdefault(name, set()).add(label)
         self.aspects = {(o.evaluator, o.aspect) for o in found if o.aspect}
 

@@ -90,9 +90,11 @@ def verdict_badge(verdict: str | None, title: str = "") -> Raw:
 
 
 def short_labels(results: Mapping[str, Any]) -> dict[str, str]:
-    """Short display names for the evaluators of a run: the label when it is short, else the
-    registered name, with only the parameters that tell same-named evaluators apart (never
-    URLs, ports or timeouts). The full label goes into a tooltip."""
+    """Short display names for the evaluators of a run: the label when it is short or already
+    a short label (`judge(local)`, runs since labels are made short), else, for a whole spec
+    (`judge:model=...,timeout=30`, older runs), the registered name with only the parameters
+    that tell same-named evaluators apart (never URLs, ports or timeouts). The full label goes
+    into a tooltip."""
     evaluators = results.get("evaluators") or {}
     labels = [str(k) for k in evaluators]
     for name in _labels_in_analyses(results):
@@ -101,7 +103,7 @@ def short_labels(results: Mapping[str, Any]) -> dict[str, str]:
     base = {label: label.partition(":")[0] for label in labels}
     out: dict[str, str] = {}
     for label in labels:
-        if len(label) <= 18 and ":" not in label:
+        if (len(label) <= 18 and ":" not in label) or not _WHOLE_SPEC.match(label):
             out[label] = label
             continue
         twins = [other for other in labels if base[other] == base[label]]
@@ -122,6 +124,8 @@ def short_labels(results: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+#: a label that is a whole spec, name:key=value,... (the labels of runs before short labels)
+_WHOLE_SPEC = re.compile(r"[\w.-]+:\w+=")
 _NOISE = {"base_url", "timeout", "port", "api_key_env", "deadline", "concurrency"}
 
 

@@ -4,6 +4,7 @@ changed verdict is listed (a regression when a pass became something else)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -58,6 +59,40 @@ def changes(a: list[Outcome], b: list[Outcome], *, one_sided: bool = False) -> l
     return out
 
 
+def _identity(entry: Any) -> str | None:
+    """The evaluator and parameters of a results.json evaluator entry (not its versions)."""
+    signature = entry.get("signature") if isinstance(entry, Mapping) else None
+    if not isinstance(signature, Mapping) or "evaluator" not in signature:
+        return None
+    return json.dumps([signature.get("evaluator"), signature.get("params")], sort_keys=True,
+                      default=str)
+
+
+def relabelled(results_a: Mapping[str, Any], results_b: Mapping[str, Any]) -> dict[str, str]:
+    """B's labels that name, under another label, an evaluator of A with the same evaluator and
+    parameters (a run from before evaluators got short labels against one after): B label ->
+    A label. Labels both runs have pair as they are; an ambiguous match pairs nothing."""
+    ev_a, ev_b = results_a.get("evaluators") or {}, results_b.get("evaluators") or {}
+    only_a = {label: _identity(entry) for label, entry in ev_a.items() if label not in ev_b}
+    only_b = {label: _identity(entry) for label, entry in ev_b.items() if label not in ev_a}
+    out = {}
+    for label_b, found in only_b.items():
+        match_a = [a for a, other in only_a.items() if found is not None and other == found]
+        match_b = [b for b, other in only_b.items() if other == found]
+        if len(match_a) == 1 and len(match_b) == 1:
+            out[label_b] = match_a[0]
+    return out
+
+
+def paired_outcomes(results_a: Mapping[str, Any], results_b: Mapping[str, Any]
+                    ) -> tuple[list[Outcome], list[Outcome]]:
+    """Both runs' outcomes, B's under A's label where `relabelled` pairs them."""
+    renamed = relabelled(results_a, results_b)
+    found_b = [replace(o, evaluator=renamed[o.evaluator]) if o.evaluator in renamed else o
+               for o in outcomes(results_b)]
+    return outcomes(results_a), found_b
+
+
 def _tagged(items: list[Outcome], tag: str) -> list[Outcome]:
     return [replace(o, evaluator=f"{tag} · {o.evaluator}") for o in items]
 
@@ -65,8 +100,10 @@ def _tagged(items: list[Outcome], tag: str) -> list[Outcome]:
 def render_compare(results_a: Mapping[str, Any], results_b: Mapping[str, Any], *,
                    name_a: str = "A", name_b: str = "B") -> str:
     """A self-contained page: both runs' verdict grids interleaved, then the changes."""
-    found_a, found_b = outcomes(results_a), outcomes(results_b)
+    found_a, found_b = paired_outcomes(results_a, results_b)
+    renamed = relabelled(results_a, results_b)
     short_a, short_b = short_labels(results_a), short_labels(results_b)
+    short_b.update({a: short_b.get(b, b) for b, a in renamed.items()})  # B's row, B's name
     short = {f"A · {k}": f"A · {v}" for k, v in short_a.items()}
     short.update({f"B · {k}": f"B · {v}" for k, v in short_b.items()})
     merged: list[Outcome] = []
@@ -105,6 +142,9 @@ def render_compare(results_a: Mapping[str, Any], results_b: Mapping[str, Any], *
             "No verdict changed." if common else
             "The runs share no evaluator, so no verdict pairs up: compare the rows above.")
             + "</p>")
+    for label_b, label_a in renamed.items():
+        parts.append(f"<p class='note'>B's {esc(label_b)} is paired with A's {esc(label_a)}: the "
+                     "same evaluator with the same parameters under another label.</p>")
     parts.append(f"<p class='note'>A = {esc(name_a)}, B = {esc(name_b)}</p></section>"
                  "</main></body></html>")
     return "".join(parts)

@@ -14,7 +14,7 @@ from evalstress.core.data import Example, load_examples
 from evalstress.core.records import Progress
 from evalstress.core.redact import redact_value
 from evalstress.engine.scoring import configure_caches
-from evalstress.evaluators.base import create_evaluator
+from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.methods import make_methods
 from evalstress.studies.attack.normalise import DEFAULT_PERCENTILES, ScaleReference, parse_range
@@ -98,12 +98,24 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
         evaluator = create_evaluator(head)
         victim_list.append(Victim(evaluator, aspect, cache=cache, progress=progress,
                                   reference_mode=reference))
+    distinct_victims([v.evaluator for v in victim_list])
     golds = [gold_evaluator(spec, params.gold_samples) for spec in gold]
     configure_caches([*(v.evaluator for v in victim_list), *golds], cache_dir, no_cache)
     return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
                     method_list, directions, params, ranges=parse_ranges(ranges),
                     scale_references=scale_references, protocol=protocol, generator=gen,
                     progress=progress)
+
+
+def distinct_victims(evaluators: list[Evaluator]) -> None:
+    """Victims' evaluators labelled apart (`distinct_labels`) where their specs differ; one
+    spec may be attacked on several aspects (rouge@rouge1, rouge@rougeL) under one label."""
+    keys = [repr((ev.name, sorted(ev.spec_params.items()), ev.display_name))
+            for ev in evaluators]
+    first = dict(zip(reversed(keys), reversed(evaluators), strict=True))
+    distinct_labels(list(first.values()))
+    for key, ev in zip(keys, evaluators, strict=True):
+        ev.display_name = first[key].display_name
 
 
 def close(attacker: Attacker) -> None:

@@ -1,0 +1,79 @@
+"""What a new user meets first: `run` without a data file runs on the built-in corpus and says
+so, and the closing line names report.html, the file to open, first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+
+runner = CliRunner()
+CORPUS = Path(__file__).resolve().parents[2] / "src" / "evalstress" / "corpus" / "sample.jsonl"
+
+
+def _text(output: str) -> str:
+    return " ".join(output.split())  # rich wraps long lines at the console's width
+
+
+def _corpus_rows() -> list[dict[str, object]]:
+    return [json.loads(line) for line in CORPUS.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_quickstart_names_report_html_first(tmp_path: Path) -> None:
+    out = tmp_path / "qs"
+    result = runner.invoke(app, ["quickstart", "--limit", "2", "--out", str(out),
+                                 "--cache-dir", str(tmp_path / "cache"), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    said = _text(result.output)
+    assert f"Wrote {out / 'report.html'}, {out / 'results.json'}, " in said
+    assert (out / "report.html").is_file()
+
+
+def test_run_without_data_uses_the_built_in_corpus_and_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", "-e", "bleu", "-p", "truncation", "--seeds", "1",
+                                 "--limit", "3", "--out", str(out), "--workers", "1",
+                                 "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    rows = _corpus_rows()
+    said = _text(result.output)
+    assert (f"No data given: using the built-in corpus (3 of its {len(rows)} examples"
+            in said)
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert results["counts"]["examples"] == 3
+    assert results["config"]["data"] == "built-in corpus"
+    examples = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    assert [e["id"] for e in examples] == [r["id"] for r in rows[:3]]
+    assert f"Wrote {out / 'report.html'}, " in said
+
+
+def test_the_whole_corpus_is_announced_with_its_size(tmp_path: Path) -> None:
+    """A dry run plans without scoring: the announcement counts every example and task."""
+    rows = _corpus_rows()
+    tasks = {r["task"] for r in rows}
+    result = runner.invoke(app, ["run", "-e", "bleu", "-p", "truncation", "--seeds", "1",
+                                 "--dry-run", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert (f"No data given: using the built-in corpus ({len(rows)} examples of {len(tasks)} "
+            "tasks, written for evalstress)" in _text(result.output))
+
+
+def test_data_flags_without_data_are_refused(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", "-m", "hypothesis=summary", "-e", "bleu"])
+    assert result.exit_code == 2
+    assert "--map applies to a data file: give one" in _text(result.output)
+    config = tmp_path / "c.yaml"
+    config.write_text("task: summarization\n")
+    result = runner.invoke(app, ["run", "-c", str(config), "-e", "bleu"])
+    assert result.exit_code == 2
+    assert f"{config}: field 'task' applies to a data file" in _text(result.output)
+
+
+def test_run_help_says_what_runs_without_data() -> None:
+    result = runner.invoke(app, ["run", "--help"])
+    assert result.exit_code == 0
+    said = _text(result.output.replace("│", " "))
+    assert "Without one, the run uses the built-in corpus" in said

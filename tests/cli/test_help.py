@@ -1,0 +1,79 @@
+"""Help is readable in an 80-column terminal: every command's options keep a description column
+at least 30 characters wide, lines fit the terminal, and no help text is lost to the layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+
+runner = CliRunner()
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    out = []
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            out += _commands(command, (*path, name))
+        else:
+            out.append(((*path, name), command))
+    return out
+
+
+COMMANDS = _commands(typer.main.get_command(app))
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.replace("│", " ").split())
+
+
+def _description_column(lines: list[str], option: str, first_word: str) -> int | None:
+    """Where the help of `option` starts: on the option's line, or the next one."""
+    start = next(i for i, line in enumerate(lines) if "Options" in line)
+    for i, line in enumerate(lines[start:], start):
+        words = line.replace("│", " ").replace(",", " ").split()
+        if option not in words[:2] or (words[0] != option and not words[0].startswith("-")):
+            continue  # not the option's own row (e.g. an example in the command's help)
+        found = line.find(f" {first_word}", line.find(option) + len(option))
+        if found < 0 and i + 1 < len(lines):  # a long option name: its help on the next line
+            line = lines[i + 1]
+            found = line.find(f" {first_word}")
+        return found + 1 if found >= 0 else None
+    return None
+
+
+def test_run_help_at_80_columns_has_a_wide_description_column() -> None:
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    column = _description_column(lines, "--map", "Field")
+    assert column is not None and 80 - column >= 30, result.output
+    described = [line[column:].replace("│", " ").strip() for line in lines
+                 if len(line) > column and not line[:column].replace("│", " ").strip()]
+    # lines that continue a description: most carry several words, and they fill the column
+    assert sum(len(text.split()) > 1 for text in described) >= 0.8 * len(described)
+    assert sum(map(len, described)) / len(described) >= 30, result.output
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_command_help_fits_80_columns_and_keeps_its_text(path: tuple[str, ...],
+                                                               command: Any) -> None:
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    shown = _squeezed(result.output)
+    for param in command.params:
+        text = getattr(param, "help", None)
+        if not text or getattr(param, "hidden", False):
+            continue
+        assert _squeezed(text) in shown, (param.name, text)  # the whole help, not cut short
+        option = next((o for o in param.opts if o.startswith("--")), None)
+        if option is None:
+            continue
+        column = _description_column(lines, option, text.split()[0])
+        assert column is not None and 80 - column >= 30, (option, result.output)
