@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,14 @@ def test_a_missing_idf_corpus_is_named_at_construction(tmp_path: Path) -> None:
     missing = tmp_path / "nope.txt"
     with pytest.raises(ValueError, match=f"idf_corpus={missing}: no such file"):
         create_evaluator(f"bertscore:idf=true,idf_corpus={missing}")
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("rouge:types=true", "rouge': types=true must be text"),
+    ({"name": "rouge", "types": ["rouge1", "rougeL"]},
+     'rouge\': types=\\["rouge1", "rougeL"\\] must be text'),
+])
+def test_a_yes_no_or_list_value_for_a_text_parameter_fails_at_the_spec(
+        spec: str | dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_evaluator(spec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -269,6 +270,19 @@ def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:
                  if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
 
 
+def check_text_params(cls: type[Evaluator], name: str, params: Mapping[str, Any]) -> None:
+    """A parameter the constructor takes as text given as true/false or a list fails at the
+    spec, naming it, instead of deep inside scoring (`rouge:types=true`)."""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # annotations a plugin cannot resolve: its own constructor checks
+        return
+    for key, value in params.items():
+        if hints.get(key) is str and isinstance(value, (bool, list, dict)):
+            raise ConfigError(f"evaluator '{name}': {key}={json.dumps(value)} must be text, "
+                              f"e.g. {key}=\"...\"")
+
+
 def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     """Build an evaluator from a spec. `name=LABEL` sets its short label in tables; a missing
     optional dependency fails here, naming the extra to install, before any work."""
@@ -284,6 +298,7 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     known = accepted_params(cls)
     if known is not None:
         check_names("parameter", params, (*known, "name"), f"evaluator '{name}'")
+    check_text_params(cls, name, params)
     check_evaluator(name, params)
     try:
         instance = cls(**params)
