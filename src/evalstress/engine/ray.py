@@ -147,8 +147,6 @@ def _shard(examples: list[Example], pool: list[Example], suite: Suite,
            evaluators: list[EvaluatorRecipe | Evaluator], chunk_size: int,
            generation: PremadeGeneration | None) -> dict[str, Any]:
     """Body of one Ray task: run a shard into a score cache of its own and hand back its file."""
-    import evalstress
-
     folder = Path(tempfile.mkdtemp(prefix="evalstress-shard-"))
     try:
         built = [e.build() if isinstance(e, EvaluatorRecipe) else e for e in evaluators]
@@ -163,7 +161,7 @@ def _shard(examples: list[Example], pool: list[Example], suite: Suite,
             cache.close()
         return {"scores": (folder / "scores.sqlite").read_bytes(), "stats": stats,
                 "examples": len(examples), "version": __version__,
-                "module": str(Path(evalstress.__file__).resolve().parent),
+                "module": str(Path(__file__).resolve().parents[1]),  # the evalstress it ran
                 "node": _node_id(), "host": socket.gethostname(), "pid": os.getpid()}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
