@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 
 from evalstress.cli import app
 from evalstress.core.data import builtin_corpus
-from evalstress.engine.generation import build_setup
+from evalstress.engine.generation import GenerationSetup, build_setup
+from evalstress.engine.imported import load_variants
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import open_cache
 from evalstress.evaluators.base import create_evaluator
@@ -111,6 +112,39 @@ class TestInProcess:
         shard_stats = on_ray.summary["backend"]["shard_stats"]["rouge"]
         assert shard_stats["scored"] == local.stats["rouge"].scored
         assert on_ray.stats["rouge"].scored == 0
+
+    @pytest.mark.slow
+    def test_imported_variants_and_a_judge_give_a_local_runs_table(self, tmp_path: Path
+                                                                    ) -> None:
+        """Imported texts (one under a name outside the suite) are scored by the shards; the
+        judge is asked by the driver only, as often as in a local run."""
+        examples = builtin_corpus()[:4]
+        rows = [{"example_id": examples[0].id, "perturbation": "fact-negation",
+                 "text": "Nothing of the kind happened."},
+                {"example_id": examples[1].id, "perturbation": "000:negation",
+                 "text": "It did not happen that way at all."}]
+        variants = tmp_path / "variants.jsonl"
+        variants.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        suite = custom_suite(["truncation", "fact-negation"], [0])
+        done, calls = {}, {}
+        with FakeServer(default=Reply("Rating: 4")) as server:
+            for backend in ("local", "ray"):
+                judge = create_evaluator(f"judge:model=fake,base_url={server.base_url}")
+                before = server.calls
+                done[backend] = run_job(StressJob(
+                    examples, suite, [create_evaluator("rouge"), judge],
+                    cache_dir=tmp_path / backend, workers=1, backend=backend,
+                    generation=GenerationSetup(imported=load_variants(variants, examples))))
+                calls[backend] = server.calls - before
+        local, on_ray = done["local"].run, done["ray"].run
+        pd.testing.assert_frame_equal(local.table, on_ray.table)
+        assert {"fact-negation", "000:negation"} <= set(on_ray.table["perturbation"])
+        assert calls["ray"] == calls["local"] > 0
+        label = judge.label  # its response cache is the job's --cache-dir
+        assert on_ray.usage[label].calls == local.usage[label].calls == calls["local"]
+        shard_stats = on_ray.summary["backend"]["shard_stats"]
+        assert set(shard_stats) == {"rouge"}  # the judge never left the driver
+        assert shard_stats["rouge"]["scored"] == local.stats["rouge"].scored
 
     @pytest.mark.slow
     def test_a_dead_generator_makes_the_ray_job_untrusted_too(self, tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def pregenerate(examples: Sequence[Example], suite: Suite, setup: GenerationSetu
     if setup is None:
         return None
     handled = frozenset(p.name for p in suite.perturbations if setup.handles(p))
-    if not handled:
+    if not handled and setup.imported is None:  # (imported names may be outside the suite)
         return None
     setup.check(suite, examples)
     parser = TextParser()
