@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,8 @@ from evalstress.engine.generation import GenerationSetup, build_setup
 from evalstress.engine.imported import load_variants
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import open_cache
-from evalstress.evaluators.base import create_evaluator
-from evalstress.job import StressJob, run_job
+from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
+from evalstress.job import JobError, StressJob, run_job
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.suites import custom_suite
 from tests.llm_fakes import continue_with
@@ -147,6 +147,17 @@ class TestInProcess:
         assert shard_stats["rouge"]["scored"] == local.stats["rouge"].scored
 
     @pytest.mark.slow
+    def test_a_shard_that_fails_on_its_node_fails_the_job_with_the_reason(
+            self, tmp_path: Path) -> None:
+        evaluator = NodeBound(home=os.getpid())
+        assert evaluator.score([ScoreRequest("two words")])[0]["words"].value == 2.0
+        job = StressJob(builtin_corpus()[:2], custom_suite(["truncation"], [0]), [evaluator],
+                        cache_dir=tmp_path, backend="ray", workers=1)
+        with pytest.raises(JobError, match=r"(?s)shard \d of 2 failed on the cluster: .*"
+                                           "model files not found on this node"):
+            run_job(job)
+
+    @pytest.mark.slow
     def test_a_dead_generator_makes_the_ray_job_untrusted_too(self, tmp_path: Path) -> None:
         suite = custom_suite(["truncation", "fact-negation"], [0], ["blindspot"])
         with FakeServer(default=Reply(status=401, error="invalid api key")) as server:
@@ -159,6 +170,26 @@ class TestInProcess:
         shares = {share.evaluator: share for share in done.untrusted}
         assert set(shares) == {"generator"}
         assert shares["generator"].missing == shares["generator"].rows == asked == 2
+
+
+class NodeBound(Evaluator):
+    """Scores in the process it was made in and fails anywhere else, as an evaluator whose
+    model files exist on the driver's machine only would."""
+
+    name = "node-bound"
+
+    def __init__(self, home: int):
+        super().__init__(home=home)
+        self.home = home
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("words",)
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        if os.getpid() != self.home:
+            raise FileNotFoundError("model files not found on this node")
+        return [{"words": Score(float(len(r.text.split())))} for r in requests]
 
 
 # --- a real cluster: a head and a second node started with `ray start` ------------------------

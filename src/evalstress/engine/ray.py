@@ -178,7 +178,10 @@ def _connect(ray: Any, address: str | None, num_cpus: int | None,
         return False
     target = address or os.environ.get("RAY_ADDRESS") or None
     if target:
-        ray.init(address=target, runtime_env=runtime_env, log_to_driver=False)
+        try:
+            ray.init(address=target, runtime_env=runtime_env, log_to_driver=False)
+        except ConnectionError as exc:
+            raise RayError(f"cannot join the Ray cluster at {target}: {exc}") from None
     else:
         ray.init(num_cpus=num_cpus, runtime_env=runtime_env or local_runtime_env(),
                  include_dashboard=False, log_to_driver=False)
@@ -268,7 +271,11 @@ def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Ev
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             index = pending.pop(done[0])
-            outcome = ray.get(done[0])
+            try:
+                outcome = ray.get(done[0])
+            except ray.exceptions.RayError as exc:  # the remote traceback is in its text
+                raise RayError(f"shard {index} of {count} failed on the cluster: {exc}"
+                               ) from exc
             if outcome["version"] != __version__:
                 raise RayError(f"the Ray worker on {outcome['host']} runs evalstress "
                                f"{outcome['version']} ({outcome['module']}), this driver "
