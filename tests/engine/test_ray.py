@@ -39,6 +39,16 @@ SUITE = ["truncation", "sentence-replacement", "char-typo"]
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_auth_mode() -> Iterator[None]:
+    """Every Ray of this process without token authentication: a process keeps the mode of
+    its first Ray (a local Ray turns tokens on when ~/.ray has one), and the nodes started
+    below run without."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        yield
+
+
 class TestInProcess:
     """A Ray started in this process (2 CPUs), shared by the tests of this class."""
 
@@ -224,17 +234,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         out, _ = proc.communicate(timeout=180)
         assert proc.returncode == 0, out
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")  # the driver (this process) joins as is
-        try:
-            start("--head", f"--port={address.rsplit(':', 1)[1]}", f"--temp-dir={temp}",
-                  "--include-dashboard=false")
-            start(f"--address={address}")
-            yield address
-        finally:
-            for group in groups:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(group, signal.SIGKILL)
+    try:
+        start("--head", f"--port={address.rsplit(':', 1)[1]}", f"--temp-dir={temp}",
+              "--include-dashboard=false")
+        start(f"--address={address}")
+        yield address
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
 
 
 def _corpus() -> Path:
