@@ -39,6 +39,34 @@ SUITE = ["truncation", "sentence-replacement", "char-typo"]
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+def test_the_drivers_pass_replays_the_generation_made_before_the_shards(tmp_path: Path
+                                                                        ) -> None:
+    """No Ray needed: what the driver generates ahead is what a local run writes, and its own
+    pass then asks nothing again; a shard's copy carries its examples' variants only."""
+    from evalstress.engine.ray import pregenerate
+
+    suite = custom_suite(["truncation", "continuation"], seeds=1)
+    examples = builtin_corpus()[:5]
+    with FakeServer(responder=continue_with()) as server:
+        spec = f"model=fake,base_url={server.base_url},max_attempts=1"
+        local = run(examples, suite, [create_evaluator("rouge")], chunk_size=2,
+                    generation=build_setup(spec, cache_dir=tmp_path / "local"))
+        setup = build_setup(spec, cache_dir=tmp_path / "ahead")
+        premade = pregenerate(examples, suite, setup, 2)
+        asked = server.calls
+        assert premade is not None and asked == 10  # 5 asked by the local run, 5 ahead
+        replayed = run(examples, suite, [create_evaluator("rouge")], chunk_size=2,
+                       generation=premade)
+        assert server.calls == asked
+    assert local.files.path("variants.jsonl").read_bytes() == \
+        replayed.files.path("variants.jsonl").read_bytes()
+    assert local.plan.generation == replayed.plan.generation
+    shard = premade.for_shard(examples[:2])
+    assert shard.generator is None and shard.variants is not None
+    assert {v.example_id for v in shard.variants} == {e.id for e in examples[:2]}
+    assert {v.perturbation for v in shard.variants} == {"continuation"}
+
+
 @pytest.fixture(scope="module", autouse=True)
 def one_auth_mode() -> Iterator[None]:
     """Every Ray of this process without token authentication: a process keeps the mode of
@@ -255,7 +283,8 @@ def test_a_run_on_a_two_node_cluster_is_a_local_run(cluster: str, tmp_path: Path
     assert not ray.is_initialized()  # the driver joins the cluster itself, then leaves
     runner = CliRunner()
     with FakeServer(responder=continue_with()) as server:
-        def evalstress_run(name: str, cache: str, *flags: str) -> tuple[dict[str, Any], int]:
+        def evalstress_run(name: str, cache: str, *flags: str,
+                           env: dict[str, str] | None = None) -> tuple[dict[str, Any], int]:
             before = server.calls
             started = time.perf_counter()
             result = runner.invoke(app, [
@@ -263,7 +292,7 @@ def test_a_run_on_a_two_node_cluster_is_a_local_run(cluster: str, tmp_path: Path
                 "-p", "continuation", "--seeds", "2", "-e", "rouge", "-e", "chrf",
                 "--generator", f"model=fake,base_url={server.base_url},max_attempts=1",
                 "--out", str(tmp_path / name), "--cache-dir", str(tmp_path / cache),
-                "--chunk-size", "3", "--quiet", *flags])
+                "--chunk-size", "3", "--quiet", *flags], env=env)
             assert result.exit_code == 0, result.output
             print(f"{name}: {time.perf_counter() - started:.1f} s")
             return json.loads((tmp_path / name / "results.json").read_text()), \
@@ -273,8 +302,10 @@ def test_a_run_on_a_two_node_cluster_is_a_local_run(cluster: str, tmp_path: Path
         serial, serial_calls = evalstress_run("serial", "serial-cache", "--workers", "1")
         evalstress_run("pooled", "pooled-cache", "--workers", "2")
         on_ray, ray_calls = evalstress_run("ray", "ray-cache", *on_cluster)
-        # the same command again, same cache: every shard and generated text is there already
-        again, again_calls = evalstress_run("ray-again", "ray-cache", *on_cluster)
+        # again, same cache, the cluster named by Ray's own RAY_ADDRESS: every shard and
+        # generated text is there already
+        again, again_calls = evalstress_run("ray-again", "ray-cache", "--backend", "ray",
+                                            "--workers", "1", env={"RAY_ADDRESS": cluster})
     table = pd.read_parquet(tmp_path / "serial" / "scores.parquet")
     assert "continuation" in set(table["perturbation"])
     for other in ("pooled", "ray", "ray-again"):

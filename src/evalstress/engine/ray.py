@@ -92,7 +92,7 @@ class PremadeGeneration(GenerationSetup):
 
     made: dict[tuple[str, ...], GenerationOutcome] = field(default_factory=dict)
     handled: frozenset[str] = frozenset()
-    variants: list[Variant] = field(default_factory=list)
+    variants: list[Variant] | None = None  # a shard's copy: the variants of its examples
 
     def handles(self, plan: PerturbationPlan) -> bool:
         return plan.name in self.handled
@@ -105,7 +105,7 @@ class PremadeGeneration(GenerationSetup):
         key = tuple(e.id for e in examples)
         if key in self.made:
             return self.made[key]
-        if self.generator is not None:  # a chunk the driver did not foresee: ask (cached)
+        if self.variants is None:  # the driver, a chunk it did not foresee: run the stage
             return super().run(examples, suite, parser, progress)
         ids = set(key)
         return GenerationOutcome(variants=[v for v in self.variants if v.example_id in ids])
@@ -193,7 +193,7 @@ def _shard_key(run_key: str, index: int, count: int,
     """What a shard's scores depend on: the run (data, suite, evaluators, version), its place,
     and the generated or imported variants it was given."""
     digest = hashlib.sha256(f"{run_key}:{index}/{count}".encode())
-    for v in generation.variants if generation is not None else []:
+    for v in (generation.variants or []) if generation is not None else []:
         digest.update(json.dumps([v.example_id, v.perturbation, str(v.severity), v.seed,
                                   v.text], ensure_ascii=False).encode())
     return digest.hexdigest()
