@@ -81,6 +81,7 @@ class Refusing:
 @pytest.mark.parametrize(("change", "message"), [
     ({"backend": "spark"}, "--backend 'spark': choose local or ray"),
     ({"backend": "ray", "sequential": True}, "--sequential decides batch by batch"),
+    ({"ray_address": "head:6379"}, "--ray-address head:6379: add --backend ray"),
     ({"analyses": ("blindspot", "blindspott")}, "unknown analysis blindspott"),
     ({"out": "file"}, "exists and is not a directory"),
 ])

@@ -19,6 +19,7 @@ from evalstress.analyses.sequential import SequentialDesign
 from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.engine.generation import GenerationError, GenerationSetup
+from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import OutputError, check_writable, staging_for
 from evalstress.engine.runhealth import (
@@ -65,6 +66,7 @@ class StressJob:
     generation: GenerationSetup | None = None
     max_missing: float = DEFAULT_MAX_MISSING
     progress: Progress | None = None
+    ray_address: str | None = None  # --backend ray: the cluster (None: RAY_ADDRESS, else local)
 
     def check(self) -> None:
         """Refuse before any work what would fail later (a typo costs nothing)."""
@@ -74,14 +76,11 @@ class StressJob:
                            f"known: {', '.join(analysis_names())}")
         if self.backend not in BACKENDS:
             raise JobError(f"--backend '{self.backend}': choose {' or '.join(BACKENDS)}")
-        if self.backend == "ray":
-            if self.sequential:
-                raise JobError("--sequential decides batch by batch on one machine: use "
-                               "--backend local")
-            if self.generation is not None and any(self.generation.handles(p)
-                                                   for p in self.suite.perturbations):
-                raise JobError("--backend ray does not run the generation stage (LLM-written "
-                               "or imported variants): run them with the local backend")
+        if self.backend == "ray" and self.sequential:
+            raise JobError("--sequential decides batch by batch on one machine: use "
+                           "--backend local")
+        if self.ray_address and self.backend != "ray":
+            raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
         if self.out is not None:
             try:
                 check_writable(self.out)
@@ -120,10 +119,10 @@ def score_job(job: StressJob) -> RunResult:
     chunk_size = policy.chunk_size if policy is not None else job.chunk_size
     try:
         if job.backend == "ray":
-            from evalstress.engine.ray import run_on_ray  # Ray loads only when asked for
-
             return run_on_ray(job.examples, job.suite, job.evaluators, cache=cache,
-                              progress=job.progress, workdir=workdir, chunk_size=chunk_size)
+                              progress=job.progress, workdir=workdir, chunk_size=chunk_size,
+                              address=job.ray_address, workers=job.workers,
+                              generation=job.generation)
         return run(job.examples, job.suite, job.evaluators, cache=cache, progress=job.progress,
                    workdir=workdir, workers=job.workers, chunk_size=chunk_size, policy=policy,
                    generation=job.generation)
@@ -148,7 +147,7 @@ def run_job(job: StressJob) -> JobResult:
     job.check()
     try:
         result = score_job(job)
-    except GenerationError as exc:
+    except (GenerationError, RayError) as exc:
         raise JobError(str(exc)) from None
     try:
         analyses = run_analyses(job.suite.analyses, result, analysis_options(job))

@@ -230,3 +230,18 @@ def test_a_paper_setting_names_its_bad_field(tmp_path: Path) -> None:
                    "        minor: {instruction: x}\n")
     with pytest.raises(PromptError, match=r"field 'paper.tasks.stroy'.*did you mean 'story'"):
         load_prompt_file(bad)
+
+
+def test_an_attack_reaches_worker_processes_with_its_params_and_prompt_override() -> None:
+    """Attack classes are made at run time; `--workers N` pickles the suite for its processes,
+    which failed with "attribute lookup ContinuationLLM ... failed"."""
+    import pickle
+
+    pert = get_perturbation("continuation", shots=1)
+    pert.with_spec(replace(pert.spec, instruction="Add one more sentence to the text."))
+    copy = pickle.loads(pickle.dumps(pert))
+    assert type(copy).__name__ == "ContinuationLLM" and copy.name == "continuation"
+    assert copy.params == pert.params and copy.spec.instruction.startswith("Add one more")
+    asked = copy.messages("The ferry left at dawn.", "story", "default")
+    assert asked == pert.messages("The ferry left at dawn.", "story", "default")
+    assert "Add one more sentence" in asked[0]["content"]

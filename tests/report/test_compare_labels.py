@@ -55,7 +55,7 @@ def test_an_old_and_a_new_run_of_one_evaluator_pair_up(new_run: Path, tmp_path: 
     # through the command: the changed verdict is listed, not "no evaluator in common"
     old_dir = tmp_path / "old"
     old_dir.mkdir()
-    for name in ("scores.parquet", "variants.jsonl", "skips.jsonl", "examples.jsonl"):
+    for name in ("scores.parquet", "variants.parquet", "skips.jsonl", "examples.jsonl"):
         (old_dir / name).write_bytes((new_run / name).read_bytes())
     (old_dir / "results.json").write_text(json.dumps(old), "utf-8")
     said = CliRunner().invoke(app, ["compare", str(old_dir), str(new_run), "--out",

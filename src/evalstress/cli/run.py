@@ -43,7 +43,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
             quiet: bool = False, workers: int = 0, backend: str = "local",
             chunk_size: int | None = None, sequential: bool = False,
             generation: GenerationSetup | None = None,
-            max_missing: float = DEFAULT_MAX_MISSING) -> JobResult:
+            max_missing: float = DEFAULT_MAX_MISSING,
+            ray_address: str | None = None) -> JobResult:
     """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run it, print
     what it found, exit EXIT_MOSTLY_MISSING (3) after writing when an evaluator's scores are
     mostly missing."""
@@ -54,7 +55,7 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
                     options={"rel_tol": rel_tol} if rel_tol is not None else {},  # flag > suite
                     config=config, workers=workers, backend=backend, chunk_size=chunk_size,
                     sequential=sequential, generation=generation, max_missing=max_missing,
-                    progress=progress_bars(enabled=not quiet))
+                    progress=progress_bars(enabled=not quiet), ray_address=ray_address)
     try:
         use_cache_dir(cache_dir)
         keeps(out)
@@ -165,7 +166,12 @@ def run_command(
         "rep); 0: every core. Results are identical to --workers 1.")] = 0,
     backend: Annotated[str, typer.Option(
         help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
-        "cluster named by RAY_ADDRESS (else a local Ray), merged by cache key.")] = "local",
+        "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
+        "key.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="Ray cluster of --backend ray: HEAD:6379 (a node of the cluster) or "
+        "ray://HEAD:10001 (Ray Client). Default: RAY_ADDRESS, else a Ray on this machine.")]
+    = None,
     chunk_size: Annotated[int | None, typer.Option(
         help="Examples per chunk: memory holds one chunk; a killed run resumes at its first "
         "unfinished chunk.")] = None,
@@ -270,13 +276,14 @@ def run_command(
                     "suite": the_suite.name, "protocol": the_suite.protocol,
                     "evaluators": specs, "seeds": list(the_suite.seeds),
                     "limit": limit, "shard": shard,  # as given on the command line
-                    "workers": workers, "backend": backend,
+                    "workers": workers, "backend": backend, "ray_address": ray_address,
                     "variants": str(imports) if imports else None,
                     "perturbation_prompts": str(prompts) if prompts else None,
                     "max_chars": the_suite.options.get("max_chars"),
                     "max_missing": settings.max_missing},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
-            sequential=sequential, generation=generation, max_missing=settings.max_missing)
+            sequential=sequential, generation=generation, max_missing=settings.max_missing,
+            ray_address=ray_address)
 
 
 def _examples(settings: RunSettings) -> list[Example]:

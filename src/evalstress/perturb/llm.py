@@ -522,6 +522,11 @@ class LLMPerturbation(Perturbation):
         """What this attack asks of a text of `task` at `severity`, under its rule."""
         return self.spec.resolve(severity, task, paper=self.params.get("rule") == "paper")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by definition: the class is made at run time from its spec (`_class_for`),
+        so worker processes (`--workers N`) cannot find it by name."""
+        return (_unpickle, (type(self).default_spec, dict(self.__dict__)))
+
     def with_spec(self, spec: AttackSpec) -> LLMPerturbation:
         """This perturbation with another attack definition (a user prompt file's override)."""
         self.spec = spec
@@ -585,6 +590,13 @@ def _class_for(spec: AttackSpec) -> type[LLMPerturbation]:
     cls: type[LLMPerturbation] = type(cls_name, (LLMPerturbation,), attrs)
     cls.name = spec.name
     return cls
+
+
+def _unpickle(spec: AttackSpec, state: dict[str, Any]) -> LLMPerturbation:
+    cls = _class_for(spec)
+    made = cls.__new__(cls)
+    made.__dict__.update(state)
+    return made
 
 
 def register_attack(spec: AttackSpec, *, replace_existing: bool = False) -> type[LLMPerturbation]:
