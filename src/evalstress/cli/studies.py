@@ -23,6 +23,7 @@ from evalstress.core.data import DataError, load_examples
 from evalstress.core.redact import redact_value
 from evalstress.core.version import __version__
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+from evalstress.engine.scoring import configure_caches
 
 
 @app.command("self-bias")
@@ -96,6 +97,7 @@ def self_bias_command(
             for system, text in found.items():
                 extra.setdefault(str(system), {})[example.id] = str(text)
     referees = make_evaluators(list(referee or []))
+    configure_caches(referees, cache_dir, no_cache)
     try:
         result, texts = run_self_bias(
             examples, backbones, kind=kind, referees=referees, extra_systems=extra,
@@ -176,6 +178,7 @@ def correlate_command(
     specs = evaluator or ["bleu", "chrf", "rouge"]
     evaluators = make_evaluators(list(specs))
     cache = score_cache(cache_dir, no_cache)
+    configure_caches(evaluators, cache_dir, no_cache)  # judges answer into the same folder
     try:
         scores, human_frame, stats = score_system_outputs(
             docs, evaluators, cache=cache, progress=progress_bars(enabled=not quiet))
