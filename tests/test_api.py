@@ -123,3 +123,25 @@ def test_each_evaluator_names_its_extra(spec: str, extra: str,
 def test_two_evaluators_with_one_label_are_refused() -> None:
     with pytest.raises(ValueError, match="share the label rouge"):
         evalstress.stress(None, ["rouge", "rouge"], progress=False)
+
+
+THREE = ("The council met on Monday. It approved the new harbour bridge plan. Work will start "
+         "in the spring.")
+
+
+def test_stress_runs_a_suite_under_the_papers_protocol(tmp_path: Path) -> None:
+    """protocol="paper" is --protocol paper: paper 000's rule attacks once per text (severity
+    `paper`, one seed), sentence deletion dropping the last sentence; the caller's seeds win."""
+    rows = [{"id": "a", "hypothesis": THREE, "references": [THREE]}]
+    done = evalstress.stress(rows, "rouge", "criteria-rules", task="summarization",
+                             protocol="paper", cache=False, progress=False)
+    made = done.variants()
+    assert set(zip(made["severity"], made["seed"], strict=True)) == {("paper", 0)}
+    deleted = made[made["perturbation"] == "sentence-deletion"]["text"].tolist()
+    assert deleted == ["The council met on Monday. It approved the new harbour bridge plan."]
+    assert done.config["protocol"] == "paper"
+    two = evalstress.stress(rows, "rouge", "criteria-rules", task="summarization",
+                            protocol="paper", seeds=2, cache=False, progress=False)
+    assert set(two.variants()["seed"]) == {0, 1}
+    with pytest.raises(ValueError, match="protocol 'exact' is unknown"):
+        evalstress.stress(rows, "rouge", protocol="exact", cache=False, progress=False)

@@ -16,6 +16,7 @@ fails before any data is read or perturbed.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ import pandas as pd
 
 from evalstress.core.bars import RichBars
 from evalstress.core.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
-from evalstress.core.strict import check_names
+from evalstress.core.strict import ConfigError, check_names
 from evalstress.engine.result import RunResult
 from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 from evalstress.evaluators.external import CallableEvaluator
@@ -188,7 +189,8 @@ def stress(data: Any = None,
            perturbations: Sequence[str] | None = None, seeds: int | Sequence[int] | None = None,
            mapping: FieldMap | Mapping[str, str] | Sequence[str] | None = None,
            task: str | None = None, limit: int | None = None, options: Mapping[str, Any] | None
-           = None, rel_tol: float | None = None, cache: bool = True, cache_dir: str | Path | None = None,
+           = None, rel_tol: float | None = None, protocol: str | None = None,
+           cache: bool = True, cache_dir: str | Path | None = None,
            out: str | Path | None = None, progress: bool = True) -> StressResult:
     """Stress-test evaluators on data with a suite, from Python or a notebook.
 
@@ -197,6 +199,7 @@ def stress(data: Any = None,
     Evaluator objects, plain callables (text request -> number), or a mapping label -> any of
     those. `suite`: a built-in name, a YAML path or a Suite; `perturbations` and `seeds` override
     it; `options` adds analysis options (e.g. `{"aspect_map": {"rougeL": "informativeness"}}`).
+    `protocol="paper"` runs the suite under the papers' own settings, as `--protocol paper`.
     Scores go through the same caches as the command line (`cache=False` scores afresh).
     With `out`, the run directory is written there at once; else on first `save()` or display.
     """
@@ -207,14 +210,21 @@ def stress(data: Any = None,
     the_suite = base
     if perturbations:
         the_suite = custom_suite(list(perturbations), seeds if seeds is not None
-                                 else list(base.seeds), base.analyses)
+                                 else list(base.seeds), base.analyses, base.protocol)
         the_suite.options = dict(base.options)
-    elif seeds is not None:
-        the_suite.seeds = parse_seeds(seeds if isinstance(seeds, int) else list(seeds), "seeds")
+    if protocol is not None:
+        try:
+            the_suite = the_suite.with_protocol(protocol)
+        except ValueError as exc:
+            raise ConfigError(f"stress(protocol=...): {exc}") from None
+    if seeds is not None:  # after the protocol: the caller's seeds win
+        the_suite = dataclasses.replace(the_suite, seeds=parse_seeds(
+            seeds if isinstance(seeds, int) else list(seeds), "seeds"))  # not the caller's Suite
     examples = load_data(data, mapping, task, limit)
     config = {"command": "stress", "data": str(data) if isinstance(data, str | Path) else
               type(data).__name__, "suite": the_suite.name, "evaluators": [e.label for e in made],
-              "seeds": list(the_suite.seeds), "limit": limit}
+              "seeds": list(the_suite.seeds), "limit": limit,
+              **({"protocol": protocol} if protocol is not None else {})}
     done = run_job(StressJob(
         examples, the_suite, made, out=Path(out) if out is not None else None,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
