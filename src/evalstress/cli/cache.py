@@ -118,7 +118,7 @@ def cache_explain(
             raise fail(f"'{evaluator}' is not an LLM judge")
         req = ScoreRequest(text, source, tuple(reference or ()), task)
         name = aspect or judge.aspects[0]
-        params = judge._sample_params(sample)
+        params = judge.sample_params(sample)
         parts = judge.client.parts(judge.messages(req, name), params, sample)
         judge.close()
     else:

@@ -473,7 +473,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             params["response_format"] = constraints.response_format(self.form, self.scale)
         return params
 
-    def _sample_params(self, sample: int) -> dict[str, Any]:
+    def sample_params(self, sample: int) -> dict[str, Any]:
+        """The request settings of one sample: they enter the response cache key, so `cache
+        explain` asks for them to rebuild a judgment's key."""
         return {**self.request_params(), "seed": self.seed + sample}
 
     # --- scoring ----------------------------------------------------------------------------
@@ -486,7 +488,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             await self.auto_steps.prepare(requests)
         jobs = [(r, a) for r in requests for a in self._aspects]
         chats = [self._messages_or_reason(r, a) for r, a in jobs]
-        known = self.client.cached([self.client.key(m, self._sample_params(s), s)
+        known = self.client.cached([self.client.key(m, self.sample_params(s), s)
                                     for m in chats if not isinstance(m, str)
                                     for s in range(self.n)])
         # dispatched in prompt order, so requests that share a prefix (same source) run back to
@@ -504,7 +506,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
 
     async def _sample(self, messages: list[dict[str, str]], sample: int,
                       known: Mapping[str, ChatResponse]) -> ChatResponse | LLMError:
-        params = self._sample_params(sample)
+        params = self.sample_params(sample)
         prefetched = sample < self.n  # the first n samples were looked up in one query
         if prefetched:
             hit = known.get(self.client.key(messages, params, sample))
@@ -598,7 +600,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                     continue  # missing without a call
                 size = message_tokens(messages)
                 for s in range(self.n):
-                    keyed.append((self.client.key(messages, self._sample_params(s), s), size))
+                    keyed.append((self.client.key(messages, self.sample_params(s), s), size))
         hits = self.client.cached([k for k, _ in keyed])
         for key, size in keyed:
             if key not in hits:
