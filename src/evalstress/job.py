@@ -18,10 +18,11 @@ from evalstress.analyses.registry import analysis_names, run_analyses
 from evalstress.analyses.sequential import SequentialDesign
 from evalstress.core.data import Example
 from evalstress.core.records import Progress
+from evalstress.core.storage import StorageError, check_target
 from evalstress.engine.generation import GenerationError, GenerationSetup
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
 from evalstress.engine.result import RunResult
-from evalstress.engine.rundir import OutputError, check_writable, staging_for
+from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import (
     DEFAULT_MAX_MISSING,
     MissingShare,
@@ -83,8 +84,8 @@ class StressJob:
             raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
         if self.out is not None:
             try:
-                check_writable(self.out)
-            except OutputError as exc:
+                check_target(self.out, "--out", folder=True)
+            except StorageError as exc:
                 raise JobError(str(exc)) from None
 
 

@@ -14,7 +14,7 @@ from evalstress.core.storage import (
     StorageError,
     atomic_write_text,
     check_cache_dir,
-    check_file_target,
+    check_target,
     describe,
 )
 
@@ -37,7 +37,7 @@ def test_a_cache_folder_that_cannot_exist_fails_before_any_work(tmp_path: Path) 
 
 def test_an_output_file_where_a_folder_stands_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="is a folder, not a file"):
-        check_file_target(tmp_path, "JUnit file")
+        check_target(tmp_path, "JUnit file")
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path: Path,

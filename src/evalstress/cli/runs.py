@@ -10,6 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
+from evalstress.core.storage import StorageError, check_target
+
+
+def writable(path: Path, what: str) -> None:
+    """End the command before any work when its output file cannot be written."""
+    try:
+        check_target(path, what)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
 
 
 @app.command("report")
@@ -29,6 +38,8 @@ def report_command(
     from evalstress.report.html import write_report
     from evalstress.report.rundir import RunDirError
 
+    if out is not None:
+        writable(out, "--out")
     try:
         path = write_report(run_dir, out, max_variants=max_variants)
     except RunDirError as exc:
@@ -50,6 +61,7 @@ def compare_command(
     from evalstress.report.compare import changes, paired_outcomes, relabelled, render_compare
     from evalstress.report.rundir import RunDirError, load_results
 
+    writable(out, "--out")
     try:
         a, b = load_results(run_a), load_results(run_b)
     except RunDirError as exc:
@@ -97,6 +109,8 @@ def check_command(
     from evalstress.report.check import CheckInputError, Expectations, check_run, junit_xml
     from evalstress.report.check import parse_requirement as parse
 
+    if junit is not None:
+        writable(junit, "--junit")
     try:
         flags = Expectations([parse(r) for r in require or []], max_failures, min_d)
         if max_failures is not None and max_failures < 0:
@@ -165,6 +179,7 @@ def export_command(
     from evalstress.core.data import DataError
     from evalstress.engine.variantfile import export_variants
 
+    writable(variants, "--variants")
     try:
         count = export_variants(run_dir, variants, originals=originals)
     except (DataError, ValueError, OSError) as exc:

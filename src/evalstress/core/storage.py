@@ -109,18 +109,22 @@ def folder_write_problem(folder: Path, name: str) -> OSError | None:
     return None
 
 
-def check_file_target(path: Path, what: str) -> None:
-    """Fail before any work when a single output file cannot be written at `path`."""
+def check_target(path: Path, what: str, *, folder: bool = False) -> None:
+    """Fail before any work when an output cannot be written at `path`: a single file, or with
+    `folder` a folder the command creates or fills (a run directory)."""
     path = Path(path)
-    if path.exists() and path.is_dir():
+    if folder and path.exists() and not path.is_dir():
+        raise StorageError(f"{what} {path}: exists and is not a directory")
+    if not folder and path.is_dir():
         raise StorageError(f"{what} {path}: is a folder, not a file")
     parent = path.parent if str(path.parent) else Path(".")
     problem = folder_write_problem(parent, path.name)
     if problem is not None:
         raise StorageError(f"{what} {path}: cannot write in {parent} "
                            f"({reason_of(problem) or problem.strerror or problem})")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise StorageError(f"{what} {path}: the file is not writable")
+    if path.exists() and not os.access(path, os.W_OK | (os.X_OK if folder else 0)):
+        raise StorageError(f"{what} {path}: the {'directory' if folder else 'file'} is not "
+                           "writable")
 
 
 def atomic_write_text(path: Path, text: str) -> Path:
@@ -145,5 +149,5 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["StorageError", "atomic_write_text", "check_cache_dir", "check_file_target",
+__all__ = ["StorageError", "atomic_write_text", "check_cache_dir", "check_target",
            "describe", "reason_of"]

@@ -29,7 +29,6 @@ from evalstress.core import interrupts
 from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import SCORE_SCHEMA
-from evalstress.core.storage import folder_write_problem
 from evalstress.engine import variantfile
 
 PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
@@ -40,24 +39,6 @@ LAYOUT = 2
 #: scores.parquet: zstd keeps a score row at ~5 bytes (snappy: ~6.5); parts are rewritten
 SCORE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 9}
 SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
-
-
-class OutputError(Exception):
-    """The run directory cannot be written; the message says where and why, in one line."""
-
-
-def check_writable(out: Path) -> None:
-    """Fail before any work if `out` cannot become a run directory."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out}: exists and is not a directory")
-    parent = out.parent if str(out.parent) else Path(".")
-    problem = folder_write_problem(parent, out.name)
-    if problem is not None:
-        raise OutputError(f"--out {out}: cannot write in {parent} "
-                          f"({problem.strerror or problem})")
-    if out.exists() and not os.access(out, os.W_OK | os.X_OK):
-        raise OutputError(f"--out {out}: the directory is not writable")
 
 
 def staging_for(out: Path) -> Path:
