@@ -3,6 +3,8 @@ signature, and so the score cache, rests on the spec's parameters."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from evalstress.evaluators.base import create_evaluator, distinct_labels
@@ -58,3 +60,16 @@ def test_a_label_leaves_the_signature_and_cache_key_alone() -> None:
     assert first.cache_namespace == create_evaluator("judge:model=local,aspect=fluency"
                                                      ).cache_namespace
     assert "judge(" not in str(first.signature())
+
+
+@pytest.mark.parametrize("spec", [
+    "bleu", "rouge:types=rougeL,use_stemmer=false", "judge:model=local,aspect=fluency coherence",
+    'rouge:name="recall, stemmed",measure=recall',
+    {"evaluator": "chrf", "word_order": 2, "name": "it's chrF++, order 2"}])
+def test_an_evaluators_spec_builds_it_again_under_its_label(spec: str | dict[str, Any]) -> None:
+    """A study that starts from a run's labels (the adversarial analysis) gets the same
+    evaluator back: same signature (so the same cache entries), same label."""
+    first = create_evaluator(spec)
+    again = create_evaluator(first.spec)
+    assert again.signature() == first.signature()
+    assert again.label == first.label

@@ -258,7 +258,8 @@ class StreamingRun:
         if not staging.finalized:
             self._run_chunks(staging)
         return RunResult.from_files(staging.files, self.examples, self.suite,
-                                    signatures={e.label: e.signature() for e in self.evaluators})
+                                    signatures={e.label: e.signature() for e in self.evaluators},
+                                    specs={e.label: e.spec for e in self.evaluators})
 
     def _run_chunks(self, staging: Staging) -> None:
         chunks = _chunks(len(self.examples), self.chunk_size)

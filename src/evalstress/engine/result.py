@@ -43,25 +43,27 @@ class RunResult:
     """A scored run, read from its run directory (see the module docstring)."""
 
     def __init__(self, plan: Plan, files: RunFiles, summary: dict[str, Any],
-                 signatures: dict[str, Any] | None = None):
+                 signatures: dict[str, Any] | None = None, specs: dict[str, str] | None = None):
         self.plan = plan
         self.files = files
         self.summary = summary  # counts, skip and missing reasons, generation counts
         self.stats = {label: EvaluatorStats(**values)
                       for label, values in summary["stats"].items()}
         self.signatures = signatures or {}
+        self.specs = specs or {}  # label -> the spec that builds the evaluator again
         self.usage: dict[str, Usage] = {}  # LLM accounting per evaluator label (results.json)
         self._table: pd.DataFrame | None = None
 
     @classmethod
     def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
-                   signatures: dict[str, Any]) -> RunResult:
+                   signatures: dict[str, Any], specs: dict[str, str] | None = None
+                   ) -> RunResult:
         summary = json.loads(files.path("summary.json").read_text(encoding="utf-8"))
         plan = Plan(examples, suite, StoredSequence(files, "variants.parquet",
                                                     int(summary["variants"]), "variant"),
                     StoredSequence(files, "skips.jsonl", int(summary["skipped"]), "skip"),
                     int(summary["parses"]))
-        return cls(plan, files, summary, signatures)
+        return cls(plan, files, summary, signatures, specs)
 
     @property
     def scores(self) -> ScoreTable:

@@ -130,6 +130,15 @@ class Evaluator(ABC):
             return self.display_name
         return self.short_label()
 
+    @property
+    def spec(self) -> str:
+        """The spec that builds this evaluator again, its label included: how a study that
+        starts from a run's labels (the adversarial analysis) gets the evaluators back."""
+        parts = [f"{k}={_spec_value(v)}" for k, v in sorted(self.spec_params.items())]
+        if self.display_name:
+            parts.append(f"name={_spec_value(self.display_name)}")
+        return f"{self.name}:{','.join(parts)}" if parts else self.name
+
     def short_label(self, keys: Sequence[str] = (), full: bool = False) -> str:
         """The label from the spec: `name(model)` plus `k=v` for each of `keys` the spec sets;
         without a model, every parameter the spec sets. Values are shortened to a path's last
@@ -174,6 +183,16 @@ class Evaluator(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most evaluators hold nothing
         """Free models or connections; the runner calls it at the end of a run."""
+
+
+def _spec_value(value: Any) -> str:
+    """A value as a spec writes it: true/false, and quoted where it holds a comma or a quote."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if not any(ch in text for ch in ",'\""):
+        return text
+    return f"'{text}'" if '"' in text else f'"{text}"'
 
 
 def _label_value(value: Any, full: bool) -> str:

@@ -48,7 +48,9 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
         by_label: dict[str, list[str]] = {}
         for label, aspect in pairs:
             by_label.setdefault(label, []).append(aspect)
-        victims = [label if len(aspects) == 1 else f"{label}@{aspect}"
+        specs = run.specs  # labels are for display: the evaluators are built again by spec
+        victims = [specs.get(label, label) if len(aspects) == 1
+                   else f"{specs.get(label, label)}@{aspect}"
                    for label, aspects in by_label.items() for aspect in aspects]
 
     def as_list(value: Any) -> list[str]:
