@@ -350,9 +350,10 @@ def matrix(m: Mapping[str, Any], short: Mapping[str, str] | None = None) -> str:
             f"<td class='hm' style='--h:{(v or 0):.3f}'>{num(v, 2)}</td>" for v in row)
         body.append(f"<tr><th class='l' title='{esc(label)}'>{esc(name[:26])}</th>{cells}</tr>")
     title = _shorten(str(m.get("name", "")), short)
-    return (f"<table class='heat matrix'><caption>{esc(title)} "
+    # a wide matrix scrolls in its own box, never the page
+    return (f"<div class='matrixwrap'><table class='heat matrix'><caption>{esc(title)} "
             f"({esc(m.get('method', ''))}, n = {num(m.get('n'))})</caption><thead><tr><th></th>"
-            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
 # --- correlation with humans ------------------------------------------------------------------
