@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -201,6 +202,41 @@ class TextParser:
                     self._memo[text] = _from_doc(doc)
                 self.parses += len(todo)
             return [self._memo[t] for t in texts]
+
+    def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
+        """Tokens and sentence bounds of each text, in order, batch by batch, kept nowhere.
+
+        For dataset-wide resources (the sentence pool) that read only sentences: spaCy runs
+        just the components the dependency parser needs (tok2vec, parser), about a third of a
+        full parse, and only the current batch's parses (and those of texts that come again
+        later) are alive, so a resource built over a thousand texts neither holds a thousand
+        parses nor raises the peak memory. Texts already parsed in full come from the memo;
+        the others get no POS, lemma or entities (`parse_many` gives those) and stay out of it."""
+        remaining = Counter(texts)
+        held: dict[str, ParsedText] = {}  # parses of texts that come again later
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start:start + self.batch_size]
+            with self._lock:
+                known = {t: self._memo[t] for t in batch if t in self._memo}
+            known.update((t, held[t]) for t in batch if t in held)
+            todo = list(dict.fromkeys(t for t in batch if t not in known))
+            if todo:
+                nlp = load_spacy(self.model)
+                longest = max(len(t) for t in todo)
+                if longest >= nlp.max_length:
+                    nlp.max_length = longest + 1
+                skip = [name for name in nlp.pipe_names if name not in ("tok2vec", "parser")]
+                for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size,
+                                                    disable=skip), strict=True):
+                    known[text] = _from_doc(doc)
+                self.parses += len(todo)
+            for text in batch:
+                remaining[text] -= 1
+                if remaining[text]:
+                    held[text] = known[text]
+                else:
+                    held.pop(text, None)
+                yield known[text]
 
     def forget(self) -> None:
         """Drop the memo (the count of parses stays): a streaming run forgets each chunk's
