@@ -18,8 +18,8 @@ ratios taken in the same moment). Then the ratios with their targets:
 Usage: python bench/bench_scale.py [--sizes 250,1000,2000] [--workers 1,2]
        [--suite blindspot-full] [--chunk-size N] [--quick]
 Without --chunk-size the runner picks it as a user's run would (64 examples, or fewer so that
-every worker gets about four chunks). --quick is the tests' smoke run: N = 6 and 12, the small
-blindspot suite, chunks of 3 (its numbers say nothing about scale).
+every worker gets about four chunks). --quick is the tests' smoke run: N = 4 and 8, the small
+blindspot suite, chunks of 2 (its numbers say nothing about scale).
 Native thread pools are held to one thread (RAYON_NUM_THREADS=1, fastchrf), so the serial run
 is serial.
 """
@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--suite", default="blindspot-full")
     parser.add_argument("--chunk-size", type=int, default=0, help="0: the runner's choice")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run for tests: N=6,12, suite blindspot, chunks of 3")
+                        help="smoke run for tests: N=4,8, suite blindspot, chunks of 2")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -171,7 +171,7 @@ def main() -> None:
         child(args)
         return
     if args.quick:
-        args.sizes, args.suite, args.chunk_size = "6,12", "blindspot", 3
+        args.sizes, args.suite, args.chunk_size = "4,8", "blindspot", 2
     sizes = [int(n) for n in args.sizes.split(",")]
     worker_counts = [int(w) for w in args.workers.split(",")]
     results: dict[tuple[int, int], dict[str, Any]] = {}

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
+import pyarrow as pa
+
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
-from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.rundir import variant_line
@@ -82,7 +83,7 @@ class ChunkOutcome:
     skips: list[SkipRecord]
     variant_lines: str
     variant_count: int
-    rows: dict[str, ScoreColumns]
+    rows: dict[str, pa.Table]  # Arrow, not Python lists: a worker hands it over as buffers
     stats: dict[str, EvaluatorStats]
     parses: int
     variants: list[Variant] | None = None
@@ -123,11 +124,12 @@ class ChunkWorker:
         made = self.plan(examples, task.stopped)
         variants = [*made.variants, *task.extra_variants]
         scored = scored_examples(examples, variants, task.stopped, made.too_long)
-        rows: dict[str, ScoreColumns] = {}
+        rows: dict[str, pa.Table] = {}
         stats: dict[str, EvaluatorStats] = {}
         for evaluator in self.evaluators:
-            rows[evaluator.label], stats[evaluator.label] = score_rows(
+            columns, stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache)
+            rows[evaluator.label] = columns.to_arrow()
         originals = {e.id: e.hypothesis for e in examples}
         lines = "".join(variant_line(v, originals[v.example_id]) for v in variants)
         return ChunkOutcome(task.index, made.skips, lines, len(variants), rows, stats, made.parses,
