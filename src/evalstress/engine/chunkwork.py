@@ -151,6 +151,10 @@ class WorkerSpec:
     cache_path: str | None
     cache_table: str
     parent_names: frozenset[str] = frozenset()
+    # the process that made the spec, the pool's parent: a worker that finds another parent
+    # exits, also when the kill -9 came while it still started up (its parent then is already
+    # whoever adopted it)
+    parent: int = field(default_factory=os.getpid)
 
 
 #: how often a worker looks whether its parent still lives (seconds)
@@ -175,7 +179,7 @@ def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> th
 
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
-    exit_with_parent(os.getppid())
+    exit_with_parent(spec.parent)
     # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
     # The worker was born with SIGINT blocked (see `ChunkExecutor.submit`), so a Ctrl-C during
     # its start-up stayed pending instead of printing a traceback from inside an import; now
