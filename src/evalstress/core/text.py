@@ -177,9 +177,12 @@ def _from_doc(doc: Any) -> ParsedText:
 class TextParser:
     """Parses each distinct text once; later requests for the same text hit the memo."""
 
-    def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64):
+    def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64, *,
+                 forgetful: bool = False):
         self.model = model
         self.batch_size = batch_size
+        # the memo is dropped chunk by chunk (a streaming run): see `sentence_parses`
+        self.forgetful = forgetful
         self._memo: dict[str, ParsedText] = {}
         self._lock = threading.Lock()
         self.parses = 0  # how many texts went through spaCy: tests and benches read it
@@ -204,14 +207,20 @@ class TextParser:
             return [self._memo[t] for t in texts]
 
     def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
-        """Tokens and sentence bounds of each text, in order, batch by batch, kept nowhere.
+        """Parses of texts for their tokens and sentence bounds, in order, for dataset-wide
+        resources (the sentence pool) that read only sentences.
 
-        For dataset-wide resources (the sentence pool) that read only sentences: spaCy runs
-        just the components the dependency parser needs (tok2vec, parser), about a third of a
-        full parse, and only the current batch's parses (and those of texts that come again
-        later) are alive, so a resource built over a thousand texts neither holds a thousand
-        parses nor raises the peak memory. Texts already parsed in full come from the memo;
-        the others get no POS, lemma or entities (`parse_many` gives those) and stay out of it."""
+        A parser that keeps its memo parses them in full through `parse_many`: the texts' own
+        units reuse those parses later. A forgetful one (a streaming run, whose memo is dropped
+        chunk by chunk) would drop them unused, so there spaCy runs just the components the
+        dependency parser needs (tok2vec, parser), about a third of a full parse, batch by
+        batch, and only the current batch's parses (and those of texts that come again later)
+        are alive: a resource built over a thousand texts neither holds a thousand parses nor
+        raises the peak memory. Those parses have no POS, lemma or entities and stay out of the
+        memo; texts already parsed in full come from it."""
+        if not self.forgetful:
+            yield from self.parse_many(texts)
+            return
         remaining = Counter(texts)
         held: dict[str, ParsedText] = {}  # parses of texts that come again later
         for start in range(0, len(texts), self.batch_size):

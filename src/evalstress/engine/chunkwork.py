@@ -104,7 +104,7 @@ class ChunkWorker:
         self.resources = resources
         self.evaluators = list(evaluators)
         self.cache = cache
-        self.parser = parser or TextParser()
+        self.parser = parser or TextParser(forgetful=True)  # forgets each chunk's parses
         self.ranks = severity_ranks(suite)
 
     def plan(self, examples: Sequence[Example], stopped: Stopped | None) -> PlannedUnits:

@@ -152,6 +152,7 @@ class StreamingRun:
         self.evaluators = list(evaluators)
         self.cache = cache
         self.parser = parser or TextParser()
+        self.parser.forgetful = True  # its memo is dropped chunk by chunk
         self.resources = dict(resources or {})
         self.progress = progress or Progress()
         self.workdir = workdir
