@@ -280,9 +280,11 @@ def word_units(text: str) -> list[str]:
     return text.split()
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=256)
 def _original_units(text: str) -> tuple[str, ...]:
-    # the original of a noise ratio is the same text for every perturbation, severity and seed
+    # the original of a noise ratio is the same text for every perturbation, severity and seed;
+    # variants come example by example, so a few recent originals suffice: thousands of whole
+    # paragraphs and their words would stay in every process whatever the chunk (~9 KB each)
     return tuple(text.split())
 
 
