@@ -27,6 +27,39 @@ def test_parse_finds_sentences_entities_and_pos() -> None:
     assert any(t.pos == "VERB" and t.lemma == "fly" for t in parsed.tokens)
 
 
+def test_sentence_parses_of_a_forgetful_parser_split_as_a_full_parse_and_keep_nothing(
+        ) -> None:
+    """In a streaming run, the sentence pool's cheap parse (tok2vec and parser only) finds the
+    sentence bounds and tokens of a full parse, hands texts back in order (repeats included),
+    and leaves no parse in the memo: a resource built over a dataset does not hold the
+    dataset's parses."""
+    texts = ["Dr. Smith arrived at 9 a.m. on Monday. The U.S. team, however, was late!",
+             "It rained.  Then it stopped; nobody noticed. Why? Nobody knows.",
+             "one line without a full stop\n\nand a second paragraph after blank lines."]
+    parser = TextParser(batch_size=2, forgetful=True)  # several batches
+    light = list(parser.sentence_parses([*texts, texts[0]]))
+    assert parser.parses == 3
+    full = TextParser().parse_many(texts)
+    assert [p.text for p in light] == [*texts, texts[0]]
+    assert [p.sentence_texts() for p in light[:3]] == [p.sentence_texts() for p in full]
+    assert light[1].sentence_texts()[:2] == ["It rained.", "Then it stopped; nobody noticed."]
+    assert [[t.text + t.ws for t in p.tokens] for p in light[:3]] == \
+        [[t.text + t.ws for t in p.tokens] for p in full]
+    parser.parse(texts[1])  # a full parse: not answered from the light one
+    assert parser.parses == 4 and parser.parse(texts[1]).tokens[0].pos == "PRON"
+
+
+def test_sentence_parses_of_a_keeping_parser_are_full_parses_reused_later() -> None:
+    """A parser that keeps its memo parses pool texts once, in full: the texts' own units
+    then parse nothing again."""
+    parser = TextParser()
+    texts = ["Anna went to Paris. She stayed a week.", "A second text here."]
+    pooled = list(parser.sentence_parses(texts))
+    assert [p.sentence_texts() for p in pooled] == [
+        ["Anna went to Paris.", "She stayed a week."], ["A second text here."]]
+    assert parser.parse(texts[0]).entities and parser.parses == 2
+
+
 def test_rebuild_keeps_whitespace_and_never_glues_words() -> None:
     parsed = TextParser().parse("She went to the office, then home.")
     assert rebuild(parsed.tokens) == "She went to the office, then home."

@@ -31,8 +31,9 @@ from evalstress.report import write_outputs
 from evalstress.suites import PerturbationPlan, Suite, custom_suite
 
 LEXICAL = ["bleu", "chrf", "rouge", "rep"]
-# sentence-replacement borrows sentences of other examples: a dataset-wide resource
-SUITE = ["truncation", "token-drop", "sentence-replacement", "char-typo"]
+# sentence-replacement borrows sentences of other examples, frequent-ngram the dataset's
+# n-grams: dataset-wide resources
+SUITE = ["truncation", "token-drop", "sentence-replacement", "frequent-ngram", "char-typo"]
 KEY = ["evaluator", "aspect", "example_id", "perturbation", "severity", "seed"]
 
 

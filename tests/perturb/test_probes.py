@@ -13,6 +13,7 @@ import re
 import pytest
 from wordfreq import top_n_list
 
+from evalstress.core.data import Example
 from evalstress.perturb.base import Skip
 from evalstress.perturb.probes import INJECTIONS
 from tests.perturb.conftest import (
@@ -167,6 +168,31 @@ def test_frequent_ngram_table_is_counted_once_per_run_and_shared(tmp_path) -> No
     resources[key] = [("q", "q", "q", "q")]  # a second call must reuse the shared table
     second = text_of(run("frequent-ngram", MARKET, 1, params=params, resources=resources))
     assert set(second.split()) == {"q"}
+
+
+def test_frequent_ngram_table_keeps_only_the_top_and_counts_again_for_more(
+        tmp_path, monkeypatch) -> None:
+    """The shared table holds the n-grams asked for (at least `NGRAM_KEEP`), not the counts of
+    the whole corpus; a larger top-k counts again and gets what the whole table would give:
+    most frequent first, ties in order of first appearance."""
+    from evalstress.core.text import TextParser
+    from evalstress.perturb import probes
+    from evalstress.perturb.base import PerturbContext
+
+    monkeypatch.setattr(probes, "NGRAM_KEEP", 2)
+    corpus = tmp_path / "corpus.txt"
+    # one 4-gram per line: abcd x3, efgh x2, then ijkl and mnop once each (ijkl first)
+    corpus.write_text("a b c d\ne f g h\ni j k l\na b c d\ne f g h\nm n o p\na b c d\n",
+                      encoding="utf-8")
+    resources: dict[str, object] = {}
+    ctx = PerturbContext(Example("me", "summarization", "", MARKET), TextParser(), [], resources)
+    assert probes.ngram_table(ctx, 4, str(corpus), top=1) == [("a", "b", "c", "d")]
+    (key,) = [k for k in resources if k.startswith("ngram-table")]
+    assert len(resources[key]) == 2  # type: ignore[arg-type]
+    assert probes.ngram_table(ctx, 4, str(corpus), top=3) == [
+        ("a", "b", "c", "d"), ("e", "f", "g", "h"), ("i", "j", "k", "l")]
+    assert probes.ngram_table(ctx, 4, str(corpus), top=9) == [
+        ("a", "b", "c", "d"), ("e", "f", "g", "h"), ("i", "j", "k", "l"), ("m", "n", "o", "p")]
 
 
 def test_frequent_ngram_names_a_missing_corpus_file(tmp_path) -> None:

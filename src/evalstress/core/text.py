@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -176,9 +177,12 @@ def _from_doc(doc: Any) -> ParsedText:
 class TextParser:
     """Parses each distinct text once; later requests for the same text hit the memo."""
 
-    def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64):
+    def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64, *,
+                 forgetful: bool = False):
         self.model = model
         self.batch_size = batch_size
+        # the memo is dropped chunk by chunk (a streaming run): see `sentence_parses`
+        self.forgetful = forgetful
         self._memo: dict[str, ParsedText] = {}
         self._lock = threading.Lock()
         self.parses = 0  # how many texts went through spaCy: tests and benches read it
@@ -201,6 +205,47 @@ class TextParser:
                     self._memo[text] = _from_doc(doc)
                 self.parses += len(todo)
             return [self._memo[t] for t in texts]
+
+    def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
+        """Parses of texts for their tokens and sentence bounds, in order, for dataset-wide
+        resources (the sentence pool) that read only sentences.
+
+        A parser that keeps its memo parses them in full through `parse_many`: the texts' own
+        units reuse those parses later. A forgetful one (a streaming run, whose memo is dropped
+        chunk by chunk) would drop them unused, so there spaCy runs just the components the
+        dependency parser needs (tok2vec, parser), about a third of a full parse, batch by
+        batch, and only the current batch's parses (and those of texts that come again later)
+        are alive: a resource built over a thousand texts neither holds a thousand parses nor
+        raises the peak memory. Those parses have no POS, lemma or entities and stay out of the
+        memo; texts already parsed in full come from it."""
+        if not self.forgetful:
+            yield from self.parse_many(texts)
+            return
+        remaining = Counter(texts)
+        held: dict[str, ParsedText] = {}  # parses of texts that come again later
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start:start + self.batch_size]
+            with self._lock:
+                known = {t: self._memo[t] for t in batch if t in self._memo}
+            known.update((t, held[t]) for t in batch if t in held)
+            todo = list(dict.fromkeys(t for t in batch if t not in known))
+            if todo:
+                nlp = load_spacy(self.model)
+                longest = max(len(t) for t in todo)
+                if longest >= nlp.max_length:
+                    nlp.max_length = longest + 1
+                skip = [name for name in nlp.pipe_names if name not in ("tok2vec", "parser")]
+                for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size,
+                                                    disable=skip), strict=True):
+                    known[text] = _from_doc(doc)
+                self.parses += len(todo)
+            for text in batch:
+                remaining[text] -= 1
+                if remaining[text]:
+                    held[text] = known[text]
+                else:
+                    held.pop(text, None)
+                yield known[text]
 
     def forget(self) -> None:
         """Drop the memo (the count of parses stays): a streaming run forgets each chunk's
@@ -235,9 +280,11 @@ def word_units(text: str) -> list[str]:
     return text.split()
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=256)
 def _original_units(text: str) -> tuple[str, ...]:
-    # the original of a noise ratio is the same text for every perturbation, severity and seed
+    # the original of a noise ratio is the same text for every perturbation, severity and seed;
+    # variants come example by example, so a few recent originals suffice: thousands of whole
+    # paragraphs and their words would stay in every process whatever the chunk (~9 KB each)
     return tuple(text.split())
 
 

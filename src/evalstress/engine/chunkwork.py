@@ -25,7 +25,6 @@ import pyarrow as pa
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
-from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
@@ -87,7 +86,7 @@ class ChunkOutcome:
     skips: list[SkipRecord]
     variant_rows: pa.Table  # the chunk's rows of variants.parquet
     variant_count: int
-    rows: dict[str, ScoreColumns]
+    rows: dict[str, pa.Table]  # Arrow, not Python lists: a worker hands it over as buffers
     stats: dict[str, EvaluatorStats]
     parses: int
     variants: list[Variant] | None = None
@@ -108,7 +107,7 @@ class ChunkWorker:
         self.resources = resources
         self.evaluators = list(evaluators)
         self.cache = cache
-        self.parser = parser or TextParser()
+        self.parser = parser or TextParser(forgetful=True)  # forgets each chunk's parses
         self.ranks = severity_ranks(suite)
 
     def plan(self, examples: Sequence[Example], stopped: Stopped | None) -> PlannedUnits:
@@ -128,11 +127,12 @@ class ChunkWorker:
         made = self.plan(examples, task.stopped)
         variants = [*made.variants, *task.extra_variants]
         scored = scored_examples(examples, variants, task.stopped, made.too_long)
-        rows: dict[str, ScoreColumns] = {}
+        rows: dict[str, pa.Table] = {}
         stats: dict[str, EvaluatorStats] = {}
         for evaluator in self.evaluators:
-            rows[evaluator.label], stats[evaluator.label] = score_rows(
+            columns, stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache)
+            rows[evaluator.label] = columns.to_arrow()
         return ChunkOutcome(task.index, made.skips, variant_table(variants), len(variants), rows,
                             stats, made.parses,
                             variants if task.return_variants else None)
@@ -153,6 +153,10 @@ class WorkerSpec:
     cache_path: str | None
     cache_table: str
     parent_names: frozenset[str] = frozenset()
+    # the process that made the spec, the pool's parent: a worker that finds another parent
+    # exits, also when the kill -9 came while it still started up (its parent then is already
+    # whoever adopted it)
+    parent: int = field(default_factory=os.getpid)
 
 
 #: how often a worker looks whether its parent still lives (seconds)
@@ -177,7 +181,7 @@ def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> th
 
 def _init_worker(spec: WorkerSpec) -> None:
     global _WORKER
-    exit_with_parent(os.getppid())
+    exit_with_parent(spec.parent)
     # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
     # The worker was born with SIGINT blocked (see `ChunkExecutor.submit`), so a Ctrl-C during
     # its start-up stayed pending instead of printing a traceback from inside an import; now

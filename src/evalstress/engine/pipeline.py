@@ -153,6 +153,7 @@ class StreamingRun:
         self.evaluators = list(evaluators)
         self.cache = cache
         self.parser = parser or TextParser()
+        self.parser.forgetful = True  # its memo is dropped chunk by chunk
         self.resources = dict(resources or {})
         self.progress = progress or Progress()
         self.workdir = workdir
@@ -201,12 +202,13 @@ class StreamingRun:
         stats = dict(outcome.stats)
         scored = scored_examples(examples, variants, stopped, long_rows(examples, self.suite))
         for evaluator in self.here:
-            rows[evaluator.label], stats[evaluator.label] = score_rows(
+            columns, stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache, self.progress)
+            rows[evaluator.label] = columns.to_arrow()
         if self.corpus:
             self._gather_sets(examples, variants)
         skips = [*outcome.skips, *extra_skips]
-        tables = [rows[e.label].to_arrow() for e in self.evaluators if e.label in rows]
+        tables = [rows[e.label] for e in self.evaluators if e.label in rows]
         missing: Counter[tuple[str, str, str]] = Counter()
         for table in tables:
             failed = table.filter(pc.not_equal(table.column("status"), "ok"))

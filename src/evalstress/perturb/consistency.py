@@ -105,7 +105,8 @@ def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
     """(example id, sentence) for the examples of the same task in the pool (at most
     `POOL_TEXTS` of them, those with the smallest id hash); built once a run.
 
-    The pool's texts go through the shared parser, so each is parsed once for the whole run.
+    The pool's texts go through the shared parser's sentence-only parse, batch by batch, and
+    only their sentences are kept: the pool costs its sentences in memory, not its parses.
     """
     key = f"sentence-pool:{ctx.example.task}"
     cached = ctx.resources.get(key)
@@ -115,7 +116,8 @@ def task_sentence_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
             ranks = [hashlib.sha1(e.id.encode("utf-8")).hexdigest() for e in members]
             keep = sorted(range(len(members)), key=lambda i: (ranks[i], i))[:POOL_TEXTS]
             members = [members[i] for i in sorted(keep)]
-        parses = ctx.parser.parse_many([e.hypothesis for e in members])
+        # sentences only, a batch at a time: the pool's parses are not kept (flat memory)
+        parses = ctx.parser.sentence_parses([e.hypothesis for e in members])
         cached = [(e.id, s) for e, p in zip(members, parses, strict=True)
                   for s in nonempty_sentences(p)]
         ctx.resources[key] = cached

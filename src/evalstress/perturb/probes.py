@@ -235,18 +235,26 @@ def _paper_injection(ctx: PerturbContext, kind: str, rng: random.Random) -> str 
 # -- frequent n-grams ---------------------------------------------------------------------------
 
 
-def ngram_table(ctx: PerturbContext, n: int, corpus: str | None, *,
+#: n-grams a table keeps beyond the largest top-k asked so far: the counts of a whole dataset
+#: are dropped once the table is cut, so memory holds a few thousand n-grams, not every one
+NGRAM_KEEP = 1000
+
+
+def ngram_table(ctx: PerturbContext, n: int, corpus: str | None, *, top: int,
                 paper: bool = False, where: str | None = None) -> list[tuple[str, ...]]:
-    """n-grams of the reference corpus, most frequent first; counted once a run and shared.
+    """The `top` most frequent n-grams of the reference corpus, most frequent first (ties in
+    order of first appearance); counted once a run and shared.
 
     The corpus is the `corpus` param (a .txt file, one text per line, or a .jsonl file with a
     "text" field, optionally only the records `where` says, e.g. set=b), else
     `ctx.resources["ngram_corpus"]` (a list of texts), else the hypotheses of the pool. Paper
     002's rule: a separate corpus (never the pool), lower-cased, n-grams with punctuation left out.
+    The shared table keeps the first max(top, `NGRAM_KEEP`) n-grams; a larger top counts again.
     """
     key = f"ngram-table:{n}:{corpus or ''}:{where or ''}:{paper}"
+    whole = f"ngram-complete:{n}:{corpus or ''}:{where or ''}:{paper}"
     table = ctx.resources.get(key)
-    if table is None:
+    if table is None or (len(table) < top and not ctx.resources.get(whole)):
         if paper and not corpus and ctx.resources.get("ngram_corpus") is None:
             raise ValueError("frequent-ngram under rule=paper needs a separate corpus: "
                              "corpus=FILE (.txt or .jsonl, where=FIELD=VALUE to pick records), "
@@ -256,10 +264,15 @@ def ngram_table(ctx: PerturbContext, n: int, corpus: str | None, *,
         for text in texts:
             words = (text.lower() if paper else text).split()
             counts.update(zip(*(words[i:] for i in range(n)), strict=False))
-        table = [gram for gram, _ in counts.most_common()
-                 if not paper or not any(c in _PUNCTUATION for w in gram for c in w)]
+        if paper:
+            for gram in [g for g in counts if any(c in _PUNCTUATION for w in g for c in w)]:
+                del counts[gram]
+        keep = max(top, NGRAM_KEEP)
+        # most_common(k) is the stable sort's first k: ties keep their first appearance
+        table = [gram for gram, _ in counts.most_common(keep)]
         ctx.resources[key] = table
-    return table
+        ctx.resources[whole] = len(counts) <= keep
+    return table[:top]
 
 
 _PUNCTUATION = frozenset(string.punctuation)
@@ -296,8 +309,8 @@ class FrequentNgram(PaperRule, Perturbation):
         corpus = self.params.get("corpus")
         where = self.params.get("where")
         paper = follows_paper(self)
-        table = ngram_table(ctx, n, str(corpus) if corpus else None, paper=paper,
-                            where=str(where) if where else None)[:int(severity)]
+        table = ngram_table(ctx, n, str(corpus) if corpus else None, top=int(severity),
+                            paper=paper, where=str(where) if where else None)
         if not table:
             return Skip(f"the reference corpus has no {n}-gram")
         if paper:
