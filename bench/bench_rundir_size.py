@@ -44,20 +44,12 @@ from evalstress.core.cache import SQLiteCache, decode_value  # noqa: E402
 from evalstress.core.worddiff import word_diff  # noqa: E402
 from evalstress.engine import variantfile  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_scale import make_data  # noqa: E402  (the same WikiText data as the scale bench)
+
 DATA = ROOT.parent / "shared" / "data" / "wikitext_paragraphs.jsonl"
 GAP = 8  # equal runs up to this many characters join the edits around them
 MAX_CELLS = 4_000_000
-
-
-def make_data(source: Path, size: int, folder: Path) -> Path:
-    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line]
-    out = folder / f"wikitext-{size}.jsonl"
-    with out.open("w", encoding="utf-8") as handle:
-        for i in range(size):
-            row = rows[i % len(rows)]
-            handle.write(json.dumps({"id": f"{row['id']}-r{i // len(rows)}", "text": row["text"]},
-                                    ensure_ascii=False) + "\n")
-    return out
 
 
 def edits(original: str, text: str) -> list[list[Any]]:
@@ -96,7 +88,7 @@ def apply(original: str, ops: list[list[Any]]) -> str:
 
 
 def run(args: argparse.Namespace, folder: Path) -> tuple[Path, Path, int]:
-    data = make_data(Path(args.data), args.size, folder)
+    data = make_data(args.size, folder, Path(args.data))
     out, cache = folder / "run", folder / "cache"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "RAYON_NUM_THREADS": "1"}
     subprocess.run([sys.executable, "-m", "evalstress.cli", "run", str(data), "-m",

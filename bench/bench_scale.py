@@ -47,9 +47,9 @@ WALL_AT = 1000
 EXTRAPOLATE = 100_000
 
 
-def make_data(size: int, folder: Path) -> Path:
-    """N paragraphs, repeating the shared file with new ids when N is larger."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+def make_data(size: int, folder: Path, source: Path = DATA) -> Path:
+    """N paragraphs, repeating the source file with new ids when N is larger."""
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line]
     out = folder / f"wikitext-{size}.jsonl"
     with out.open("w", encoding="utf-8") as handle:
         for i in range(size):
