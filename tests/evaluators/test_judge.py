@@ -14,21 +14,13 @@ from evalstress.core.data import builtin_corpus
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import open_cache
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
-from evalstress.evaluators.judge import JudgeEvaluator, parse_scale, position_bias
+from evalstress.evaluators.judge import parse_scale, position_bias
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.suites import custom_suite
+from tests.evaluators.fake_judges import fake_judge as judge
 
 REQ = ScoreRequest("The cat sat on the mat.", "A cat sat on a mat all day.", ("A cat sat.",),
                    "summarization")
-
-
-def judge(server: FakeServer, tmp_path: Path, **params: Any) -> JudgeEvaluator:
-    spec = ",".join(f"{k}={v}" for k, v in {"model": "fake", "base_url": server.base_url,
-                                             "backoff": 0.01, "cache": tmp_path / "llm.sqlite",
-                                             **params}.items())
-    made = create_evaluator(f"judge:{spec}")
-    assert isinstance(made, JudgeEvaluator)
-    return made
 
 
 def test_logprob_weighted_expected_score(server: FakeServer, tmp_path: Path) -> None:

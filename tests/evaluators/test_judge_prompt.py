@@ -4,14 +4,13 @@ hash in the signature, and examples that lack what a template shows."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
-from evalstress.evaluators.judge import JudgeEvaluator
 from evalstress.evaluators.judge_prompt import TemplateError, load_template
 from evalstress.llm.fake_server import FakeServer, Reply
+from tests.evaluators.fake_judges import fake_judge as judge
 
 REQ = ScoreRequest("The mill will become 300 homes.", "Harwick approved a plan on Monday.",
                    ("Harwick will turn the mill into homes.", "The mill becomes housing."),
@@ -22,15 +21,6 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return str(path)
-
-
-def judge(server: FakeServer, tmp_path: Path, **params: Any) -> JudgeEvaluator:
-    spec = ",".join(f"{k}={v}" for k, v in {"model": "fake", "base_url": server.base_url,
-                                             "backoff": 0.01, "cache": tmp_path / "llm.sqlite",
-                                             **params}.items())
-    made = create_evaluator(f"judge:{spec}")
-    assert isinstance(made, JudgeEvaluator)
-    return made
 
 
 def test_plain_text_template_is_the_user_message_with_every_placeholder_filled(
