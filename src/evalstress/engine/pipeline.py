@@ -106,7 +106,9 @@ def default_chunk_size(examples: int, workers: int) -> int:
     return min(DEFAULT_CHUNK, max(4, -(-examples // (4 * workers))))
 
 
-def _chunks(count: int, size: int) -> list[list[int]]:
+def chunk_positions(count: int, size: int) -> list[list[int]]:
+    """The examples' positions cut into chunks of `size`: the run's chunks, which the Ray
+    backend's generation pass must cut the same way."""
     return [list(range(start, min(start + size, count))) for start in range(0, count, size)]
 
 
@@ -264,7 +266,7 @@ class StreamingRun:
                                     specs={e.label: e.spec for e in self.evaluators})
 
     def _run_chunks(self, staging: Staging) -> None:
-        chunks = _chunks(len(self.examples), self.chunk_size)
+        chunks = chunk_positions(len(self.examples), self.chunk_size)
         summaries: dict[int, dict[str, Any]] = {}
         todo = []
         for index in range(len(chunks)):

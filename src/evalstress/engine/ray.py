@@ -44,7 +44,7 @@ from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
 from evalstress.engine.chunkwork import EvaluatorRecipe, default_workers, recipe_for
 from evalstress.engine.generation import GenerationOutcome, GenerationSetup
-from evalstress.engine.pipeline import default_chunk_size, fingerprint
+from evalstress.engine.pipeline import chunk_positions, default_chunk_size, fingerprint
 from evalstress.engine.planning import long_rows, shard_examples
 from evalstress.engine.result import RunResult
 from evalstress.engine.runner import run
@@ -133,8 +133,8 @@ def pregenerate(examples: Sequence[Example], suite: Suite, setup: GenerationSetu
     setup.check(suite, examples)
     parser = TextParser()
     made: dict[tuple[str, ...], GenerationOutcome] = {}
-    for start in range(0, len(examples), chunk_size):
-        chunk = examples[start:start + chunk_size]
+    for positions in chunk_positions(len(examples), chunk_size):
+        chunk = [examples[i] for i in positions]
         too_long = long_rows(chunk, suite)
         fitting = [e for e in chunk if e.id not in too_long]
         made[tuple(e.id for e in fitting)] = setup.run(fitting, suite, parser, progress)

@@ -110,8 +110,7 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
 def distinct_victims(evaluators: list[Evaluator]) -> None:
     """Victims' evaluators labelled apart (`distinct_labels`) where their specs differ; one
     spec may be attacked on several aspects (rouge@rouge1, rouge@rougeL) under one label."""
-    keys = [repr((ev.name, sorted(ev.spec_params.items()), ev.display_name))
-            for ev in evaluators]
+    keys = [ev.spec for ev in evaluators]
     first = dict(zip(reversed(keys), reversed(evaluators), strict=True))
     distinct_labels(list(first.values()))
     for key, ev in zip(keys, evaluators, strict=True):
