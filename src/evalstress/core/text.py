@@ -195,16 +195,23 @@ class TextParser:
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
             if todo:
-                nlp = load_spacy(self.model)
-                # the length limit is the planner's (`max_chars`): a text it lets through must
-                # never meet spaCy's own E088 guard, so the pipeline's bound follows the input
-                longest = max(len(t) for t in todo)
-                if longest >= nlp.max_length:
-                    nlp.max_length = longest + 1
-                for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size), strict=True):
-                    self._memo[text] = _from_doc(doc)
-                self.parses += len(todo)
+                self._memo.update(zip(todo, self._run_spacy(todo), strict=True))
             return [self._memo[t] for t in texts]
+
+    def _run_spacy(self, todo: list[str], only: tuple[str, ...] | None = None
+                   ) -> Iterator[ParsedText]:
+        """spaCy over distinct texts, in order (with `only`, just those pipeline components);
+        counted in `parses`."""
+        nlp = load_spacy(self.model)
+        # the length limit is the planner's (`max_chars`): a text it lets through must never
+        # meet spaCy's own E088 guard, so the pipeline's bound follows the input
+        longest = max(len(t) for t in todo)
+        if longest >= nlp.max_length:
+            nlp.max_length = longest + 1
+        skip = [] if only is None else [name for name in nlp.pipe_names if name not in only]
+        self.parses += len(todo)
+        for doc in nlp.pipe(todo, batch_size=self.batch_size, disable=skip):
+            yield _from_doc(doc)
 
     def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
         """Parses of texts for their tokens and sentence bounds, in order, for dataset-wide
@@ -230,15 +237,8 @@ class TextParser:
             known.update((t, held[t]) for t in batch if t in held)
             todo = list(dict.fromkeys(t for t in batch if t not in known))
             if todo:
-                nlp = load_spacy(self.model)
-                longest = max(len(t) for t in todo)
-                if longest >= nlp.max_length:
-                    nlp.max_length = longest + 1
-                skip = [name for name in nlp.pipe_names if name not in ("tok2vec", "parser")]
-                for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size,
-                                                    disable=skip), strict=True):
-                    known[text] = _from_doc(doc)
-                self.parses += len(todo)
+                known.update(zip(todo, self._run_spacy(todo, ("tok2vec", "parser")),
+                                 strict=True))
             for text in batch:
                 remaining[text] -= 1
                 if remaining[text]:
