@@ -8,11 +8,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+
+from evalstress.engine.chunkwork import interrupts_blocked
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CORPUS = SRC / "evalstress" / "corpus" / "sample.jsonl"
@@ -102,3 +105,33 @@ def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path: Path,
     assert proc.returncode == 130, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     assert "interrupted (Ctrl-C)" in output
+
+
+def test_a_ctrl_c_while_interrupts_are_blocked_is_raised_after_the_block() -> None:
+    """The kernel may hand the signal to another thread (the pool's manager, a progress bar):
+    the interrupt still waits for the end of the block."""
+    stop = threading.Event()
+    bystander = threading.Thread(target=stop.wait, daemon=True)
+    bystander.start()
+    steps = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_blocked():
+                signal.pthread_kill(bystander.ident or 0, signal.SIGINT)
+                deadline = time.monotonic() + 0.3
+                while time.monotonic() < deadline:  # Python checks for signals between steps
+                    steps.append(1)
+                steps.append("block done")
+            steps.append("after the block")  # never reached: the interrupt comes first
+    finally:
+        stop.set()
+    assert steps[-1] == "block done"
+
+
+def test_interrupts_blocked_without_a_ctrl_c_changes_nothing() -> None:
+    handler = signal.getsignal(signal.SIGINT)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    with interrupts_blocked():
+        pass
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == mask

@@ -204,14 +204,28 @@ def _process(task: ChunkTask) -> ChunkOutcome:
 
 @contextlib.contextmanager
 def interrupts_blocked() -> Iterator[None]:
-    """Block SIGINT in this thread for a moment: a process spawned meanwhile starts with it
-    blocked (as multiprocessing's own resource tracker does). A Ctrl-C that comes meanwhile is
-    delivered to this process as soon as the block ends, never lost."""
+    """Hold a Ctrl-C back for a moment, e.g. while a worker process is spawned: the process
+    starts with SIGINT blocked (as multiprocessing's own resource tracker does), and the
+    parent's KeyboardInterrupt waits until the spawn has written the worker's start data (a
+    spawn cut in half leaves a child that dies with a traceback of its own). Blocking the
+    signal in this thread is not enough: the kernel hands it to another thread (the pool's
+    manager, a progress bar) and Python raises it here all the same, so the Python-level
+    handler is held back too. A Ctrl-C that comes meanwhile is raised at the end, never lost."""
+    handler = signal.getsignal(signal.SIGINT)
+    # only the main thread may set handlers; one set outside Python (None) is left alone
+    in_main = threading.current_thread() is threading.main_thread() and handler is not None
+    pending: list[int] = []
+    if in_main:
+        signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if in_main:
+            signal.signal(signal.SIGINT, handler)
+            if pending:
+                signal.raise_signal(signal.SIGINT)
 
 
 class ChunkExecutor:
