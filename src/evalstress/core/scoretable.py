@@ -1,13 +1,15 @@
 """The long score table on disk: Parquet written chunk by chunk, read back column-pruned.
 
-A run writes one row group per (chunk, evaluator), so reading one evaluator skips the other
-row groups by their statistics. Analyses ask for the columns they use and iterate over groups
-(evaluator, aspect), so memory holds one group's columns at a time, never variant texts.
+A chunk writes one row group per evaluator; the run's final file (`write_grouped`) holds one
+(evaluator, aspect, perturbation) per row group, so reading one perturbation of one evaluator
+skips every other row group by its statistics and an analysis reads the file about once, not
+once per perturbation. Analyses ask for the columns they use and iterate over groups, so memory
+holds one group's columns at a time, never variant texts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,61 @@ SCORE_SCHEMA = pa.schema([
     ("score", pa.float64()), ("higher_is_better", pa.bool_()), ("status", pa.string()),
     ("reason", pa.string()),
 ])
+
+
+#: what the final score file groups its rows by: one value of each per row group
+GROUP_KEY = ("evaluator", "aspect", "perturbation")
+#: rows held before the grouped writer writes them out (~100 MB of Arrow columns)
+GROUP_BUFFER_ROWS = 1_000_000
+
+
+def write_grouped(tables: Iterable[pa.Table], writer: pq.ParquetWriter, *,
+                  buffer_rows: int = GROUP_BUFFER_ROWS) -> int:
+    """Write score rows so that each row group holds one (evaluator, aspect, perturbation).
+
+    Rows are held per key until `buffer_rows` are held, then every key's rows go out as a row
+    group of their own: memory stays bounded whatever the run's size, and a key's row groups
+    keep the rows in the order they came. Keys go out in order of first appearance. Returns
+    the number of rows written."""
+    held: dict[tuple[Any, ...], list[pa.Table]] = {}
+    count = written = 0
+
+    def flush() -> None:
+        nonlocal count, written
+        for pieces in held.values():
+            writer.write_table(pa.concat_tables(pieces))
+        written += count
+        held.clear()
+        count = 0
+
+    for table in tables:
+        for key, rows in _split_by_key(table):
+            held.setdefault(key, []).append(rows)
+        count += table.num_rows
+        if count >= buffer_rows:
+            flush()
+    flush()
+    return written
+
+
+def _split_by_key(table: pa.Table) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
+    """The rows of each `GROUP_KEY` value, in order of first appearance, each keeping its
+    rows' order: one stable sort on the key's code, then slices."""
+    if not table.num_rows:
+        return
+    joined = pc.binary_join_element_wise(
+        *(pc.cast(table.column(name), pa.string()) for name in GROUP_KEY), "\x1f",
+        null_handling="replace", null_replacement="\x00")
+    if isinstance(joined, pa.ChunkedArray):  # one dictionary for all the rows
+        joined = joined.combine_chunks()
+    codes = pc.dictionary_encode(joined).indices
+    ordered = table.take(pc.sort_indices(codes))
+    counts = pc.value_counts(codes).to_pylist()  # a code numbers a key's first appearance
+    start = 0
+    for entry in sorted(counts, key=lambda c: c["values"]):
+        rows = ordered.slice(start, entry["counts"])
+        start += entry["counts"]
+        yield tuple(rows.column(name)[0].as_py() for name in GROUP_KEY), rows
 
 
 class ScoreColumns:
@@ -109,7 +166,15 @@ class ScoreTable:
         assert self.path is not None
         seen: dict[tuple[Any, ...], None] = {}
         parquet = pq.ParquetFile(self.path)
+        positions = {name: parquet.schema_arrow.get_field_index(name) for name in columns}
         for group in range(parquet.num_row_groups):
+            meta = parquet.metadata.row_group(group)
+            if not meta.num_rows:
+                continue
+            single = [_single_value(meta.column(positions[name]).statistics) for name in columns]
+            if all(found for found, _ in single):  # a grouped file: the metadata tells
+                seen.setdefault(tuple(value for _, value in single), None)
+                continue
             part = parquet.read_row_group(group, columns=list(columns))
             unique = part.group_by(list(columns), use_threads=False).aggregate([])
             for row in zip(*(unique.column(c).to_pylist() for c in columns), strict=True):
@@ -128,6 +193,14 @@ class ScoreTable:
         wanted = None if columns is None else list(dict.fromkeys([*by, *columns]))
         for key in self.distinct(by):
             yield key, self.read(wanted, where=dict(zip(by, key, strict=True)))
+
+
+def _single_value(statistics: Any) -> tuple[bool, Any]:
+    """(True, v) when row-group statistics prove every row holds the value v."""
+    if (statistics is None or not statistics.has_min_max or statistics.null_count != 0
+            or statistics.min != statistics.max):
+        return False, None
+    return True, statistics.min
 
 
 def _excluded(statistics: Any, value: Any) -> bool:
@@ -157,9 +230,9 @@ def perturbation_groups(table: pd.DataFrame | ScoreTable, columns: Sequence[str]
     """Per (evaluator, aspect): its original rows, and its rows of each perturbation in turn.
 
     What the paired analyses iterate over. From Parquet, each perturbation is read on its own
-    (row groups of other evaluators skipped by their statistics), so memory holds one
-    perturbation's rows of one evaluator aspect, about 1/20 of the group. Perturbations come in
-    order of first appearance, or sorted with `sort`."""
+    (in a grouped file every other row group is skipped by its statistics), so memory holds
+    one perturbation's rows of one evaluator aspect, about 1/20 of the group. Perturbations
+    come in order of first appearance, or sorted with `sort`."""
     wanted = list(dict.fromkeys(["perturbation", *columns]))
     if not isinstance(table, ScoreTable) or table.path is None:
         frame = table if isinstance(table, pd.DataFrame) else table.read()

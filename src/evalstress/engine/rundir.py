@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from evalstress.core import interrupts
 from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
-from evalstress.core.scoretable import SCORE_SCHEMA
+from evalstress.core.scoretable import SCORE_SCHEMA, write_grouped
 from evalstress.engine import variantfile
 
 PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
@@ -140,18 +140,18 @@ class Staging:
             self.files.part(index, name).write_text(text, encoding="utf-8")
         _write_atomic(self.files.part(index, "json"), json.dumps(dict(summary)))
 
+    def _score_parts(self, order: Sequence[int]) -> Iterator[pa.Table]:
+        for index in order:
+            part = pq.ParquetFile(self.files.part(index, "scores.parquet"))
+            for group in range(part.num_row_groups):
+                yield part.read_row_group(group)
+
     def finalize(self, indexes: Iterable[int], summary: Mapping[str, Any]) -> None:
         """Concatenate the chunk parts, in chunk order, into the run's files."""
         order = list(indexes)
         with pq.ParquetWriter(self.files.path("scores.parquet"), SCORE_SCHEMA,
                               **SCORE_OPTIONS) as writer:
-            wrote = False
-            for index in order:
-                part = pq.ParquetFile(self.files.part(index, "scores.parquet"))
-                for group in range(part.num_row_groups):
-                    writer.write_table(part.read_row_group(group))
-                    wrote = True
-            if not wrote:
+            if not write_grouped(self._score_parts(order), writer):
                 writer.write_table(SCORE_SCHEMA.empty_table())
         variantfile.join_parts([self.files.part(i, variantfile.FILE) for i in order],
                                self.files.path(variantfile.FILE))
