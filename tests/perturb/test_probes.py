@@ -14,7 +14,8 @@ import pytest
 from wordfreq import top_n_list
 
 from evalstress.core.data import Example
-from evalstress.perturb.base import Skip
+from evalstress.core.text import TextParser
+from evalstress.perturb.base import PerturbContext, Skip, get_perturbation
 from evalstress.perturb.probes import INJECTIONS
 from tests.perturb.conftest import (
     GARDEN,
@@ -216,3 +217,29 @@ def test_positioned_error_at_seed_0_is_locked_across_versions_and_parses() -> No
     assert all(w in FREQUENT for w in new[10:20])
     assert golden("positioned-error", "random-middle") == POSITIONED_LOCK
     assert golden("positioned-error", "random-middle", fresh_parser=True) == POSITIONED_LOCK
+
+
+class CountingPool(list):  # type: ignore[type-arg]
+    """A pool that counts how often a perturbation walks it."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        CountingPool.walks += 1
+        return super().__iter__()
+
+
+def test_injection_of_another_text_walks_the_pool_once_per_run_not_once_per_variant(
+        parser: TextParser) -> None:
+    """A walk per variant makes a 100,000-example run quadratic."""
+    pool = CountingPool([Example(f"e{i}", "summarization", "", f"Text number {i} here.")
+                         for i in range(50)] + [Example("blank", "summarization", "", "  ")])
+    CountingPool.walks = 0
+    resources: dict[str, object] = {}
+    injection = get_perturbation("injection")
+    drawn = set()
+    for example in pool[:50]:
+        ctx = PerturbContext(example, parser, pool, resources)
+        drawn.add(text_of(injection.apply(ctx, "other", 0)))
+    assert CountingPool.walks == 1
+    assert "  " not in drawn and len(drawn) > 10  # never the blank text; many different ones

@@ -139,6 +139,32 @@ def draw_other(pool: Sequence[tuple[str, str]], own: str, rng: random.Random) ->
     return rng.choice(others) if others else None
 
 
+def task_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
+    """(id, hypothesis) of the pool's examples of the same task; built once a run, so a draw
+    from it costs O(1), not a pass over the dataset per variant."""
+    key = f"task-pool:{ctx.example.task}"
+    cached = ctx.resources.get(key)
+    if cached is None:
+        cached = [(e.id, e.hypothesis) for e in ctx.pool if e.task == ctx.example.task]
+        ctx.resources[key] = cached
+    return cached
+
+
+def other_text(ctx: PerturbContext, rng: random.Random) -> str | None:
+    """The hypothesis of another example of the task: not empty, not this one's text."""
+    pool = task_pool(ctx)
+    mine = ctx.text.strip()
+    for _ in range(16):
+        picked = draw_other(pool, ctx.example.id, rng)
+        if picked is None:
+            return None
+        if picked.strip() and picked.strip() != mine:
+            return picked
+    others = [t for eid, t in pool if eid != ctx.example.id and t.strip()
+              and t.strip() != mine]
+    return rng.choice(others) if others else None
+
+
 @perturbation("sentence-replacement")
 class SentenceReplacement(Perturbation):
     family = "consistency"

@@ -16,7 +16,7 @@ import random
 from evalstress.core.text import ParsedText, rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
-from evalstress.perturb.consistency import draw_other
+from evalstress.perturb.consistency import other_text
 from evalstress.perturb.paper000 import count_severity, is_paper, word_exchange
 from evalstress.perturb.params import TEXT, declare, level_counts, one_of
 
@@ -92,30 +92,6 @@ class SentenceReordering(Perturbation):
         return _reorder(sentences, order)
 
 
-def _task_pool(ctx: PerturbContext) -> list[tuple[str, str]]:
-    """(id, hypothesis) of the pool's examples of the same task; built once a run."""
-    key = f"task-pool:{ctx.example.task}"
-    cached = ctx.resources.get(key)
-    if cached is None:
-        cached = [(e.id, e.hypothesis) for e in ctx.pool if e.task == ctx.example.task]
-        ctx.resources[key] = cached
-    return cached
-
-
-def _other_text(ctx: PerturbContext, rng: random.Random) -> str | None:
-    """The hypothesis of another example of the task, different from this one's text."""
-    pool = _task_pool(ctx)
-    mine = ctx.text.strip()
-    for _ in range(16):
-        picked = draw_other(pool, ctx.example.id, rng)
-        if picked is None:
-            return None
-        if picked.strip() != mine:
-            return picked
-    others = [t for eid, t in pool if eid != ctx.example.id and t.strip() != mine]
-    return rng.choice(others) if others else None
-
-
 @perturbation("random-ending")
 class RandomEnding(Perturbation):
     family = "hierarchical"
@@ -133,7 +109,7 @@ class RandomEnding(Perturbation):
             return Skip("no sentence to replace")
         ending = ""
         for _ in range(8):
-            text = _other_text(ctx, rng)
+            text = other_text(ctx, rng)
             if text is None:
                 return Skip(f"no other '{ctx.example.task}' example in the pool to take an "
                             "ending from")
@@ -158,7 +134,7 @@ class RandomAnswer(Perturbation):
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        other = _other_text(ctx, rng)
+        other = other_text(ctx, rng)
         if other is None:
             return Skip(f"no other '{ctx.example.task}' example in the pool to take an answer from")
         return other.strip()

@@ -13,6 +13,7 @@ from evalstress.core.data import read_text_corpus
 from evalstress.core.text import rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
+from evalstress.perturb.consistency import other_text
 from evalstress.perturb.params import TEXT, declare, one_of, whole_number
 
 
@@ -225,11 +226,10 @@ def _paper_injection(ctx: PerturbContext, kind: str, rng: random.Random) -> str 
     template = PAPER_INJECTIONS[kind]
     if "{other}" not in template:
         return template
-    others = [e.hypothesis.strip() for e in ctx.pool
-              if e.id != ctx.example.id and e.task == ctx.example.task and e.hypothesis.strip()]
-    if not others:
+    other = other_text(ctx, rng)
+    if other is None:
         return Skip(f"no other '{ctx.example.task}' example to take an irrelevant text from")
-    return template.format(other=rng.choice(others))
+    return template.format(other=other.strip())
 
 
 # -- frequent n-grams ---------------------------------------------------------------------------
