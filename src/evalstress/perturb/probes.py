@@ -6,7 +6,7 @@ import functools
 import random
 import re
 import string
-from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from evalstress.core.data import read_text_corpus
@@ -14,6 +14,7 @@ from evalstress.core.text import rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
 from evalstress.perturb.consistency import other_text
+from evalstress.perturb.ngramcount import top_ngrams
 from evalstress.perturb.params import TEXT, declare, one_of, whole_number
 
 
@@ -260,22 +261,28 @@ def ngram_table(ctx: PerturbContext, n: int, corpus: str | None, *, top: int,
                              "corpus=FILE (.txt or .jsonl, where=FIELD=VALUE to pick records), "
                              "never the texts under test")
         texts = _corpus_texts(ctx, corpus, where)
-        counts: Counter[tuple[str, ...]] = Counter()
-        for text in texts:
-            words = (text.lower() if paper else text).split()
-            counts.update(zip(*(words[i:] for i in range(n)), strict=False))
-        if paper:
-            for gram in [g for g in counts if any(c in _PUNCTUATION for w in g for c in w)]:
-                del counts[gram]
-        keep = max(top, NGRAM_KEEP)
-        # most_common(k) is the stable sort's first k: ties keep their first appearance
-        table = [gram for gram, _ in counts.most_common(keep)]
+        table, complete = top_ngrams(texts, functools.partial(_grams, n=n, paper=paper),
+                                     max(top, NGRAM_KEEP))
         ctx.resources[key] = table
-        ctx.resources[whole] = len(counts) <= keep
+        ctx.resources[whole] = complete
     return table[:top]
 
 
 _PUNCTUATION = frozenset(string.punctuation)
+
+
+def _grams(text: str, *, n: int, paper: bool) -> Iterator[tuple[str, ...]]:
+    """A text's n-grams of whitespace words; under the paper's rule lower-cased, and none with
+    a punctuation character."""
+    words = (text.lower() if paper else text).split()
+    grams = zip(*(words[i:] for i in range(n)), strict=False)
+    if not paper:
+        yield from grams
+        return
+    marked = [any(c in _PUNCTUATION for c in word) for word in words]
+    for start, gram in enumerate(grams):
+        if not any(marked[start:start + n]):
+            yield gram
 
 
 def _corpus_texts(ctx: PerturbContext, corpus: str | None,
