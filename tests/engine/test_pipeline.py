@@ -20,6 +20,7 @@ from evalstress.engine.generation import (
     PerturbationCounts,
     llm_units,
 )
+from evalstress.engine.pipeline import chunk_positions
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import open_cache
@@ -277,3 +278,20 @@ def test_cli_checks_backend_and_workers_before_loading_anything(tmp_path: Path) 
     assert bad_workers.exit_code == 2 and "--workers must be >= 0" in bad_workers.output
     both = runner.invoke(app, ["run", missing, "--backend", "ray", "--sequential"])
     assert both.exit_code == 2 and "--backend local" in both.output
+
+
+@pytest.mark.parametrize(("count", "size"), [(1000, 64), (300, 38), (257, 64), (256, 64),
+                                             (13, 3), (5, 1), (0, 8)])
+def test_chunks_cover_every_example_once_in_order(count: int, size: int) -> None:
+    chunks = chunk_positions(count, size)
+    assert [i for chunk in chunks for i in chunk] == list(range(count))
+    assert all(0 < len(chunk) <= size for chunk in chunks)
+
+
+def test_a_long_run_ends_in_quarter_chunks_so_the_workers_finish_together() -> None:
+    """1,000 examples in chunks of 64: the last 128 go in chunks of 16 (a pool's last chunk
+    runs alone while the other workers wait)."""
+    chunks = chunk_positions(1000, 64)
+    assert [len(c) for c in chunks] == [64] * 13 + [1000 - 128 - 13 * 64] + [16] * 8
+    # four chunks or fewer are cut evenly, as before
+    assert [len(c) for c in chunk_positions(256, 64)] == [64] * 4
