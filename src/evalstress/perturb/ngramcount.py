@@ -6,8 +6,8 @@ for a table of 1,000. So up to `EXACT_LIMIT` distinct n-grams are counted in a C
 before; beyond, the corpus is read twice more: once to count n-grams per hash bucket (a
 bucket's count bounds the count of each n-gram in it from above), then to count exactly only
 the n-grams of the fullest buckets. The result is the same table, ties included. (A corpus
-whose most frequent n-grams occur hardly more often than the rest, unlike any natural text,
-ends in a full count after all.)
+whose most frequent n-grams occur hardly more often than the rest ends in a full count after
+all.)
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ def top_ngrams(texts: Sequence[str], grams_of: Callable[[str], Iterable[Gram]], 
     if buckets & (buckets - 1):
         raise ValueError(f"buckets must be a power of two, not {buckets}")
     load = _bucket_load(texts, grams_of, buckets)
-    # The keep-th fullest bucket bounds the keep-th count from above; half of it is usually
-    # below that count, and if it is not, halving again costs one more read
+    # The keep-th fullest bucket is about the keep-th count (plus collisions); half of it,
+    # rounded up, is usually below that count, and if not, halving again costs one more read
     rank = min(keep, buckets)
-    threshold = max(1, int(np.partition(load, -rank)[-rank]) // 2)
+    threshold = max(1, -(-int(np.partition(load, -rank)[-rank]) // 2))  # half, rounded up
     mask = buckets - 1
     while True:
         hot = load >= threshold
@@ -62,7 +62,7 @@ def top_ngrams(texts: Sequence[str], grams_of: Callable[[str], Iterable[Gram]], 
         # candidates reach it, they are the top `keep` of the whole corpus
         if threshold == 1 or sum(1 for _, count in ranked if count >= threshold) >= keep:
             return [gram for gram, _ in ranked], False
-        threshold = max(1, threshold // 2)
+        threshold = max(1, -(-threshold // 2))
 
 
 def _bucket_load(texts: Sequence[str], grams_of: Callable[[str], Iterable[Gram]],
