@@ -33,10 +33,12 @@ from evalstress.suites import custom_suite
 from tests.llm_fakes import continue_with
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+jsonschema = pytest.importorskip("jsonschema")
 
 LEXICAL = ["bleu", "chrf", "rouge"]
 SUITE = ["truncation", "sentence-replacement", "char-typo"]
 SRC = Path(__file__).resolve().parents[2] / "src"
+SCHEMA = json.loads((SRC.parent / "docs" / "results.schema.json").read_text(encoding="utf-8"))
 
 
 def test_the_drivers_pass_replays_the_generation_made_before_the_shards(tmp_path: Path
@@ -321,4 +323,6 @@ def test_a_run_on_a_two_node_cluster_is_a_local_run(cluster: str, tmp_path: Path
     assert on_ray["backend"]["shard_stats"]["rouge"]["scored"] == \
         serial["evaluators"]["rouge"]["stats"]["scored"]
     assert [p["reused"] for p in again["backend"]["placement"]] == [True, True]
+    for results in (on_ray, again):  # the backend block as docs/results.schema.json says
+        jsonschema.validate(results, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert again_calls == 0 and again["generation"]["usage"]["calls"] == 0

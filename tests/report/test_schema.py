@@ -46,6 +46,8 @@ def test_broken_results_are_rejected(small_run: Path) -> None:
         lambda r: r["analyses"].__setitem__("adversarial", {"asr": [{
             "victim": "v", "direction": "sideways", "method": "adveval", "attempts": 1,
             "successes": 0, "asr": 0, "ci_low": 0, "ci_high": 1}], "successes": []}),
+        lambda r: r.__setitem__("backend", {"name": "ray", "shards": 2, "placement": [
+            {"shard": 0, "examples": "four", "reused": False}]}),
     ):
         broken = copy.deepcopy(good)
         damage(broken)
