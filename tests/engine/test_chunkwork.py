@@ -114,6 +114,9 @@ def test_a_ctrl_c_while_interrupts_are_blocked_is_raised_after_the_block() -> No
     bystander = threading.Thread(target=stop.wait, daemon=True)
     bystander.start()
     steps = []
+    # Python's own Ctrl-C handler, whatever an earlier test left installed (a run's handler
+    # would record this Ctrl-C as the next run's)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with interrupts_blocked():
@@ -125,6 +128,7 @@ def test_a_ctrl_c_while_interrupts_are_blocked_is_raised_after_the_block() -> No
             steps.append("after the block")  # never reached: the interrupt comes first
     finally:
         stop.set()
+        signal.signal(signal.SIGINT, before)
     assert steps[-1] == "block done"
 
 
