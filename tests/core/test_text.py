@@ -149,3 +149,27 @@ def test_word_distance_is_the_levenshtein_distance(a: list[str], b: list[str]) -
         for j, y in enumerate(b, 1):
             previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
     assert word_distance(a, b) == row[-1]
+
+
+def test_parsing_a_chunk_of_long_texts_holds_a_small_batch_of_spacy_work_at_once() -> None:
+    """64 texts of ~1,000 characters (a run's chunk of paragraphs): spaCy's working memory
+    grows with the texts it parses at once; 64 at once peaked at ~210 MB, a batch of 16 at
+    ~60 MB (traced Python memory, spaCy's arrays included)."""
+    import tracemalloc
+
+    from evalstress.core.data import builtin_corpus
+
+    sentences = [e.hypothesis for e in builtin_corpus()]
+    rng = random.Random(3)
+    texts = [" ".join(rng.sample(sentences, 8))[:1100] for _ in range(64)]
+    parser = TextParser(forgetful=True)
+    parser.parse_many(["A warm-up text loads the model."])
+    parser.forget()
+    tracemalloc.start()
+    try:
+        parsed = parser.parse_many(texts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(parsed) == 64 and parser.parses == 65
+    assert peak < 120e6, f"{peak / 1e6:.0f} MB"
