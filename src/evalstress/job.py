@@ -16,10 +16,12 @@ from typing import Any
 
 from evalstress.analyses.registry import analysis_names, run_analyses
 from evalstress.analyses.sequential import SequentialDesign
+from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
 from evalstress.engine.generation import GenerationError, GenerationSetup
+from evalstress.engine.outdir import OutDirError, OutLock, check_out_dir
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
@@ -68,6 +70,9 @@ class StressJob:
     max_missing: float = DEFAULT_MAX_MISSING
     progress: Progress | None = None
     ray_address: str | None = None  # --backend ray: the cluster (None: RAY_ADDRESS, else local)
+    force: bool = False  # --force: `out` may replace a folder evalstress did not write
+    #: (what, path) of the files the job reads (data, config, variants): never inside `out`
+    inputs: Sequence[tuple[str, Path]] = ()
 
     def check(self) -> None:
         """Refuse before any work what would fail later (a typo costs nothing)."""
@@ -83,7 +88,10 @@ class StressJob:
         if self.ray_address and self.backend != "ray":
             raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
         if self.out is not None:
+            cache = () if self.no_cache else (("cache folder",
+                                                self.cache_dir or default_cache_dir()),)
             try:
+                check_out_dir(self.out, force=self.force, inputs=(*self.inputs, *cache))
                 check_target(self.out, "--out", folder=True)
             except StorageError as exc:
                 raise JobError(str(exc)) from None
@@ -146,6 +154,20 @@ def analysis_options(job: StressJob) -> dict[str, Any]:
 def run_job(job: StressJob) -> JobResult:
     """Run the job from its examples to its run directory (see the module docstring)."""
     job.check()
+    lock = OutLock(job.out) if job.out is not None else None
+    if lock is not None:
+        try:
+            lock.acquire()
+        except OutDirError as exc:  # another run writes `out`
+            raise JobError(str(exc)) from None
+    try:
+        return _run_checked(job)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_checked(job: StressJob) -> JobResult:
     try:
         result = score_job(job)
     except (GenerationError, RayError) as exc:
@@ -154,7 +176,7 @@ def run_job(job: StressJob) -> JobResult:
         analyses = run_analyses(job.suite.analyses, result, analysis_options(job))
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
-    paths = (write_outputs(result, analyses, job.out, config=job.config)
+    paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force)
              if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)

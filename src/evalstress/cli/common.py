@@ -8,10 +8,11 @@ import it, and `evalstress.cli` imports them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -167,6 +168,37 @@ MaxMissingOption = Annotated[float, typer.Option(
     callback=_max_missing_cap,
     help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
     "answers is missing, e.g. every judge call failed; 1 turns it off.")]
+
+
+#: `--force` of every command that writes a run directory
+ForceOption = Annotated[bool, typer.Option(
+    "--force", help="Let --out replace a folder evalstress did not write; its files are "
+    "deleted. Without it such a folder is refused before any work.")]
+
+
+@contextlib.contextmanager
+def owned_out(out: Path, *, force: bool, inputs: Sequence[tuple[str, Path | None]] = (),
+              cache_dir: Path | None = None, no_cache: bool = False) -> Iterator[Path]:
+    """For a study that writes its run directory itself: refuse, before any work, an `--out`
+    whose replacement would delete what evalstress did not write (or the command's inputs or
+    cache), and hold its lock while the command writes it."""
+    from evalstress.core.cache import default_cache_dir
+    from evalstress.core.storage import StorageError
+    from evalstress.engine.outdir import OutLock, check_out_dir
+
+    cache = () if no_cache else (("cache folder", cache_dir or default_cache_dir()),)
+    lock = OutLock(out)
+    try:
+        check_out_dir(out, force=force,
+                      inputs=[(what, path) for what, path in (*inputs, *cache)
+                              if path is not None])
+        lock.acquire()
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+    try:
+        yield out
+    finally:
+        lock.release()
 
 
 def exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) -> None:

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
-from evalstress.cli.common import app, console, fail, make_evaluators
+from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
 from evalstress.cli.run import execute, wrote_line
 from evalstress.core.strict import check_names
 from evalstress.criteria import LEVELS
@@ -66,6 +66,7 @@ def criteria_levels_command(
     = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    force: ForceOption = False,
 ) -> None:
     """Compare one judge with its criteria at each level of detail (paper 000, fig. 4a and 8).
 
@@ -105,7 +106,8 @@ def criteria_levels_command(
                    config={"command": "criteria-levels", "data": str(data),
                            "judge": judge, "levels": list(by_label.values()),
                            "suite": the_suite.name, "protocol": the_suite.protocol,
-                           "seeds": list(the_suite.seeds), "limit": limit})
+                           "seeds": list(the_suite.seeds), "limit": limit},
+                   force=force, inputs=[("input data", data)])
     comparison = done.analyses["description-types"]
     title = f"Criteria levels: {data.name}"
     (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")

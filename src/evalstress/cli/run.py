@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ import typer
 from rich.table import Table
 
 from evalstress.cli.common import (
+    ForceOption,
     app,
     console,
     err,
@@ -44,7 +46,8 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
             chunk_size: int | None = None, sequential: bool = False,
             generation: GenerationSetup | None = None,
             max_missing: float = DEFAULT_MAX_MISSING,
-            ray_address: str | None = None) -> JobResult:
+            ray_address: str | None = None, force: bool = False,
+            inputs: Sequence[tuple[str, Path | None]] = ()) -> JobResult:
     """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run it, print
     what it found, exit EXIT_MOSTLY_MISSING (3) after writing when an evaluator's scores are
     mostly missing."""
@@ -55,7 +58,9 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
                     options={"rel_tol": rel_tol} if rel_tol is not None else {},  # flag > suite
                     config=config, workers=workers, backend=backend, chunk_size=chunk_size,
                     sequential=sequential, generation=generation, max_missing=max_missing,
-                    progress=progress_bars(enabled=not quiet), ray_address=ray_address)
+                    progress=progress_bars(enabled=not quiet), ray_address=ray_address,
+                    force=force, inputs=[(what, path) for what, path in inputs
+                                         if path is not None])
     try:
         use_cache_dir(cache_dir)
         keeps(out)
@@ -109,6 +114,7 @@ def quickstart(
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     workers: Annotated[int, typer.Option(
         help="Processes for perturbations and CPU-bound metrics; 0: every core.")] = 0,
+    force: ForceOption = False,
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
 
@@ -120,7 +126,7 @@ def quickstart(
     execute(examples, suite, make_evaluators(LEXICAL_DEFAULT), out, cache_dir=cache_dir,
             no_cache=no_cache, rel_tol=None,
             config={"command": "quickstart", "evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
-                    "limit": limit}, quiet=quiet, workers=workers)
+                    "limit": limit}, quiet=quiet, workers=workers, force=force)
 
 
 @app.command("run")
@@ -210,6 +216,7 @@ def run_command(
         help="Exit 3 (after writing every output) when more than this fraction of an "
         "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "
         "Default 0.5.")] = None,
+    force: ForceOption = False,
 ) -> None:
     """Stress-test evaluators on your data.
 
@@ -283,7 +290,10 @@ def run_command(
                     "max_missing": settings.max_missing},
             quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
             sequential=sequential, generation=generation, max_missing=settings.max_missing,
-            ray_address=ray_address)
+            ray_address=ray_address, force=force,
+            inputs=[("input data", settings.data), ("variants file", settings.variants),
+                    ("perturbation prompts", settings.perturbation_prompts),
+                    ("config file", config)])
 
 
 def _examples(settings: RunSettings) -> list[Example]:

@@ -13,9 +13,14 @@ from evalstress.cli.common import app, console, fail
 from evalstress.core.storage import StorageError, check_target
 
 
-def writable(path: Path, what: str) -> None:
-    """End the command before any work when its output file cannot be written."""
+def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
+             rewrites: tuple[str, ...] = ()) -> None:
+    """End the command before any work when its output file cannot be written, or would be
+    written over a file of a run it `reads` (other than the ones it `rewrites`)."""
+    from evalstress.engine.outdir import check_not_run_file
+
     try:
+        check_not_run_file(path, reads, what, allowed=rewrites)
         check_target(path, what)
     except StorageError as exc:
         raise fail(str(exc)) from None
@@ -39,7 +44,7 @@ def report_command(
     from evalstress.report.rundir import RunDirError
 
     if out is not None:
-        writable(out, "--out")
+        writable(out, "--out", (run_dir,), rewrites=("report.html",))
     try:
         path = write_report(run_dir, out, max_variants=max_variants)
     except RunDirError as exc:
@@ -61,7 +66,7 @@ def compare_command(
     from evalstress.report.compare import changes, paired_outcomes, relabelled, render_compare
     from evalstress.report.rundir import RunDirError, load_results
 
-    writable(out, "--out")
+    writable(out, "--out", (run_a, run_b))
     try:
         a, b = load_results(run_a), load_results(run_b)
     except RunDirError as exc:
@@ -110,7 +115,7 @@ def check_command(
     from evalstress.report.check import parse_requirement as parse
 
     if junit is not None:
-        writable(junit, "--junit")
+        writable(junit, "--junit", (run_dir,))
     try:
         flags = Expectations([parse(r) for r in require or []], max_failures, min_d)
         if max_failures is not None and max_failures < 0:
@@ -179,7 +184,7 @@ def export_command(
     from evalstress.core.data import DataError
     from evalstress.engine.variantfile import export_variants
 
-    writable(variants, "--variants")
+    writable(variants, "--variants", (run_dir,))
     try:
         count = export_variants(run_dir, variants, originals=originals)
     except (DataError, ValueError, OSError) as exc:

@@ -30,6 +30,7 @@ from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import SCORE_SCHEMA, write_grouped
 from evalstress.engine import variantfile
+from evalstress.engine.outdir import check_out_dir, write_marker
 
 PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
@@ -43,7 +44,7 @@ SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level"
 
 def staging_for(out: Path) -> Path:
     """The staging folder of a run directory: beside it, so the final rename stays atomic."""
-    out = Path(out)
+    out = Path(out).expanduser().resolve()
     return out.parent / f".{out.name}.partial"
 
 
@@ -167,9 +168,11 @@ class Staging:
         shutil.rmtree(self.files.chunks, ignore_errors=True)  # a resume needs them no more
 
 
-def promote(files: RunFiles, out: Path) -> Path:
-    """Put a finished run folder at `out`, replacing what was there only once it is complete."""
-    out = Path(out)
+def promote(files: RunFiles, out: Path, *, command: str = "run", force: bool = False) -> Path:
+    """Put a finished run folder at `out`, replacing what was there only once it is complete,
+    and only when that was a run directory evalstress wrote, an empty folder, or `force`."""
+    given, out = Path(out), Path(out).expanduser().resolve()
+    check_out_dir(given, force=force)  # checked before the run; again where it would delete
     source = files.root
     if source.resolve() == out.resolve():
         return out
@@ -185,6 +188,7 @@ def promote(files: RunFiles, out: Path) -> Path:
         files.root = staging
     for internal in (MANIFEST, "summary.json"):  # only needed to resume the staging folder
         (staging / internal).unlink(missing_ok=True)
+    write_marker(staging, command)
     shutil.rmtree(staging / "chunks", ignore_errors=True)
     old = out.parent / f".{out.name}.old"
     if old.exists():

@@ -26,9 +26,11 @@ SCHEMA_VERSION = "1.0"
 
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
-                  config: Mapping[str, Any] | None = None) -> dict[str, Path]:
+                  config: Mapping[str, Any] | None = None, force: bool = False
+                  ) -> dict[str, Path]:
     """Write scores.parquet, variants.parquet, skips.jsonl, examples.jsonl, results.json and
-    report.html into the run's staging folder, then rename it to `out_dir`."""
+    report.html into the run's staging folder, then rename it to `out_dir` (replacing a
+    folder evalstress did not write only with `force`)."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     files = run.files
@@ -70,7 +72,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     from evalstress.report.html import write_report
 
     write_report(files.root, files.path("report.html"))
-    promote(files, out)
+    promote(files, out, command=str((config or {}).get("command", "run")), force=force)
     return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",
             "skips": out / "skips.jsonl", "examples": out / "examples.jsonl",
             "results": out / "results.json", "report": out / "report.html"}
