@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import evalstress
-import evalstress.job as job_module
+import evalstress.job.run as job_module
 import evalstress.testing as plugin_helpers
 from evalstress.cli import app
 from evalstress.core.data import builtin_corpus
@@ -62,6 +62,45 @@ def test_every_face_runs_the_same_job_and_writes_the_same_scores(
     for folder in ("cli", "api"):
         saved = json.loads((tmp_path / folder / "results.json").read_text(encoding="utf-8"))
         assert saved["counts"]["examples"] == 3 and "blindspot" in saved["analyses"]
+
+
+def test_quickstart_and_criteria_levels_score_as_run_does_with_the_same_settings(
+        tmp_path: Path) -> None:
+    """quickstart is `run --suite blindspot` with the lexical metrics; criteria-levels is `run`
+    with one judge spec per level: the same settings give the same score table."""
+    from evalstress.llm.fake_server import FakeServer
+    from tests.cli.test_levels import _examples, scripted_judge
+
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    quick = CliRunner().invoke(app, ["quickstart", "--limit", "1", "--quiet", "--workers", "1",
+                                     "--out", str(tmp_path / "quick"), *cache])
+    assert quick.exit_code == 0, quick.output
+    run = CliRunner().invoke(app, ["run", "--limit", "1", "--suite", "blindspot", "-e", "bleu",
+                                   "-e", "chrf", "-e", "rouge", "--quiet", "--workers", "1",
+                                   "--out", str(tmp_path / "run"), *cache])
+    assert run.exit_code == 0, run.output
+    pd.testing.assert_frame_equal(_sorted(pd.read_parquet(tmp_path / "quick" / "scores.parquet")),
+                                  _sorted(pd.read_parquet(tmp_path / "run" / "scores.parquet")))
+
+    data, originals = _examples(tmp_path)
+    with FakeServer(responder=scripted_judge(originals)) as server:
+        judge = (f"judge:model=fake,base_url={server.base_url},aspect=fluency coherence,"
+                 "form=score-only,logprobs=False")
+        levels = CliRunner().invoke(app, [
+            "criteria-levels", str(data), "-j", judge, "--levels", "detailed,term",
+            "--seeds", "1", "--limit", "2", "--out", str(tmp_path / "levels"), *cache])
+        assert levels.exit_code == 0, levels.output
+        by_run = CliRunner().invoke(app, [
+            "run", str(data), "--suite", "criteria-rules", "--seeds", "1", "--limit", "2",
+            "-e", f"{judge},level=detailed", "-e", f"{judge},level=term", "--quiet",
+            "--out", str(tmp_path / "levels-run"), *cache])
+        assert by_run.exit_code == 0, by_run.output
+    from_levels = _sorted(pd.read_parquet(tmp_path / "levels" / "scores.parquet"))
+    assert set(from_levels["evaluator"]) == {"judge(fake, level=detailed)",
+                                             "judge(fake, level=term)"}
+    assert from_levels["score"].notna().all() and len(from_levels) > 0
+    pd.testing.assert_frame_equal(
+        from_levels, _sorted(pd.read_parquet(tmp_path / "levels-run" / "scores.parquet")))
 
 
 class Refusing:

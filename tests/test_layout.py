@@ -1,6 +1,7 @@
-"""The package keeps its shape: layers import downward (no import cycle of more than two
-modules), few modules sit loose at the package root, no source file grows past 700 lines, and
-no module reaches into another's underscore-prefixed names.
+"""The package keeps its shape: layers import downward (the layers and the sideways imports
+they allow are the tables of docs/architecture.md), no import cycle of more than two modules,
+few modules sit loose at the package root, no source file grows past 700 lines, and no module
+reaches into another's underscore-prefixed names or members.
 
 The import graph is read from the source with `ast`, so it sees every import, those inside
 functions included; only imports under `if TYPE_CHECKING:` are left out (they never run)."""
@@ -14,6 +15,15 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "evalstress"
+ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
+#: the only module of the engine an analysis reads (the run it analyses)
+ENGINE_FOR_ANALYSES = {"evalstress.engine.result"}
+#: underscore members of a library's objects that share a name with one of ours: (module,
+#: member) -> why the module reads it
+LIBRARY_INTERNALS = {
+    ("evalstress.llm.local", "_model"): "llama-cpp-python's Llama has no public token text",
+    ("evalstress.llm.local", "_ctx"): "llama-cpp-python's Llama has no public KV-cache trim",
+}
 
 MAX_CYCLE = 2
 MAX_ROOT_MODULES = 10
@@ -62,8 +72,18 @@ class Module:
     name: str
     path: Path
     imports: set[str] = field(default_factory=set)
+    #: the first line importing each module of `imports`
+    import_lines: dict[str, int] = field(default_factory=dict)
     # (line, module the name belongs to, name) for every underscore name taken from another module
     private_uses: list[tuple[int, str, str]] = field(default_factory=list)
+    #: underscore attributes this module defines (`self._x = ...`, `def _x` in a class body)
+    own_members: set[str] = field(default_factory=set)
+    #: (line, attribute) of every `something._x` whose object is not self or cls
+    member_uses: list[tuple[int, str]] = field(default_factory=list)
+
+    def add_import(self, target: str, line: int) -> None:
+        self.imports.add(target)
+        self.import_lines.setdefault(target, line)
 
 
 def nearest_module(dotted: str, modules: dict[str, Path]) -> str | None:
@@ -99,7 +119,7 @@ def read_module(name: str, path: Path, modules: dict[str, Path]) -> Module:
                 target = nearest_module(alias.name, modules)
                 if target is None:
                     continue
-                module.imports.add(target)
+                module.add_import(target, node.lineno)
                 if alias.asname:
                     bound[alias.asname] = target
                 else:  # `import evalstress.core.data` binds `evalstress`
@@ -111,12 +131,12 @@ def read_module(name: str, path: Path, modules: dict[str, Path]) -> Module:
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 if full in modules:
-                    module.imports.add(full)
+                    module.add_import(full, node.lineno)
                     bound[alias.asname or alias.name] = full
                     continue
                 owner = nearest_module(base, modules)
                 assert owner is not None
-                module.imports.add(owner)
+                module.add_import(owner, node.lineno)
                 if is_private(alias.name) and owner != name:
                     module.private_uses.append((node.lineno, owner, alias.name))
     for node in ast.walk(tree):
@@ -132,8 +152,93 @@ def read_module(name: str, path: Path, modules: dict[str, Path]) -> Module:
         dotted = ".".join([bound[value.id], *reversed(chain)])
         if dotted in modules and dotted != name:
             module.private_uses.append((node.lineno, dotted, node.attr))
+    read_members(module, tree)
     module.imports.discard(name)
+    module.import_lines.pop(name, None)
     return module
+
+
+def read_members(module: Module, tree: ast.AST) -> None:
+    """The underscore members a module defines, and those it reads from other objects."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and is_private(
+                        item.name):
+                    module.own_members.add(item.name)
+                targets = (item.targets if isinstance(item, ast.Assign) else
+                           [item.target] if isinstance(item, ast.AnnAssign) else [])
+                module.own_members |= {t.id for t in targets
+                                       if isinstance(t, ast.Name) and is_private(t.id)}
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                if isinstance(node.ctx, ast.Store):
+                    module.own_members.add(node.attr)
+                continue
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
+                    and owner.func.id == "super":
+                continue
+            module.member_uses.append((node.lineno, node.attr))
+
+
+def layer_rules(text: str) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """From docs/architecture.md: each room's layer (0 = the top) and the sideways imports the
+    page allows, as (room, room it may import)."""
+    layers = markdown_table(text, ["layer", "rooms"])
+    rooms = {room.strip(): depth for depth, (_, names) in enumerate(layers)
+             for room in names.split(",")}
+    allowed = {(row[0], row[1]) for row in markdown_table(text, ["room", "may import", "why"])}
+    return rooms, allowed
+
+
+def markdown_table(text: str, header: list[str]) -> list[list[str]]:
+    """The rows of the Markdown table whose header cells are `header`."""
+    lines = text.splitlines()
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    start = next(i for i, row in enumerate(cells) if row == header)
+    rows = []
+    for line, row in zip(lines[start + 2:], cells[start + 2:], strict=True):
+        if not line.strip().startswith("|"):
+            break
+        rows.append(row)
+    return rows
+
+
+def shown(path: Path) -> str:
+    """A source path as messages show it: from the repository root where it lies there."""
+    return str(path.relative_to(SRC.parent)) if path.is_relative_to(SRC.parent) else str(path)
+
+
+def room_of(module: str) -> str | None:
+    """`evalstress.engine.runner` -> `engine`; the package root itself has no room."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def wrong_direction(package: dict[str, Module], rooms: dict[str, int],
+                    allowed: set[tuple[str, str]]) -> list[str]:
+    """Every import from a lower layer to a higher one, or sideways between rooms of a layer
+    that the table does not allow; and a room the table does not place."""
+    found = []
+    for module in package.values():
+        here = room_of(module.name)
+        for target in sorted(module.imports):
+            there = room_of(target)
+            if here is None or there is None or here == there:
+                continue
+            where = f"{shown(module.path)}:{module.import_lines[target]}"
+            if here not in rooms or there not in rooms:
+                found.append(f"{where}: room {here if here not in rooms else there} is in no "
+                             "layer of docs/architecture.md")
+            elif rooms[there] < rooms[here]:
+                found.append(f"{where}: {module.name} ({here}) imports {target}, a layer above")
+            elif rooms[there] == rooms[here] and (here, there) not in allowed:
+                found.append(f"{where}: {module.name} imports {target} sideways ({here} -> "
+                             f"{there} is not in the table of docs/architecture.md)")
+            elif here == "analyses" and there == "engine" and target not in ENGINE_FOR_ANALYSES:
+                found.append(f"{where}: an analysis imports the engine's machinery ({target})")
+    return found
 
 
 def read_package() -> dict[str, Module]:
@@ -216,7 +321,62 @@ def test_imports_resolve_to_modules_and_type_checking_imports_are_left_out(tmp_p
                                            (8, "evalstress.core.data", "_text")]
 
 
+def test_an_upward_or_sideways_import_is_found(tmp_path: Path) -> None:
+    """A planted upward import (an analysis importing the job) and an unlisted sideways one
+    (criteria importing perturb) are reported; the allowed ones are not."""
+    sources = {
+        "evalstress.analyses.blind": "from evalstress.job import run_job\n"
+                                     "from evalstress.engine.result import RunResult\n",
+        "evalstress.criteria.texts": "def f():\n    from evalstress.perturb.base import x\n",
+        "evalstress.evaluators.judge": "from evalstress.llm.client import LLMClient\n",
+        "evalstress.engine.runner": "from evalstress.core.data import Example\n",
+    }
+    names = [*sources, "evalstress.job", "evalstress.engine.result", "evalstress.perturb.base",
+             "evalstress.llm.client", "evalstress.core.data"]
+    modules = {name: tmp_path / f"{name}.py" for name in names}
+    for name, code in sources.items():
+        modules[name].write_text(code)
+    package = {name: read_module(name, modules[name], modules) for name in sources}
+    rooms, allowed = layer_rules(ARCHITECTURE.read_text(encoding="utf-8"))
+    found = wrong_direction(package, rooms, allowed)
+    assert len(found) == 2, found
+    assert "evalstress.analyses.blind (analyses) imports evalstress.job, a layer above" in found[0]
+    assert "criteria -> perturb is not in the table" in found[1]
+
+
+def test_a_member_of_another_modules_object_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "geval.py"
+    path.write_text("class G:\n    def __init__(self, judge):\n        self._mine = judge\n"
+                    "    def f(self):\n        return self.judge._criterion, self._mine\n")
+    module = read_module("evalstress.evaluators.geval", path, {})
+    assert module.own_members == {"_mine"}
+    assert module.member_uses == [(5, "_criterion")]
+
+
 # --- the package's shape ----------------------------------------------------------------------
+
+def test_every_import_goes_down_the_layers() -> None:
+    rooms, allowed = layer_rules(ARCHITECTURE.read_text(encoding="utf-8"))
+    found = wrong_direction(read_package(), rooms, allowed)
+    assert not found, "imports against the layers of docs/architecture.md:\n" + "\n".join(found)
+
+
+def test_no_private_member_crosses_modules() -> None:
+    """`other._x` where `_x` belongs to a class of another evalstress module (what a module
+    needs of another's objects is public, with a docstring saying why)."""
+    package = read_package()
+    owners: dict[str, set[str]] = {}
+    for module in package.values():
+        for member in module.own_members:
+            owners.setdefault(member, set()).add(module.name)
+    uses = [f"{module.path.relative_to(SRC.parent)}:{line} uses {attr} of "
+            f"{', '.join(sorted(owners[attr]))}"
+            for module in package.values() for line, attr in module.member_uses
+            if attr in owners and attr not in module.own_members
+            and (module.name, attr) not in LIBRARY_INTERNALS]
+    assert not uses, "underscore members taken from another module's objects:\n" + "\n".join(uses)
+
+
 
 def test_no_import_cycle_of_more_than_two_modules() -> None:
     package = read_package()

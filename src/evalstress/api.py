@@ -16,10 +16,9 @@ fails before any data is read or perturbed.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,14 @@ from typing import Any
 import pandas as pd
 
 from evalstress.core.bars import RichBars
-from evalstress.core.data import Example, FieldMap, builtin_corpus, from_hf_dataset, load_examples
-from evalstress.core.strict import ConfigError, check_names
+from evalstress.core.data import Example, FieldMap
 from evalstress.engine.result import RunResult
-from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
-from evalstress.evaluators.external import CallableEvaluator
-from evalstress.job import StressJob, run_job
-from evalstress.suites import Suite, custom_suite, known_options, load_suite, parse_seeds
+from evalstress.engine.variantfile import COLUMNS, read_records, variants_path
+from evalstress.job import RunSettings, build_evaluators, build_job, run_job
+from evalstress.job.build import EvaluatorLike, load_job_examples
+from evalstress.report import write_outputs
+from evalstress.suites import Suite
 
-EvaluatorLike = str | Mapping[str, Any] | Evaluator | Callable[..., Any]
 DEFAULT_EVALUATORS = ("bleu", "chrf", "rouge")
 #: The table each analysis turns into by default in `to_frame(name)`.
 _DEFAULT_PART = {"blindspot": "rows", "discernment": "summaries",
@@ -61,7 +59,6 @@ class StressResult:
     def variants(self) -> pd.DataFrame:
         """Every variant with its full text and provenance: id, example_id, perturbation,
         severity, seed, noise_ratio, method, provenance, text (read from the run's files)."""
-        from evalstress.engine.variantfile import COLUMNS, read_records, variants_path
 
         found = variants_path(self.run.files.root)
         rows = list(read_records(found)) if found is not None else []
@@ -86,7 +83,6 @@ class StressResult:
 
     def save(self, out: str | Path | None = None) -> dict[str, Path]:
         """Write the run directory (results.json, scores.parquet, variants, report.html)."""
-        from evalstress.report import write_outputs
 
         if out is not None:
             self.out = Path(out)
@@ -116,71 +112,32 @@ class StressResult:
                 f"analyses={list(self.analyses)})")
 
 
-def make_evaluators(evaluators: EvaluatorLike | Sequence[EvaluatorLike] | Mapping[str, Any]
-                    ) -> list[Evaluator]:
-    """Evaluators from specs, instances, plain callables, or a mapping label -> any of those."""
-    items: list[tuple[str | None, Any]]
-    if isinstance(evaluators, Mapping) and not _is_spec_mapping(evaluators):
-        items = [(str(k), v) for k, v in evaluators.items()]
-    elif isinstance(evaluators, str | Evaluator) or callable(evaluators) or isinstance(
-            evaluators, Mapping):
-        items = [(None, evaluators)]
-    else:
-        items = [(None, e) for e in evaluators]
-    made = [_one_evaluator(label, item) for label, item in items]
-    distinct_labels(made, "give each its own name (name= in a spec, or a mapping label -> "
-                    "evaluator)")
-    return made
-
-
-def _is_spec_mapping(value: Mapping[str, Any]) -> bool:
-    """`{"name": "rouge", ...}` or `{"evaluator": "judge", ...}` is one spec; any other mapping
-    names evaluators by label."""
-    from evalstress.evaluators.base import registry
-
-    return "evaluator" in value or value.get("name") in registry()
-
-
-def _one_evaluator(label: str | None, item: Any) -> Evaluator:
-    if isinstance(item, Evaluator):
-        evaluator = item
-    elif isinstance(item, str | Mapping):
-        evaluator = create_evaluator(item)
-    elif callable(item):
-        evaluator = CallableEvaluator(item)
-        evaluator.display_name = getattr(item, "__name__", None) or type(item).__name__
-    else:
-        raise TypeError(f"cannot make an evaluator of {item!r}: give a spec string, an "
-                        "Evaluator or a callable")
-    if label is not None:
-        evaluator.display_name = label
-    return evaluator
-
-
 def load_data(data: Any, mapping: FieldMap | Mapping[str, str] | Sequence[str] | None = None,
               task: str | None = None, limit: int | None = None) -> list[Example]:
     """Examples from a file path, a DataFrame, Example objects, dict rows or a HF dataset;
-    None or "builtin" is the built-in corpus."""
+    None or "builtin" is the built-in corpus (the loader every run uses)."""
+    path, rows = _data_source(data)
+    settings = RunSettings.resolve({"data": path, "map": _mapping(mapping), "task": task,
+                                    "limit": limit}, face="load_data")
+    return load_job_examples(settings, rows)[0]
+
+
+def _data_source(data: Any) -> tuple[Path | None, Any]:
+    """(path, rows): a file path, rows Python holds, or neither (the built-in corpus)."""
     if data is None or (isinstance(data, str) and data == "builtin"):
-        examples = builtin_corpus()
-    elif isinstance(data, str | Path):
-        return load_examples(data, mapping, task=task, limit=limit)
-    elif isinstance(data, pd.DataFrame):
-        records = [{str(k): v for k, v in row.items()} for row in data.to_dict(orient="records")]
-        examples = from_hf_dataset(records, mapping, task=task, name="dataframe")
-    elif isinstance(data, Iterable):
-        rows = list(data)
-        if all(isinstance(r, Example) for r in rows):
-            examples = rows
-        else:
-            examples = from_hf_dataset(rows, mapping, task=task, name="rows")
-    else:
-        raise TypeError(f"cannot read examples from {type(data).__name__}: give a path, a "
-                        "DataFrame, a list of Example or dict rows, or a datasets.Dataset")
-    examples = examples[:limit] if limit else examples
-    if not examples:
-        raise ValueError("no examples to stress")
-    return examples
+        return None, None
+    if isinstance(data, str | Path):
+        return Path(data), None
+    return None, data
+
+
+def _mapping(mapping: Any) -> Any:
+    """A field mapping as settings hold it (a FieldMap passes as it is)."""
+    if mapping is None or isinstance(mapping, FieldMap | list):
+        return mapping
+    if isinstance(mapping, Mapping):
+        return dict(mapping)
+    return list(mapping)
 
 
 def stress(data: Any = None,
@@ -203,35 +160,24 @@ def stress(data: Any = None,
     Scores go through the same caches as the command line (`cache=False` scores afresh).
     With `out`, the run directory is written there at once; else on first `save()` or display.
     """
-    check_names("option", options or {}, known_options(), "stress(options=...)")
-
-    made = make_evaluators(evaluators)  # first: a missing extra fails before any work
-    base = suite if isinstance(suite, Suite) else load_suite(suite)
-    the_suite = base
-    if perturbations:
-        the_suite = custom_suite(list(perturbations), seeds if seeds is not None
-                                 else list(base.seeds), base.analyses, base.protocol)
-        the_suite.options = dict(base.options)
-    if protocol is not None:
-        try:
-            the_suite = the_suite.with_protocol(protocol)
-        except ValueError as exc:
-            raise ConfigError(f"stress(protocol=...): {exc}") from None
-    if seeds is not None:  # after the protocol: the caller's seeds win
-        the_suite = dataclasses.replace(the_suite, seeds=parse_seeds(
-            seeds if isinstance(seeds, int) else list(seeds), "seeds"))  # not the caller's Suite
-    examples = load_data(data, mapping, task, limit)
-    config = {"command": "stress", "data": str(data) if isinstance(data, str | Path) else
-              type(data).__name__, "suite": the_suite.name, "evaluators": [e.label for e in made],
-              "seeds": list(the_suite.seeds), "limit": limit,
-              **({"protocol": protocol} if protocol is not None else {})}
-    done = run_job(StressJob(
-        examples, the_suite, made, out=Path(out) if out is not None else None,
-        cache_dir=Path(cache_dir) if cache_dir is not None else None,
-        no_cache=not cache, options={**dict(options or {}),
-                                     **({"rel_tol": rel_tol} if rel_tol is not None else {})},
-        config=config, workers=1, progress=RichBars() if progress else None))
-    stressed = StressResult(done.run, done.analyses, config)
+    path, rows = _data_source(data)
+    named = isinstance(suite, str | Path)
+    settings = RunSettings.resolve(
+        {"data": path, "map": _mapping(mapping), "task": task, "limit": limit,
+         "suite": str(suite) if named else None, "perturbations": list(perturbations or []),
+         "seeds": seeds if isinstance(seeds, int) or seeds is None else list(seeds),
+         "protocol": protocol, "rel_tol": rel_tol, "options": dict(options or {}) or None,
+         "no_cache": not cache, "cache_dir": Path(cache_dir) if cache_dir is not None else None,
+         "out": Path(out) if out is not None else None, "quiet": not progress, "workers": 1},
+        face="stress")
+    # evaluators first: a missing extra or a bad spec fails before any data is read
+    made = build_evaluators(evaluators, "give each its own name (name= in a spec, or a mapping "
+                            "label -> evaluator)")
+    job = build_job(settings, rows=rows, evaluators=made,
+                    suite=None if named else suite,  # type: ignore[arg-type]
+                    progress=RichBars() if progress else None)
+    done = run_job(job)
+    stressed = StressResult(done.run, done.analyses, dict(job.config))
     if out is not None:
         stressed.out, stressed._paths = Path(out), done.paths
     return stressed

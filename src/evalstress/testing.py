@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalstress.analyses.outcomes import Outcome
-    from evalstress.core.data import Example
-    from evalstress.evaluators.base import Evaluator
     from evalstress.report.check import CheckResult
 
 Metric = Any  # a callable, a spec string or mapping, or an Evaluator
@@ -59,50 +57,25 @@ class StressRun:
         return self.out_dir / "report.html"
 
 
-def _evaluator(metric: Metric, aspects: str | None, name: str | None) -> Evaluator:
-    from evalstress.evaluators.base import Evaluator, create_evaluator
+def _evaluators(metrics: Sequence[Metric], aspects: str | None, name: str | None) -> list[Any]:
+    """The metrics as `build_evaluators` takes them: a plain function becomes a `python`
+    evaluator of its aspects, labelled `name` (else the function's name)."""
+    from evalstress.evaluators.base import Evaluator
+    from evalstress.evaluators.external import CallableEvaluator
+    from evalstress.job import build_evaluators
 
-    if isinstance(metric, Evaluator):
-        return metric
-    if isinstance(metric, str | Mapping):
-        return create_evaluator(metric)
-    if callable(metric):
-        label = str(name or getattr(metric, "__name__", "metric"))
-        spec: dict[str, Any] = {"name": "python", "target": metric, "label": label}
-        if aspects:
-            spec["aspects"] = aspects
-        evaluator = create_evaluator(spec)
-        evaluator.spec_params = {}  # the table label is the function's name, not its repr
-        evaluator.name = label  # type: ignore[misc]
-        return evaluator
-    raise TypeError(f"metric must be a function, an evaluator spec or an Evaluator, not "
-                    f"{type(metric).__name__}")
-
-
-def _examples(data: Any, task: str | None, mapping: Mapping[str, str] | None,
-              limit: int | None) -> list[Example]:
-    from evalstress.core.data import Example, builtin_corpus, load_examples
-
-    if data is None:
-        examples = builtin_corpus()
-    elif isinstance(data, str | Path):
-        examples = load_examples(Path(data), dict(mapping) if mapping else None, task=task)
-    else:
-        examples = []
-        for i, item in enumerate(data):
-            if isinstance(item, Example):
-                examples.append(item)
-            elif isinstance(item, Mapping):
-                refs = item.get("references") or ()
-                examples.append(Example(
-                    str(item.get("id", i)), str(item.get("task") or task or "open-ended"),
-                    str(item.get("source", "")), str(item["hypothesis"]),
-                    (refs,) if isinstance(refs, str) else tuple(refs),
-                    dict(item.get("meta") or {})))
-            else:
-                raise TypeError(f"data[{i}]: an Example or a mapping with 'hypothesis', not "
-                                f"{type(item).__name__}")
-    return examples[:limit] if limit else examples
+    items: list[Any] = []
+    for metric in metrics:
+        if callable(metric) and not isinstance(metric, Evaluator | str | Mapping):
+            wrapped = CallableEvaluator(metric, aspects=aspects or "score")
+            wrapped.display_name = str(name or getattr(metric, "__name__", "metric"))
+            items.append(wrapped)
+        elif isinstance(metric, Evaluator | str | Mapping):
+            items.append(metric)
+        else:
+            raise TypeError(f"metric must be a function, an evaluator spec or an Evaluator, "
+                            f"not {type(metric).__name__}")
+    return build_evaluators(items)
 
 
 def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot",
@@ -115,23 +88,22 @@ def stress(metric: Metric | Sequence[Metric], *, suite: str | Path = "blindspot"
     write a run directory (`out`, default a fresh temporary folder)."""
     import json
 
-    from evalstress.evaluators.base import distinct_labels
-    from evalstress.job import StressJob, run_job
-    from evalstress.suites import load_suite
+    from evalstress.job import RunSettings, build_job, run_job
 
-    the_suite = load_suite(str(suite))
-    if seeds is not None:
-        the_suite.seeds = tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
     metrics = list(metric) if isinstance(metric, list | tuple) else [metric]
-    evaluators = [_evaluator(m, aspects, name) for m in metrics]
-    distinct_labels(evaluators)
-    examples = _examples(data, task, mapping, limit)
+    evaluators = _evaluators(metrics, aspects, name)
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="evalstress-"))
-    run_job(StressJob(examples, the_suite, evaluators, out=folder,
-                      cache_dir=Path(cache_dir) if cache_dir else None,
-                      options=dict(options or {}), workers=1,
-                      config={"command": "evalstress.testing", "suite": the_suite.name,
-                              "evaluators": [e.label for e in evaluators], "limit": limit}))
+    from_file = isinstance(data, str | Path)
+    settings = RunSettings.resolve(
+        {"data": Path(data) if from_file else None, "task": task,
+         "map": dict(mapping) if mapping else None, "limit": limit, "suite": str(suite),
+         "seeds": seeds if isinstance(seeds, int) or seeds is None else list(seeds),
+         "out": folder, "cache_dir": Path(cache_dir) if cache_dir else None,
+         "options": dict(options or {}) or None, "workers": 1, "quiet": True},
+        face="evalstress.testing.stress")
+    job = build_job(settings, rows=None if from_file else data, evaluators=evaluators,
+                    command="evalstress.testing")
+    run_job(job)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return StressRun(folder, results)
 

@@ -104,12 +104,12 @@ def test_result_has_the_contract_shape() -> None:
 
 @pytest.mark.slow
 def test_a_suite_can_name_the_adversarial_analysis(tmp_path: Any) -> None:
-    from pathlib import Path
 
-    from evalstress.analyses.registry import analysis_names, run_analyses
+    from evalstress.analyses.registry import StudyContext, analysis_names, run_analyses
     from evalstress.core.data import Example
     from evalstress.engine.runner import run
     from evalstress.evaluators.base import create_evaluator
+    from evalstress.job import StressJob, run_job
     from evalstress.llm.fake_server import FakeServer, Reply
     from evalstress.suites import Suite
 
@@ -122,20 +122,26 @@ def test_a_suite_can_name_the_adversarial_analysis(tmp_path: Any) -> None:
                              "analyses": ["adversarial"], "options": {"attack": {
                                  "gold": "judge:model=g,base_url=URL", "methods": ["rules"],
                                  "budget": 5, "gold_samples": 1}}})
-    result = run(examples, suite, [create_evaluator("rouge:types=rougeL")])
+    out = tmp_path / "run"
     with FakeServer(default=Reply("70")) as server:
-        options = {**suite.options, "out_dir": str(tmp_path)}
-        options["attack"] = {**options["attack"],
-                             "gold": f"judge:model=g,base_url={server.base_url}"}
-        analyses = run_analyses(["adversarial"], result, options)
-    data = analyses["adversarial"].to_dict()
+        suite.options["attack"] = {**suite.options["attack"],
+                                   "gold": f"judge:model=g,base_url={server.base_url}"}
+        done = run_job(StressJob(examples, suite, [create_evaluator("rouge:types=rougeL")],
+                                 out=out, cache_dir=tmp_path / "cache", workers=1))
+    data = done.analyses["adversarial"].to_dict()
     assert data["params"]["budget"] == 5
     # the victim is the run's evaluator, under the label its score table has
-    assert {r["victim"] for r in data["asr"]} == set(result.table["evaluator"])
-    lines = (Path(tmp_path) / "attacks.jsonl").read_text().splitlines()
+    assert {r["victim"] for r in data["asr"]} == set(done.run.table["evaluator"])
+    # attacks.jsonl moves with the run into --out (it was written beside it, then lost when the
+    # run directory replaced the folder)
+    lines = (out / "attacks.jsonl").read_text().splitlines()
     assert len(lines) == 2 * 8  # two examples, eight rules, each in its own direction
+    result = run(examples, suite, [create_evaluator("rouge:types=rougeL")])
+    with pytest.raises(ValueError, match="scores texts itself: run it in a job"):
+        run_analyses(["adversarial"], result, dict(suite.options))
+    study = StudyContext(None, None, True, tmp_path)
     with pytest.raises(ValueError, match="needs a gold judge"):
-        run_analyses(["adversarial"], result, {})
+        run_analyses(["adversarial"], result, {}, study)
     with pytest.raises(ValueError, match="did you mean 'budget'"):
         run_analyses(["adversarial"], result, {"attack": {"gold": "judge:model=g,base_url=x",
-                                                          "budgte": 3}})
+                                                          "budgte": 3}}, study)

@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 
 from evalstress.analyses.confusion import criteria_confusion
-from evalstress.criteria import expectation_for, expectations
+from evalstress.analyses.expectations import expectation_for
+from evalstress.criteria import expectations
 
 ORIG = [4.0, 5.0, 4.0, 5.0, 3.0, 4.0, 5.0, 4.0, 4.0, 5.0, 3.0, 4.0]
 WORSE = [2.0, 3.0, 3.0, 2.0, 2.0, 3.0, 4.0, 2.0, 3.0, 3.0, 1.0, 2.0]

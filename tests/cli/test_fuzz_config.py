@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalstress.analyses.registry import known_options
 from evalstress.evaluators.base import create_evaluator, parse_spec
 from evalstress.perturb.base import get_perturbation, known_params, registry
-from evalstress.suites import GENERATION_KEYS, SUITE_KEYS, Suite, known_options, load_suite
+from evalstress.suites import GENERATION_KEYS, SUITE_KEYS, Suite, load_suite
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -14,8 +14,10 @@ from typer.testing import CliRunner
 
 from evalstress.cli import app
 from evalstress.cli import run as run_module
-from evalstress.cli.settings import LEXICAL_DEFAULT, RunSettings, SettingsError
+from evalstress.core.strict import ConfigError
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+from evalstress.job import StressJob
+from evalstress.job.settings import LEXICAL_DEFAULT, RunSettings, SettingsError
 from evalstress.suites import Suite
 
 runner = CliRunner()
@@ -23,7 +25,8 @@ runner = CliRunner()
 CONFIG_KEYS = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
                "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
                "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map",
-               "max_chars", "max_missing"}
+               "max_chars", "max_missing", "options", "workers", "backend", "ray_address",
+               "chunk_size", "sequential", "no_cache", "quiet", "dry_run", "force"}
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -36,7 +39,7 @@ def test_the_config_keys_are_the_models_fields() -> None:
     model_fields = {f.name for f in fields(RunSettings) if "setting" in f.metadata}
     assert set(RunSettings.keys()) == model_fields == CONFIG_KEYS
     # the two fields that are not settings: where the values came from
-    assert {f.name for f in fields(RunSettings)} - model_fields == {"config", "sources"}
+    assert {f.name for f in fields(RunSettings)} - model_fields == {"config", "sources", "face"}
 
 
 def test_a_config_may_set_every_field(tmp_path: Path) -> None:
@@ -59,8 +62,27 @@ def test_an_unknown_config_key_is_refused_with_a_suggestion(tmp_path: Path, key:
 
 
 def test_flags_must_be_settings() -> None:
-    with pytest.raises(TypeError, match="quiet"):
-        RunSettings.resolve({"data": Path("d.jsonl"), "quiet": True}, None)
+    with pytest.raises(TypeError, match="verbose"):
+        RunSettings.resolve({"data": Path("d.jsonl"), "verbose": True}, None)
+
+
+def test_every_run_option_can_come_from_the_config(tmp_path: Path) -> None:
+    """The execution settings too: workers, backend, chunk size, caching, quiet, force."""
+    config = _config(tmp_path, "workers: 1\nbackend: local\nchunk_size: 8\nsequential: true\n"
+                               "no_cache: true\nquiet: true\ndry_run: true\nforce: true\n"
+                               "options: {rel_tol: 0.02}\n")
+    settings = RunSettings.resolve({}, config)
+    assert (settings.workers, settings.backend, settings.chunk_size) == (1, "local", 8)
+    assert settings.sequential and settings.no_cache and settings.quiet and settings.dry_run
+    assert settings.force and settings.options == {"rel_tol": 0.02}
+    flags = RunSettings.resolve({"workers": 2, "chunk_size": 4}, config)  # flags win
+    assert (flags.workers, flags.chunk_size, flags.quiet) == (2, 4, True)
+    with pytest.raises(SettingsError, match="field 'backend' 'spark': choose local or ray"):
+        RunSettings.resolve({}, _config(tmp_path, "backend: spark\n"))
+    with pytest.raises(SettingsError, match="field 'quiet' must be true or false"):
+        RunSettings.resolve({}, _config(tmp_path, "quiet: yes please\n"))
+    with pytest.raises(ConfigError, match=r"unknown option 'rel_toll'\. Did you mean 'rel_tol'"):
+        RunSettings.resolve({}, _config(tmp_path, "options: {rel_toll: 0.02}\n"))
 
 
 @pytest.mark.parametrize(("name", "flag", "in_file", "default"), [
@@ -161,9 +183,9 @@ def test_the_command_line_follows_the_same_precedence(tmp_path: Path,
                                         "references": ["A text."]}) + "\n" for i in range(5)))
     seen: dict[str, Any] = {}
 
-    def execute(examples: list[Any], suite: Suite, evaluators: list[Any], out: Path,
-                **kw: Any) -> None:
-        seen.update(examples=len(examples), seeds=list(suite.seeds), out=out, **kw)
+    def execute(job: StressJob, **kw: Any) -> None:
+        seen.update(examples=len(job.examples), seeds=list(job.suite.seeds), out=job.out,
+                    max_missing=job.max_missing)
 
     monkeypatch.setattr(run_module, "execute", execute)
     config = _config(tmp_path, f"data: {data}\nevaluators: [bleu]\nseeds: 3\nlimit: 2\n"

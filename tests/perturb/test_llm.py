@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.analyses.expectations import expectation_for
 from evalstress.core.data import Example
 from evalstress.core.text import TextParser
-from evalstress.criteria import expectation_for
 from evalstress.perturb.base import PerturbContext, get_perturbation, registry
 from evalstress.perturb.llm import (
     LLMPerturbation,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
+from evalstress.analyses.expectations import attack_of, expectation_for
 from evalstress.cli import app
-from evalstress.criteria import attack_of, expectation_for, expectations
+from evalstress.criteria import expectations
 from evalstress.perturb.base import registry
 from evalstress.suites import load_suite
 

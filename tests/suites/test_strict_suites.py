@@ -3,12 +3,18 @@ file, the key and the reason (the cases of the hardening audit)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from evalstress.analyses.registry import check_suite
 from evalstress.core.strict import ConfigError
 from evalstress.suites import Suite, load_suite
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _load(tmp_path: Path, body: str) -> Suite:
@@ -39,9 +45,22 @@ def _load(tmp_path: Path, body: str) -> Suite:
 ])
 def test_unknown_names_are_errors_with_a_suggestion(tmp_path: Path, body: str,
                                                     message: str) -> None:
+    """Analysis names and option keys are checked when a job is built (`check_suite`), the
+    rest when the file is read; both before any work."""
     with pytest.raises(ConfigError) as caught:
-        _load(tmp_path, body)
+        check_suite(_load(tmp_path, body))
     assert message in str(caught.value)
+
+
+def test_reading_a_suite_loads_no_analysis() -> None:
+    """Suites sit below the analyses: reading one imports neither the analyses nor, through
+    them, the engine and the studies."""
+    code = ("import sys; from evalstress.suites import load_suite; load_suite('dhp-full'); "
+            "print(sorted(m for m in sys.modules if m.startswith(('evalstress.analyses', "
+            "'evalstress.engine', 'evalstress.studies'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert done.stdout.strip() == "[]", done.stdout
 
 
 @pytest.mark.parametrize(("body", "message"), [

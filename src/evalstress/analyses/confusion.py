@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalstress.analyses.expectations import expectation_for
 from evalstress.analyses.paired import paired_sets, quality_aspect
 from evalstress.analyses.stats import (
     clean,
@@ -44,7 +45,6 @@ from evalstress.analyses.stats import (
 )
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, frame_or_groups
-from evalstress.criteria import expectation_for
 
 
 @dataclass

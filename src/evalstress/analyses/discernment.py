@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from evalstress.analyses.expectations import expectation_for, perturbation_level
 from evalstress.analyses.paired import paired_sets, quality_aspect
 from evalstress.analyses.stats import (
     WilcoxonResult,
@@ -46,7 +47,6 @@ from evalstress.analyses.stats import (
 )
 from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
-from evalstress.criteria import expectation_for, perturbation_level
 
 LEVELS = ("char", "word", "sentence")
 SEVERITY_LABELS = ("minor", "major")

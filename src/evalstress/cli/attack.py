@@ -9,11 +9,13 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import (
+    ForceOption,
     MaxMissingOption,
     app,
     console,
     exit_if_mostly_missing,
     fail,
+    owned_out,
     progress_bars,
     score_cache,
 )
@@ -97,6 +99,7 @@ def attack_command(
     = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    force: ForceOption = False,
 ) -> None:
     """Search for texts your evaluator gets wrong (paper 004, AdvEval), and compare baselines.
 
@@ -111,55 +114,60 @@ def attack_command(
     --method rules`
     """
     from evalstress.analyses.adversarial import asr_terminal_table
+    from evalstress.engine.rundir import fresh_staging
+    from evalstress.report import write_study_outputs
     from evalstress.studies.attack.objective import AttackParams
     from evalstress.studies.attack.protocol import resolve
-    from evalstress.studies.attack.setup import (
-        build_attacker,
-        close,
-        parse_scale_references,
-        write_attack_outputs,
-    )
+    from evalstress.studies.attack.setup import build_attacker, close, parse_scale_references
 
-    try:
-        examples = load_examples(data, map_, task=task, limit=limit)
-        chosen = resolve(protocol, stop_rule=stop_rule, reference=reference, patience=patience,
-                         generator=generator)
-        params = AttackParams(tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_,
-                              budget=budget, candidates=candidates, trajectory=trajectory,
-                              max_iterations=max_iterations, gold_samples=gold_samples,
-                              stop_threshold=stop_threshold, patience=chosen.patience,
-                              seed=seed, stop_rule=chosen.stop_rule)
-        attacker = build_attacker(
-            examples, victims=victim, gold=gold, generator=chosen.generator,
-            methods=method or ["adveval"], direction=direction, params=params,
-            criteria=criteria, reference=chosen.reference, ranges=range_ or [],
-            scale_references=parse_scale_references(
-                scale_reference or [], field_map=map_, task=task, percentiles=scale_percentiles),
-            protocol=chosen.protocol,
-            cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
-            progress=progress_bars(enabled=not quiet))
-    except (DataError, KeyError, ValueError, ImportError) as exc:
-        raise fail(str(exc.args[0] if exc.args else exc)) from None
     out_dir = out or Path(f"runs/attack-{data.stem}")
-    try:
-        records = attacker.run(out_dir / "attacks.jsonl")
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    finally:
-        close(attacker)
-    result = attacker.result(records)
-    config = {"command": "attack", "data": str(data), "map": map_, "task": task, "limit": limit,
-              "victims": victim, "gold": gold, "generator": generator,
-              "methods": method or ["adveval"], "direction": direction,
-              "criteria": criteria, "reference": chosen.reference,
-              "ranges": range_ or [], "protocol": attacker.protocol,
-              "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
-    paths = write_attack_outputs(result, out_dir, config=config)
-    if not quiet:
-        console.print(asr_terminal_table(result))
-        for note in result.notes:
-            console.print(f"[dim]note: {note}[/]")
-        console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
+    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
+                   no_cache=no_cache):
+        try:
+            examples = load_examples(data, map_, task=task, limit=limit)
+            chosen = resolve(protocol, stop_rule=stop_rule, reference=reference,
+                             patience=patience, generator=generator)
+            params = AttackParams(
+                tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_, budget=budget,
+                candidates=candidates, trajectory=trajectory, max_iterations=max_iterations,
+                gold_samples=gold_samples, stop_threshold=stop_threshold,
+                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule)
+            attacker = build_attacker(
+                examples, victims=victim, gold=gold, generator=chosen.generator,
+                methods=method or ["adveval"], direction=direction, params=params,
+                criteria=criteria, reference=chosen.reference, ranges=range_ or [],
+                scale_references=parse_scale_references(
+                    scale_reference or [], field_map=map_, task=task,
+                    percentiles=scale_percentiles),
+                protocol=chosen.protocol,
+                cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
+                progress=progress_bars(enabled=not quiet))
+        except (DataError, KeyError, ValueError, ImportError) as exc:
+            raise fail(str(exc.args[0] if exc.args else exc)) from None
+        files = fresh_staging(out_dir)
+        try:
+            records = attacker.run(files.path("attacks.jsonl"))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        finally:
+            close(attacker)
+        result = attacker.result(records)
+        config = {"command": "attack", "data": str(data), "map": map_, "task": task,
+                  "limit": limit, "victims": victim, "gold": gold, "generator": generator,
+                  "methods": method or ["adveval"], "direction": direction,
+                  "criteria": criteria, "reference": chosen.reference,
+                  "ranges": range_ or [], "protocol": attacker.protocol,
+                  "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
+        paths = write_study_outputs(
+            files, out_dir, config=config, analyses={"adversarial": result},
+            counts={"examples": result.info.get("examples"),
+                    "attacks": result.info.get("attacks"), "successes": len(result.successes)},
+            title="evalstress attack", force=force)
+        if not quiet:
+            console.print(asr_terminal_table(result))
+            for note in result.notes:
+                console.print(f"[dim]note: {note}[/]")
+            console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
     from evalstress.engine.runhealth import above, attack_missing_shares
 
     shares = attack_missing_shares(records,

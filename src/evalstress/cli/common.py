@@ -25,7 +25,7 @@ from evalstress.core.cache import SQLiteCache
 from evalstress.core.version import __version__
 from evalstress.engine.runhealth import MissingShare, check_max_missing
 from evalstress.engine.scoring import open_run_cache
-from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
+from evalstress.evaluators.base import Evaluator
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -132,28 +132,16 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 
 
 def make_evaluators(specs: list[str]) -> list[Evaluator]:
-    """An evaluator per spec, labels told apart (`distinct_labels`); a bad spec or two
-    evaluators that still share a label end the command."""
+    """An evaluator per spec (`evalstress.job.build_evaluators`), labels told apart; a bad
+    spec or two evaluators that still share a label end the command."""
+    from evalstress.job import build_evaluators
+
     try:
-        made = [create_evaluator(spec) for spec in specs]
-        distinct_labels(made)
+        made = build_evaluators(specs)
     except (KeyError, ValueError, ImportError, FileNotFoundError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise fail(str(message)) from None
     return made
-
-
-def parse_shard(value: str | None) -> tuple[int, int] | None:
-    """`--shard i/N` as (i, N); None for no sharding."""
-    if not value:
-        return None
-    index, sep, count = str(value).partition("/")
-    if not sep or not index.isdigit() or not count.isdigit() or int(count) < 1:
-        raise fail(f"--shard '{value}' must look like i/N, e.g. 0/4")
-    if int(index) >= int(count):
-        raise fail(f"--shard '{value}': shard {index} of {count} does not exist (i counts from 0 "
-                   f"to {int(count) - 1})")
-    return int(index), int(count)
 
 
 def _max_missing_cap(value: float) -> float:

@@ -16,7 +16,7 @@ import typer
 
 import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
-from evalstress.cli.run import execute, wrote_line
+from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.strict import check_names
 from evalstress.criteria import LEVELS
 
@@ -59,8 +59,9 @@ def criteria_levels_command(
         help="default, or paper: the suite's perturbations as their paper applies them "
         "(paper 000's rule attacks at severity 'paper', one seed). --seeds still wins.")]
     = None,
-    seeds: Annotated[int | None, typer.Option(help="Number of seeds (0..N-1).")] = None,
-    limit: Annotated[int | None, typer.Option(help="Use only the first N examples.")] = None,
+    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")]
+    = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
     = None,
@@ -80,34 +81,27 @@ def criteria_levels_command(
     coherence'`. Paper 000's setting: `--protocol paper` (its fixed rule attacks, one seed) and
     `preset=paper-000` in the judge spec (analyze-rate, temperature 1, 10 samples).
     """
-    from evalstress.core.data import DataError, load_examples
     from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
-    from evalstress.suites import load_suite
 
     wanted = [x.strip() for x in levels.split(",") if x.strip()]
     try:
         specs = level_specs(judge, wanted)
-        examples = load_examples(data, map_, task=task, limit=limit)
-        the_suite = load_suite(suite)
-        if protocol:
-            the_suite = the_suite.with_protocol(protocol)
-    except (DataError, ValueError) as exc:
+    except ValueError as exc:
         raise fail(str(exc)) from None
-    if seeds is not None:
-        the_suite.seeds = tuple(range(seeds))
+    out_dir = out or Path(f"runs/criteria-levels-{data.stem}")
+    settings = settings_from({"data": data, "map": map_, "task": task, "suite": suite,
+                              "protocol": protocol, "seeds": seeds, "limit": limit,
+                              "out": out_dir,
+                              "evaluators": specs, "rel_tol": 0.01, "cache_dir": cache_dir,
+                              "no_cache": no_cache, "quiet": True, "force": force},
+                             face="criteria-levels")
     evaluators = make_evaluators(specs)
     by_label = {ev.label: spec.rsplit("level=", 1)[1] for ev, spec in
                 zip(evaluators, specs, strict=True)}
-    the_suite.analyses = ("description-types",)
-    the_suite.options = {**the_suite.options, "levels": by_label}
-    out_dir = out or Path(f"runs/criteria-levels-{data.stem}")
-    done = execute(examples, the_suite, evaluators, out_dir, cache_dir=cache_dir,
-                   no_cache=no_cache, rel_tol=0.01, quiet=True,
-                   config={"command": "criteria-levels", "data": str(data),
-                           "judge": judge, "levels": list(by_label.values()),
-                           "suite": the_suite.name, "protocol": the_suite.protocol,
-                           "seeds": list(the_suite.seeds), "limit": limit},
-                   force=force, inputs=[("input data", data)])
+    job = job_from(settings, evaluators=evaluators, analyses=("description-types",),
+                   options={"levels": by_label},
+                   record={"judge": judge, "levels": list(by_label.values())})
+    done = execute(job, quiet=True)
     comparison = done.analyses["description-types"]
     title = f"Criteria levels: {data.name}"
     (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")

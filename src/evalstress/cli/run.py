@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,54 +16,39 @@ from evalstress.cli.common import (
     err,
     exit_if_mostly_missing,
     fail,
-    make_evaluators,
-    parse_shard,
     progress_bars,
-    score_cache,
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
-from evalstress.cli.settings import LEXICAL_DEFAULT, RunSettings, SettingsError
-from evalstress.core.data import DataError, Example, builtin_corpus, load_examples
 from evalstress.core.interrupts import set_resume_hint
-from evalstress.engine.generation import GenerationSetup, build_setup
-from evalstress.engine.planning import shard_examples
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
-from evalstress.engine.scoring import configure_caches
-from evalstress.evaluators.base import Evaluator
-from evalstress.job import JobError, JobResult, StressJob, run_job
+from evalstress.job import (
+    LEXICAL_DEFAULT,
+    JobError,
+    JobResult,
+    RunSettings,
+    SettingsError,
+    StressJob,
+    build_job,
+    run_job,
+)
+from evalstress.job.run import estimate_job
 from evalstress.report.generation import print_generation
 from evalstress.report.terminal import print_analyses, print_summary
-from evalstress.suites import Suite, builtin_suites, custom_suite, load_suite, parse_seeds
 
 
-def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], out: Path, *,
-            cache_dir: Path | None, no_cache: bool, rel_tol: float | None, config: dict[str, Any],
-            quiet: bool = False, workers: int = 0, backend: str = "local",
-            chunk_size: int | None = None, sequential: bool = False,
-            generation: GenerationSetup | None = None,
-            max_missing: float = DEFAULT_MAX_MISSING,
-            ray_address: str | None = None, force: bool = False,
-            inputs: Sequence[tuple[str, Path | None]] = ()) -> JobResult:
-    """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run it, print
-    what it found, exit EXIT_MOSTLY_MISSING (3) after writing when an evaluator's scores are
-    mostly missing."""
+def execute(job: StressJob, *, quiet: bool) -> JobResult:
+    """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run the job, print
+    what it found (unless `quiet`), exit EXIT_MOSTLY_MISSING (3) after writing when an
+    evaluator's scores are mostly missing."""
     from evalstress.core.storage import StorageError
 
-    job = StressJob(examples, suite, evaluators, out=out, cache_dir=cache_dir,
-                    no_cache=no_cache,
-                    options={"rel_tol": rel_tol} if rel_tol is not None else {},  # flag > suite
-                    config=config, workers=workers, backend=backend, chunk_size=chunk_size,
-                    sequential=sequential, generation=generation, max_missing=max_missing,
-                    progress=progress_bars(enabled=not quiet), ray_address=ray_address,
-                    force=force, inputs=[(what, path) for what, path in inputs
-                                         if path is not None])
     try:
-        use_cache_dir(cache_dir)
-        keeps(out)
-        set_resume_hint(f"finished chunks in {staging_for(out)}")
+        use_cache_dir(job.cache_dir)
+        if job.out is not None:
+            keeps(job.out)
+            set_resume_hint(f"finished chunks in {staging_for(job.out)}")
         done = run_job(job)
     except (JobError, StorageError) as exc:
         raise fail(str(exc)) from None
@@ -77,7 +61,7 @@ def execute(examples: list[Example], suite: Suite, evaluators: list[Evaluator], 
         print_analyses(console, done.analyses)
         console.print(wrote_line(done.paths, ("report", "results", "scores", "variants")))
     _warn_long_rows(result)
-    exit_if_mostly_missing(done.untrusted, max_missing)
+    exit_if_mostly_missing(done.untrusted, job.max_missing)
     return done
 
 
@@ -103,6 +87,32 @@ def _warn_long_rows(result: RunResult) -> None:
         err.print(f"[yellow]warning:[/] and {len(long_rows) - 5} more rows beyond the limit")
 
 
+def job_from(settings: RunSettings, **extra: Any) -> StressJob:
+    """`build_job` for a command: a setting or input that cannot be used ends the command in
+    one line (exit 2) before any work; the job's notes (the built-in corpus) go to stderr."""
+    from evalstress.core.data import DataError
+
+    try:
+        job = build_job(settings, progress=progress_bars(enabled=not settings.quiet), **extra)
+    except (DataError, SettingsError, KeyError, ValueError, ImportError,
+            FileNotFoundError) as exc:
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+    for note in job.notes:
+        err.print(note, soft_wrap=True, markup=False)
+    return job
+
+
+def settings_from(flags: dict[str, Any], config: Path | None = None, *,
+                  face: str = "run") -> RunSettings:
+    """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
+    from evalstress.core.strict import ConfigError
+
+    try:
+        return RunSettings.resolve(flags, config, face=face)
+    except (SettingsError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+
+
 @app.command()
 def quickstart(
     out: Annotated[Path, typer.Option(help="Run directory for results.json and scores.parquet.")]
@@ -112,8 +122,9 @@ def quickstart(
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    workers: Annotated[int, typer.Option(
-        help="Processes for perturbations and CPU-bound metrics; 0: every core.")] = 0,
+    workers: Annotated[int | None, typer.Option(
+        help="Processes for perturbations and CPU-bound metrics; 0 (default): every core.")]
+    = None,
     force: ForceOption = False,
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
@@ -121,12 +132,11 @@ def quickstart(
     Scores each of the built-in examples and their noised variants with BLEU, chrF and
     ROUGE-1/2/L, then runs the rank and monotonic tests of paper 002.
     """
-    examples = builtin_corpus()[:limit] if limit else builtin_corpus()
-    suite = load_suite("blindspot")
-    execute(examples, suite, make_evaluators(LEXICAL_DEFAULT), out, cache_dir=cache_dir,
-            no_cache=no_cache, rel_tol=None,
-            config={"command": "quickstart", "evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
-                    "limit": limit}, quiet=quiet, workers=workers, force=force)
+    settings = settings_from({"evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
+                              "limit": limit, "out": out, "cache_dir": cache_dir,
+                              "no_cache": no_cache, "quiet": quiet, "workers": workers,
+                              "force": force}, face="quickstart")
+    execute(job_from(settings), quiet=settings.quiet)
 
 
 @app.command("run")
@@ -167,13 +177,13 @@ def run_command(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
         "evaluator (and the generator) would need, and score nothing.")] = False,
-    workers: Annotated[int, typer.Option(
+    workers: Annotated[int | None, typer.Option(
         help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
-        "rep); 0: every core. Results are identical to --workers 1.")] = 0,
-    backend: Annotated[str, typer.Option(
+        "rep); 0 (default): every core. Results are identical to --workers 1.")] = None,
+    backend: Annotated[str | None, typer.Option(
         help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
         "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
-        "key.")] = "local",
+        "key; default local).")] = None,
     ray_address: Annotated[str | None, typer.Option(
         help="Ray cluster of --backend ray: HEAD:6379 (a node of the cluster) or "
         "ray://HEAD:10001 (Ray Client). Default: RAY_ADDRESS, else a Ray on this machine.")]
@@ -225,197 +235,45 @@ def run_command(
     dhp-full) need `--generator SPEC` or ready-made texts from `--variants FILE`. Without
     DATA, the run uses the built-in corpus, e.g. `evalstress run --suite dhp -e bleu`.
     """
-    if backend not in ("local", "ray"):
-        raise fail(f"--backend '{backend}': choose local or ray")
-    if sequential and backend == "ray":
-        raise fail("--sequential decides batch by batch on one machine: use --backend local")
-    if workers < 0 or (chunk_size is not None and chunk_size < 1):
-        raise fail("--workers must be >= 0 and --chunk-size >= 1")
-    flags = {"data": data, "map": map_, "task": task, "suite": suite,
-             "perturbations": perturbation, "evaluators": evaluator, "seeds": seeds, "out": out,
-             "limit": limit, "rel_tol": rel_tol, "shard": shard, "cache_dir": cache_dir,
-             "protocol": protocol, "generator": generator, "verifier": verifier,
-             "max_reasks": max_reasks, "shots": shots,
-             "perturbation_prompts": perturbation_prompts, "variants": variants,
-             "variant_map": variant_map, "max_chars": max_chars, "max_missing": max_missing}
-    try:
-        settings = RunSettings.resolve(flags, config)
-    except SettingsError as exc:
-        raise fail(str(exc)) from None
-    examples = _examples(settings)
-    all_ids = [e.id for e in examples]
-    examples = examples[:settings.limit] if settings.limit else examples
-    examples = shard_examples(examples, parse_shard(settings.shard))
-    if settings.data is None:
-        err.print(f"No data given: using the built-in corpus ({_corpus_share(examples, all_ids)}"
-                  ", written for evalstress); give DATA.jsonl to run on yours.", soft_wrap=True)
-    prompt_file = None
-    if settings.perturbation_prompts is not None:  # before the suite: it may add attacks
-        from evalstress.perturb.llm import load_prompt_file
-
-        try:
-            prompt_file = load_prompt_file(settings.perturbation_prompts)
-        except ValueError as exc:
-            raise fail(str(exc)) from None
-    the_suite = _suite(settings, examples)
-    if prompt_file is not None:
-        prompt_file.apply([p.perturbation for p in the_suite.perturbations])
-    try:
-        settings = settings.with_suite(the_suite)
-    except SettingsError as exc:
-        raise fail(str(exc)) from None
-    if settings.max_chars is not None:  # flag > config > suite option > default
-        the_suite.options["max_chars"] = settings.max_chars
-    generation = _generation(the_suite, examples, all_ids, settings, no_cache, dry_run)
-    specs = list(settings.evaluators)
-    evaluators = make_evaluators(specs)
-    if the_suite.protocol == "paper":
-        _check_paper_evaluators(evaluators)
-    if dry_run:
-        _dry_run(examples, the_suite, evaluators, settings.cache_dir, no_cache, generation)
+    settings = settings_from(
+        {"data": data, "map": map_, "task": task, "suite": suite,
+         "perturbations": perturbation, "evaluators": evaluator, "seeds": seeds, "out": out,
+         "limit": limit, "rel_tol": rel_tol, "shard": shard, "cache_dir": cache_dir,
+         "protocol": protocol, "generator": generator, "verifier": verifier,
+         "max_reasks": max_reasks, "shots": shots, "perturbation_prompts": perturbation_prompts,
+         "variants": variants, "variant_map": variant_map, "max_chars": max_chars,
+         "max_missing": max_missing, "workers": workers, "backend": backend,
+         "ray_address": ray_address, "chunk_size": chunk_size, "sequential": sequential,
+         "no_cache": no_cache, "quiet": quiet, "dry_run": dry_run, "force": force}, config)
+    job = job_from(settings)
+    if settings.dry_run:
+        _dry_run(job)
         return
-    prompts, imports = settings.perturbation_prompts, settings.variants
-    execute(examples, the_suite, evaluators, settings.run_dir(), cache_dir=settings.cache_dir,
-            no_cache=no_cache, rel_tol=settings.rel_tol,
-            config={"command": "run",
-                    "data": str(settings.data) if settings.data else "built-in corpus",
-                    "map": settings.map,
-                    "suite": the_suite.name, "protocol": the_suite.protocol,
-                    "evaluators": specs, "seeds": list(the_suite.seeds),
-                    "limit": limit, "shard": shard,  # as given on the command line
-                    "workers": workers, "backend": backend, "ray_address": ray_address,
-                    "variants": str(imports) if imports else None,
-                    "perturbation_prompts": str(prompts) if prompts else None,
-                    "max_chars": the_suite.options.get("max_chars"),
-                    "max_missing": settings.max_missing},
-            quiet=quiet, workers=workers, backend=backend, chunk_size=chunk_size,
-            sequential=sequential, generation=generation, max_missing=settings.max_missing,
-            ray_address=ray_address, force=force,
-            inputs=[("input data", settings.data), ("variants file", settings.variants),
-                    ("perturbation prompts", settings.perturbation_prompts),
-                    ("config file", config)])
+    execute(job, quiet=settings.quiet)
 
 
-def _examples(settings: RunSettings) -> list[Example]:
-    """The data file's examples (all of them with --variants, whose ids tell "outside this run"
-    from "unknown"; else the first --limit), or the built-in corpus without a data file."""
-    if settings.data is None:
-        return builtin_corpus()
-    try:
-        return load_examples(settings.data, settings.map, task=settings.task,
-                             limit=None if settings.variants else settings.limit)
-    except (DataError, ValueError) as exc:
-        raise fail(str(exc)) from None
-
-
-def _corpus_share(examples: list[Example], all_ids: list[str]) -> str:
-    """'57 examples of 7 tasks', or '5 of its 57 examples' under --limit or --shard."""
-    tasks = len({e.task for e in examples})
-    of_tasks = f"of {tasks} task{'s' if tasks != 1 else ''}"
-    if len(examples) == len(all_ids):
-        return f"{len(examples)} examples {of_tasks}"
-    return f"{len(examples)} of its {len(all_ids)} examples, {of_tasks}"
-
-
-def _suite(settings: RunSettings, examples: list[Example]) -> Suite:
-    """The run's suite: --suite (or its default) with --perturbation, --seeds and --protocol."""
-    names = settings.perturbations
-    chosen_protocol = settings.protocol
-    suite_name = settings.suite or _default_suite(examples, chosen_protocol)
-    try:
-        if names:
-            base = load_suite(suite_name)
-            seeds: Any = settings.seeds if settings.given("seeds") else list(base.seeds)
-            the_suite = custom_suite(names, seeds, base.analyses, base.protocol)  # checks seeds
-            the_suite.options = dict(base.options)  # -p replaces perturbations, not settings
-        else:
-            the_suite = load_suite(suite_name)
-        if chosen_protocol:
-            the_suite = the_suite.with_protocol(str(chosen_protocol))
-        if settings.given("seeds"):  # after the protocol: flags and config win
-            the_suite.seeds = parse_seeds(settings.seeds, settings.where("seeds"))
-    except (KeyError, ValueError) as exc:
-        raise fail(str(exc.args[0] if exc.args else exc)) from None
-    return the_suite
-
-
-def _generation(suite: Suite, examples: list[Example], all_ids: list[str],
-                settings: RunSettings, no_cache: bool, dry_run: bool) -> GenerationSetup:
-    """The run's generation stage from its settings (flag > config > suite, see RunSettings).
-    Fails (before any work) when LLM perturbations have neither a generator nor imports."""
-    from evalstress.engine.imported import load_variants
-
-    imported = None
-    try:
-        if settings.variants is not None:
-            imported = load_variants(settings.variants, examples, settings.variant_map,
-                                     known_ids=all_ids)
-        setup = build_setup(
-            settings.generator, verifier=settings.verifier, max_reasks=settings.max_reasks,
-            shots=settings.shots, imported=imported, cache_dir=settings.cache_dir,
-            no_cache=no_cache, estimate_only=dry_run)
-        setup.check(suite, examples)
-    except (DataError, ValueError) as exc:
-        raise fail(str(exc)) from None
-    return setup
-
-
-def _default_suite(examples: list[Example], protocol: str | None) -> str:
-    """blindspot; under the paper protocol, paper-TASK when the data is of one such task."""
-    if protocol == "paper":
-        tasks = {e.task for e in examples}
-        if len(tasks) == 1 and f"paper-{next(iter(tasks))}" in builtin_suites():
-            return f"paper-{next(iter(tasks))}"
-    return "blindspot"
-
-
-def _check_paper_evaluators(evaluators: list[Evaluator]) -> None:
-    """Paper 002 never compares a set-level score against the gold set itself (appendix A)."""
-    for ev in evaluators:
-        if getattr(ev, "compares_with_gold", False):
-            raise fail(f"{ev.label}: under --protocol paper a set-level score needs a reference "
-                       "set apart from the gold set (paper 002, appendix A): give "
-                       "reference_set=FILE or against=references")
-
-
-def _dry_run(examples: list[Example], suite: Suite, evaluators: list[Evaluator],
-             cache_dir: Path | None, no_cache: bool,
-             generation: GenerationSetup | None = None) -> None:
+def _dry_run(job: StressJob) -> None:
     """Print what `run` would spend, per evaluator, without calling any evaluator."""
-    from evalstress.engine.planning import plan_dataset
-    from evalstress.engine.runner import estimate_plan
-
-    plan = plan_dataset(examples, suite, generation=generation)
-    cache = score_cache(cache_dir, no_cache)
-    configure_caches(evaluators, cache_dir, no_cache)
-    try:
-        rows = estimate_plan(plan, evaluators, cache=cache)
-    finally:
-        for evaluator in evaluators:
-            evaluator.close()
-        if cache is not None:
-            cache.close()
-    table = Table(title=f"Dry run: {len(plan.examples)} examples, {len(plan.variants)} variants, "
-                  f"{len(plan.skips)} skips")
+    estimate = estimate_job(job)
+    table = Table(title=f"Dry run: {estimate.examples} examples, {estimate.variants} variants, "
+                  f"{estimate.skips} skips")
     columns = ("evaluator", "requested", "distinct", "score_cached", "todo", "calls", "cached",
                "prompt_tokens", "completion_tokens")
     for column in columns:
         table.add_column(column.replace("_", " "), justify="left" if column == "evaluator"
                          else "right")
-    for row in rows:
+    for row in estimate.evaluators:
         table.add_row(*(str(row.get(c, "")) if row.get(c) is not None else "-" for c in columns))
-    estimate = generation.estimate if generation is not None else None
-    if estimate is not None and generation is not None and generation.generator is not None:
-        table.add_row(f"generator {generation.generator.model}", str(estimate["units"]), "",
-                      "", str(estimate["units"] - estimate["not_applicable"]),
-                      str(estimate["calls"]), str(estimate["cached"]),
-                      str(estimate["prompt_tokens"]), str(estimate["completion_tokens"]))
-    if generation is not None:
-        generation.close()
+    generated = estimate.generator
+    if generated is not None and estimate.generator_model is not None:
+        table.add_row(f"generator {estimate.generator_model}", str(generated["units"]), "",
+                      "", str(generated["units"] - generated["not_applicable"]),
+                      str(generated["calls"]), str(generated["cached"]),
+                      str(generated["prompt_tokens"]), str(generated["completion_tokens"]))
     console.print(table)
     console.print("calls = requests the evaluator would send (LLM judges: net of the response "
                   "cache, before re-asks); tokens are estimates.")
-    if estimate is not None:
-        console.print(f"generator: {estimate['units']} LLM-written variants planned, "
-                      f"{estimate['not_applicable']} not applicable; first asks only (re-asks "
+    if generated is not None:
+        console.print(f"generator: {generated['units']} LLM-written variants planned, "
+                      f"{generated['not_applicable']} not applicable; first asks only (re-asks "
                       "add more). Evaluator rows exclude the variants still to be written.")

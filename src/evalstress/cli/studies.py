@@ -10,20 +10,22 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import (
+    ForceOption,
     MaxMissingOption,
     app,
     console,
     exit_if_mostly_missing,
     fail,
     make_evaluators,
+    owned_out,
     progress_bars,
     score_cache,
 )
 from evalstress.core.data import DataError, load_examples
-from evalstress.core.redact import redact_value
-from evalstress.core.version import __version__
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+from evalstress.engine.rundir import fresh_staging
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above, frame_missing_shares
 from evalstress.engine.scoring import configure_caches
+from evalstress.report import write_study_outputs
 
 
 @app.command("self-bias")
@@ -56,6 +58,8 @@ def self_bias_command(
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    force: ForceOption = False,
 ) -> None:
     """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
 
@@ -97,31 +101,34 @@ def self_bias_command(
             for system, text in found.items():
                 extra.setdefault(str(system), {})[example.id] = str(text)
     referees = make_evaluators(list(referee or []))
-    configure_caches(referees, cache_dir, no_cache)
-    try:
-        result, texts = run_self_bias(
-            examples, backbones, kind=kind, referees=referees, extra_systems=extra,
-            prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
-            cache=score_cache(cache_dir, no_cache),
-            progress=progress_bars(enabled=not quiet))
-    except ValueError as exc:
-        raise fail(str(exc)) from None
     out_dir = out or Path(f"runs/self-bias-{data.stem}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    payload = {"evalstress": __version__,
-               "config": {"command": "self-bias", "data": str(data), "kind": kind,
-                          "models": list(model), "referees": list(referee or []),
-                          "evaluator_models": list(evaluator_model or []),
-                          "systems_field": systems_field, "seed": seed, "limit": limit},
-               "analyses": {"self-bias": result.to_dict()}}
-    (out_dir / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False),
-                                          encoding="utf-8")
-    with (out_dir / "texts.jsonl").open("w", encoding="utf-8") as handle:
-        for row in texts:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
+                   no_cache=no_cache):
+        configure_caches(referees, cache_dir, no_cache)
+        try:
+            result, texts = run_self_bias(
+                examples, backbones, kind=kind, referees=referees, extra_systems=extra,
+                prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
+                cache=score_cache(cache_dir, no_cache),
+                progress=progress_bars(enabled=not quiet))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        files = fresh_staging(out_dir)
+        with files.path("texts.jsonl").open("w", encoding="utf-8") as handle:
+            for row in texts:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        config = {"command": "self-bias", "data": str(data), "kind": kind,
+                  "models": list(model), "referees": list(referee or []),
+                  "evaluator_models": list(evaluator_model or []),
+                  "systems_field": systems_field, "seed": seed, "limit": limit}
+        paths = write_study_outputs(files, out_dir, config=config,
+                                    analyses={"self-bias": result},
+                                    counts={"examples": len(examples), "texts": len(texts)},
+                                    title=f"evalstress self-bias: {data.name}", force=force)
     if not quiet:
         console.print(self_bias_table(result))
-        console.print(f"Wrote {out_dir / 'results.json'}, {out_dir / 'texts.jsonl'}")
+        console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['texts']}")
+    exit_if_mostly_missing(above(result.missing, max_missing), max_missing)
 
 
 @app.command("correlate")
@@ -152,6 +159,7 @@ def correlate_command(
     no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    force: ForceOption = False,
 ) -> None:
     """Correlate evaluators with human scores at segment and system level (SummEval layout).
 
@@ -160,6 +168,8 @@ def correlate_command(
     across systems, averaged over documents) and globally (all pairs); system level correlates
     per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
     """
+    from evalstress.analyses.correlation import human_correlation
+    from evalstress.report.terminal import correlation_tables
     from evalstress.studies.correlate import load_system_outputs, score_system_outputs
 
     bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]
@@ -177,43 +187,31 @@ def correlate_command(
         raise fail(str(exc)) from None
     specs = evaluator or ["bleu", "chrf", "rouge"]
     evaluators = make_evaluators(list(specs))
-    cache = score_cache(cache_dir, no_cache)
-    configure_caches(evaluators, cache_dir, no_cache)  # judges answer into the same folder
-    try:
-        scores, human_frame, stats = score_system_outputs(
-            docs, evaluators, cache=cache, progress=progress_bars(enabled=not quiet))
-    finally:
-        for ev in evaluators:
-            ev.close()
-    from evalstress.analyses.correlation import human_correlation
-    from evalstress.report.terminal import correlation_tables
-
-    result = human_correlation(scores, human_frame, n_boot=n_boot, seed=seed)
     out_dir = out or Path(f"runs/correlate-{data.stem}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    from evalstress.report import SCHEMA_VERSION
-
-    payload = {"schema_version": SCHEMA_VERSION, "evalstress": __version__,
-               "config": {"command": "correlate", "data": str(data),
-                          "evaluators": redact_value(list(specs)),
-                          "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
-                          "limit": limit},
-               "counts": {"documents": len(docs),
-                          "outputs": len(human_frame),
-                          "missing_scores": int(scores["score"].isna().sum())},
-               "evaluators": stats,
-               "analyses": {"correlation": result.to_dict()}}
-    results_path = out_dir / "results.json"
-    results_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str),
-                            encoding="utf-8")
-    scores.to_parquet(out_dir / "scores.parquet", index=False)
-    from evalstress.report.html import write_html
-
-    write_html(payload, out_dir / "report.html", title=f"evalstress correlate: {data.name}")
+    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
+                   no_cache=no_cache):
+        cache = score_cache(cache_dir, no_cache)
+        configure_caches(evaluators, cache_dir, no_cache)  # judges answer into the same folder
+        try:
+            scores, human_frame, stats = score_system_outputs(
+                docs, evaluators, cache=cache, progress=progress_bars(enabled=not quiet))
+        finally:
+            for ev in evaluators:
+                ev.close()
+        result = human_correlation(scores, human_frame, n_boot=n_boot, seed=seed)
+        files = fresh_staging(out_dir)
+        scores.to_parquet(files.path("scores.parquet"), index=False)
+        config = {"command": "correlate", "data": str(data), "evaluators": list(specs),
+                  "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
+                  "limit": limit}
+        paths = write_study_outputs(
+            files, out_dir, config=config, analyses={"correlation": result},
+            counts={"documents": len(docs), "outputs": len(human_frame),
+                    "missing_scores": int(scores["score"].isna().sum())},
+            extra={"evaluators": stats}, title=f"evalstress correlate: {data.name}",
+            force=force)
     if not quiet:
         for table in correlation_tables(result):
             console.print(table)
-        console.print(f"Wrote {results_path}, {out_dir / 'report.html'}")
-    from evalstress.engine.runhealth import above, frame_missing_shares
-
+        console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['scores']}")
     exit_if_mostly_missing(above(frame_missing_shares(scores), max_missing), max_missing)

@@ -234,7 +234,10 @@ class SQLiteCache:
                             "--cache-dir, or --no-cache)")
 
     @contextmanager
-    def _locked(self) -> Iterator[sqlite3.Connection]:
+    def locked(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held by this thread for the block; an SQLite error inside rolls
+        back and becomes a StorageError naming the file. Public for a cache that keeps tables
+        of its own in the same file (the LLM response cache's claims)."""
         with self._lock:
             try:
                 yield self._conn
@@ -252,7 +255,7 @@ class SQLiteCache:
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, Any]:
         found: dict[str, Any] = {}
-        with self._locked() as conn:
+        with self.locked() as conn:
             space = self._space(namespace, create=False)
             if space is None:
                 return found
@@ -275,12 +278,12 @@ class SQLiteCache:
         rows = [(key_bytes(k), v, now) for k, v in items]
         if not rows:
             return
-        with self._locked() as conn:
+        with self.locked() as conn:
             self._insert(namespace, rows)
             conn.commit()
 
     def count(self, namespace: str | None = None) -> int:
-        with self._locked() as conn:
+        with self.locked() as conn:
             if namespace is None:
                 return int(conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
             space = self._space(namespace, create=False)
@@ -290,7 +293,7 @@ class SQLiteCache:
                                     (space[0],)).fetchone()[0])
 
     def namespaces(self) -> dict[str, int]:
-        with self._locked() as conn:
+        with self.locked() as conn:
             rows = conn.execute(
                 f"SELECT n.name, COUNT(*) FROM {self.table} t JOIN {self._names} n "
                 "ON n.id = t.ns GROUP BY n.name ORDER BY 1")
@@ -298,7 +301,7 @@ class SQLiteCache:
 
     def newest(self, namespace: str, limit: int) -> list[Any]:
         """Up to `limit` values of a namespace, the most recently written first."""
-        with self._locked() as conn:
+        with self.locked() as conn:
             space = self._space(namespace, create=False)
             if space is None:
                 return []
@@ -321,7 +324,7 @@ class SQLiteCache:
         if not found:
             return 0
         SQLiteCache(other, self.table).close()  # converts a first-layout file
-        with self._locked() as conn:
+        with self.locked() as conn:
             before = conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
             conn.execute("ATTACH DATABASE ? AS other", (str(other),))
             try:
@@ -348,5 +351,5 @@ class SQLiteCache:
         return int(after - before)
 
     def close(self) -> None:
-        with self._locked() as conn:
+        with self.locked() as conn:
             conn.close()

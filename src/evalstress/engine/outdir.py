@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evalstress.core.storage import StorageError
+from evalstress.core.version import __version__
 
 #: written into every run directory evalstress makes; its presence says the folder is ours
 MARKER = ".evalstress-run"
@@ -58,7 +59,6 @@ def is_owned(folder: Path) -> bool:
 
 def write_marker(folder: Path, command: str) -> None:
     """Mark `folder` as a run directory evalstress wrote (what `is_owned` looks for)."""
-    from evalstress.core.version import __version__
 
     (Path(folder) / MARKER).write_text(
         json.dumps({"evalstress": __version__, "command": command}) + "\n", encoding="utf-8")

@@ -37,6 +37,7 @@ from evalstress.engine.chunkwork import (
     ChunkTask,
     ChunkWorker,
     WorkerSpec,
+    default_workers,
     recipe_for,
 )
 from evalstress.engine.generation import GenerationSetup
@@ -110,6 +111,13 @@ def default_chunk_size(examples: int, workers: int) -> int:
     return min(DEFAULT_CHUNK, max(4, -(-examples // (4 * workers))))
 
 
+def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tuple[int, int]:
+    """(processes, examples per chunk) of a run: `workers` 0 is every core, a chunk size left
+    out is fitted to the data and the processes. The one place both are settled."""
+    processes = workers if workers > 0 else default_workers()
+    return processes, chunk_size or default_chunk_size(examples, processes)
+
+
 def chunk_positions(count: int, size: int) -> list[list[int]]:
     """The examples' positions cut into chunks of `size`: the run's chunks, which the Ray
     backend's generation pass must cut the same way.
@@ -171,8 +179,8 @@ class StreamingRun:
         self.resources = dict(resources or {})
         self.progress = progress or Progress()
         self.workdir = workdir
-        self.chunk_size = max(1, int(chunk_size))
-        self.workers = max(1, int(workers))
+        self.chunk_size = chunk_size
+        self.workers = workers
         # LLM-written and imported variants; without a generator, a plan that needs one fails now
         self.generation = generation or GenerationSetup()
         self.generation.check(suite, self.examples)

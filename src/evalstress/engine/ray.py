@@ -42,9 +42,9 @@ from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
-from evalstress.engine.chunkwork import EvaluatorRecipe, default_workers, recipe_for
+from evalstress.engine.chunkwork import EvaluatorRecipe, recipe_for
 from evalstress.engine.generation import GenerationOutcome, GenerationSetup
-from evalstress.engine.pipeline import chunk_positions, default_chunk_size, fingerprint
+from evalstress.engine.pipeline import chunk_positions, execution_sizes, fingerprint
 from evalstress.engine.planning import long_rows, shard_examples
 from evalstress.engine.result import RunResult
 from evalstress.engine.runner import run
@@ -213,8 +213,7 @@ def run_on_ray(examples: Sequence[Example], suite: Suite, evaluators: Sequence[E
     ray = _ray()
     progress = progress or Progress()
     examples = list(examples)
-    processes = workers if workers > 0 else default_workers()
-    chunk = chunk_size or default_chunk_size(len(examples), processes)
+    processes, chunk = execution_sizes(len(examples), workers, chunk_size)
     premade = pregenerate(examples, suite, generation, chunk, progress)
     owned = cache is None  # --no-cache: merge into a cache that lives for this run only
     scratch = Path(tempfile.mkdtemp(prefix="evalstress-ray-"))

@@ -168,6 +168,16 @@ class Staging:
         shutil.rmtree(self.files.chunks, ignore_errors=True)  # a resume needs them no more
 
 
+def fresh_staging(out: Path) -> RunFiles:
+    """An empty staging folder for a run directory a study writes whole (attack, correlate):
+    what a killed study left there is dropped (its scores and answers are in the caches)."""
+    staging = staging_for(out)
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    return RunFiles(staging)
+
+
 def promote(files: RunFiles, out: Path, *, command: str = "run", force: bool = False) -> Path:
     """Put a finished run folder at `out`, replacing what was there only once it is complete,
     and only when that was a run directory evalstress wrote, an empty folder, or `force`."""

@@ -15,9 +15,8 @@ from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.core.text import TextParser
-from evalstress.engine.chunkwork import default_workers
 from evalstress.engine.generation import GenerationSetup
-from evalstress.engine.pipeline import ChunkPolicy, StreamingRun, default_chunk_size
+from evalstress.engine.pipeline import ChunkPolicy, StreamingRun, execution_sizes
 from evalstress.engine.planning import long_rows
 from evalstress.engine.result import Plan, RunResult
 from evalstress.engine.scoring import evaluator_usage, request_for
@@ -40,12 +39,11 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
     `evalstress.engine.generation`); `policy` can stop units early (the sequential DHP design). `pool`
     is the dataset perturbations may borrow from (default: `examples`; a shard of a larger run
     passes the whole dataset)."""
-    processes = workers if workers > 0 else default_workers()
+    processes, chunk = execution_sizes(len(examples), workers, chunk_size)
     result = StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
                           resources=resources, progress=progress,
                           workdir=Path(workdir) if workdir is not None else None,
-                          chunk_size=chunk_size or default_chunk_size(len(examples), processes),
-                          workers=processes,
+                          chunk_size=chunk, workers=processes,
                           generation=generation, policy=policy, pool=pool).run()
     if generation is not None:
         result.plan.generation = generation.block_json(result.summary.get("generation") or {})

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evalstress.core.redact import redact
+
 
 @dataclass
 class Usage:
@@ -97,7 +99,6 @@ def evaluator_usage(evaluators: Iterable[Any]) -> dict[str, Usage]:
 def usage_block(usage: Usage) -> dict[str, Any]:
     """results.json's per-evaluator `usage`: calls, cache hits, retries, 429s, errors by kind,
     tokens and calls per endpoint."""
-    from evalstress.core.redact import redact
 
     out = usage.to_json()
     out["by_endpoint"] = {redact(url): n for url, n in usage.by_endpoint.items()}

@@ -81,7 +81,7 @@ class ResponseCache:
         --cache-dir or --no-cache given later decides where (and whether) anything is written."""
         if self._store is None:
             store = SQLiteCache(self.path, "responses", stamped=True)  # `entries`: newest first
-            with store._locked() as conn:
+            with store.locked() as conn:
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {CLAIMS} (key TEXT PRIMARY KEY, "
                              "owner TEXT NOT NULL, expires REAL NOT NULL)")
                 conn.commit()
@@ -94,7 +94,7 @@ class ResponseCache:
         wait for the stored answer). A claim of a process that died on this machine, or whose
         lease ran out, is taken over."""
         now = time.time()
-        with self.store._locked() as conn:
+        with self.store.locked() as conn:
             conn.execute("BEGIN IMMEDIATE")  # read and write as one step across processes
             try:
                 row = conn.execute(f"SELECT owner, expires FROM {CLAIMS} WHERE key=?",
@@ -112,7 +112,7 @@ class ResponseCache:
 
     def release(self, key: str, owner: str) -> None:
         """Give up a claim (answered, or failed: then another run may try)."""
-        with self.store._locked() as conn:
+        with self.store.locked() as conn:
             conn.execute(f"DELETE FROM {CLAIMS} WHERE key=? AND owner=?", (key, owner))
             conn.commit()
 

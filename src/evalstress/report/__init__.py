@@ -17,7 +17,8 @@ from typing import Any
 from evalstress.core.redact import redact_value
 from evalstress.core.version import __version__
 from evalstress.engine.result import RunResult
-from evalstress.engine.rundir import promote
+from evalstress.engine.rundir import RunFiles, promote
+from evalstress.evaluators.base import registry
 from evalstress.llm.accounting import usage_block
 
 #: Version of the results.json layout (docs/results.schema.json). Keys are only ever added;
@@ -36,10 +37,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     files = run.files
     summary = run.summary
     results = {
-        "schema_version": SCHEMA_VERSION,
-        "evalstress": __version__,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "config": redact_value(dict(config or {})),  # a mistyped key never reaches disk
+        **results_head(config),
         "suite": {"name": run.plan.suite.name, "seeds": list(run.plan.suite.seeds),
                   "protocol": run.plan.suite.protocol,
                   "perturbations": {p.name: {**p.perturbation.info(), "grid": list(p.grid),
@@ -78,13 +76,41 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
             "results": out / "results.json", "report": out / "report.html"}
 
 
+def results_head(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The first keys of every results.json (docs/results.schema.json): the layout version,
+    evalstress' version, when, and how the run was asked for (secrets redacted)."""
+    return {"schema_version": SCHEMA_VERSION, "evalstress": __version__,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "config": redact_value(dict(config or {}))}  # a mistyped key never reaches disk
+
+
+def write_study_outputs(files: RunFiles, out: str | Path, *, config: Mapping[str, Any],
+                        analyses: Mapping[str, Any], counts: Mapping[str, Any],
+                        extra: Mapping[str, Any] | None = None, title: str,
+                        force: bool = False) -> dict[str, Path]:
+    """A study's run directory (attack, correlate, self-bias): its own files are already in
+    the staging folder `files`; this adds results.json (the same head and layout as a run's)
+    and report.html, then renames the folder to `out` as a run's is."""
+    from evalstress.report.html import write_html
+
+    out = Path(out)
+    results = {**results_head(config), "counts": dict(counts), **dict(extra or {}),
+               "analyses": {name: result.to_dict() for name, result in analyses.items()}}
+    files.path("results.json").write_text(
+        json.dumps(results, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    write_html(results, files.path("report.html"), title=title)
+    names = sorted(p.name for p in files.root.iterdir() if not p.name.startswith("."))
+    promote(files, out, command=str(config.get("command", "study")), force=force)
+    return {name.split(".")[0]: out / name for name in names}
+
+
 def meant_for(signature: Mapping[str, Any] | None) -> list[str] | None:
     """The tests an evaluator declares it is meant for (`Evaluator.meant_for`), by its name."""
-    from evalstress.evaluators.base import registry
 
     cls = registry().get(str((signature or {}).get("evaluator", "")))
     declared = getattr(cls, "meant_for", None) if cls is not None else None
     return list(declared) if declared is not None else None
 
 
-__all__ = ["meant_for", "write_outputs"]
+__all__ = ["SCHEMA_VERSION", "meant_for", "results_head", "write_outputs",
+           "write_study_outputs"]

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from evalstress.analyses.blindspot import BlindspotResult
 from evalstress.engine.result import RunResult
+from evalstress.report import meant_for
 
 
 def _fmt(value: float) -> str:
@@ -95,7 +96,6 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
 
 def _applicability(run: RunResult) -> Callable[[str, str], bool]:
     """Which tests each evaluator of the run is meant for (`Evaluator.meant_for`)."""
-    from evalstress.report import meant_for
 
     meant = {label: meant_for(signature) for label, signature in run.signatures.items()}
     family = {p.name: str(p.perturbation.info().get("family", ""))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalstress.engine.runhealth import MissingShare, frame_missing_shares
 from evalstress.perturb.base import derive_seed
 
 HUMAN = "human"
@@ -51,6 +52,8 @@ class SelfBiasResult:
     n_texts: int
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: per evaluator, its missing scores (the run health check reads them)
+    missing: list[MissingShare] = field(default_factory=list)
 
     @property
     def biased(self) -> list[str]:
@@ -62,6 +65,8 @@ class SelfBiasResult:
         return {"analysis": "self-bias", "systems": self.systems, "n_texts": self.n_texts,
                 "rows": [asdict(r) for r in self.rows], "biased": self.biased,
                 "settings": self.settings, "notes": self.notes,
+                "missing": {m.evaluator: {"missing": m.missing, "rows": m.rows,
+                                          "top_reason": m.top_reason} for m in self.missing},
                 "reading": "rows are evaluators, columns systems; an evaluator is biased when it "
                            "ranks its own backbone's system first while the other evaluators "
                            "rank that system lower (consensus_rank > 1)"}
@@ -239,9 +244,12 @@ def run_self_bias(examples: Sequence[Any], backbones: Sequence[Backbone], *, kin
             sign = 1.0 if ev.higher_is_better(aspect) else -1.0
             records.append({"evaluator": label, "system": system, "example_id": eid,
                             "score": sign * float(value.value) if ok and value is not None
-                            and value.value is not None else float("nan")})
+                            and value.value is not None else float("nan"),
+                            "reason": None if ok else (value.reason if value is not None
+                                                       else "no score returned")})
         ev.close()
-    frame = pd.DataFrame(records, columns=["evaluator", "system", "example_id", "score"])
+    frame = pd.DataFrame(records, columns=["evaluator", "system", "example_id", "score",
+                                           "reason"])
     result = self_bias(frame, {bb.name: bb.name for bb in backbones}, settings={
         "kind": kind, "backbones": {bb.name: bb.model for bb in backbones},
         "evaluator_backbones": {bb.name: bb.scorer for bb in backbones},
@@ -252,6 +260,7 @@ def run_self_bias(examples: Sequence[Any], backbones: Sequence[Backbone], *, kin
         else "bartscore faithfulness (source -> text)"})
     rows = [{"system": system, "example_id": eid, "text": text}
             for system, by_id in texts.items() for eid, text in by_id.items()]
+    result.missing = frame_missing_shares(frame)
     empty = sum(1 for row in rows if not row["text"])
     if empty:
         result.notes.append(f"{empty} empty texts (generations with no word) were not scored")

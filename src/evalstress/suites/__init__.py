@@ -1,4 +1,9 @@
-"""Suites are data: perturbations x severities x seeds, plus the analyses to run."""
+"""Suites are data: perturbations x severities x seeds, plus the analyses to run.
+
+A suite names its analyses and their options; the analyses themselves live above the plugins,
+so their names and option keys are checked where a job is built
+(`evalstress.analyses.registry.check_suite`), not when the file is read.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ from typing import Any
 
 import yaml
 
-from evalstress.analyses.registry import analysis_names, analysis_options
 from evalstress.core.data import TASKS
 from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 from evalstress.perturb.base import (
@@ -64,6 +68,7 @@ class Suite:
     generator: str | dict[str, Any] | None = None  # TextGenerator spec for LLM perturbations
     generation: dict[str, Any] = field(default_factory=dict)  # max_reasks, verifier
     seeds_before_protocol: tuple[int, ...] | None = None  # the seeds the paper protocol cut
+    source: str = "suite"  # where it was read from: the file, in errors found later
 
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
@@ -95,7 +100,6 @@ class Suite:
         if not isinstance(options, Mapping):
             raise ConfigError(f"{where}: field 'options' must be a mapping of option names to "
                               "values")
-        check_names("option", options, known_options(), f"{where}: field 'options'")
         _check_option_values(options, f"{where}: field 'options'")
         protocol = str(data.get("protocol", "default"))
         if protocol not in PROTOCOLS:
@@ -120,7 +124,7 @@ class Suite:
                     str(data.get("description", "")), dict(options),
                     expect=dict(expect),
                     generator=dict(generator) if isinstance(generator, Mapping) else generator,
-                    generation=dict(generation))
+                    generation=dict(generation), source=where)
         return suite.with_protocol(protocol)
 
     def with_protocol(self, protocol: str) -> Suite:
@@ -156,7 +160,7 @@ class Suite:
             seeds, before = before, None
         return Suite(self.name, plans, seeds, self.analyses, self.description,
                      dict(self.options), protocol, dict(self.expect), self.generator,
-                     dict(self.generation), seeds_before_protocol=before)
+                     dict(self.generation), seeds_before_protocol=before, source=self.source)
 
 
 #: top-level keys of a suite file
@@ -167,11 +171,6 @@ PLAN_KEYS = ("grid", "tasks")
 #: suite options the run itself reads (the sequential design of `run --sequential`, the text
 #: length limit)
 RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method", "max_chars")
-
-
-def known_options() -> tuple[str, ...]:
-    """Every key a suite's `options:` may set: those of any analysis, and the run's own."""
-    return tuple(sorted({*RUN_OPTIONS, *(k for keys in analysis_options().values() for k in keys)}))
 
 
 #: options whose values can be checked at load time: (kind, lowest, highest), bounds inclusive
@@ -289,12 +288,12 @@ def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
 
 
 def _analyses(analyses: Any, where: str) -> tuple[str, ...]:
-    """`analyses:` as a list of known names; one name alone is a one-item list."""
+    """`analyses:` as a list of names (checked against the analyses when a job is built); one
+    name alone is a one-item list."""
     names = [analyses] if isinstance(analyses, str) else analyses
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
         raise ConfigError(f"{where}: field 'analyses' must be a list of analysis names, e.g. "
                           f"[blindspot], got {analyses!r}")
-    check_names("analysis", names, analysis_names(), f"{where}: field 'analyses'")
     return tuple(names)
 
 

@@ -22,7 +22,6 @@ from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.protocol import resolve
 from evalstress.studies.attack.run import Attacker
 from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator
-from evalstress.studies.attack.setup import write_attack_outputs
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
 from .conftest import ORIGINAL, TableVictim, example, generator_spec, judge_spec
@@ -69,13 +68,11 @@ def test_the_two_rules_give_different_verdicts(scripted: Callable[..., Any],
     # ASR over this one example: 1 under ours, 0 under the paper's
     assert ours.result([first]).asr[0].asr == 1.0
     assert paper.result([last]).asr[0].asr == 0.0
-    # the rule that ran is in attacks.jsonl and results.json
+    # the rule that ran is in attacks.jsonl and the result results.json holds
     for name, attacker, record in (("ours", ours, first), ("paper", paper, last)):
         [line] = (tmp_path / name / "attacks.jsonl").read_text().splitlines()
         assert json.loads(line)["stop_rule"] == attacker.params.stop_rule
-        write_attack_outputs(attacker.result([record]), tmp_path / name, config={})
-        data = json.loads((tmp_path / name / "results.json").read_text())
-        block = data["analyses"]["adversarial"]
+        block = attacker.result([record]).to_dict()  # results.json's analyses.adversarial
         assert block["params"]["stop_rule"] == attacker.params.stop_rule
         assert block["stop_rules"] == {"adveval": [attacker.params.stop_rule]}
 

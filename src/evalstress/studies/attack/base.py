@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalstress.core.data import Example
+from evalstress.perturb.base import derive_seed
 from evalstress.studies.attack.objective import AttackParams, Direction, feedback, succeeded
 from evalstress.studies.attack.scoring import Gold, Measured, Victim
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
@@ -205,7 +206,6 @@ def start_point(setup: AttackSetup, mode: str) -> tuple[str, str]:
         return "original", setup.example.hypothesis
     if mode != "random":
         raise ValueError(f"start must be original or random, got '{mode}'")
-    from evalstress.perturb.base import derive_seed
 
     others = [e for e in setup.pool if e.id != setup.example.id
               and e.hypothesis != setup.example.hypothesis]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.core.strict import unknown_name_error
+from evalstress.llm.generate import generator_params
 
 PROTOCOLS = ("default", "paper")
 
@@ -50,7 +51,6 @@ def _with_generator_defaults(spec: str | Mapping[str, Any] | None,
     """The generator spec as a mapping with `defaults` added for the keys it does not name."""
     if not spec:
         return spec
-    from evalstress.llm.generate import generator_params
 
     return {**defaults, **generator_params(spec)}
 

@@ -14,6 +14,7 @@ import random
 from collections.abc import Mapping
 
 from evalstress.core.text import ParsedText, rebuild_parsed
+from evalstress.core.wordnet import synonyms
 from evalstress.perturb.base import (
     Perturbation,
     PerturbContext,
@@ -22,7 +23,7 @@ from evalstress.perturb.base import (
     get_perturbation,
     sample_count,
 )
-from evalstress.perturb.common import inflect, lemma_of, match_case
+from evalstress.perturb.common import inflect, lemma_of, match_case, replace_spans
 from evalstress.perturb.consistency import negate_sentence
 from evalstress.studies.attack.objective import Direction
 
@@ -39,7 +40,6 @@ class SynonymAdjective(Perturbation):
     source_papers = ("004",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        from evalstress.core.wordnet import synonyms
 
         parsed = ctx.parsed
         options = {i: syn for i, t in enumerate(parsed.tokens)
@@ -193,7 +193,6 @@ class ChangeName(Perturbation):
                     break
             new[surname] = (given, family)
             taken.update((given.lower(), family.lower()))
-        from evalstress.perturb.common import replace_spans
 
         spans = {}
         for e in people:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalstress.analyses.adversarial import AdversarialResult
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example, load_examples
 from evalstress.core.records import Progress
-from evalstress.core.redact import redact_value
 from evalstress.engine.scoring import configure_caches
 from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 from evalstress.llm.generate import TextGenerator
@@ -122,24 +118,3 @@ def close(attacker: Attacker) -> None:
         victim.evaluator.close()
     if attacker.generator is not None:
         attacker.generator.close()
-
-
-def write_attack_outputs(result: AdversarialResult, out: Path, *,
-                         config: Mapping[str, Any]) -> dict[str, Path]:
-    """results.json (analyses.adversarial) and report.html beside attacks.jsonl."""
-    from evalstress.core.version import __version__
-    from evalstress.report.html import write_html
-
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {"evalstress": __version__,
-               "created": datetime.now(UTC).isoformat(timespec="seconds"),
-               "config": redact_value(dict(config)),
-               "counts": {"examples": result.info.get("examples"),
-                          "attacks": result.info.get("attacks"),
-                          "successes": len(result.successes)},
-               "analyses": {"adversarial": result.to_dict()}}
-    paths = {"results": out / "results.json", "attacks": out / "attacks.jsonl"}
-    paths["results"].write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str),
-                                encoding="utf-8")
-    paths["report"] = write_html(payload, out / "report.html", title="evalstress attack")
-    return paths

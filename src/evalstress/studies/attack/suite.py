@@ -7,13 +7,11 @@ It is a study, not a pure analysis: it scores texts itself, through the same cac
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.adversarial import AdversarialResult
-from evalstress.analyses.registry import register_analysis
+from evalstress.analyses.registry import StudyContext, register_analysis
 from evalstress.engine.result import RunResult
-from evalstress.engine.scoring import open_cache
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.protocol import resolve
 from evalstress.studies.attack.setup import build_attacker, close, parse_scale_references
@@ -22,8 +20,9 @@ ATTACK_KEYS = ("victims", "gold", "generator", "methods", "direction", "criteria
                "ranges", "protocol", "scale_references", "scale_percentiles")
 
 
-@register_analysis("adversarial", ("attack", "out_dir", "cache_dir", "no_cache"))
-def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> AdversarialResult:
+@register_analysis("adversarial", ("attack",), study=True)
+def adversarial_analysis(run: RunResult, options: Mapping[str, Any],
+                         study: StudyContext) -> AdversarialResult:
     """The `adversarial` analysis of a suite: attack the run's examples.
 
     Settings come from the suite's `options: {attack: {...}}`: `gold` (required), `generator`
@@ -31,7 +30,7 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
     run), `direction`, `criteria`, `reference`, `ranges`, `scale_references` (a list of
     [NAME=]FILE), `scale_percentiles`, `protocol` (default or paper, as `evalstress attack
     --protocol`), and the parameters of `AttackParams` (budget, tau_plus, stop_rule, ...).
-    attacks.jsonl goes to the run directory."""
+    It scores through the job's caches (`study`); attacks.jsonl goes to the run directory."""
     settings = dict(options.get("attack") or {})
     if not settings.get("gold"):
         raise ValueError("the adversarial analysis needs a gold judge: add options: {attack: "
@@ -56,9 +55,6 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
     def as_list(value: Any) -> list[str]:
         return [value] if isinstance(value, str) else list(value or [])
 
-    cache_dir = Path(options["cache_dir"]) if options.get("cache_dir") else None
-    no_cache = bool(options.get("no_cache"))
-    cache = None if no_cache else open_cache(cache_dir / "scores.sqlite" if cache_dir else None)
     references = parse_scale_references(
         as_list(picked.get("scale_references")),
         percentiles=str(picked.get("scale_percentiles", "5:95")))
@@ -68,12 +64,10 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any]) -> Adversar
         direction=str(picked.get("direction", "both")), params=params,
         criteria=picked.get("criteria"), reference=chosen.reference,
         ranges=as_list(picked.get("ranges")), scale_references=references,
-        protocol=chosen.protocol, cache=cache, cache_dir=cache_dir, no_cache=no_cache)
-    out = Path(options["out_dir"]) / "attacks.jsonl" if options.get("out_dir") else None
+        protocol=chosen.protocol, cache=study.cache, cache_dir=study.cache_dir,
+        no_cache=study.no_cache)
     try:
-        records = attacker.run(out)
+        records = attacker.run(study.folder / "attacks.jsonl")
     finally:
         close(attacker)
-        if cache is not None:
-            cache.close()
     return attacker.result(records)

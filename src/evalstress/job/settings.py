@@ -1,17 +1,19 @@
-"""The settings of `evalstress run`, declared once.
+"""The settings of a stress run, declared once for every face.
 
-`RunSettings` has one field per key of a `--config` YAML file; the same names are the command's
-options. A field's declaration says everything about its setting: its type, its default, how a
-given value is read (a file name becomes a Path), how it is checked, and whether the suite can
-set it. The keys a config file may use are the fields' names: any other key is refused with a
-did-you-mean.
+`RunSettings` has one field per key of a `--config` YAML file; the same names are `evalstress
+run`'s options and the keyword arguments of `evalstress.stress()`. `quickstart`,
+`criteria-levels` and the pytest plugin fill the same model. A field's declaration says
+everything about its setting: its type, its default, how a given value is read (a file name
+becomes a Path), how it is checked, and whether the suite can set it. The keys a config file
+may use are the fields' names: any other key is refused with a did-you-mean.
 
 Precedence, per setting (`RunSettings.resolve`, then `RunSettings.with_suite`):
 
     flag > --config file > the suite's own value (generator, verifier, max_reasks, shots,
     max_chars) > default
 
-A flag counts as given unless it is absent or empty (""; no repeated option). A config value
+A flag (or keyword argument) counts as given unless it is absent or empty ("", no repeated
+option, or a switch left off). A config value
 counts when its key is present, even as null, except for the settings declared
 `empty_is_unset` (suite, evaluators, generator, verifier), where an empty value ("", [], null)
 leaves the choice to the next layer. A file setting (data, out, cache_dir, variants,
@@ -27,7 +29,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from evalstress.analyses.registry import known_options
+from evalstress.core.extras import MissingExtra, check_evaluator
+from evalstress.core.strict import UnknownNameError, check_names
+from evalstress.core.text import max_chars_option
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
+from evalstress.evaluators.base import parse_spec
 
 if TYPE_CHECKING:
     from evalstress.suites import Suite
@@ -40,6 +47,11 @@ BUILTIN_RUN_DIR = Path("runs/builtin-corpus")
 
 #: where a setting's value came from
 Source = Literal["flag", "config", "suite", "default"]
+
+#: where a run's chunks go: this machine, or a Ray cluster
+BACKENDS = ("local", "ray")
+#: the faces whose settings are command-line flags (errors name --FLAG, not name=)
+COMMANDS = ("run", "quickstart", "criteria-levels")
 
 
 class SettingsError(ValueError):
@@ -80,8 +92,6 @@ def setting(**how: Any) -> dict[str, Setting]:
 
 def _evaluator_extras(specs: Any, where: str) -> Any:
     """Name the extra a spec needs before anything is read (specs are checked fully later)."""
-    from evalstress.core.extras import MissingExtra, check_evaluator
-    from evalstress.evaluators.base import parse_spec
 
     for spec in list(specs):
         try:
@@ -117,8 +127,36 @@ def _fraction(value: Any, where: str) -> float:
         raise SettingsError(str(exc)) from None
 
 
+def _whole_number_from_zero(value: Any, where: str) -> Any:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise SettingsError(f"{where} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _backend(value: Any, where: str) -> Any:
+    if value not in BACKENDS:
+        raise SettingsError(f"{where} '{value}': choose {' or '.join(BACKENDS)}")
+    return value
+
+
+def _switch(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _analysis_options(value: Any, where: str) -> Any:
+
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise SettingsError(f"{where} must be a mapping of analysis options, e.g. "
+                            f"{{rel_tol: 0.02}}, got {value!r}")
+    check_names("option", value, known_options(), where)  # UnknownNameError: a did-you-mean
+    return dict(value)
+
+
 def _text_length(value: Any, where: str) -> Any:
-    from evalstress.core.text import max_chars_option
 
     if value is not None:
         try:
@@ -174,10 +212,30 @@ class RunSettings:
         check=_text_length, from_suite=lambda suite: suite.options.get("max_chars")))
     max_missing: float = field(default=DEFAULT_MAX_MISSING,
                                metadata=setting(check=_fraction, after_suite=True))
+    #: analysis options on top of the suite's (e.g. {aspect_map: {...}}); rel_tol wins over
+    #: an options rel_tol
+    options: dict[str, Any] | None = field(default=None, metadata=setting(
+        check=_analysis_options))
+    # -- how the run executes: the same scores whatever they say --------------------------
+    #: processes for rule perturbations and CPU-bound metrics; 0: every core
+    workers: int = field(default=0, metadata=setting(check=_whole_number_from_zero,
+                                                     empty_is_unset=True))
+    backend: str = field(default="local", metadata=setting(check=_backend, empty_is_unset=True))
+    ray_address: str | None = field(default=None, metadata=setting())
+    #: None: fitted to the data and the workers (`engine.pipeline.default_chunk_size`)
+    chunk_size: int | None = field(default=None, metadata=setting(check=_whole_number_from_one))
+    sequential: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
+    no_cache: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
+    quiet: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
+    dry_run: bool = field(default=False, metadata=setting(check=_switch, flag="--dry-run",
+                                                          empty_is_unset=True))
+    force: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
 
-    #: the --config file the values were read from, and where each value came from
+    #: the --config file the values were read from, where each value came from, and the face
+    #: that gave the flags (a command's name, or a function such as "stress")
     config: Path | None = field(default=None, compare=False)
     sources: Mapping[str, Source] = field(default_factory=dict, compare=False)
+    face: str = field(default="run", compare=False)
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -185,13 +243,15 @@ class RunSettings:
         return tuple(f.name for f in _setting_fields(cls))
 
     @classmethod
-    def resolve(cls, flags: Mapping[str, Any], config: Path | None) -> RunSettings:
+    def resolve(cls, flags: Mapping[str, Any], config: Path | None = None, *,
+                face: str = "run") -> RunSettings:
         """Each setting from its flag, else the `config` file, else its default; then checked.
-        `flags` maps setting names to the command line's values (None: not given). Settings the
-        suite can give are taken from the suite and checked by `with_suite`."""
+        `flags` maps setting names to the face's values (None: not given); `face` names the
+        command or function they came from. Settings the suite can give are taken from the
+        suite and checked by `with_suite`."""
         stray = set(flags) - set(cls.keys())
         if stray:
-            raise TypeError(f"not settings of run: {', '.join(sorted(stray))}")
+            raise TypeError(f"not settings of a run: {', '.join(sorted(stray))}")
         file_values = read_config(config, cls.keys())
         values: dict[str, Any] = {}
         sources: dict[str, Source] = {}
@@ -205,12 +265,11 @@ class RunSettings:
             if how.convert is not None and sources[f.name] != "default" and value is not None:
                 value = how.convert(value)
             values[f.name] = value
-        settings = cls(**values, config=config, sources=sources)
+        settings = cls(**values, config=config, sources=sources, face=face)
         for f, how in _settings(cls):
-            if how.of_data and values["data"] is None and sources[f.name] != "default":
-                raise SettingsError(f"{settings.where(f.name)} applies to a data file: give one "
-                                    "(evalstress run DATA.jsonl), or leave it out to run on "
-                                    "the built-in corpus")
+            if how.of_data and face in COMMANDS and values["data"] is None \
+                    and sources[f.name] != "default":
+                settings.refuse_without_data(f.name)
             if how.check is None or _with_suite(how):
                 continue
             if how.checks == "config":
@@ -238,21 +297,39 @@ class RunSettings:
             values[f.name] = value
         return replace(self, **values, sources=sources)
 
+    def refuse_without_data(self, name: str) -> None:
+        """A setting that reads the data (a field mapping, a default task) given to a run on
+        the built-in corpus: an error, not a setting silently ignored."""
+        raise SettingsError(f"{self.where(name)} applies to a data file: give one "
+                            f"({'evalstress run DATA.jsonl' if self.face in COMMANDS else 'data='}"
+                            "), or leave it out to run on the built-in corpus")
+
+    def data_settings(self) -> list[str]:
+        """The settings given that read the data (map, task)."""
+        return [f.name for f, how in _settings(type(self))
+                if how.of_data and self.sources.get(f.name, "default") != "default"]
+
     def given(self, name: str) -> bool:
         """Whether a flag or the config file gave the setting."""
         return self.sources.get(name) in ("flag", "config")
 
     def where(self, name: str, source: Source | None = None) -> str:
-        """Where the setting came from, for an error: '--seeds' or 'FILE: field 'seeds''."""
+        """Where the setting came from, for an error: '--seeds', 'FILE: field 'seeds'' or
+        'stress(seeds=...)'."""
         if (source or self.sources.get(name)) == "config":
             return f"{self.config}: field '{name}'"
+        if self.face not in COMMANDS:
+            return f"{self.face}({name}=...)"
         how = next(h for f, h in _settings(type(self)) if f.name == name)
         return how.flag or "--" + name.replace("_", "-")
 
-    def run_dir(self) -> Path:
-        """--out, else runs/<the data file's stem> (runs/builtin-corpus without one)."""
+    def run_dir(self) -> Path | None:
+        """--out, else runs/<the data file's stem> (runs/builtin-corpus without one); from
+        Python (`stress()`) without `out`, None: the run stays in a temporary folder."""
         if self.out is not None:
             return self.out
+        if self.face not in COMMANDS:
+            return None
         if self.data is None:
             return BUILTIN_RUN_DIR
         return Path(f"runs/{self.data.stem}")
@@ -269,7 +346,6 @@ def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
         raise SettingsError(f"{path}: cannot read the config ({exc})") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: the config must be a mapping of option names to values")
-    from evalstress.core.strict import UnknownNameError, check_names
 
     try:
         check_names("config field", data, known, str(path))
@@ -296,5 +372,7 @@ def _default(f: Field[Any]) -> Any:
 
 
 def _flag_given(value: Any) -> bool:
-    """An option left out is None; a repeatable option left out may be an empty list."""
-    return value is not None and not (isinstance(value, str | list | tuple) and not value)
+    """An option left out is None; a repeatable option left out may be an empty list, and a
+    switch left off is False (so a config file's `quiet: true` holds)."""
+    return value is not None and value is not False and not (
+        isinstance(value, str | list | tuple) and not value)

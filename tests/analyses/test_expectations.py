@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evalstress.criteria import attack_of, expectation_for, expectations
+from evalstress.analyses.expectations import attack_of, expectation_for
+from evalstress.criteria import expectations
 
 
 def test_paper_002_perturbations_sharing_a_name_get_their_own_metadata_rows() -> None:

@@ -1,8 +1,9 @@
 """The one orchestration of a stress run: load -> plan -> generate -> score -> analyse -> write.
 
 `evalstress run`, `quickstart`, `criteria-levels`, `evalstress.stress()` and the pytest plugin
-all describe their run as a `StressJob` and call `run_job`; what differs between them is only
-how they gather the settings and what they show afterwards. The engine plans, generates and
+all describe their run as a `StressJob` (built by `evalstress.job.build.build_job`) and call
+`run_job`; what differs between them is only how they gather the settings and what they show
+afterwards. The engine plans, generates and
 scores (streamed chunk by chunk into a staging folder), the analyses read the score table, and
 the run directory is written (results.json, report.html) and renamed into place.
 """
@@ -14,7 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstress.analyses.registry import analysis_names, run_analyses
+from evalstress.analyses.registry import (
+    StudyContext,
+    analysis_names,
+    needs_study_context,
+    run_analyses,
+)
 from evalstress.analyses.sequential import SequentialDesign
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
@@ -22,6 +28,7 @@ from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
 from evalstress.engine.generation import GenerationError, GenerationSetup
 from evalstress.engine.outdir import OutDirError, OutLock, check_out_dir
+from evalstress.engine.planning import plan_dataset
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
@@ -32,13 +39,12 @@ from evalstress.engine.runhealth import (
     mostly_missing,
     usage_share,
 )
-from evalstress.engine.runner import run
+from evalstress.engine.runner import estimate_plan, run
 from evalstress.engine.scoring import configure_caches, open_run_cache
 from evalstress.evaluators.base import Evaluator
+from evalstress.job.settings import BACKENDS
 from evalstress.report import write_outputs
 from evalstress.suites import Suite
-
-BACKENDS = ("local", "ray")
 
 
 class JobError(ValueError):
@@ -73,6 +79,8 @@ class StressJob:
     force: bool = False  # --force: `out` may replace a folder evalstress did not write
     #: (what, path) of the files the job reads (data, config, variants): never inside `out`
     inputs: Sequence[tuple[str, Path]] = ()
+    #: what a face shows before the run (e.g. that it runs on the built-in corpus)
+    notes: Sequence[str] = ()
 
     def check(self) -> None:
         """Refuse before any work what would fail later (a typo costs nothing)."""
@@ -144,11 +152,61 @@ def score_job(job: StressJob) -> RunResult:
             cache.close()
 
 
+@dataclass
+class JobEstimate:
+    """What a job would spend, found without scoring (`--dry-run`): the plan's size, per
+    evaluator the texts to score and the calls and tokens that takes, and the generator's
+    share (None without one)."""
+
+    examples: int
+    variants: int
+    skips: int
+    evaluators: list[dict[str, Any]]
+    generator: dict[str, Any] | None
+    generator_model: str | None
+
+
+def estimate_job(job: StressJob) -> JobEstimate:
+    """Plan the whole job (the same loop as a run) and ask each evaluator what scoring it would
+    cost; nothing is scored, the caches are only read."""
+
+    plan = plan_dataset(job.examples, job.suite, generation=job.generation)
+    cache = open_run_cache(job.cache_dir, job.no_cache)
+    configure_caches(job.evaluators, job.cache_dir, job.no_cache)
+    try:
+        rows = estimate_plan(plan, job.evaluators, cache=cache)
+    finally:
+        for evaluator in job.evaluators:
+            evaluator.close()
+        if cache is not None:
+            cache.close()
+        if job.generation is not None:
+            job.generation.close()
+    generation = job.generation
+    generator = generation.generator if generation is not None else None
+    return JobEstimate(len(plan.examples), len(plan.variants), len(plan.skips), rows,
+                       generation.estimate if generation is not None else None,
+                       generator.model if generator is not None else None)
+
+
 def analysis_options(job: StressJob) -> dict[str, Any]:
-    """Options the analyses see: the suite's, then the job's, then where the run lives."""
-    return {**job.suite.options, **dict(job.options), "protocol": job.suite.protocol,
-            "out_dir": str(job.out) if job.out is not None else None,
-            "cache_dir": job.cache_dir, "no_cache": job.no_cache}
+    """Options the analyses see: the suite's, then the job's, and the suite's protocol."""
+    return {**job.suite.options, **dict(job.options), "protocol": job.suite.protocol}
+
+
+def analyse(job: StressJob, result: RunResult) -> dict[str, Any]:
+    """The suite's analyses on the scored run; a study among them (it scores texts itself)
+    gets the job's caches and the run's folder."""
+    if not needs_study_context(job.suite.analyses):
+        return run_analyses(job.suite.analyses, result, analysis_options(job))
+    cache = open_run_cache(job.cache_dir, job.no_cache)
+    try:
+        return run_analyses(job.suite.analyses, result, analysis_options(job),
+                            StudyContext(cache, job.cache_dir, job.no_cache,
+                                         result.files.root))
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def run_job(job: StressJob) -> JobResult:
@@ -173,7 +231,7 @@ def _run_checked(job: StressJob) -> JobResult:
     except (GenerationError, RayError) as exc:
         raise JobError(str(exc)) from None
     try:
-        analyses = run_analyses(job.suite.analyses, result, analysis_options(job))
+        analyses = analyse(job, result)
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
     paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force)
