@@ -3,15 +3,52 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 
-from evalstress.core.redact import MARK, check_url, redact, redact_value, refuse_secrets
+from evalstress.core.redact import (
+    MARK,
+    check_url,
+    redact,
+    redact_value,
+    refuse_secrets,
+    register_key_variable,
+    register_secret,
+)
 from evalstress.evaluators.base import create_evaluator
-from evalstress.llm.client import LLMError
+from evalstress.llm.client import LLMClient, LLMError
 
 KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"
+
+#: keys no shape rule knows, and one that it does
+GATEWAY_KEY = "TESTSECRET123-gw-0000"
+HEX_KEY = "3f786850e387550fdab836ed7e6dc881de23001b"
+BASE64_KEY = "Zm9vYmFy+c2VjcmV0/a2V5=="
+SHAPED_KEY = "sk-Qw3rTy7uIo9pAs2dFg5h"
+KEYS = [GATEWAY_KEY, HEX_KEY, BASE64_KEY, SHAPED_KEY]
+
+
+def json_escaped(key: str) -> str:
+    """How a JSON encoder that escapes every non-alphanumeric character writes `key`."""
+    return "".join(c if c.isalnum() else "\\/" if c == "/" else f"\\u{ord(c):04X}"
+                   for c in key)
+
+
+def echoes(key: str) -> dict[str, str]:
+    """Error texts a server could send back with `key` in them, by how it is written."""
+    half = len(key) // 2
+    return {
+        "raw": f"401 Unauthorized: invalid credential {key}; check your settings",
+        "json": json.dumps({"error": {"code": 401, "seen": key}}).replace("/", "\\/"),
+        "json-unicode": f'{{"error": "401, bad key \\"{json_escaped(key)}\\""}}',
+        "url": f"401 for https://gw.example/v1/chat?auth={quote(key, safe='')}&retry=0",
+        "form": f"401, rejected body: user=me&sent={quote_plus(key)}",
+        "wrapped": f"401: the key\n{key[:half]}\n{key[half:]} is not valid",
+        "wrapped-indented": f"401: {key[:7]}\r\n        {key[7:]} is revoked",
+    }
 
 
 @pytest.mark.parametrize("text, secret", [
@@ -100,6 +137,96 @@ def test_a_key_the_server_echoes_never_reaches_the_run_directory(
     assert KEY not in result.output
 
 
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("how", list(echoes(GATEWAY_KEY)))
+def test_the_key_of_openai_api_key_is_redacted_in_every_form(
+        monkeypatch: pytest.MonkeyPatch, key: str, how: str) -> None:
+    """The default variable is read when the text is redacted: nothing registers it first."""
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    text = echoes(key)[how]
+    out = redact(text)
+    assert key not in out and key[: len(key) // 2] not in out and key[len(key) // 2:] not in out
+    assert quote_plus(key) not in out and json_escaped(key) not in out
+    assert "401" in out  # the rest stays readable
+    assert MARK in out
+
+
+@pytest.mark.parametrize("variable, key", [
+    ("REDACT_TEST_GATEWAY", "NAMEDSECRET77-gw-1234"),
+    ("REDACT_TEST_HEX", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"),
+    ("REDACT_TEST_BASE64", "bmFtZWQ+a2V5/dmFs=="),
+])
+def test_a_key_named_by_api_key_env_is_redacted(monkeypatch: pytest.MonkeyPatch,
+                                                variable: str, key: str) -> None:
+    monkeypatch.setenv(variable, key)
+    assert redact(f"denied: {key}") == f"denied: {key}"  # no shape rule knows it
+    refuse_secrets({"model": "m", "api_key_env": variable}, "judge")  # reading the spec
+    assert redact(f"denied: {key}") == f"denied: {MARK}"
+
+
+def test_a_client_registers_the_variable_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "clientvar-77-Q5mKp2"
+    monkeypatch.setenv("REDACT_TEST_CLIENT_VAR", key)
+    LLMClient("http://127.0.0.1:9/v1", "m", api_key_env="REDACT_TEST_CLIENT_VAR")
+    error = LLMError("client", f"HTTP 401: unknown key {key}", attempts=1)
+    assert key not in str(error) and "HTTP 401" in str(error)
+
+
+def test_a_variable_whose_value_changes_is_redacted_with_its_new_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    register_key_variable("REDACT_TEST_ROTATED")
+    monkeypatch.setenv("REDACT_TEST_ROTATED", "first-value-9931")
+    assert redact("got first-value-9931") == f"got {MARK}"
+    monkeypatch.setenv("REDACT_TEST_ROTATED", "second-value-4417")
+    assert redact("got second-value-4417") == f"got {MARK}"
+
+
+def test_a_refused_key_is_still_redacted_if_it_is_echoed() -> None:
+    with pytest.raises(ValueError):
+        refuse_secrets({"model": "m", "api_key": "refused-value-8823"}, "judge")
+    assert "refused-value-8823" not in redact("server saw refused-value-8823")
+
+
+@pytest.mark.parametrize("value, text", [
+    ("not-needed", "the field is not-needed here"),
+    ("EMPTY", "an EMPTY answer"),
+    ("none", "none of the scores"),
+    ("abc12", "row abc12 was skipped"),
+    ("  ", "two  spaces"),
+])
+def test_placeholders_and_short_values_are_no_secrets(monkeypatch: pytest.MonkeyPatch,
+                                                      value: str, text: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    register_secret(value)
+    assert redact(text) == text
+
+
+def test_a_registered_value_is_redacted_and_the_set_can_grow() -> None:
+    first, second = "grow-first-5521-x", "grow-second-6632-y"
+    register_secret(first)
+    assert redact(f"{first} {second}") == f"{MARK} {second}"
+    register_secret(second)  # the compiled pattern is rebuilt for the larger set
+    assert redact(f"{first} {second}") == f"{MARK} {MARK}"
+
+
+@pytest.mark.parametrize("text", [
+    ("The judge could not score this text, the answer was cut short. " * 160)[:10_000],
+    "\\" * 10_000,  # escapes start with backslashes: a run of them must not cost n squared
+    "%" * 10_000,
+], ids=["prose", "backslashes", "percent"])
+def test_redacting_a_long_text_stays_cheap(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """Every error reason passes through redact: 10 kB with three keys known takes a few
+    milliseconds (about 2 ms for prose, 5 ms for 10,000 backslashes, on one core)."""
+    monkeypatch.setenv("OPENAI_API_KEY", GATEWAY_KEY)
+    register_secret(HEX_KEY)
+    register_secret(BASE64_KEY)
+    redact(text)  # compiles
+    start = time.perf_counter()
+    for _ in range(20):
+        assert redact(text) == text
+    assert (time.perf_counter() - start) / 20 < 0.05
+
+
 @pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "http://", "127.0.0.1:8080/v1",
                                  "http://a/v1|localhost:9"])
 def test_an_endpoint_that_is_no_http_url_is_refused_when_the_spec_is_read(url: str) -> None:
@@ -108,4 +235,8 @@ def test_an_endpoint_that_is_no_http_url_is_refused_when_the_spec_is_read(url: s
 
 
 def test_http_and_https_endpoints_pass() -> None:
-    check_url("http://127.0.0.1:8080/v1|https://api.example.com/v1", "model m")
+    urls = "http://127.0.0.1:8080/v1|https://api.example.com/v1"
+    assert check_url(urls, "model m") is None  # no error
+    client = LLMClient(urls, "m")  # the client checks each of its endpoints the same way
+    assert [e.base_url for e in client.pool.endpoints] == ["http://127.0.0.1:8080/v1",
+                                                            "https://api.example.com/v1"]

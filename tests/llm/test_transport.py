@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 
 from evalstress.llm.client import LLMClient, LLMError
-from evalstress.llm.fake_server import FakeServer, Reply
-from evalstress.llm.transport import choose_transport
+from evalstress.llm.fake_server import ECHOES, FakeServer, Reply
+from evalstress.llm.transport import choose_transport, error_message
 
 MESSAGES = [{"role": "user", "content": "Rate this."}]
 TRANSPORTS = ["aiohttp", "openai"]
@@ -86,3 +88,39 @@ def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert choose_transport() == "openai"
     with pytest.raises(ValueError, match="unknown LLM transport 'httpx'"):
         choose_transport("httpx")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("echo", ECHOES)
+def test_a_key_the_server_echoes_is_not_in_the_error(server: FakeServer, transport: str,
+                                                     echo: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key of no known shape, under a variable of the spec's choosing, given back raw,
+    JSON-escaped, percent-encoded or over two lines: the error says 401 and holds none of it."""
+    key = "TRANSPORTSECRET/gw+0001"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    server.default = Reply(status=401, echo=echo)
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, transport=transport)
+    failed = ask(client)
+    assert f"Bearer {key}" in server.auth_headers
+    assert isinstance(failed, LLMError) and failed.status == 401
+    text = str(failed)
+    joined = "".join(text.split())
+    escaped = key.replace("/", "\\/").replace("+", "\\u002b")
+    for form in (key, escaped, quote_plus(key), key[:11], key[11:]):
+        assert form not in text and form not in joined, (form, text)
+    assert "HTTP 401" in text
+
+
+def test_a_long_error_message_is_cut_after_the_key_is_removed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cutting first would leave the head of a key that straddles the cut, which no longer
+    matches the key."""
+    key = "CUTSECRET-gw-998877"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    body = json.dumps({"error": {"message": "x" * 190 + key + " was refused"}}).encode()
+    message = error_message(body)
+    assert message.startswith("x" * 190) and len(message) <= 200
+    assert "CUTSE" not in message
+    assert "CUTSE" not in error_message(b"not json " + b"y" * 185 + key.encode())

@@ -22,6 +22,7 @@ from rich.console import Console
 from evalstress.cli.guard import GuardedGroup, on_stop
 from evalstress.core.bars import RichBars
 from evalstress.core.cache import SQLiteCache
+from evalstress.core.redact import redact
 from evalstress.core.version import __version__
 from evalstress.engine.runhealth import MissingShare, check_max_missing
 from evalstress.engine.scoring import open_run_cache
@@ -100,7 +101,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print `message` as one error line on stderr; the caller raises the returned Exit."""
     from rich.markup import escape
 
-    err.print(f"[bold red]error:[/] {escape(message)}")  # "[llm]" is text, not markup
+    err.print(f"[bold red]error:[/] {escape(redact(message))}")  # "[llm]" is text, not markup
     return typer.Exit(code)
 
 

@@ -24,6 +24,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from evalstress.core import interrupts
+from evalstress.core.redact import redact
 from evalstress.core.storage import describe
 
 _STOPPERS: list[Callable[[], None]] = []
@@ -73,7 +74,8 @@ class GuardedGroup(TyperGroup):
             _stop_displays()
             kept = "".join(f"; {out} keeps its previous contents" for out in _KEPT
                            if out.exists())
-            err.print(f"[bold red]error:[/] {escape(line)}{escape(kept)}", soft_wrap=True)
+            err.print(f"[bold red]error:[/] {escape(redact(line))}{escape(kept)}",
+                      soft_wrap=True)
             raise typer.Exit(2) from None
 
 

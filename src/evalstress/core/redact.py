@@ -10,16 +10,158 @@ attacks.jsonl, reports and logs, which people share. So:
   (the LLM transport and client) and again where they are stored (score rows, results.json);
 - `refuse_secrets` rejects a spec that carries one (`judge:api_key=sk-...`, a `base_url` with
   `user:pass@` or `?key=`), saying to use an environment variable (`api_key_env=NAME`).
+
+Shapes miss keys of a gateway's own format ("TESTSECRET123-gw-0000"), so `redact` also removes
+the keys themselves, by value, whatever they look like:
+
+- the values of the key variables: `OPENAI_API_KEY` (read from the environment at redact time,
+  so a worker process or an error raised before any client exists is covered) and every
+  variable named by `api_key_env=NAME` (registered where a spec names it or a client reads it,
+  `register_key_variable`), plus any key value that reaches the code (`register_secret`);
+- in every form a server or an exception may give it back: raw, JSON-escaped (`\\/`,
+  `\\u00XX`), Python-escaped (`\\xXX`), percent-encoded (`%XX`, `+` for a space),
+  HTML-escaped (`&#NN;`), and wrapped over lines (whitespace, or a `\\n` escape, between any two
+  of its characters);
+- a value shorter than MIN_SECRET_LENGTH characters, or a placeholder that servers without
+  authentication accept ("not-needed", "none", "EMPTY", ... see PLACEHOLDERS), is no secret and
+  is left alone: replacing it would deface ordinary text.
+
+The values are matched by one compiled regex, rebuilt only when the set of values changes.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 MARK = "[REDACTED]"
+
+#: The variables evalstress reads a key from when a spec names none (`api_key_env=`).
+DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY",)
+#: A shorter value is no secret worth the damage of replacing it wherever it occurs.
+MIN_SECRET_LENGTH = 6
+#: Values servers without authentication accept (compared lowercased): no secret.
+PLACEHOLDERS = frozenset({"not-needed", "none", "empty", "null", "dummy", "no-key", "nokey",
+                          "placeholder", "changeme", "sk-no-key-required", "your-api-key",
+                          "api-key", "apikey", "unused", "unset", "fake-key", "test-key"})
+
+_lock = threading.Lock()
+_variables: set[str] = set(DEFAULT_KEY_VARIABLES)
+_values: set[str] = set()
+_pattern_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+
+
+def is_secret_value(value: str | None) -> bool:
+    """Whether `value` is worth redacting wherever it occurs (see the module's rule)."""
+    text = (value or "").strip()
+    return len(text) >= MIN_SECRET_LENGTH and text.lower() not in PLACEHOLDERS
+
+
+def register_secret(value: str | None) -> None:
+    """Redact `value` from now on, in every form (a key that reached the code)."""
+    if value is not None and is_secret_value(value):
+        with _lock:
+            _values.add(value.strip())
+
+
+def register_key_variable(name: str | None) -> None:
+    """Redact the value of the environment variable `name`, now and whenever it changes."""
+    if not name:
+        return
+    with _lock:
+        _variables.add(str(name))
+    register_secret(os.environ.get(str(name)))
+
+
+def known_secrets() -> frozenset[str]:
+    """The values redacted by value: those registered and those of the key variables now."""
+    with _lock:
+        names, values = list(_variables), set(_values)
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None and is_secret_value(value):
+            values.add(value.strip())
+    return frozenset(values)
+
+
+def _hex(code: int, width: int) -> str:
+    """`code` in hexadecimal, matching either case of each letter digit."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{code:0{width}x}")
+
+
+#: The backslashes of an escape: one or more (an escape escaped again doubles them), taken as
+#: a whole run that is never given back, so a long run of backslashes costs linear time.
+_BACKSLASHES = r"(?<!\\)\\++"
+
+
+def _escapes(ch: str) -> list[str]:
+    """Regexes for the forms one character of a key takes once escaped (JSON, Python, URL,
+    HTML)."""
+    code = ord(ch)
+    if ch == "\\":
+        forms = [_BACKSLASHES]  # raw or escaped, a backslash is a run of them
+    else:
+        forms = [re.escape(ch)]
+        if not ch.isalnum():
+            forms.append(_BACKSLASHES + re.escape(ch))  # \/ \" (JSON, repr)
+    if code <= 0xFFFF:
+        forms.append(_BACKSLASHES + "u" + _hex(code, 4))
+    else:  # a JSON surrogate pair
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        forms.append(_BACKSLASHES + "u" + _hex(high, 4) + _BACKSLASHES + "u" + _hex(low, 4))
+    if code < 0x100:
+        forms.append(_BACKSLASHES + "x" + _hex(code, 2))
+    forms.append("".join("%" + _hex(byte, 2) for byte in ch.encode("utf-8")))
+    if ch == " ":
+        forms.append(r"\+")
+    forms.append(f"&#0*{code};")
+    forms.append("&#[xX]0*" + _hex(code, 1) + ";")
+    named = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}.get(ch)
+    if named:
+        forms.append(f"&{named};")
+    return forms
+
+
+#: What may lie between two characters of a key wrapped over lines: whitespace, or the escape
+#: of a line break inside a JSON or Python string.
+_WRAP = r"(?:\s|" + _BACKSLASHES + "[nrt])*"
+
+
+def _value_pattern(value: str) -> str:
+    """A regex matching `value` raw, escaped or encoded (see `_escapes`) and wrapped."""
+    return _WRAP.join("(?:" + "|".join(_escapes(ch)) + ")" for ch in value)
+
+
+def _secrets_regex() -> re.Pattern[str] | None:
+    """One regex for every known secret value; compiled again only when the set changes."""
+    global _pattern_cache
+    secrets = known_secrets()
+    cached_for, cached = _pattern_cache
+    if secrets == cached_for:
+        return cached
+    ordered = sorted(secrets, key=lambda v: (-len(v), v))  # a longer value wins an overlap
+    compiled = None
+    if ordered:
+        # every form starts with the value's first character, a backslash, % or &: saying so
+        # up front lets the scan skip other positions (5x faster on a 10 kB text)
+        starts = "".join(sorted({re.escape(v[0]) for v in ordered}))
+        compiled = re.compile(rf"(?=[{starts}\\%&])(?:"
+                              + "|".join(_value_pattern(v) for v in ordered) + ")")
+    _pattern_cache = (secrets, compiled)
+    return compiled
+
+
+def redact_known(text: str) -> str:
+    """`text` with every known secret value (in any of its forms) replaced by [REDACTED]."""
+    if not text:
+        return text
+    pattern = _secrets_regex()
+    return text if pattern is None else pattern.sub(MARK, text)
+
 
 #: Keys with a recognisable shape (OpenAI, Anthropic, Hugging Face, GitHub, Google, AWS, Slack).
 _KEY_SHAPES = (
@@ -49,10 +191,12 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@:]+:[^/\s@]*@")
 
 
 def redact(text: str) -> str:
-    """`text` with every credential-looking part replaced by [REDACTED]."""
+    """`text` with every known key value and every credential-looking part replaced by
+    [REDACTED]."""
     if not text:
         return text
-    out = _USERINFO.sub(lambda m: f"{m[1]}{MARK}@", text)
+    out = redact_known(text)
+    out = _USERINFO.sub(lambda m: f"{m[1]}{MARK}@", out)
     out = _AUTH_HEADER.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
     out = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
     out = _PAIR.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
@@ -91,7 +235,12 @@ def refuse_secrets(params: Mapping[str, Any], what: str) -> None:
     advice = ("put the key in an environment variable and name it with api_key_env=NAME "
               "(default OPENAI_API_KEY); specs are written to results.json and reports")
     for key, value in params.items():
+        if str(key) == "api_key_env":  # the variable this spec reads its key from
+            register_key_variable(str(value))
+    for key, value in params.items():
         if _SECRET_KEYS.match(str(key)):
+            if isinstance(value, str):
+                register_secret(value)  # refused, yet it may still be echoed on its way out
             raise ValueError(f"{what}: '{key}=' would put a secret in the spec: {advice}")
         found = secret_in(str(value)) if isinstance(value, str) else None
         if found is not None:
@@ -115,4 +264,6 @@ def check_url(url: str, what: str) -> None:
                              "OPENAI_API_KEY) and give the URL without it")
 
 
-__all__ = ["MARK", "check_url", "redact", "redact_value", "refuse_secrets", "secret_in"]
+__all__ = ["DEFAULT_KEY_VARIABLES", "MARK", "MIN_SECRET_LENGTH", "PLACEHOLDERS", "check_url",
+           "is_secret_value", "known_secrets", "redact", "redact_known", "redact_value",
+           "refuse_secrets", "register_key_variable", "register_secret", "secret_in"]

@@ -27,6 +27,7 @@ from evalstress.core import interrupts
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import Progress, SkipRecord
+from evalstress.core.redact import redact
 from evalstress.core.scoretable import ScoreColumns
 from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
@@ -139,7 +140,8 @@ def _example_line(example: Example) -> str:
 
 
 def _skip_line(skip: SkipRecord) -> str:
-    return json.dumps(skip.to_json(), ensure_ascii=False) + "\n"
+    record = {**skip.to_json(), "reason": redact(skip.reason)}  # a generator's error, say
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def _merge_generation(total: dict[str, dict[str, Any]],

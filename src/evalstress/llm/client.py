@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalstress.core.redact import check_url, redact
+from evalstress.core.redact import check_url, redact, register_key_variable, register_secret
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
@@ -139,6 +139,7 @@ class LLMClient:
         self._identity: str | None = None
         self.model = model
         self.api_key_env = api_key_env
+        register_key_variable(api_key_env)  # a server may echo the key: redact it by value
         self.timeout = timeout
         self.deadline = deadline
         self.max_attempts = max(1, max_attempts)
@@ -180,6 +181,7 @@ class LLMClient:
         client = self._clients.get(endpoint.base_url)
         if client is None:
             key = os.environ.get(self.api_key_env) or "not-needed"
+            register_secret(key)
             client = make_transport(self.transport, endpoint.base_url, key,
                                     endpoint.max_concurrency + 8, self.timeout)
             self._clients[endpoint.base_url] = client
@@ -356,7 +358,7 @@ class LLMClient:
             if not isinstance(text, str):
                 raise TypeError("message content is not a string")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            snippet = body[:80].decode("utf-8", "replace")
+            snippet = redact(body[:4096].decode("utf-8", "replace"))[:80]  # never half a key
             raise _Retry("malformed", f"{endpoint.base_url} sent a malformed body "
                          f"({type(exc).__name__}: {exc}): {snippet!r}") from None
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items()

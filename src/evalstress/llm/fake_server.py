@@ -1,11 +1,12 @@
 """A fake OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks (stdlib only).
 
 It answers `POST /v1/chat/completions` with canned or scripted replies and can misbehave on
-purpose: latency, 429 with Retry-After, 5xx, hanging (client timeouts), truncated bodies and
-malformed JSON. It counts calls and the most requests it held at once, so tests can check
-concurrency limits. Run it in a thread (`FakeServer().start()`) or as a process for benchmarks:
-`python -m evalstress.llm.fake_server --latency 0.05` prints its base URL; `GET /_stats` reports
-its counters.
+purpose: latency, 429 with Retry-After, 5xx, hanging (client timeouts), truncated bodies,
+malformed JSON, and errors that echo the API key they were sent (`Reply.echo`), raw or escaped,
+encoded or wrapped, as careless gateways do. It counts calls and the most requests it held at
+once, so tests can check concurrency limits. Run it in a thread (`FakeServer().start()`) or as
+a process for benchmarks: `python -m evalstress.llm.fake_server --latency 0.05` prints its base
+URL; `GET /_stats` reports its counters.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote_plus
 
 
 @dataclass
@@ -36,6 +38,29 @@ class Reply:
     truncate: bool = False  # promise more bytes than sent, then close the connection
     hang: bool = False  # never answer
     error: str = "scripted error"
+    #: put the key of the request's Authorization header into the error message: "raw",
+    #: "json" (a JSON string with \uXXXX and \/ escapes), "url" (percent-encoded in a
+    #: link) or "wrapped" (split over two lines); "" echoes nothing
+    echo: str = ""
+
+
+ECHOES = ("raw", "json", "url", "wrapped")
+
+
+def echoed(key: str, how: str) -> str:
+    """An error message that gives back `key` in the form `how` (one of ECHOES)."""
+    if how == "raw":
+        return f"Incorrect API key provided: {key}"
+    if how == "json":
+        escaped = "".join(c if c.isalnum() else "\\/" if c == "/" else f"\\u{ord(c):04x}"
+                          for c in key)
+        return f'upstream refused the request {{"presented": "{escaped}"}}'
+    if how == "url":
+        return f"see https://auth.example/help?presented={quote_plus(key)}&code=401"
+    if how == "wrapped":
+        half = len(key) // 2
+        return f"Incorrect API key provided: {key[:half]}\n    {key[half:]}"
+    raise ValueError(f"unknown echo '{how}': choose from {', '.join(ECHOES)}")
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -165,7 +190,8 @@ class FakeServer:
                     models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
                     await self._send(writer, 200, json.dumps(models).encode(), {})
                 elif method == "POST" and path.endswith("/chat/completions"):
-                    if not await self._chat(writer, body, reader):
+                    auth = headers.get("authorization", "")
+                    if not await self._chat(writer, body, reader, auth):
                         return
                 else:
                     await self._send(writer, 404, b'{"error": {"message": "not found"}}', {})
@@ -176,7 +202,7 @@ class FakeServer:
                 writer.close()
 
     async def _chat(self, writer: asyncio.StreamWriter, body: bytes,
-                    reader: asyncio.StreamReader | None = None) -> bool:
+                    reader: asyncio.StreamReader | None = None, auth: str = "") -> bool:
         """Answer one chat request; False when the connection must close."""
         self.calls += 1
         index = self.calls
@@ -198,7 +224,10 @@ class FakeServer:
         if reply.body is not None:
             payload = reply.body
         elif reply.status != 200:
-            payload = json.dumps({"error": {"message": reply.error, "type": "fake",
+            message = reply.error
+            if reply.echo:
+                message = echoed(auth.removeprefix("Bearer ").strip(), reply.echo)
+            payload = json.dumps({"error": {"message": message, "type": "fake",
                                             "code": reply.status}}).encode()
         else:
             payload = json.dumps(completion_body(reply, request, index)).encode()

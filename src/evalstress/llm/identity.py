@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from evalstress.core.redact import redact
+from evalstress.core.redact import redact, register_key_variable
 
 _MODELS_TIMEOUT = 10.0
 
@@ -74,6 +74,7 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
                   timeout: float = _MODELS_TIMEOUT) -> list[str]:
     """The model ids an OpenAI-compatible server lists at `GET /models` (raises OSError)."""
     request = urllib.request.Request(base_url.rstrip("/") + "/models")
+    register_key_variable(api_key_env)
     key = os.environ.get(api_key_env)
     if key:
         request.add_header("Authorization", f"Bearer {key}")

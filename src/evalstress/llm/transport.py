@@ -57,18 +57,19 @@ def status_kind(status: int) -> str:
 
 
 def error_message(body: bytes | Mapping[str, Any] | None, fallback: str = "") -> str:
-    """The server's own error message from an OpenAI-style error body, else `fallback`."""
+    """The server's own error message from an OpenAI-style error body, else `fallback`;
+    redacted before it is cut to 200 characters, so a cut never leaves part of a key."""
     data: Any = body
     if isinstance(body, bytes | bytearray):
         try:
             data = json.loads(body)
         except ValueError:
-            return body[:200].decode("utf-8", "replace") or fallback
+            return redact(body[:4096].decode("utf-8", "replace"))[:200] or redact(fallback)[:200]
     if isinstance(data, Mapping):
         inner = data.get("error", data)
         if isinstance(inner, Mapping) and "message" in inner:
-            return str(inner["message"])[:200]
-    return fallback[:200]
+            return redact(str(inner["message"]))[:200]
+    return redact(fallback)[:200]
 
 
 def connection_failure(exc: BaseException, base_url: str) -> str | None:

@@ -47,7 +47,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         "counts": {"examples": len(run.plan.examples), "variants": len(run.plan.variants),
                    "skipped": len(run.plan.skips), "parses": run.plan.parses,
                    "missing_scores": int(summary.get("missing_scores", 0))},
-        "skip_reasons": summary.get("skip_reasons", []),
+        "skip_reasons": redact_value(summary.get("skip_reasons", [])),
         "missing_reasons": redact_value(summary.get("missing_reasons", [])),
         "evaluators": {label: {"signature": redact_value(run.signatures.get(label)),
                                "stats": asdict(stats),

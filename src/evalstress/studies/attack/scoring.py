@@ -16,6 +16,7 @@ from typing import Any
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import Progress
+from evalstress.core.redact import redact
 from evalstress.engine.scoring import Scorer
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, create_evaluator, parse_spec
 from evalstress.studies.attack.normalise import Scale, ScaleReference, choose_scale, known_range
@@ -134,7 +135,7 @@ class Victim:
         out = []
         for score in self.raw(example, texts):
             if score.value is None:
-                out.append(Measured(None, reason=score.reason or "missing"))
+                out.append(Measured(None, reason=redact(score.reason or "missing")))
                 continue
             self.clipped += self.scale.clips(score.value)
             detail = {"samples": list(score.extra["samples"])} if "samples" in score.extra else {}
