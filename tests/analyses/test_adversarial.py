@@ -10,12 +10,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from evalstress.analyses.adversarial import (
-    AdversarialResult,
-    asr_table,
-    asr_terminal_table,
-    wilson,
-)
+from evalstress.analyses.adversarial import AdversarialResult, asr_table, wilson
+from evalstress.report.terminal import asr_terminal_table
 
 
 def hand_wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -13,8 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rich.table import Table
-
 #: Stops that mean the attack never ran on this example (not counted as attempts).
 NOT_RUN = ("not-applicable", "original-unscored")
 
@@ -113,22 +111,3 @@ class AdversarialResult:
                 "successes": self.successes, **self.info, "notes": self.notes}
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}"
-
-
-def asr_terminal_table(result: AdversarialResult) -> Table:
-    table = Table(title="Attack success rate (paper 004, eq. 3; Wilson 95% CI)")
-    for column in ("victim", "direction", "method", "attempts", "successes", "ASR %",
-                   "95% CI", "ASR % of all", "queries/success", "mean queries"):
-        table.add_column(column, justify="left" if column in ("victim", "direction", "method")
-                         else "right")
-    for r in result.asr:
-        ci = "–" if r.ci_low is None else f"{_pct(r.ci_low)}-{_pct(r.ci_high)}"
-        table.add_row(r.victim, r.direction, r.method,
-                      str(r.attempts) + (f" (+{r.not_run} n/a)" if r.not_run else ""),
-                      str(r.successes), _pct(r.asr), ci,
-                      _pct(r.asr_all) if r.not_run else "=",
-                      "–" if r.queries_per_success is None else f"{r.queries_per_success:.1f}",
-                      "–" if r.mean_queries is None else f"{r.mean_queries:.1f}")
-    return table

@@ -113,9 +113,9 @@ def attack_command(
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`
     """
-    from evalstress.analyses.adversarial import asr_terminal_table
     from evalstress.engine.rundir import fresh_staging
     from evalstress.report import write_study_outputs
+    from evalstress.report.terminal import print_analyses
     from evalstress.studies.attack.objective import AttackParams
     from evalstress.studies.attack.protocol import resolve
     from evalstress.studies.attack.setup import build_attacker, close, parse_scale_references
@@ -164,9 +164,7 @@ def attack_command(
                     "attacks": result.info.get("attacks"), "successes": len(result.successes)},
             title="evalstress attack", force=force)
         if not quiet:
-            console.print(asr_terminal_table(result))
-            for note in result.notes:
-                console.print(f"[dim]note: {note}[/]")
+            print_analyses(console, {"adversarial": result})
             console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
     from evalstress.engine.runhealth import above, attack_missing_shares
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.report.common import Raw, esc, label_html, num, table
+from evalstress.report.renderers import SectionContext, report_section
 
 MAX_ATTACKS_SHOWN = 60
 
@@ -132,7 +133,9 @@ def _stop_rules(data: Mapping[str, Any]) -> str:
     return f"<p class='stop-rules'>{head}Which text each method returned:</p><ul>{items}</ul>"
 
 
-def adversarial(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
+@report_section("adversarial")
+def adversarial(data: Mapping[str, Any], context: SectionContext) -> str:
+    short = context.short
     parts = []
     params = data.get("params") or {}
     if params:

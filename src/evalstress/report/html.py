@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes
-from evalstress.report import adversarial, sections
+from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels
+from evalstress.report.renderers import SECTIONS, SectionContext
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
 
 ORDER = ("blindspot", "discernment", "criteria-confusion", "correlation", "adversarial", "style")
@@ -99,9 +100,13 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
     if combo:
         body.append(("combination", combo))
     names = [n for n in ORDER if n in analyses] + [n for n in analyses if n not in ORDER]
+    context = SectionContext(found, short, curves, bars)
+    renderers = SECTIONS.all()
     for name in names:
         data = analyses[name]
-        body.append((name, _section(name, data, found, short, curves, bars)))
+        render = renderers.get(name)
+        body.append((name, _guard(render, data, context) if render is not None
+                     and isinstance(data, Mapping) else sections.raw_json(data)))
     if results.get("generation"):
         body.insert(_after(body, ("criteria-confusion", "discernment", "blindspot")),
                     ("generation", _guard(sections.generation, results["generation"])))
@@ -158,25 +163,6 @@ def _guard(fn: Callable[..., str], *args: Any) -> str:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return (f"<p class='note'>could not render this section ({esc(type(exc).__name__)}: "
                 f"{esc(exc)})</p>" + sections.raw_json(args[0]))
-
-
-def _section(name: str, data: Any, found: Sequence[Outcome], short: Mapping[str, str],
-             curves: Callable[..., str], bars: Callable[..., str]) -> str:
-    if not isinstance(data, Mapping):
-        return sections.raw_json(data)
-    if name == "blindspot":
-        return _guard(sections.blindspot, data, found, short, curves)
-    if name == "discernment":
-        return _guard(sections.discernment, data, found, short, bars)
-    if name == "criteria-confusion":
-        return _guard(sections.confusion, data, found, short)
-    if name == "correlation":
-        return _guard(sections.correlation, data, short)
-    if name == "adversarial":
-        return _guard(adversarial.adversarial, data, short)
-    if name == "style":
-        return _guard(sections.style, data, short)
-    return sections.raw_json(data)
 
 
 def write_html(results: Mapping[str, Any], path: str | Path, *,

@@ -21,6 +21,7 @@ from evalstress.report.common import (
     table,
     verdict_badge,
 )
+from evalstress.report.renderers import SectionContext, report_section
 
 SECTION_TITLES = {
     "overview": "Overview",
@@ -132,9 +133,10 @@ def _grid(analysis: str, items: Sequence[Outcome], short: Mapping[str, str]) -> 
 # --- blind spots ------------------------------------------------------------------------------
 
 
-def blindspot(data: Mapping[str, Any], outcomes: Sequence[Outcome], short: Mapping[str, str],
-              curves: Any) -> str:
+@report_section("blindspot")
+def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
     """Per evaluator aspect: the curves (shared y-scale) and a row per perturbation."""
+    outcomes, short, curves = context.found, context.short, context.curves
     by_key = {(o.evaluator, o.aspect, o.test): o for o in outcomes if o.analysis == "blindspot"}
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for row in data.get("rows") or []:
@@ -208,8 +210,9 @@ def _d(value: Any) -> Raw:
     return Raw(f"<span class='{cls}'>{abs(value) if abs(value) < 0.005 else value:.2f}</span>")
 
 
-def discernment(data: Mapping[str, Any], outcomes: Sequence[Outcome], short: Mapping[str, str],
-                bars: Any) -> str:
+@report_section("discernment")
+def discernment(data: Mapping[str, Any], context: SectionContext) -> str:
+    outcomes, short, bars = context.found, context.short, context.bars
     by_key = {(o.evaluator, o.test): o for o in outcomes if o.analysis == "discernment"}
     method = data.get("method") or {}
     parts = [f"<p class='note'>{esc(method.get('test', ''))}; {esc(method.get('combination', ''))}"
@@ -261,8 +264,9 @@ def _fallback(unit: Mapping[str, Any]) -> str:
 # --- criteria confusion -----------------------------------------------------------------------
 
 
-def confusion(data: Mapping[str, Any], outcomes: Sequence[Outcome],
-              short: Mapping[str, str]) -> str:
+@report_section("criteria-confusion")
+def confusion(data: Mapping[str, Any], context: SectionContext) -> str:
+    outcomes, short = context.found, context.short
     by_key = {(o.evaluator, o.aspect, o.test): o for o in outcomes
               if o.analysis == "criteria-confusion"}
     th = data.get("thresholds") or {}
@@ -374,7 +378,9 @@ def _ci_bar(value: Any, low: Any, high: Any) -> str:
             "height='10' fill='#0969da'/></svg>")
 
 
-def correlation(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
+@report_section("correlation")
+def correlation(data: Mapping[str, Any], context: SectionContext) -> str:
+    short = context.short
     rows = data.get("rows") or []
     parts = []
     method = data.get("method") or {}
@@ -539,7 +545,9 @@ def _command_line(config: Mapping[str, Any]) -> str:
 # --- response style and anything unknown ------------------------------------------------------
 
 
-def style(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
+@report_section("style")
+def style(data: Mapping[str, Any], context: SectionContext) -> str:
+    short = context.short
     rows = []
     for r in data.get("rows") or []:
         for name in ("original", "perturbed"):

@@ -1,4 +1,9 @@
-"""Terminal rendering with rich: the table a user reads first."""
+"""Terminal rendering with rich: the table a user reads first.
+
+Every text that comes from the user or a plugin (evaluator labels, aspects, perturbation and
+task names, file names) goes through `rich.markup.escape`: a label such as `[/]x` is text,
+never markup that breaks the summary after the run's files are written. The tables of each
+analysis are registered with `@terminal_tables(name)` (`report.renderers`)."""
 
 from __future__ import annotations
 
@@ -10,9 +15,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from evalstress.analyses.adversarial import AdversarialResult
 from evalstress.analyses.blindspot import BlindspotResult
 from evalstress.engine.result import RunResult
 from evalstress.report import meant_for
+from evalstress.report.renderers import TERMINAL, terminal_tables
+
+
+def _t(value: Any) -> str:
+    """A user's or a plugin's text as a table cell: shown as written, never read as markup."""
+    return escape(str(value))
 
 
 def _fmt(value: float) -> str:
@@ -49,7 +61,7 @@ def blindspot_table(result: BlindspotResult,
         if applies is not None and not applies(row.evaluator, row.perturbation):
             verdict = "not-applicable"
         table.add_row(
-            f"{row.evaluator}/{row.aspect}{arrow}", row.perturbation,
+            _t(f"{row.evaluator}/{row.aspect}") + arrow, _t(row.perturbation),
             _fmt(row.gold) if math.isfinite(row.gold) else "–", curve, noise,
             "[green]✓[/]" if row.rank_pass else "[red]✗[/]",
             "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
@@ -71,7 +83,7 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                   f"{len(plan.skips)} skipped (perturbation not applicable), "
                   f"{plan.parses} texts parsed")
     for label, stats in run.stats.items():
-        console.print(f"  {label}: {stats.requested} score requests, {stats.distinct} distinct, "
+        console.print(f"  {_t(label)}: {stats.requested} score requests, {stats.distinct} distinct, "
                       f"{stats.cached} from cache, {stats.scored} scored in {stats.calls} batches, "
                       f"{stats.missing} missing"
                       + (f", {stats.truncated} cut to the model window" if stats.truncated
@@ -124,6 +136,7 @@ def _d_cell(value: float | None) -> str:
     return f"[green]{text}[/]" if value >= 1 else f"[red]{text}[/]"
 
 
+@terminal_tables("discernment")
 def discernment_tables(result: Any) -> list[Table]:
     summary = Table(title="Discernment (paper 003): D = log_0.05(p); D ≥ 1 ⇔ p ≤ 0.05",
                     header_style="bold")
@@ -132,8 +145,9 @@ def discernment_tables(result: Any) -> list[Table]:
         summary.add_column(column, justify="right" if column.startswith("D") else "left")
     for s in result.summaries:
         per = s.units_per_level
-        summary.add_row(s.evaluator, s.task, s.group, _d_cell(s.d_avg), _d_cell(s.d_min),
-                        _d_cell(s.d_avg_ew), _d_cell(s.d_min_ew), s.d_min_at or "–",
+        summary.add_row(_t(s.evaluator), _t(s.task), _t(s.group), _d_cell(s.d_avg),
+                        _d_cell(s.d_min), _d_cell(s.d_avg_ew), _d_cell(s.d_min_ew),
+                        _t(s.d_min_at or "–"),
                         f"{per.get('char', 0)}/{per.get('word', 0)}/{per.get('sentence', 0)}")
     summary.caption = "D_avg: each level (char, word, sentence) weighs equally; red: D < 1"
     units = Table(title="Discernment per perturbation", header_style="bold")
@@ -141,22 +155,25 @@ def discernment_tables(result: Any) -> list[Table]:
                    "aspect p-values (n)"):
         units.add_column(column)
     for u in result.units:
-        tests = ", ".join(f"{t.aspect} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})" for t in u.tests)
+        tests = ", ".join(f"{_t(t.aspect)} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})"
+                          for t in u.tests)
         fallback = "*" if u.weight_source.startswith("default") else ""
-        units.add_row(u.evaluator, u.perturbation, u.severity, u.level or "?", _opt(u.p, 4),
+        units.add_row(_t(u.evaluator), _t(u.perturbation), _t(u.severity), _t(u.level or "?"),
+                      _opt(u.p, 4),
                       _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew) + fallback, tests)
     if any(u.weight_source.startswith("default") for u in result.units):
         units.caption = "* D^EW on default weights: no expert weights for that perturbation"
     return [summary, units]
 
 
+@terminal_tables("criteria-confusion")
 def confusion_tables(result: Any) -> list[Table]:
     summary = Table(title="Criteria confusion (paper 000): directional (S_T) and invariance (S_F)",
                     header_style="bold")
     for column in ("evaluator", "S_T tests", "missed", "S_F tests", "moved (confusion)"):
         summary.add_column(column)
     for s in result.summaries:
-        summary.add_row(s.evaluator, str(s.directional_tests),
+        summary.add_row(_t(s.evaluator), str(s.directional_tests),
                         f"{s.directional_tests - s.directional_passed} ({_opt(s.miss_rate, 2)})",
                         str(s.invariance_tests),
                         f"{s.invariance_failed} ({_opt(s.confusion_rate, 2)})")
@@ -168,24 +185,25 @@ def confusion_tables(result: Any) -> list[Table]:
         items.add_column(column)
     for i in result.items:
         if i.passed is False:
-            items.add_row(f"{i.evaluator} / {i.aspect}", i.quality_aspect,
-                          f"{i.perturbation}@{i.severity}", i.test,
+            items.add_row(_t(f"{i.evaluator} / {i.aspect}"), _t(i.quality_aspect),
+                          _t(f"{i.perturbation}@{i.severity}"), _t(i.test),
                           f"{_opt(i.change)} [{_opt(i.ci_low)}, {_opt(i.ci_high)}]",
                           _opt(i.pvalue, 4), _opt(i.rank_biserial, 2))
     return [summary, items, *(matrix_table(m) for m in result.matrices)]
 
 
 def matrix_table(matrix: Any) -> Table:
-    table = Table(title=f"Inter-aspect {matrix.method} correlation: {matrix.name}",
+    table = Table(title=f"Inter-aspect {matrix.method} correlation: {_t(matrix.name)}",
                   header_style="bold")
     table.add_column("")
     for label in matrix.labels:
-        table.add_column(label, justify="right")
+        table.add_column(_t(label), justify="right")
     for label, row in zip(matrix.labels, matrix.values, strict=True):
-        table.add_row(label, *(_opt(v, 2) for v in row))
+        table.add_row(_t(label), *(_opt(v, 2) for v in row))
     return table
 
 
+@terminal_tables("correlation")
 def correlation_tables(result: Any) -> list[Table]:
     out = []
     frame_levels = sorted({r.level for r in result.rows}, key=lambda x: ("segment-doc",
@@ -209,11 +227,16 @@ def correlation_tables(result: Any) -> list[Table]:
                 cells.append("–" if r is None else
                              f"{_opt(r.value)} [{_opt(r.ci_low)}, {_opt(r.ci_high)}]")
                 n = str(r.n) if r is not None else n
-            table.add_row(f"{evaluator} / {aspect}", human, *cells, n)
+            table.add_row(_t(f"{evaluator} / {aspect}"), _t(human), *cells, n)
         out.append(table)
     if result.matrix is not None:
         out.append(matrix_table(result.matrix))
     return out
+
+
+@terminal_tables("style")
+def style_tables(result: Any) -> list[Table]:
+    return [style_table(result)]
 
 
 def style_table(result: Any) -> Table:
@@ -225,34 +248,49 @@ def style_table(result: Any) -> Table:
                          else "right")
     for row in result.rows:
         for name, d in (("original", row.original), ("perturbed", row.perturbed)):
-            table.add_row(f"{row.evaluator} / {row.aspect}", name, str(d.n), str(d.n_missing),
+            table.add_row(_t(f"{row.evaluator} / {row.aspect}"), name, str(d.n),
+                          str(d.n_missing),
                           *(_opt(v) for v in (d.mean, d.std, d.minimum, d.q25, d.median, d.q75,
                                               d.maximum)))
     return table
 
 
-def print_analyses(console: Console, analyses: dict[str, Any]) -> None:
-    """Print the table of every analysis except blindspot (print_summary shows that one)."""
-    from evalstress.analyses.adversarial import AdversarialResult, asr_terminal_table
-    from evalstress.analyses.confusion import ConfusionResult
-    from evalstress.analyses.correlation import CorrelationResult
-    from evalstress.analyses.discernment import DiscernmentResult
-    from evalstress.analyses.style import StyleResult
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
 
-    for result in analyses.values():
-        tables: list[Table] = []
-        if isinstance(result, DiscernmentResult):
-            tables = discernment_tables(result)
-        elif isinstance(result, ConfusionResult):
-            tables = confusion_tables(result)
-        elif isinstance(result, CorrelationResult):
-            tables = correlation_tables(result)
-        elif isinstance(result, StyleResult):
-            tables = [style_table(result)]
-        elif isinstance(result, AdversarialResult):
-            tables = [asr_terminal_table(result)]
-        for table in tables:
+
+@terminal_tables("adversarial")
+def asr_tables(result: AdversarialResult) -> list[Table]:
+    return [asr_terminal_table(result)]
+
+
+def asr_terminal_table(result: AdversarialResult) -> Table:
+    """The attack success rates (paper 004, eq. 3) with their Wilson intervals."""
+    table = Table(title="Attack success rate (paper 004, eq. 3; Wilson 95% CI)")
+    for column in ("victim", "direction", "method", "attempts", "successes", "ASR %",
+                   "95% CI", "ASR % of all", "queries/success", "mean queries"):
+        table.add_column(column, justify="left" if column in ("victim", "direction", "method")
+                         else "right")
+    for r in result.asr:
+        ci = "–" if r.ci_low is None else f"{_pct(r.ci_low)}-{_pct(r.ci_high)}"
+        table.add_row(_t(r.victim), _t(r.direction), _t(r.method),
+                      str(r.attempts) + (f" (+{r.not_run} n/a)" if r.not_run else ""),
+                      str(r.successes), _pct(r.asr), ci,
+                      _pct(r.asr_all) if r.not_run else "=",
+                      "–" if r.queries_per_success is None else f"{r.queries_per_success:.1f}",
+                      "–" if r.mean_queries is None else f"{r.mean_queries:.1f}")
+    return table
+
+
+def print_analyses(console: Console, analyses: dict[str, Any]) -> None:
+    """Print the tables and notes of every analysis except blindspot (print_summary shows that
+    one), each through its registered renderer."""
+    renderers = TERMINAL.all()
+    for name, result in analyses.items():
+        if name == "blindspot":
+            continue
+        render = renderers.get(name)
+        for table in render(result) if render is not None else []:
             console.print(table)
-        known = (DiscernmentResult, ConfusionResult, CorrelationResult, StyleResult)
-        for note in getattr(result, "notes", []) if isinstance(result, known) else []:
-            console.print(f"[dim]note: {note}[/]")
+        for note in getattr(result, "notes", None) or []:
+            console.print(f"[dim]note: {_t(note)}[/]")
