@@ -411,7 +411,7 @@ def declare_groups(**groups: type[DeclaredSettings]) -> Mapping[str, Param]:
 
 
 def build_groups(declared: Mapping[str, Param], groups: Mapping[str, type[DeclaredSettings]],
-                 values: Mapping[str, Any]) -> dict[str, DeclaredSettings]:
+                 values: Mapping[str, Any]) -> dict[str, Any]:
     """Flat spec values mapped onto the settings objects their declaration names; a group
     without a value given keeps its defaults."""
     split: dict[str, dict[str, Any]] = {group: {} for group in groups}

@@ -284,7 +284,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     @classmethod
     def from_params(cls, values: Mapping[str, Any]) -> JudgeEvaluator:
         """A judge from a flat spec: each key goes to the settings object it is declared in."""
-        return cls(**build_groups(JUDGE_PARAMS, GROUPS, values))  # type: ignore[arg-type]
+        return cls(**build_groups(JUDGE_PARAMS, GROUPS, values))
 
     def _read_template(self, ask: JudgeAsk, reading: JudgeReading) -> str | None:
         """The user's own prompt and output contract (`template`, `contract`), and its form;
