@@ -136,7 +136,7 @@ def test_missing_idf_corpus_names_the_path_before_any_work(data: Path, tmp_path:
     result = runner.invoke(app, ["run", str(data), "-e",
                                  "bertscore:idf=true,idf_corpus=/nope.txt",
                                  "--out", str(tmp_path / "o")])
-    _fails_clearly(result, "idf_corpus=/nope.txt", "no such file")
+    _fails_clearly(result, "'idf_corpus' = '/nope.txt'", "no such file")
     assert not (tmp_path / "o").exists()
 
 

@@ -209,5 +209,5 @@ def test_preset_paper_003_scores_five_times_at_temperature_zero(server: FakeServ
 
 
 def test_an_unknown_preset_suggests_the_known_one(server: FakeServer, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"unknown judge preset 'paper-00'.*paper-000"):
+    with pytest.raises(ValueError, match=r"'preset' = 'paper-00': expected one of paper-000"):
         judge(server, tmp_path, preset="paper-00")

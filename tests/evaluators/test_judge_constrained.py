@@ -130,7 +130,7 @@ def test_cli_labels_appear_in_the_score_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("judge:model=local,base_url=http://127.0.0.1:1/v1", "drop base_url"),
     ("judge:model=m,n_ctx=2048", "n_ctx applies to model=local"),
-    ("judge:model=m,constrain=regex", "unknown constrain"),
+    ("judge:model=m,constrain=regex", "'constrain' = 'regex': expected one of auto, off"),
     ("judge:model=m,aspect=tastiness", "an alias"),
     ("judge:model=missing-file.gguf", "does not exist"),
 ])

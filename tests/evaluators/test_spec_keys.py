@@ -49,14 +49,15 @@ def test_a_mapping_spec_without_a_name_is_a_config_error() -> None:
 
 def test_a_missing_idf_corpus_is_named_at_construction(tmp_path: Path) -> None:
     missing = tmp_path / "nope.txt"
-    with pytest.raises(ValueError, match=f"idf_corpus={missing}: no such file"):
+    with pytest.raises(ValueError, match=f"'idf_corpus' = '{missing}': no such file"):
         create_evaluator(f"bertscore:idf=true,idf_corpus={missing}")
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    ("rouge:types=true", "rouge': types=true must be text"),
+    ("rouge:types=true", "evaluator 'rouge': parameter 'types' = True: expected space-separated "
+                         "words"),
     ({"name": "rouge", "types": ["rouge1", "rougeL"]},
-     'rouge\': types=\\["rouge1", "rougeL"\\] must be text'),
+     "evaluator 'rouge': parameter 'types' = \\['rouge1', 'rougeL'\\]: expected space-separated"),
 ])
 def test_a_yes_no_or_list_value_for_a_text_parameter_fails_at_the_spec(
         spec: str | dict[str, Any], message: str) -> None:

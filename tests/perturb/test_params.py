@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from evalstress.core.params import ParamValueError
 from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.perturb.base import (
     PERTURBATIONS,
@@ -19,7 +20,6 @@ from evalstress.perturb.base import (
     known_params,
     param_kinds,
 )
-from evalstress.perturb.params import ParamValueError
 from evalstress.suites import load_suite
 from tests.perturb.conftest import run, text_of
 

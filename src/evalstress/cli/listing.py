@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
+from evalstress.evaluators.base import Evaluator, printable_form
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
 from evalstress.suites import builtin_suites, load_suite
+
+
+def evaluator_info(cls: type[Evaluator]) -> dict[str, Any]:
+    """What `list evaluators` says of one evaluator: its printable form with the defaults and
+    each declared parameter's kind, default, help and whether it enters the signature."""
+    params = {key: {"kind": param.kind.expects, "default": param.shown_default,
+                    "help": param.help, "signed": param.signed}
+              for key, param in (cls.PARAMS or {}).items()}
+    return {"description": cls.description, "level": cls.level,
+            "signature": printable_form(cls), "params": params}
 
 
 @app.command("list")
@@ -46,14 +58,19 @@ def list_command(
     elif what.startswith("eval"):
         evals = evaluator_registry()
         if as_json:
-            console.print_json(json.dumps({n: c.description for n, c in evals.items()}))
+            console.print_json(json.dumps({n: evaluator_info(c) for n, c in evals.items()}))
             return
-        table = Table(title="Evaluators")
-        table.add_column("name")
+        table = Table(title="Evaluators", show_lines=True)
+        table.add_column("name", overflow="fold")
         table.add_column("level")
+        table.add_column("parameters: name = default (kind)", overflow="fold")
         table.add_column("description", overflow="fold")
         for name, cls in evals.items():
-            table.add_row(name, cls.level, cls.description)
+            info = evaluator_info(cls)
+            shown = "\n".join(f"{key} = {p['default']} ({p['kind']})"
+                              for key, p in info["params"].items())
+            table.add_row(f"{name}\n[dim]{escape(info['signature'])}[/]", cls.level,
+                          escape(shown or "(its constructor's keywords)"), cls.description)
         console.print(table)
     elif what.startswith("suite"):
         for name in builtin_suites():

@@ -7,11 +7,14 @@ import inspect
 import json
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar, Literal
 
+from evalstress.core.params import REQUIRED, Param, settle
 from evalstress.core.registry import Registry
 from evalstress.core.strict import ConfigError, check_names, coerce_param, split_params
 
@@ -72,6 +75,12 @@ class Evaluator(ABC):
     `level` is "segment" for per-text scores or "corpus" for distribution-level scores (MAUVE),
     which the runner calls once per set of texts. `signature()` names everything that changes the
     numbers; it keys the score cache and goes into every result.
+
+    A built-in evaluator declares its parameters in `PARAMS` (`core.params.Param`: kind,
+    default, help, whether it enters the signature, its abbreviation in `short_signature`) and
+    its constructor takes them as keywords through `take_params`; the declaration checks a
+    spec's values, fills the defaults and builds the signature's parameters. An evaluator
+    without `PARAMS` (a plugin written before) takes its constructor's keywords, as it did.
     """
 
     name: ClassVar[str] = ""
@@ -87,10 +96,32 @@ class Evaluator(ABC):
     #: the label in tables when set: the user's `name=`, or the one `distinct_labels` chose to
     #: tell it from another evaluator of the run; never part of the signature or cache key
     display_name: str | None = None
+    #: name -> declared parameter; None: the constructor's keywords are the parameters
+    PARAMS: ClassVar[Mapping[str, Param] | None] = None
+    #: the package whose version ends the printable form (`bleu|tok:13a|v2.4.3`), if any
+    library: ClassVar[str] = ""
 
     def __init__(self, **params: Any):
         self.params = params
         self.spec_params: dict[str, Any] = {}  # what the user set; names the evaluator in tables
+        self.settings: dict[str, Any] = dict(params)  # every setting, for the printable form
+
+    def take_params(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """For the constructor of a declared evaluator: every declared parameter's value (the
+        given ones checked and normalised, the rest their defaults). Sets `params`, the part
+        of the signature the declaration decides (`signature_params`), and `settings`, all the
+        values; the constructor adds what it works out (a resolved model name, file hashes)."""
+        declared = self.PARAMS or {}
+        values = settle(declared, given, f"evaluator '{self.name}'")
+        Evaluator.__init__(self, **signature_params(declared, values, given))
+        self.settings = values
+        return values
+
+    @classmethod
+    def from_params(cls, values: Mapping[str, Any]) -> Evaluator:
+        """The evaluator a spec's checked values describe; one that groups its options into
+        settings objects (the LLM judge) maps the flat values onto them here."""
+        return cls(**values)
 
     @property
     @abstractmethod
@@ -114,6 +145,18 @@ class Evaluator(ABC):
     def versions(self) -> dict[str, str]:
         """Library versions (and model hashes) that change the numbers."""
         return {}
+
+    @property
+    def short_signature(self) -> str:
+        """A one-line form of the settings that make its numbers, as sacreBLEU prints one beside
+        a score: `bleu|tok:13a|smooth:exp|v2.4.3` (each declared parameter with an
+        abbreviation, then the scoring library's version)."""
+        return printable_form(type(self), self.shown_settings())
+
+    def shown_settings(self) -> Mapping[str, Any]:
+        """The values `short_signature` shows; an evaluator that works a value out (sacreBLEU's
+        tokenizer for a language) returns the one it uses."""
+        return self.settings
 
     @property
     def cache_namespace(self) -> str:
@@ -183,6 +226,36 @@ class Evaluator(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most evaluators hold nothing
         """Free models or connections; the runner calls it at the end of a run."""
+
+
+def signature_params(declared: Mapping[str, Param], values: Mapping[str, Any],
+                     given: Collection[str]) -> dict[str, Any]:
+    """The parameters of an evaluator's signature that its declaration decides: each one
+    `signed` always, and each `signed` only when `given` that is."""
+    return {key: values[key] for key, param in declared.items()
+            if param.signed == "always" or (param.signed == "given" and key in given)}
+
+
+def printable_form(cls: type[Evaluator], values: Mapping[str, Any] | None = None) -> str:
+    """`name|abbr:value|...|vX.Y`: the declared parameters that have an abbreviation, with
+    their `values` (defaults where absent; none and empty values left out), and the version of
+    the class's library where it is installed."""
+    shown = dict(values or {})
+    parts = [cls.name]
+    for key, param in (cls.PARAMS or {}).items():
+        value = shown.get(key, param.default)
+        if param.short and value not in (None, "", REQUIRED):
+            parts.append(f"{param.short}:{_printable_value(value)}")
+    if cls.library:
+        with suppress(PackageNotFoundError):  # not installed: the evaluator cannot run here
+            parts.append(f"v{version(cls.library)}")
+    return "|".join(parts)
+
+
+def _printable_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return " ".join(_label_value(value, full=False).split()).replace("|", "/").replace(" ", "+")
 
 
 def _spec_value(value: Any) -> str:
@@ -277,8 +350,11 @@ def parse_spec(spec: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:
-    """The spec keys an evaluator takes: its `accepted_params()` hook where it has one, else
-    the keyword arguments of its constructor; None when it takes any (`**params`)."""
+    """The spec keys an evaluator takes: its declared `PARAMS`, else its `accepted_params()`
+    hook where it has one, else the keyword arguments of its constructor; None when it takes
+    any (`**params`)."""
+    if cls.PARAMS is not None:
+        return tuple(cls.PARAMS)
     hook = getattr(cls, "accepted_params", None)
     if callable(hook):
         return tuple(hook())
@@ -290,8 +366,8 @@ def accepted_params(cls: type[Evaluator]) -> tuple[str, ...] | None:
 
 
 def check_text_params(cls: type[Evaluator], name: str, params: Mapping[str, Any]) -> None:
-    """A parameter the constructor takes as text given as true/false or a list fails at the
-    spec, naming it, instead of deep inside scoring (`rouge:types=true`)."""
+    """For an evaluator without `PARAMS`: a parameter the constructor takes as text given as
+    true/false or a list fails at the spec, naming it, instead of deep inside scoring."""
     try:
         hints = typing.get_type_hints(cls.__init__)
     except Exception:  # annotations a plugin cannot resolve: its own constructor checks
@@ -313,14 +389,19 @@ def create_evaluator(spec: str | Mapping[str, Any]) -> Evaluator:
     if label is not None and not str(label).strip():
         raise ConfigError(f"evaluator '{name}': name= needs a label")
     cls = EVALUATORS.get(name)
-    refuse_secrets(params, f"evaluator '{name}'")  # a spec is stored with the run
+    where = f"evaluator '{name}'"
+    refuse_secrets(params, where)  # a spec is stored with the run
     known = accepted_params(cls)
     if known is not None:
-        check_names("parameter", params, (*known, "name"), f"evaluator '{name}'")
-    check_text_params(cls, name, params)
+        check_names("parameter", params, (*known, "name"), where)
+    if cls.PARAMS is not None:  # every value checked, required ones present, before any work
+        values = settle(cls.PARAMS, params, where)
+        params = {key: values[key] for key in params}
+    else:
+        check_text_params(cls, name, params)
     check_evaluator(name, params)
     try:
-        instance = cls(**params)
+        instance = cls.from_params(params)
     except TypeError as exc:
         raise ValueError(f"bad parameters for evaluator '{name}': {exc}") from None
     instance.spec_params = params

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core.params import TEXT, Param, declare_params, either, one_of, optional, whole_number
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -22,22 +23,30 @@ class HFClassifier(Evaluator):
 
     description = "any local HF sequence classification/regression model (model=PATH)"
     batch_size = 64
+    library = "transformers"
+    PARAMS = declare_params(
+        model=models.MODEL_PATH,
+        label=Param(optional(either(whole_number(0), TEXT)), None, "the class whose "
+                    "probability is the score, by index or name", short="label",
+                    default_note="the last class"),
+        pair=Param(one_of(("none", "references", "source")), "none", "read the text alone, or "
+                   "as a pair with each reference (best kept) or the source", short="pair"),
+        aspect=Param(TEXT, "score", "the name of the score", signed="never"),
+        batch_size=models.model_batch(16),
+        max_length=models.max_length(None),
+        device=models.DEVICE)
 
-    def __init__(self, model: str | None = None, label: str | int | None = None,
-                 pair: str = "none", aspect: str = "score", batch_size: int = 16,
-                 max_length: int | None = None, device: str = "auto"):
-        if not model:
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        if not values["model"]:
             raise ValueError("hf-classifier needs model=PATH (or hub name) of a sequence "
                              "classification or regression model")
-        if pair not in ("none", "references", "source"):
-            raise ValueError("hf-classifier pair= must be none, references or source")
-        super().__init__(model=model, label=label, pair=pair, max_length=max_length)
-        self.model_name = model
-        self.pair = pair
-        self.aspect = aspect
-        self.rows_per_batch = int(batch_size)
-        self.device = device
-        self.max_length = max_length
+        self.model_name = values["model"]
+        self.pair = values["pair"]
+        self.aspect = values["aspect"]
+        self.rows_per_batch = int(values["batch_size"])
+        self.device = values["device"]
+        self.max_length = values["max_length"]
 
     @property
     def aspects(self) -> tuple[str, ...]:

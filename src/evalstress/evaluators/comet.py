@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core.params import declare_params
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -29,15 +30,18 @@ def _import(module: str, install: str) -> Any:
 class _CometBase(Evaluator):
     uses_reference = True
     batch_size = 64
+    library = "unbabel-comet"
+    PARAMS = declare_params(model=models.MODEL_PATH, batch_size=models.model_batch(16),
+                            device=models.DEVICE)
 
-    def __init__(self, model: str | None = None, batch_size: int = 16, device: str = "auto"):
-        if not model:
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        if not values["model"]:
             raise ValueError(f"{self.name} needs model=PATH of a local COMET checkpoint "
                              "(checkpoints/model.ckpt); nothing is downloaded")
-        super().__init__(model=model)
-        self.model_name = model
-        self.rows_per_batch = int(batch_size)
-        self.device = device
+        self.model_name = values["model"]
+        self.rows_per_batch = int(values["batch_size"])
+        self.device = values["device"]
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -105,16 +109,18 @@ class Bleurt(Evaluator):
     description = "BLEURT via bleurt-pytorch, local checkpoint folder, best reference"
     needs_references = True
     batch_size = 64
+    library = "bleurt-pytorch"
+    PARAMS = declare_params(model=models.MODEL_PATH, batch_size=models.model_batch(16),
+                            device=models.DEVICE, max_length=models.max_length(512))
 
-    def __init__(self, model: str | None = None, batch_size: int = 16, device: str = "auto",
-                 max_length: int = 512):
-        if not model:
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        if not values["model"]:
             raise ValueError("bleurt needs model=PATH of a local BLEURT PyTorch checkpoint")
-        super().__init__(model=model, max_length=max_length)
-        self.model_name = model
-        self.rows_per_batch = int(batch_size)
-        self.device = device
-        self.max_length = int(max_length)
+        self.model_name = values["model"]
+        self.rows_per_batch = int(values["batch_size"])
+        self.device = values["device"]
+        self.max_length = int(values["max_length"])
 
     @property
     def aspects(self) -> tuple[str, ...]:

@@ -19,6 +19,17 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core.params import (
+    TEXT,
+    Param,
+    declare_params,
+    either,
+    one_of,
+    optional,
+    path,
+    real,
+    whole_number,
+)
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -29,34 +40,52 @@ class Mauve(Evaluator):
 
     description = "MAUVE (mauve-text), features of any local model; distribution-level"
     level = "corpus"
+    library = "mauve-text"
+    PARAMS = declare_params(
+        model=models.EMBEDDING_MODEL,
+        seed=Param(whole_number(0), 25, "the k-means seed", short="seed"),
+        against=Param(optional(one_of(("gold", "references", "file"))), None, "the reference "
+                      "distribution P: the gold set, the examples' references, or "
+                      "reference_set", short="vs", default_note="file with a reference_set, "
+                      "else gold"),
+        num_buckets=Param(either(one_of(("auto",)), whole_number(1)), "auto", "k-means "
+                          "clusters (auto: a tenth of the texts)"),
+        kmeans_num_redo=Param(whole_number(1), 5, "k-means restarts"),
+        kmeans_max_iter=Param(whole_number(1), 500, "k-means iterations"),
+        scaling=Param(real(0, above=True), 5.0, "MAUVE's scaling constant c"),
+        max_text_length=models.max_length(1024, "tokens a text is cut to"),
+        batch_size=models.model_batch(16),
+        device=models.DEVICE,
+        reference_set=Param(optional(path()), None, "a separate reference set: .txt, one text "
+                            "a line, or .jsonl", signed="never"),
+        reference_field=Param(TEXT, "text", "the .jsonl field holding the text",
+                              signed="never"),
+        reference_where=Param(optional(TEXT), None, "FIELD=VALUE: the .jsonl records to keep",
+                              signed="never"))
 
-    def __init__(self, model: str = "default", seed: int = 25, against: str | None = None,
-                 num_buckets: str | int = "auto", kmeans_num_redo: int = 5,
-                 kmeans_max_iter: int = 500, scaling: float = 5.0, max_text_length: int = 1024,
-                 batch_size: int = 16, device: str = "auto", reference_set: str | None = None,
-                 reference_field: str = "text", reference_where: str | None = None):
-        against = against or ("file" if reference_set else "gold")
-        if against not in ("gold", "references", "file"):
-            raise ValueError("mauve against= must be gold, references or file")
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        reference_set = values["reference_set"]
+        against = values["against"] or ("file" if reference_set else "gold")
         if (against == "file") != bool(reference_set):
             raise ValueError("mauve: reference_set=FILE goes with against=file (the default when "
                              "a reference set is given)")
+        model = values["model"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
-        extra: dict[str, Any] = {}
+        self.params.update(model=name, against=against)
         if reference_set:
-            self.separate = _read_reference_set(reference_set, reference_field, reference_where)
-            extra = {"reference_set": reference_set, "reference_field": reference_field,
-                     "reference_where": reference_where,
-                     "reference_sha256": models.file_sha256(reference_set)}
-        super().__init__(model=name, seed=seed, against=against, num_buckets=num_buckets,
-                         kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
-                         scaling=scaling, max_text_length=max_text_length, **extra)
+            field, where = values["reference_field"], values["reference_where"]
+            self.separate = _read_reference_set(reference_set, field, where)
+            self.params.update(reference_set=reference_set, reference_field=field,
+                               reference_where=where,
+                               reference_sha256=models.file_sha256(reference_set))
+        self.settings["against"] = against
         self.model_name = name
-        self.seed = int(seed)
+        self.seed = int(values["seed"])
         self.against = against
-        self.num_buckets = num_buckets
-        self.feature_batch = int(batch_size)
-        self.device = device
+        self.num_buckets = values["num_buckets"]
+        self.feature_batch = int(values["batch_size"])
+        self.device = values["device"]
         self._features: dict[str, Any] = {}
         self.truncated_texts = 0
 

@@ -20,12 +20,24 @@ with columns LAYER,P,R,F) or `baseline='p r f'` numbers you computed.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.params import (
+    BOOLEAN,
+    Param,
+    ParamKind,
+    ParamValueError,
+    declare_params,
+    one_of,
+    optional,
+    path,
+    whole_number,
+)
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -59,9 +71,9 @@ def _bertscore_tokenizer(resolved: str, use_fast: bool) -> Any:
     return get_tokenizer(resolved, use_fast)
 
 
-def read_lines(path: str | Path, what: str) -> list[str]:
+def read_lines(where: str | Path, what: str) -> list[str]:
     """Non-empty lines of a text file; a clear error names the file."""
-    file = Path(path)
+    file = Path(where)
     try:
         lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
     except OSError as exc:
@@ -70,6 +82,20 @@ def read_lines(path: str | Path, what: str) -> list[str]:
     if not lines:
         raise ValueError(f"{what} file {file}: no non-empty lines")
     return lines
+
+
+def _three_numbers(value: Any) -> str:
+    """bertscore's `baseline='P R F'`: the text as written, once it holds three numbers."""
+    parts = value.replace(",", " ").split() if isinstance(value, str) else []
+    try:
+        if len(parts) == 3 and all(math.isfinite(float(p)) for p in parts):
+            return str(value)
+    except ValueError:
+        pass
+    raise ParamValueError("expected three numbers 'P R F'")
+
+
+BASELINE = ParamKind("three numbers 'P R F'", _three_numbers)
 
 
 @evaluator("bertscore")
@@ -82,34 +108,45 @@ class BertScore(Evaluator):
     #: batches of `embed_batch` (the user's batch_size) rather than in many partial ones;
     #: rows still reach the cache per model batch (`score_parts`)
     batch_size = 1024
+    library = "bert-score"
+    PARAMS = declare_params(
+        model=models.EMBEDDING_MODEL,
+        num_layers=Param(optional(whole_number(0)), None, "the hidden layer whose embeddings "
+                         "are matched", short="L", default_note="6 for the default model, else "
+                         "bert-score's table entry for the hub name"),
+        idf=Param(BOOLEAN, False, "weigh tokens by idf from idf_corpus", short="idf"),
+        idf_corpus=Param(optional(path()), None, "a text file, one text per line, for the idf "
+                         "weights"),
+        rescale_with_baseline=Param(BOOLEAN, False, "rescale with baseline_path or baseline",
+                                    short="rescaled"),
+        baseline_path=Param(optional(path()), None, "bert-score's baseline CSV (a row per "
+                            "layer: LAYER,P,R,F)"),
+        baseline=Param(optional(BASELINE), None, "the baseline as three numbers 'P R F'"),
+        batch_size=models.model_batch(64),
+        device=models.DEVICE,
+        use_fast_tokenizer=Param(BOOLEAN, False, "use the model's fast tokenizer"))
 
-    def __init__(self, model: str = "default", num_layers: int | None = None, idf: bool = False,
-                 idf_corpus: str | None = None, rescale_with_baseline: bool = False,
-                 baseline_path: str | None = None, baseline: str | None = None,
-                 batch_size: int = 64, device: str = "auto", use_fast_tokenizer: bool = False):
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        model, num_layers = values["model"], values["num_layers"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
         if num_layers is None:
             num_layers = _DEFAULT_LAYERS.get(name) or self._table_layers(name)
-        if idf and not idf_corpus:
+        if values["idf"] and not values["idf_corpus"]:
             raise ValueError("bertscore idf=true needs idf_corpus=FILE (one text per line), so "
                              "the idf weights do not change with batching")
-        if idf_corpus and not Path(idf_corpus).is_file():  # before any model loads or scoring
-            raise ValueError(f"bertscore idf_corpus={idf_corpus}: no such file (give a text file "
-                             "with one text per line)")
-        if rescale_with_baseline and not (baseline_path or baseline):
+        rescale = values["rescale_with_baseline"]
+        if rescale and not (values["baseline_path"] or values["baseline"]):
             raise ValueError("bertscore rescale_with_baseline=true needs baseline_path=CSV "
                              "(bert-score format: a row per layer, columns LAYER,P,R,F) or "
                              "baseline='P R F'; no baseline ships for local models")
-        super().__init__(model=name, num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
-                         rescale_with_baseline=rescale_with_baseline,
-                         baseline_path=baseline_path, baseline=baseline,
-                         use_fast_tokenizer=use_fast_tokenizer)
+        self.params.update(model=name, num_layers=num_layers)
         self.model_name = name
         self.num_layers = int(num_layers)
-        self.embed_batch = int(batch_size)
-        self.device = device
-        self.use_fast = use_fast_tokenizer
-        self.baseline_values = self._baseline() if rescale_with_baseline else None
+        self.embed_batch = int(values["batch_size"])
+        self.device = values["device"]
+        self.use_fast = values["use_fast_tokenizer"]
+        self.baseline_values = self._baseline() if rescale else None
         self._stats: OrderedDict[str, tuple[Any, Any, bool]] = OrderedDict()
         self._stored = 0  # floats held in _stats
 
@@ -124,20 +161,17 @@ class BertScore(Evaluator):
 
     def _baseline(self) -> tuple[float, float, float]:
         if self.params["baseline"]:
-            parts = str(self.params["baseline"]).replace(",", " ").split()
-            if len(parts) != 3:
-                raise ValueError("bertscore baseline must be three numbers 'P R F'")
-            p, r, f = (float(x) for x in parts)
+            p, r, f = (float(x) for x in str(self.params["baseline"]).replace(",", " ").split())
             return p, r, f
         import pandas as pd
 
-        path = Path(str(self.params["baseline_path"]))
+        csv = Path(str(self.params["baseline_path"]))
         try:
-            table = pd.read_csv(path)
+            table = pd.read_csv(csv)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"bertscore baseline file {path}: cannot read it ({exc})") from None
+            raise ValueError(f"bertscore baseline file {csv}: cannot read it ({exc})") from None
         if len(table) <= self.num_layers or table.shape[1] < 4:
-            raise ValueError(f"bertscore baseline file {path}: needs a row for layer "
+            raise ValueError(f"bertscore baseline file {csv}: needs a row for layer "
                              f"{self.num_layers} and columns LAYER,P,R,F")
         row = table.iloc[self.num_layers].to_numpy()[1:4]
         return float(row[0]), float(row[1]), float(row[2])
@@ -286,17 +320,23 @@ class EmbeddingSimilarity(Evaluator):
 
     description = "sentence-transformers cosine to references (max) or source; MiniLM offline"
     batch_size = 128
+    library = "sentence-transformers"
+    PARAMS = declare_params(
+        model=models.EMBEDDING_MODEL,
+        against=Param(one_of(("references", "source")), "references", "compare with the best "
+                      "reference, or with the source", short="vs"),
+        batch_size=models.model_batch(64),
+        device=models.DEVICE)
 
-    def __init__(self, model: str = "default", against: str = "references",
-                 batch_size: int = 64, device: str = "auto"):
-        if against not in ("references", "source"):
-            raise ValueError("embedding-similarity against= must be references or source")
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        model = values["model"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
-        super().__init__(model=name, against=against)
+        self.params["model"] = name
         self.model_name = name
-        self.against = against
-        self.encode_batch = int(batch_size)
-        self.device = device
+        self.against = values["against"]
+        self.encode_batch = int(values["batch_size"])
+        self.device = values["device"]
 
     @property
     def aspects(self) -> tuple[str, ...]:

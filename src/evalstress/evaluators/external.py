@@ -22,6 +22,21 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from evalstress.core.params import (
+    BOOLEAN,
+    REQUIRED,
+    TEXT,
+    Param,
+    ParamKind,
+    ParamValueError,
+    declare_params,
+    duration,
+    either,
+    optional,
+    real,
+    text,
+    words,
+)
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 ScoreFunction = Callable[..., Any]
@@ -123,6 +138,20 @@ def source_fingerprint(fn: Any) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+def _callable(value: Any) -> Any:
+    if callable(value):
+        return value
+    raise ParamValueError("expected a callable")
+
+
+#: `aspects=` of the evaluators the user brings: the names of the scores their code returns
+ASPECTS = Param(words(TEXT), "score", "the names of the scores, space-separated")
+#: `version=`: bump it when code the fingerprint cannot see changes; a number stays a number,
+#: as a spec read it before, so the cache keys of existing specs hold
+VERSION = Param(either(real(), text(empty=True)), "", "your scorer's version, for the cache key",
+                short="version")
+
+
 @evaluator("python")
 class CallableEvaluator(Evaluator):
     """Any Python function as an evaluator.
@@ -135,17 +164,27 @@ class CallableEvaluator(Evaluator):
 
     description = "a Python callable (target=module:function)"
     label_param = "target"
+    PARAMS = declare_params(
+        target=Param(either(TEXT, ParamKind("a callable", _callable)), REQUIRED,
+                     "package.module:function (or, from Python, the function itself)",
+                     short="target"),
+        aspects=ASPECTS,
+        batched=Param(BOOLEAN, False, "call the function once per batch, with a list"),
+        label=Param(optional(TEXT), None, "the name of a function given from Python",
+                    signed="never"),
+        version=VERSION)
 
-    def __init__(self, target: str | ScoreFunction, aspects: str = "score", batched: bool = False,
-                 label: str | None = None, version: str = ""):
+    def __init__(self, target: str | ScoreFunction | None = None, **given: Any):
+        values = self.take_params(given if target is None else {"target": target, **given})
+        target = values["target"]
         fn = _resolve(target) if isinstance(target, str) else target
         target_name = target if isinstance(target, str) else (
-            label or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}")
-        super().__init__(target=target_name, aspects=aspects, batched=batched, version=version,
-                         source=source_fingerprint(fn))
+            values["label"] or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}")
+        self.params.update(target=target_name, source=source_fingerprint(fn))
+        self.settings["target"] = target_name
         self.fn = fn
-        self._aspects = tuple(aspects.split())
-        self.batched = batched
+        self._aspects = tuple(values["aspects"].split())
+        self.batched = values["batched"]
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -182,13 +221,17 @@ class CommandEvaluator(Evaluator):
     description = "an external command, JSONL in and JSONL out (cmd='...')"
     label_param = "cmd"
     batch_size = 128
+    PARAMS = declare_params(
+        cmd=Param(TEXT, REQUIRED, "the command line, e.g. 'python my_scorer.py'", short="cmd"),
+        aspects=ASPECTS,
+        timeout=Param(duration(), 600.0, "seconds one batch may take", signed="never"),
+        version=VERSION)
 
-    def __init__(self, cmd: str, aspects: str = "score", timeout: float = 600.0,
-                 version: str = ""):
-        super().__init__(cmd=cmd, aspects=aspects, version=version)
-        self.argv = shlex.split(cmd)
-        self._aspects = tuple(aspects.split())
-        self.timeout = timeout
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        self.argv = shlex.split(values["cmd"])
+        self._aspects = tuple(values["aspects"].split())
+        self.timeout = values["timeout"]
 
     @property
     def aspects(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalstress.evaluators.base import Score, ScoreRequest
+from evalstress.evaluators.judge_settings import STEP_MODES
 from evalstress.llm.accounting import message_tokens
 from evalstress.llm.aio import gather_all
 from evalstress.llm.client import ChatResponse, LLMError
@@ -35,7 +36,6 @@ from evalstress.llm.extract import extract_answer
 if TYPE_CHECKING:
     from evalstress.evaluators.judge import JudgeEvaluator
 
-STEP_MODES = ("generic", "auto")
 STEPS_VERSION = "1"  # bump when the step-writing prompt changes: it enters the signature
 MIN_STEPS = 2
 _STEP_PARAMS = {"temperature": 0.0, "max_tokens": 600}
@@ -107,7 +107,7 @@ class AutoSteps:
         from evalstress.evaluators.judge import TASKS
 
         low, high = self.judge.scale
-        crit = self.judge.criteria[self.judge._criterion(aspect)]
+        crit = self.judge.criteria[self.judge.criterion_name(aspect)]
         criterion = crit.text(self.judge.criteria_level, self.judge.scale)
         noun = TEXT_NOUN.get(task, "text")
         lines = [
@@ -197,7 +197,7 @@ class AutoSteps:
 
         judge = self.judge
         low, high = judge.scale
-        crit = judge.criteria[judge._criterion(aspect)]
+        crit = judge.criteria[judge.criterion_name(aspect)]
         definition = crit.text(judge.criteria_level, judge.scale)
         noun = TEXT_NOUN.get(request.task, "text")
         blocks = [f"You will rate one {noun} on a single criterion. Read these instructions "

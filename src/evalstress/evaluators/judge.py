@@ -39,7 +39,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -48,12 +47,21 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.core.extras import is_local_model
-from evalstress.criteria import LEVELS, aspect_aliases, load_criteria
+from evalstress.core.params import build_groups, flat_values, value_error
+from evalstress.core.strict import did_you_mean
+from evalstress.criteria import aspect_aliases, load_criteria
 from evalstress.evaluators import geval
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.evaluators import judge_pairwise as pairwise
 from evalstress.evaluators import judge_presets as presets
-from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
+from evalstress.evaluators.base import (
+    Evaluator,
+    Score,
+    ScoreRequest,
+    ScoreRow,
+    evaluator,
+    signature_params,
+)
 from evalstress.evaluators.judge_output import (
     OutputContract,
     auto_constraint,
@@ -63,6 +71,16 @@ from evalstress.evaluators.judge_output import (
 from evalstress.evaluators.judge_pairwise import PairwiseResult, pair_contract
 from evalstress.evaluators.judge_pairwise import position_bias as position_bias
 from evalstress.evaluators.judge_prompt import TemplateError, load_template, numbered
+from evalstress.evaluators.judge_settings import (
+    GROUPS,
+    JUDGE_PARAMS,
+    JudgeAsk,
+    JudgeEndpoint,
+    JudgeLimits,
+    JudgeReading,
+    JudgeSampling,
+    parse_scale,
+)
 from evalstress.llm.accounting import Usage, count_tokens, message_tokens
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
@@ -70,9 +88,7 @@ from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
-FORMS = ("score-only", "rate-explain", "analyze-rate", "g-eval", "rubric")
 TEMPLATE_FORM = "template"  # the form of a judge that sends the user's own prompt (prompt=FILE)
-AGGREGATES = ("mean", "median", "mode")
 _MAX_TOKENS = {"score-only": 8, "rate-explain": 256, "analyze-rate": 512, "g-eval": 512,
                "rubric": 512, TEMPLATE_FORM: 512}
 _TYPICAL_COMPLETION = {"score-only": 3, "rate-explain": 80, "analyze-rate": 200, "g-eval": 200,
@@ -119,20 +135,6 @@ class Parsed:
     method: str = ""  # "logprobs" or "rating"
     mass: float | None = None
     confidence: float | None = None  # the most likely valid label's share of the label mass
-
-
-def parse_scale(scale: str | tuple[int, int]) -> tuple[int, int]:
-    if isinstance(scale, tuple):
-        low, high = scale
-    else:
-        text = str(scale).strip()
-        match = re.fullmatch(r"(-?\d+)\s*(?:-|to|\.\.)\s*(-?\d+)", text)
-        if not match:
-            raise ValueError(f"scale '{scale}' must look like 1-5 or 0-100")
-        low, high = int(match[1]), int(match[2])
-    if high <= low:
-        raise ValueError(f"scale '{scale}': the top must exceed the bottom")
-    return low, high
 
 
 def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
@@ -208,103 +210,124 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                    "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
 
-    def __init__(self, model: str = "", base_url: str | None = None, aspect: str = "overall",
-                 form: str | None = None, level: str | None = None, scale: str | None = None,
-                 n: int | None = None, temperature: float | None = None,
-                 aggregate: str | None = None,
-                 with_source: bool | None = None, with_reference: bool | None = None,
-                 logprobs: bool = True, top_logprobs: int = 10, max_tokens: int | None = None,
-                 max_reasks: int = 2, seed: int = 0, criteria: str | None = None,
-                 max_concurrency: int = 16, timeout: float = 60.0, deadline: float = 600.0,
-                 max_attempts: int = 6, backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
-                 cache: bool | str = True, constrain: str = "auto", n_ctx: int | None = None,
-                 steps: str | None = None, prompt: str | None = None, output: str | None = None,
-                 labels: str | None = None, pair_prompt: str | None = None,
-                 pair_output: str | None = None, preset: str | None = None):
-        if prompt is not None and preset:
-            raise ValueError(f"judge prompt={prompt} sets the whole prompt: drop preset={preset} "
-                             "(a preset picks one of the built-in forms)")
-        given = {"form": form, "with_source": with_source, "with_reference": with_reference,
-                 "steps": steps}  # as the spec wrote them: a template allows none of them
+    PARAMS = JUDGE_PARAMS
+
+    def __init__(self, endpoint: JudgeEndpoint | None = None, ask: JudgeAsk | None = None,
+                 sampling: JudgeSampling | None = None, reading: JudgeReading | None = None,
+                 limits: JudgeLimits | None = None):
+        """A judge from its settings objects (`judge_settings`); each left out keeps its
+        defaults. A spec's flat keys reach them through `from_params`."""
+        endpoint, ask = endpoint or JudgeEndpoint(), ask or JudgeAsk()
+        sampling, reading = sampling or JudgeSampling(), reading or JudgeReading()
+        limits = limits or JudgeLimits()
+        if ask.prompt is not None and ask.preset:
+            raise ValueError(f"judge prompt={ask.prompt} sets the whole prompt: drop "
+                             f"preset={ask.preset} (a preset picks one of the built-in forms)")
         # a paper's judging protocol by name; the spec's own settings win over the preset's
-        settings = presets.resolve(preset, {"form": form, "level": level, "n": n,
-                                            "temperature": temperature, "aggregate": aggregate,
-                                            "steps": steps})
-        form, level, n = settings["form"], settings["level"], settings["n"]
-        temperature, aggregate, steps = (settings["temperature"], settings["aggregate"],
-                                         settings["steps"])
-        model = str(model or os.environ.get("EVALSTRESS_JUDGE_MODEL", ""))
+        chosen = presets.resolve(ask.preset, {
+            "form": ask.form, "level": ask.level, "n": sampling.n,
+            "temperature": sampling.temperature, "aggregate": sampling.aggregate,
+            "steps": ask.steps})
+        model = endpoint.model or os.environ.get("EVALSTRESS_JUDGE_MODEL", "")
         if not model:
             raise ValueError("judge needs model=NAME (or $EVALSTRESS_JUDGE_MODEL)")
         local = is_local_model(model)
-        if local and base_url:
+        if local and endpoint.base_url:
             raise ValueError(f"model={model} runs in this process: drop base_url (or serve it "
                              "with `evalstress serve` and give that model's name)")
-        if n_ctx is not None and not local:
+        if endpoint.n_ctx is not None and not local:
             raise ValueError("n_ctx applies to model=local or a .gguf file only")
-        url = base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
-            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        if constrain not in constraints.CONSTRAINTS:
-            raise ValueError(f"unknown constrain '{constrain}'; choose from "
-                             f"{', '.join(constraints.CONSTRAINTS)}")
-        self.template = self.contract = None
-        if prompt is not None:  # the user's own prompt and output contract
-            clash = [k for k, v in given.items() if v is not None]
-            if clash:
-                raise ValueError(f"judge prompt={prompt} sets the whole prompt: drop "
-                                 f"{', '.join(clash)} (the template decides what it shows)")
-            self.template = load_template(prompt)
-            self.contract = OutputContract.parse(
-                output or self.template.output or "rating", labels,
-                None if (scale or self.template.scale) is None else
-                parse_scale(str(scale or self.template.scale)))
-            form = TEMPLATE_FORM
-        elif output is not None or labels is not None:
-            raise ValueError("output= and labels= read the answer to your own prompt: give "
-                             "prompt=FILE too (the built-in forms have their own format)")
-        form = form or ("score-only" if local else "analyze-rate")
-        if form not in FORMS and form != TEMPLATE_FORM:
-            raise ValueError(f"unknown judge form '{form}'; choose from {', '.join(FORMS)}")
-        if level not in LEVELS:
-            raise ValueError(f"unknown criteria level '{level}'; choose from {', '.join(LEVELS)}")
-        if aggregate not in AGGREGATES:
-            raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
-        if int(n) < 1:
-            raise ValueError("n (samples per text) must be >= 1")
+        form = self._read_template(ask, reading) or chosen["form"] or (
+            "score-only" if local else "analyze-rate")
         self.scale = (_whole(self.contract.scale) if self.contract is not None
-                      else parse_scale(scale or "1-5"))
-        self.criteria = load_criteria(criteria)
-        self._aspects = tuple(str(aspect).replace(",", " ").split())
-        self.pair_template = None if pair_prompt is None else load_template(pair_prompt,
-                                                                            pairwise=True)
-        self._check_aspects(criteria)
-        self.form, self.criteria_level, self.n, self.how = form, level, int(n), aggregate
-        self.temperature = float(temperature) if temperature is not None else (
-            1.0 if self.n > 1 else 0.0)
-        self.with_source = True if with_source is None else bool(with_source)
-        self.with_reference = bool(with_reference)
-        self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
-        self.constrain = self._constraint(constrain, local, self.contract)
+                      else parse_scale(ask.scale or "1-5"))
+        self.criteria = load_criteria(ask.criteria)
+        self._aspects = tuple(ask.aspect.replace(",", " ").split())
+        self.pair_template = None if ask.pair_prompt is None else load_template(
+            ask.pair_prompt, pairwise=True)
+        self._check_aspects()
+        self.form, self.criteria_level = form, chosen["level"]
+        self.n, self.how = chosen["n"], chosen["aggregate"]
+        self.temperature = float(chosen["temperature"]) if chosen["temperature"] is not None \
+            else (1.0 if self.n > 1 else 0.0)
+        self.with_source = True if ask.with_source is None else ask.with_source
+        self.with_reference = bool(ask.with_reference)
+        self.logprobs, self.top_logprobs = sampling.logprobs, sampling.top_logprobs
+        self.constrain = self._constraint(reading.constrain, local, self.contract)
         json_floor = 24 if self.constrain == "json" and form == "score-only" else 0
-        self.max_tokens = int(max_tokens or max(_MAX_TOKENS[form], json_floor))
-        self.max_reasks, self.seed = int(max_reasks), int(seed)
-        self.pair_contract = pair_contract(pair_output, None)
+        self.max_tokens = sampling.max_tokens or max(_MAX_TOKENS[form], json_floor)
+        self.max_reasks, self.seed = limits.max_reasks, sampling.seed
+        self.pair_contract = pair_contract(reading.pair_output, None)
         self.pair_constrain = "off"
         if self.pair_contract is not None:  # the setting where it fits the pair contract too
-            fits = constrain != "auto" and self.pair_contract.supports(constrain) is None
-            self.pair_constrain = (constrain if fits
+            fits = (reading.constrain != "auto"
+                    and self.pair_contract.supports(reading.constrain) is None)
+            self.pair_constrain = (reading.constrain if fits
                                    else auto_constraint(self.pair_contract, local))
-        self._cache_setting = cache
-        backend = LocalBackend(model, n_ctx=n_ctx) if local else None
-        self.client = LLMClient(str(url).split("|"), model, api_key_env=api_key_env,
-                                max_concurrency=int(max_concurrency), timeout=float(timeout),
-                                deadline=float(deadline), max_attempts=int(max_attempts),
-                                backoff=float(backoff), seed=self.seed, backend=backend)
-        self.client.cache = response_cache_for(self._cache_setting, None)
+        self._cache_setting = endpoint.cache
+        self.client = self._client(model, local, endpoint, limits)
         # G-Eval steps written by the judge (Auto-CoT)
-        self.auto_steps = geval.attach(self, steps or "generic")
-        criteria_hash = (hashlib.sha256(Path(criteria).read_bytes()).hexdigest()[:16]
-                         if criteria else "builtin")
+        self.auto_steps = geval.attach(self, chosen["steps"])
+        resolved = {"model": model, "form": form, "level": self.criteria_level, "n": self.n,
+                    "temperature": self.temperature, "aggregate": self.how,
+                    "with_source": self.with_source, "with_reference": self.with_reference,
+                    "logprobs": self.logprobs, "top_logprobs": self.top_logprobs,
+                    "max_tokens": self.max_tokens, "max_reasks": self.max_reasks,
+                    "seed": self.seed}
+        # only what changes the numbers: never keys, timeouts or concurrency; the endpoints'
+        # identity joins in signature() (learning a local server's model takes a request)
+        super().__init__(**signature_params(self.PARAMS or {}, resolved, ()),
+                         **self._derived_signature(ask, chosen["steps"]))
+        self.settings = {**flat_values(endpoint, ask, sampling, reading, limits), **resolved,
+                         "scale": f"{self.scale[0]}-{self.scale[1]}"}
+
+    @classmethod
+    def from_params(cls, values: Mapping[str, Any]) -> JudgeEvaluator:
+        """A judge from a flat spec: each key goes to the settings object it is declared in."""
+        return cls(**build_groups(JUDGE_PARAMS, GROUPS, values))
+
+    def _read_template(self, ask: JudgeAsk, reading: JudgeReading) -> str | None:
+        """The user's own prompt and output contract (`template`, `contract`), and its form;
+        None (both unset) for a judge with the built-in forms."""
+        self.template = self.contract = None
+        if ask.prompt is None:
+            if reading.output is not None or reading.labels is not None:
+                raise ValueError("output= and labels= read the answer to your own prompt: "
+                                 "give prompt=FILE too (the built-in forms have their own "
+                                 "format)")
+            return None
+        given = {"form": ask.form, "with_source": ask.with_source,
+                 "with_reference": ask.with_reference, "steps": ask.steps}
+        clash = [k for k, v in given.items() if v is not None]
+        if clash:  # as the spec wrote them: a template allows none of them
+            raise ValueError(f"judge prompt={ask.prompt} sets the whole prompt: drop "
+                             f"{', '.join(clash)} (the template decides what it shows)")
+        self.template = load_template(ask.prompt)
+        scale = ask.scale or self.template.scale
+        self.contract = OutputContract.parse(
+            reading.output or self.template.output or "rating", reading.labels,
+            None if scale is None else parse_scale(str(scale)))
+        return TEMPLATE_FORM
+
+    def _client(self, model: str, local: bool, endpoint: JudgeEndpoint,
+                limits: JudgeLimits) -> LLMClient:
+        url = endpoint.base_url or os.environ.get("EVALSTRESS_BASE_URL") or os.environ.get(
+            "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        backend = LocalBackend(model, n_ctx=endpoint.n_ctx) if local else None
+        client = LLMClient(str(url).split("|"), model, api_key_env=endpoint.api_key_env,
+                           max_concurrency=limits.max_concurrency,
+                           timeout=float(limits.timeout), deadline=float(limits.deadline),
+                           max_attempts=limits.max_attempts, backoff=float(limits.backoff),
+                           seed=self.seed, backend=backend)
+        client.cache = response_cache_for(self._cache_setting, None)
+        return client
+
+    def _derived_signature(self, ask: JudgeAsk, steps: str) -> dict[str, Any]:
+        """The signature entries the judge works out: the aspects, the scale, a hash of the
+        criteria file, the prompt version, the constraint, G-Eval's steps and the user's own
+        templates and contracts."""
+        criteria_hash = (hashlib.sha256(Path(ask.criteria).read_bytes()).hexdigest()[:16]
+                         if ask.criteria else "builtin")
         own: dict[str, Any] = {}
         if self.template is not None and self.contract is not None:
             own = {"prompt": self.template.digest, "output": self.contract.describe()}
@@ -312,19 +335,12 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             own["pair_prompt"] = self.pair_template.digest
         if self.pair_contract is not None:
             own["pair_output"] = self.pair_contract.describe()
-        # only what changes the numbers: never keys, timeouts or concurrency; the endpoints'
-        # identity joins in signature() (learning a local server's model takes a request)
-        super().__init__(model=model, aspects=self._aspects,
-                         form=form, level=level, scale=list(self.scale), n=self.n,
-                         temperature=self.temperature, aggregate=aggregate,
-                         with_source=self.with_source, with_reference=self.with_reference,
-                         logprobs=self.logprobs, top_logprobs=self.top_logprobs,
-                         max_tokens=self.max_tokens, max_reasks=self.max_reasks, seed=self.seed,
-                         criteria=criteria_hash, prompt_version=PROMPT_VERSION,
-                         **({"constrain": self.constrain} if self.constrain != "off" else {}),
-                         **geval.signature(steps or "generic"), **own)
+        return {"aspects": self._aspects, "scale": list(self.scale), "criteria": criteria_hash,
+                "prompt_version": PROMPT_VERSION,
+                **({"constrain": self.constrain} if self.constrain != "off" else {}),
+                **geval.signature(steps), **own}
 
-    def _check_aspects(self, criteria: str | None) -> None:
+    def _check_aspects(self) -> None:
         """Every aspect needs a criterion text, unless only a user's template judges it and the
         template never shows the criterion (then an aspect is a free name)."""
         aliases = aspect_aliases()
@@ -340,10 +356,13 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             return
         unknown = [a for a, c in self._criterion_of.items() if c not in self.criteria]
         if unknown:
-            raise ValueError(f"no criterion for aspect(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(self.criteria)}, or an alias: "
-                             f"{', '.join(f'{k} ({v})' for k, v in aliases.items())} "
-                             "(add your own with criteria=FILE)")
+            known = [*self.criteria, *aliases]
+            hint = did_you_mean(unknown[0], known)
+            raise value_error("aspect", " ".join(self._aspects), (
+                f"no criterion for aspect(s) {', '.join(unknown)}; expected aspects among "
+                f"{', '.join(self.criteria)}, or an alias: "
+                f"{', '.join(f'{k} ({v})' for k, v in aliases.items())} (add your own with "
+                f"criteria=FILE).{hint}").rstrip("."), "evaluator 'judge'")
 
     @staticmethod
     def _constraint(constrain: str, local: bool, contract: OutputContract | None) -> str:
@@ -418,7 +437,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def _rubric(self, request: ScoreRequest, aspect: str) -> str:
         """Prometheus-style: instruction, response, optional reference, rubric, feedback+result."""
         low, high = self.scale
-        crit = self.criteria[self._criterion(aspect)]
+        crit = self.criteria[self.criterion_name(aspect)]
         rubric = crit.text("list", self.scale) if self.criteria_level in ("default", "list") else (
             crit.text(self.criteria_level, self.scale))
         lines = ["###Task description:",
@@ -437,12 +456,15 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         lines += ["###Score rubric:", rubric or "(none given)", "", "###Feedback:"]
         return "\n".join(lines)
 
-    def _criterion(self, aspect: str) -> str:
+    def criterion_name(self, aspect: str) -> str:
+        """The criterion that judges `aspect`: itself, or the one an alias stands for
+        (SummEval's consistency is judged with faithfulness). G-Eval's step writer and the
+        pairwise prompts look criteria up through it."""
         return self._criterion_of.get(aspect, aspect)
 
     def criterion_text(self, aspect: str) -> str:
         """The criterion of `aspect` at the judge's level and scale ("" when it has none)."""
-        criterion = self.criteria.get(self._criterion(aspect))
+        criterion = self.criteria.get(self.criterion_name(aspect))
         return "" if criterion is None else criterion.text(self.criteria_level, self.scale)
 
     def template_values(self, request: ScoreRequest, aspect: str) -> dict[str, str | None]:
@@ -450,7 +472,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         low, high = self.scale
         refs = [r for r in request.references if r.strip()]
         criterion = (self.criterion_text(aspect)
-                     if self._criterion(aspect) in self.criteria else None)
+                     if self.criterion_name(aspect) in self.criteria else None)
         labels = self.contract.labels if self.contract is not None else {}
         return {"text": request.text, "source": request.source or None,
                 "reference": refs[0] if refs else None,
@@ -629,7 +651,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             raise ValueError(f"compare needs equal lists, got {len(a)} and {len(b)} texts")
         name = aspect or self._aspects[0]
         uses_criterion = self.pair_template is None or "criterion" in self.pair_template.used
-        if uses_criterion and self._criterion(name) not in self.criteria:
+        if uses_criterion and self.criterion_name(name) not in self.criteria:
             raise ValueError(f"no criterion for aspect '{name}'")
         return run_sync(lambda: pairwise.compare_all(self, a, b, name))
 

@@ -14,12 +14,39 @@ from functools import cached_property
 from importlib.metadata import version
 from typing import Any
 
+from evalstress.core.params import (
+    BOOLEAN,
+    Param,
+    declare_params,
+    one_of,
+    optional,
+    real,
+    text,
+    whole_number,
+    words,
+)
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 # Preprocessed references kept per evaluator. The runner also calls `end_chunk()` after each
 # chunk of examples, which empties the memos: a chunk's references are never needed again, and
 # a chrF entry (six n-gram tables per reference) is large, so memory stays that of one chunk.
 REFERENCE_MEMO = 1024
+
+
+def _bleu_tokenizers() -> list[str]:
+    from sacrebleu.metrics import BLEU
+
+    return list(BLEU.TOKENIZERS)
+
+
+def _smoothing_methods() -> list[str]:
+    from sacrebleu.metrics import BLEU
+
+    return list(BLEU.SMOOTH_DEFAULTS)
+
+
+_LOWERCASE = Param(BOOLEAN, False, "lowercase texts and references before matching",
+                   signed="given")
 
 
 class _SacreBleuMetric(Evaluator):
@@ -35,6 +62,13 @@ class _SacreBleuMetric(Evaluator):
     cpu_bound = True  # the runner may score it in worker processes
     batch_size = 256
     metric_name = ""
+    library = "sacrebleu"
+
+    def __init__(self, **given: Any):
+        """The settings are sacreBLEU's own keywords (`tests/evaluators/test_params.py` holds
+        the declarations to sacreBLEU's signatures); only those a spec gives are handed on and
+        enter `params`, since the resolved ones, defaults included, are in `resolved()`."""
+        self.take_params(given)
 
     def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         """The sacreBLEU metric object with the user's settings."""
@@ -49,22 +83,11 @@ class _SacreBleuMetric(Evaluator):
         """A metric that has seen one reference: sacreBLEU resolves its signature only then."""
         return self.build([["x"]])
 
-    @classmethod
-    def accepted_params(cls) -> tuple[str, ...]:
-        """Spec keys: the settings of sacreBLEU's metric class (BLEU's effective_order is ours)."""
-        import inspect
-
-        from sacrebleu.metrics import BLEU, CHRF, TER
-
-        metric = {"bleu": BLEU, "chrf": CHRF, "ter": TER}[cls.metric_name]
-        names = list(inspect.signature(metric).parameters)
-        return tuple(n for n in names if n not in ("references", "effective_order"))
-
     @property
     def aspects(self) -> tuple[str, ...]:
         return (self.metric_name,)
 
-    def settings(self) -> dict[str, Any]:
+    def resolved(self) -> dict[str, Any]:
         """The resolved settings that change the numbers, defaults included."""
         signature = self._probe.get_signature()
         signature.update("nrefs", None)  # per example here, not one number for the run
@@ -73,7 +96,7 @@ class _SacreBleuMetric(Evaluator):
                 "references": "all at once (sacreBLEU's multi-reference sentence score)"}
 
     def signature(self) -> dict[str, Any]:
-        return {**super().signature(), "settings": self.settings()}
+        return {**super().signature(), "settings": self.resolved()}
 
     def versions(self) -> dict[str, str]:
         return {"sacrebleu": version("sacrebleu")}
@@ -119,6 +142,21 @@ class Bleu(_SacreBleuMetric):
 
     description = "sacreBLEU sentence BLEU, effective order, all references at once"
     metric_name = "bleu"
+    PARAMS = declare_params(
+        lowercase=_LOWERCASE,
+        force=Param(BOOLEAN, False, "score text that looks tokenized already without a warning",
+                    signed="given"),
+        tokenize=Param(optional(one_of(_bleu_tokenizers)), None, "sacreBLEU's tokenizer",
+                       signed="given", short="tok",
+                       default_note="13a, or the target language's (zh, ja-mecab, ko-mecab)"),
+        smooth_method=Param(one_of(_smoothing_methods), "exp", "sacreBLEU's smoothing method",
+                            signed="given", short="smooth"),
+        smooth_value=Param(optional(real(0)), None, "the smoothing constant (floor, add-k)",
+                           signed="given", default_note="the method's own: floor 0.1, add-k 1"),
+        max_ngram_order=Param(whole_number(1), 4, "the longest n-gram counted",
+                              signed="given"),
+        trg_lang=Param(text(empty=True), "", "the target language code, for its tokenizer",
+                       signed="given"))
 
     def score_range(self, aspect: str) -> tuple[float, float]:
         return (0.0, 100.0)
@@ -128,15 +166,22 @@ class Bleu(_SacreBleuMetric):
 
         return BLEU(**{"effective_order": True, **self.params}, references=references)
 
-    def settings(self) -> dict[str, Any]:
+    def resolved(self) -> dict[str, Any]:
         metric = self.metric
         smooth_value = metric.smooth_value
         if smooth_value is None:  # sacreBLEU's default for the method
             smooth_value = type(metric).SMOOTH_DEFAULTS[metric.smooth_method]
-        return {**super().settings(), "tokenize": metric.tokenizer_signature,
+        return {**super().resolved(), "tokenize": metric.tokenizer_signature,
                 "lowercase": metric.lowercase, "smooth_method": metric.smooth_method,
                 "smooth_value": smooth_value, "max_ngram_order": metric.max_ngram_order,
                 "effective_order": metric.effective_order}
+
+    def shown_settings(self) -> dict[str, Any]:
+        """The tokenizer and smoothing as sacreBLEU's own signature prints them (`13a`,
+        `floor[0.10]`), the language's tokenizer where trg_lang picks it."""
+        theirs = dict(part.split(":", 1)
+                      for part in self.resolved()["sacrebleu_signature"].split("|"))
+        return {**self.settings, "tokenize": theirs["tok"], "smooth_method": theirs["smooth"]}
 
 
 @evaluator("chrf")
@@ -148,6 +193,17 @@ class Chrf(_SacreBleuMetric):
     description = ("sacreBLEU sentence chrF: character 6-grams, word_order=0 "
                    "(chrF++ is chrf:word_order=2)")
     metric_name = "chrf"
+    PARAMS = declare_params(
+        char_order=Param(whole_number(1), 6, "the longest character n-gram", signed="given",
+                         short="nc"),
+        word_order=Param(whole_number(0), 0, "the longest word n-gram (0: none; chrF++ is 2)",
+                         signed="given", short="nw"),
+        beta=Param(real(0), 2, "recall's weight against precision", signed="given"),
+        lowercase=_LOWERCASE,
+        whitespace=Param(BOOLEAN, False, "keep whitespace in character n-grams",
+                         signed="given"),
+        eps_smoothing=Param(BOOLEAN, False, "smooth zero n-gram matches with a small epsilon "
+                            "(chrF++.py's way) instead of dropping the order", signed="given"))
 
     def score_range(self, aspect: str) -> tuple[float, float]:
         return (0.0, 100.0)
@@ -157,9 +213,9 @@ class Chrf(_SacreBleuMetric):
 
         return CHRF(**self.params, references=references)
 
-    def settings(self) -> dict[str, Any]:
+    def resolved(self) -> dict[str, Any]:
         metric = self.metric
-        return {**super().settings(), "char_order": metric.char_order,
+        return {**super().resolved(), "char_order": metric.char_order,
                 "word_order": metric.word_order, "beta": metric.beta,
                 "lowercase": metric.lowercase, "whitespace": metric.whitespace,
                 "eps_smoothing": metric.eps_smoothing}
@@ -200,15 +256,23 @@ class Chrf(_SacreBleuMetric):
 class Ter(_SacreBleuMetric):
     description = "sacreBLEU sentence TER (edit rate, lower is better)"
     metric_name = "ter"
+    PARAMS = declare_params(
+        normalized=Param(BOOLEAN, False, "normalise punctuation and tokenize as tercom -N",
+                         signed="given"),
+        no_punct=Param(BOOLEAN, False, "remove punctuation", signed="given"),
+        asian_support=Param(BOOLEAN, False, "split Asian characters into words",
+                            signed="given"),
+        case_sensitive=Param(BOOLEAN, False, "tell upper from lower case", signed="given",
+                             short="case"))
 
     def build(self, references: Sequence[Sequence[str]] | None = None) -> Any:
         from sacrebleu.metrics import TER
 
         return TER(**self.params, references=references)
 
-    def settings(self) -> dict[str, Any]:
+    def resolved(self) -> dict[str, Any]:
         metric = self.metric
-        return {**super().settings(), "tokenize": metric.tokenizer_signature,
+        return {**super().resolved(), "tokenize": metric.tokenizer_signature,
                 "case_sensitive": metric.case_sensitive, "normalized": metric.normalized,
                 "no_punct": metric.no_punct, "asian_support": metric.asian_support}
 
@@ -255,6 +319,10 @@ class _MemoStemmer:
         return str(self._stem(word))
 
 
+#: rouge-score's n-gram types (up to 9-grams) and the longest common subsequence
+ROUGE_TYPES = (*(f"rouge{n}" for n in range(1, 10)), "rougeL")
+
+
 @evaluator("rouge")
 class Rouge(Evaluator):
     """ROUGE-1/2/L F-measure (or precision/recall), maximum over references, Porter stemming.
@@ -268,18 +336,20 @@ class Rouge(Evaluator):
     needs_references = True
     cpu_bound = True
     batch_size = 256
+    library = "rouge-score"
+    PARAMS = declare_params(
+        measure=Param(one_of(("fmeasure", "precision", "recall")), "fmeasure",
+                      "which of rouge-score's numbers is the score", short="m"),
+        use_stemmer=Param(BOOLEAN, True, "Porter-stem words of over 3 letters before matching",
+                          short="stem"),
+        types=Param(words(one_of(ROUGE_TYPES)), "rouge1 rouge2 rougeL",
+                    "the ROUGE types reported", short="types"))
 
-    def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True,
-                 types: str = "rouge1 rouge2 rougeL"):
-        if measure not in ("fmeasure", "precision", "recall"):
-            raise ValueError("measure must be fmeasure, precision or recall")
-        super().__init__(measure=measure, use_stemmer=use_stemmer, types=types)
-        self.measure = measure
-        self.types = tuple(types.split())
-        for kind in self.types:
-            if kind != "rougeL" and not (kind.startswith("rouge") and kind[5:].isdigit()):
-                raise ValueError(f"unsupported ROUGE type '{kind}': use rouge1..rouge9, rougeL")
-        self._stemmer = _MemoStemmer() if use_stemmer else None
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        self.measure = values["measure"]
+        self.types = tuple(values["types"].split())
+        self._stemmer = _MemoStemmer() if values["use_stemmer"] else None
         # Only references are memoized: every variant of an example is compared with the same
         # ones, while each distinct prediction is scored once. The bound keeps memory flat on
         # any dataset size; a chunk's references fit in it many times over.
@@ -358,10 +428,13 @@ class Repetition(Evaluator):
     # a diversity measure: it is meant to catch repetition, not truncation or swapped sentences
     meant_for = ("repetition", "repeated-token")
     cpu_bound = True
+    PARAMS = declare_params(
+        orders=Param(words(whole_number(1)), "2 3 4", "the n-gram lengths, one rep-n each",
+                     short="n"))
 
-    def __init__(self, orders: str = "2 3 4"):
-        super().__init__(orders=orders)
-        self.orders = tuple(int(n) for n in orders.split())
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        self.orders = tuple(int(n) for n in values["orders"].split())
 
     @property
     def aspects(self) -> tuple[str, ...]:

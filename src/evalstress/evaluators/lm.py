@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
+from typing import Any
 
+from evalstress.core.params import Param, declare_params, text
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -25,14 +27,18 @@ from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow,
 class _LanguageModelMetric(Evaluator):
     kind = "causal-lm"
     package_versions: tuple[str, ...] = ()
+    library = "transformers"
 
-    def __init__(self, model: str, batch_size: int = 8, device: str = "auto",
-                 max_length: int | None = None):
-        super().__init__(model=model, max_length=max_length)
-        self.model_name = model
-        self.rows_per_batch = int(batch_size)
-        self.device = device
-        self.max_length = max_length
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        self.model_name = self.require(values["model"])
+        self.rows_per_batch = int(values["batch_size"])
+        self.device = values["device"]
+        self.max_length = values["max_length"]
+
+    def require(self, model: str | None) -> str:
+        """The model to score with; a metric for which no weights ship says so."""
+        return str(model)
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -90,10 +96,12 @@ class GptPerplexity(_LanguageModelMetric):
     description = "negated perplexity of a causal LM (default SmolLM2-135M GGUF, offline)"
     batch_size = 32
     package_versions = ("gguf",)
-
-    def __init__(self, model: str = models.DEFAULT_CAUSAL_LM, batch_size: int = 8,
-                 device: str = "auto", max_length: int | None = None):
-        super().__init__(model, batch_size, device, max_length)
+    PARAMS = declare_params(
+        model=Param(text(), models.DEFAULT_CAUSAL_LM, "a local causal LM path "
+                    "or hub name; default: the shipped SmolLM2-135M GGUF", short="model"),
+        batch_size=models.model_batch(8),
+        device=models.DEVICE,
+        max_length=models.max_length(None))
 
     def mean_nll(self, sequences: list[list[int]]) -> list[float | None]:
         import torch
@@ -130,13 +138,17 @@ class MaskedPerplexity(_LanguageModelMetric):
     description = "negated pseudo-perplexity of a masked LM (model=PATH; none ships offline)"
     batch_size = 16
     kind = "masked-lm"
+    PARAMS = declare_params(
+        model=models.MODEL_PATH,
+        batch_size=models.model_batch(64),
+        device=models.DEVICE,
+        max_length=models.max_length(None))
 
-    def __init__(self, model: str | None = None, batch_size: int = 64, device: str = "auto",
-                 max_length: int | None = None):
+    def require(self, model: str | None) -> str:
         if not model:
             raise ValueError("mlm-ppl needs model=PATH (or hub name) of a masked LM such as "
                              "roberta-large; no masked-LM weights ship with any package")
-        super().__init__(model, batch_size, device, max_length)
+        return model
 
     def _scored_positions(self, ids: list[int]) -> list[int]:
         special = set(self.shared.tokenizer.all_special_ids)

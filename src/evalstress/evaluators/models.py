@@ -26,6 +26,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalstress.core.params import Param, optional, text, whole_number
+
 T = TypeVar("T")
 
 #: Weights that ship inside registry packages, by alias. The first is the embedding default
@@ -332,3 +334,30 @@ def truncated_flags(tokenizer: Any, texts: Sequence[str], limit: int) -> list[bo
 def truncation_extra(cut: bool) -> dict[str, Any]:
     """What a Score carries when its input was cut; empty otherwise (keeps the cache small)."""
     return {"truncated": True} if cut else {}
+
+
+# --- parameters every model evaluator declares alike ------------------------------------------
+
+#: `model=` of an evaluator with a shipped default ("default" or empty: all-MiniLM-L6-v2)
+EMBEDDING_MODEL = Param(text(empty=True), "default", "a local model path or hub name; "
+                        "default: the shipped all-MiniLM-L6-v2", short="model")
+#: `model=` of an evaluator for which no weights ship: required, checked by the evaluator so
+#: its message can say what kind of model it needs
+MODEL_PATH = Param(optional(text()), None, "a local model path or hub name", short="model",
+                   default_note="none: required")
+#: where a model runs; it does not change a score, so it stays out of the signature
+DEVICE = Param(text(), "auto", "auto (cuda, mps, then cpu) or a torch device, e.g. cuda:1",
+               signed="never")
+
+
+def model_batch(default: int) -> Param:
+    """The `batch_size` of a model evaluator: inputs per forward pass, not in the signature."""
+    return Param(whole_number(1), default, "inputs per model batch", signed="never")
+
+
+def max_length(default: int | None, what: str = "tokens an input is cut to") -> Param:
+    """The `max_length` of a model evaluator (None: the model's own window)."""
+    kind = whole_number(1) if default is not None else optional(whole_number(1))
+    return Param(kind, default, what, default_note="" if default is not None
+                 else "the model's window")
+

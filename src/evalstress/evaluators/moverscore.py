@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.params import BOOLEAN, Param, declare_params, either, one_of, optional, path
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -40,27 +41,32 @@ class MoverScore(Evaluator):
     description = "MoverScore: word mover distance on a local encoder's embeddings (POT)"
     needs_references = True
     batch_size = 32
+    library = "pot"
+    PARAMS = declare_params(
+        model=models.EMBEDDING_MODEL,
+        layers=Param(one_of((5, 1)), 5, "5: v1's pooling of the last five layers (paper 002); "
+                     "1: the last layer (v2)", short="layers"),
+        idf_corpus=Param(optional(path()), None, "a text file, one text per line, for the idf "
+                         "weights", default_note="none: every token weighs 1"),
+        stopwords=Param(either(one_of(("none", "spacy")), path()), "none", "words left out: "
+                        "none, spaCy's list, or a file of whitespace-separated words",
+                        short="stop"),
+        remove_subwords=Param(BOOLEAN, True, "leave out word pieces (##)"),
+        max_length=models.max_length(512),
+        device=models.DEVICE)
 
-    def __init__(self, model: str = "default", layers: int = 5, idf_corpus: str | None = None,
-                 stopwords: str = "none", remove_subwords: bool = True, max_length: int = 512,
-                 device: str = "auto"):
-        if int(layers) not in (1, 5):
-            raise ValueError("moverscore layers= must be 5 (v1 pooling of the last five layers, "
-                             "as paper 002) or 1 (the last layer, v2)")
-        if stopwords not in ("none", "spacy") and not Path(stopwords).is_file():
-            raise ValueError(f"moverscore stopwords= must be none, spacy or a file of "
-                             f"whitespace-separated words; '{stopwords}' is none of them")
+    def __init__(self, **given: Any):
+        values = self.take_params(given)
+        model = values["model"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
-        extra: dict[str, Any] = {}
-        for key, path in (("idf_corpus", idf_corpus), ("stopwords", stopwords)):
-            if path and Path(path).is_file():
-                extra[f"{key}_sha256"] = models.file_sha256(path)
-        super().__init__(model=name, layers=int(layers), idf_corpus=idf_corpus,
-                         stopwords=stopwords, remove_subwords=bool(remove_subwords),
-                         max_length=int(max_length), **extra)
+        self.params["model"] = name
+        for key in ("idf_corpus", "stopwords"):
+            file = values[key]
+            if file and Path(file).is_file():
+                self.params[f"{key}_sha256"] = models.file_sha256(file)
         self.model_name = name
-        self.layers = int(layers)
-        self.device = device
+        self.layers = int(values["layers"])
+        self.device = values["device"]
         self._embedded: dict[str, tuple[Any, list[str], list[int]]] = {}
         self._truncated: set[str] = set()
 

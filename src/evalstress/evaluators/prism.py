@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evalstress.core.params import Param, declare_params, one_of, text, words
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Score, ScoreRequest, ScoreRow, evaluator
-from evalstress.evaluators.seq2seq import Seq2SeqMetric, require_model
+from evalstress.evaluators.seq2seq import SEQ2SEQ_PARAMS, Seq2SeqMetric
 
 PRISM_ASPECTS = ("ref", "ref_hypo", "hypo_ref", "src")
 
@@ -30,18 +31,21 @@ class PrismStyle(Seq2SeqMetric):
 
     description = "PRISM-style paraphrase log-probability (ref, QE) on any local seq2seq model"
     batch_size = 32
+    PARAMS = declare_params(
+        model=SEQ2SEQ_PARAMS["model"],
+        variants=Param(words(one_of(PRISM_ASPECTS)), " ".join(PRISM_ASPECTS),
+                       "the PRISM scores reported"),
+        lang_tag=Param(text(empty=True), "", "a language tag opening every target, left out "
+                       "of the mean (e.g. <en>)", short="tag"),
+        batch_size=SEQ2SEQ_PARAMS["batch_size"],
+        max_length=SEQ2SEQ_PARAMS["max_length"],
+        device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, model: str | None = None, variants: str = "ref ref_hypo hypo_ref src",
-                 lang_tag: str = "", batch_size: int = 4, max_length: int = 1024,
-                 device: str = "auto"):
-        chosen = tuple(variants.split())
-        unknown = set(chosen) - set(PRISM_ASPECTS)
-        if unknown or not chosen:
-            raise ValueError(f"prism variants must be among {PRISM_ASPECTS}, got {variants!r}")
-        super().__init__(require_model(model, "prism"), device, batch_size, max_length,
-                         variants=" ".join(chosen), lang_tag=lang_tag)
-        self.variants = chosen
-        self.lang_tag = lang_tag
+    def __init__(self, **given: Any):
+        values = self.take_model(given)
+        self.variants = tuple(values["variants"].split())
+        self.lang_tag = values["lang_tag"]
+        self.params["variants"] = " ".join(self.variants)
 
     @property
     def aspects(self) -> tuple[str, ...]:

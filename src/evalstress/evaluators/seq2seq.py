@@ -23,10 +23,11 @@ splits with NLTK's punkt).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core.params import TEXT, Param, declare_params, one_of, optional, words
 from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
@@ -41,15 +42,25 @@ def require_model(model: str | None, name: str) -> str:
     return model
 
 
+#: the parameters every seq2seq metric takes
+SEQ2SEQ_PARAMS = {"model": models.MODEL_PATH, "batch_size": models.model_batch(4),
+                  "max_length": models.max_length(1024), "device": models.DEVICE}
+
+
 class Seq2SeqMetric(Evaluator):
     """A metric read from a local seq2seq model: the base of BARTScore, boolean QA and PRISM."""
 
-    def __init__(self, model: str, device: str, batch_size: int, max_length: int, **params: Any):
-        super().__init__(model=model, max_length=max_length, **params)
-        self.model_name = model
-        self.device = device
-        self.pairs_per_batch = int(batch_size)
-        self.max_length = int(max_length)
+    library = "transformers"
+
+    def take_model(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """`take_params` plus the model settings every seq2seq metric shares; `model=` is
+        required (no seq2seq weights ship)."""
+        values = self.take_params(given)
+        self.model_name = require_model(values["model"], self.name)
+        self.device = values["device"]
+        self.pairs_per_batch = int(values["batch_size"])
+        self.max_length = int(values["max_length"])
+        return values
 
     def versions(self) -> dict[str, str]:
         return {**models.library_versions(), **models.model_metadata(self.model_name)}
@@ -72,20 +83,21 @@ class BartScore(Seq2SeqMetric):
 
     description = "BARTScore P/R/F/faithfulness (+ _noavg sums), any local seq2seq model"
     batch_size = 32
+    PARAMS = declare_params(
+        model=SEQ2SEQ_PARAMS["model"],
+        variants=Param(words(one_of(BART_ASPECTS)), " ".join(BART_ASPECTS),
+                       "the BARTScore directions reported"),
+        agg=Param(one_of(("max", "mean")), "max", "how the scores against several references "
+                  "combine", short="agg"),
+        batch_size=SEQ2SEQ_PARAMS["batch_size"],
+        max_length=SEQ2SEQ_PARAMS["max_length"],
+        device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, model: str | None = None, variants: str = "precision recall f faithfulness",
-                 agg: str = "max", batch_size: int = 4, max_length: int = 1024,
-                 device: str = "auto"):
-        chosen = tuple(variants.split())
-        unknown = set(chosen) - set(BART_ASPECTS)
-        if unknown or not chosen:
-            raise ValueError(f"bartscore variants must be among {BART_ASPECTS}, got {variants!r}")
-        if agg not in ("max", "mean"):
-            raise ValueError("bartscore agg= must be max or mean")
-        super().__init__(require_model(model, "bartscore"), device, batch_size, max_length,
-                         variants=" ".join(chosen), agg=agg)
-        self.variants = chosen
-        self.agg = agg
+    def __init__(self, **given: Any):
+        values = self.take_model(given)
+        self.variants = tuple(values["variants"].split())
+        self.agg = values["agg"]
+        self.params["variants"] = " ".join(self.variants)
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -226,57 +238,69 @@ UNIEVAL_DEFAULT = {"summarization": "coherence consistency fluency relevance",
                    "data2text": "naturalness informativeness", "fact": "consistency"}
 
 
+_DIMENSIONS = Param(optional(words(TEXT)), None, "the dimensions asked about", signed="never",
+                    default_note="coherence consistency fluency relevance, or UniEval's "
+                    "default for the task")
+_YES = Param(TEXT, "Yes", "the answer word whose probability is the score")
+_NO = Param(TEXT, "No", "the answer word it is weighed against")
+
+
 @evaluator("boolean-qa")
 class BooleanQA(Seq2SeqMetric):
     """P(yes) / (P(yes) + P(no)) of a seq2seq model asked a yes/no question (UniEval-style)."""
 
     description = "UniEval-style boolean QA: P(Yes) from a local seq2seq model (model=PATH)"
     batch_size = 32
+    PARAMS = declare_params(
+        model=SEQ2SEQ_PARAMS["model"],
+        dimensions=_DIMENSIONS,
+        question=Param(optional(TEXT), None, "your own question, with {text} (and {source}, "
+                       "{reference}), asked instead of the dimensions", signed="never"),
+        aspect=Param(TEXT, "yes", "the name of your own question's score", signed="never"),
+        yes=_YES,
+        no=_NO,
+        batch_size=models.model_batch(8),
+        max_length=SEQ2SEQ_PARAMS["max_length"],
+        device=SEQ2SEQ_PARAMS["device"],
+        forms=Param(one_of(("evalstress", "unieval")), "evalstress", "our own questions, or "
+                    "UniEval's input forms", signed="never", short="forms"),
+        unieval_task=Param(one_of(tuple(UNIEVAL_FORMS)), "summarization", "the task whose "
+                           "UniEval forms are asked (forms=unieval)", signed="never"))
 
-    def __init__(self, model: str | None = None, dimensions: str | None = None,
-                 question: str | None = None, aspect: str = "yes", yes: str = "Yes",
-                 no: str = "No", batch_size: int = 8, max_length: int = 1024,
-                 device: str = "auto", forms: str = "evalstress",
-                 unieval_task: str = "summarization"):
-        if forms not in ("evalstress", "unieval"):
-            raise ValueError("boolean-qa forms= must be evalstress (our own questions) or "
-                             "unieval (UniEval's input forms)")
+    def __init__(self, **given: Any):
+        values = self.take_model(given)
+        self.ask(values["dimensions"], values["question"], values["aspect"], values["yes"],
+                 values["no"], values["forms"], values["unieval_task"])
+
+    def ask(self, dimensions: str | None, question: str | None, aspect: str, yes: str, no: str,
+            forms: str, unieval_task: str) -> None:
+        """Set the questions (templates), per dimension, and the answer words; they enter the
+        signature (UniEval's forms with the task they belong to)."""
         self.forms = forms
         self.units: dict[str, str] = {}
+        self.yes, self.no = yes, no
         if forms == "unieval":
-            if unieval_task not in UNIEVAL_FORMS:
-                raise ValueError(f"boolean-qa unieval_task= must be one of "
-                                 f"{', '.join(UNIEVAL_FORMS)}")
             if question:
                 raise ValueError("boolean-qa: question= and forms=unieval exclude each other")
             known = UNIEVAL_FORMS[unieval_task]
             names = (dimensions or UNIEVAL_DEFAULT[unieval_task]).split()
             strange = [n for n in names if n not in known]
-            if strange or not names:
+            if strange:
                 raise ValueError(f"boolean-qa: UniEval's {unieval_task} dimensions are "
-                                 f"{', '.join(known)}; got {', '.join(strange) or 'none'}")
-            templates = {n: known[n][0] for n in names}
+                                 f"{', '.join(known)}; got {', '.join(strange)}")
+            self.templates = {n: known[n][0] for n in names}
             self.units = {n: known[n][1] for n in names}
-            super().__init__(require_model(model, "boolean-qa"), device, batch_size, max_length,
-                             templates=templates, yes=yes, no=no, forms=forms,
-                             unieval_task=unieval_task)
-            self.templates = templates
-            self.yes, self.no = yes, no
+            self.params.update(templates=self.templates, forms=forms, unieval_task=unieval_task)
             return
-        dimensions = dimensions or "coherence consistency fluency relevance"
         if question:
-            templates = {aspect: question}
+            self.templates = {aspect: question}
         else:
-            names = dimensions.split()
-            unknown = set(names) - set(QUESTIONS)
-            if unknown or not names:
+            names = (dimensions or "coherence consistency fluency relevance").split()
+            if set(names) - set(QUESTIONS):
                 raise ValueError(f"boolean-qa dimensions must be among {sorted(QUESTIONS)} "
                                  "(or give question='... {text} ...')")
-            templates = {n: QUESTIONS[n] for n in names}
-        super().__init__(require_model(model, "boolean-qa"), device, batch_size, max_length,
-                         templates=templates, yes=yes, no=no)
-        self.templates = templates
-        self.yes, self.no = yes, no
+            self.templates = {n: QUESTIONS[n] for n in names}
+        self.params["templates"] = self.templates
 
     @property
     def aspects(self) -> tuple[str, ...]:
@@ -402,10 +426,18 @@ class UniEval(BooleanQA):
 
     description = ("UniEval: its question forms per task, sentence-level averaging, overall "
                    "(model=PATH of a UniEval checkpoint)")
+    PARAMS = declare_params(
+        model=SEQ2SEQ_PARAMS["model"],
+        dimensions=_DIMENSIONS,
+        task=Param(one_of(tuple(UNIEVAL_FORMS)), "summarization", "the task whose UniEval "
+                   "forms are asked", signed="never", short="task"),
+        yes=_YES,
+        no=_NO,
+        batch_size=models.model_batch(8),
+        max_length=SEQ2SEQ_PARAMS["max_length"],
+        device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, model: str | None = None, dimensions: str | None = None,
-                 task: str = "summarization", yes: str = "Yes", no: str = "No",
-                 batch_size: int = 8, max_length: int = 1024, device: str = "auto"):
-        super().__init__(model, dimensions, yes=yes, no=no, batch_size=batch_size,
-                         max_length=max_length, device=device, forms="unieval",
-                         unieval_task=task)
+    def __init__(self, **given: Any):
+        values = self.take_model(given)
+        self.ask(values["dimensions"], None, "yes", values["yes"], values["no"], "unieval",
+                 values["task"])

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from evalstress.core.data import Example
+from evalstress.core.params import ParamKind, declare, parse_params
 from evalstress.core.registry import Registry
 from evalstress.core.strict import UnknownNameError, did_you_mean, unknown_name_error
 from evalstress.core.text import ParsedText, TextParser, noise_ratio
-from evalstress.perturb.params import ParamKind, declare, parse_params
 
 Severity = float | int | str
 Level = Literal["char", "word", "sentence"]

@@ -12,9 +12,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from evalstress.core.params import ParamKind, declare, one_of
 from evalstress.core.text import ParsedText, Token
 from evalstress.perturb.base import PerturbContext, Severity, Skipped, sample_count
-from evalstress.perturb.params import ParamKind, declare, one_of
 
 T = TypeVar("T")
 

@@ -6,6 +6,7 @@ import hashlib
 import random
 from collections.abc import Sequence
 
+from evalstress.core.params import BOOLEAN, declare
 from evalstress.core.text import ParsedText, Token, rebuild_parsed
 from evalstress.perturb.base import (
     Perturbation,
@@ -28,7 +29,6 @@ from evalstress.perturb.common import (
     sentence_starts_after,
     sentence_words,
 )
-from evalstress.perturb.params import BOOLEAN, declare
 
 FACT_DAMAGES = ("faithfulness", "non-contradiction", "adequacy", "overall")
 SURFACE_KEPT = ("fluency", "grammaticality")

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import random
 
+from evalstress.core.params import TEXT, declare, level_counts, one_of
 from evalstress.core.text import ParsedText, rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
 from evalstress.perturb.consistency import other_text
 from evalstress.perturb.paper000 import count_severity, is_paper, word_exchange
-from evalstress.perturb.params import TEXT, declare, level_counts, one_of
 
 #: Paper 003, Table 2: k continuous words for (W, R) random deletions.
 WORD_K = {task: {"minor": 5, "major": 25}

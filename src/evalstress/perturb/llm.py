@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 
 import yaml
 
+from evalstress.core.params import ParamKind, declare, one_of, whole_number
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
 from evalstress.perturb.common import RULES
-from evalstress.perturb.params import ParamKind, declare, one_of, whole_number
 
 #: the one severity of an attack that has no graded levels
 DEFAULT_LEVEL = "default"

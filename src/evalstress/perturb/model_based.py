@@ -14,6 +14,7 @@ import random
 import string
 from typing import Any
 
+from evalstress.core.params import TEXT, declare, whole_number
 from evalstress.core.wordpieces import Vocabulary
 from evalstress.perturb.base import (
     Perturbation,
@@ -23,7 +24,6 @@ from evalstress.perturb.base import (
     perturbation,
     sample_count,
 )
-from evalstress.perturb.params import TEXT, declare, whole_number
 
 _EDGE = string.punctuation + "“”‘’"
 

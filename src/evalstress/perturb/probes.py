@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from evalstress.core.data import read_text_corpus
+from evalstress.core.params import TEXT, declare, one_of, whole_number
 from evalstress.core.text import rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
 from evalstress.perturb.common import PaperRule, follows_paper, word_indices
 from evalstress.perturb.consistency import other_text
 from evalstress.perturb.ngramcount import top_ngrams
-from evalstress.perturb.params import TEXT, declare, one_of, whole_number
 
 
 @perturbation("repetition")

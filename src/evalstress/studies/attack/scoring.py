@@ -19,6 +19,7 @@ from evalstress.core.records import Progress
 from evalstress.core.redact import redact
 from evalstress.engine.scoring import Scorer
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, create_evaluator, parse_spec
+from evalstress.evaluators.judge import JudgeEvaluator
 from evalstress.studies.attack.normalise import Scale, ScaleReference, choose_scale, known_range
 
 REFERENCE_MODES = ("example", "original")
@@ -168,10 +169,11 @@ def gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
         for key, value in defaults.items():
             params.setdefault(key, value)
         params.setdefault("n", samples)
-        if int(params["n"]) > 1 and float(params["temperature"]) <= 0:
-            raise ValueError("the gold judge samples several ratings: give it a temperature "
-                             "above 0")
-    return create_evaluator({"name": name, **params})
+    gold = create_evaluator({"name": name, **params})  # every value checked, as declared
+    if isinstance(gold, JudgeEvaluator) and gold.n > 1 and gold.temperature <= 0:
+        raise ValueError("the gold judge samples several ratings: give it a temperature "
+                         "above 0")
+    return gold
 
 
 class Gold:
