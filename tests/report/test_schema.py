@@ -22,6 +22,35 @@ def test_the_schema_is_a_valid_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
+def test_the_packaged_schema_is_the_documented_one() -> None:
+    """Readers validate against the copy inside the package (an installed evalstress has no
+    docs/); docs/results.schema.json documents it and must say the same, byte for byte."""
+    from importlib import resources
+
+    from evalstress.report.schema import SCHEMA_FILE, results_schema
+
+    packaged = resources.files("evalstress.report") / SCHEMA_FILE
+    docs = Path(__file__).parents[2] / "docs" / "results.schema.json"
+    assert packaged.read_bytes() == docs.read_bytes()
+    assert results_schema() == SCHEMA
+
+
+def test_a_wheel_ships_the_schema_and_what_validates_with_it() -> None:
+    """The package data patterns take the schema into a wheel, and jsonschema is a dependency
+    of the package itself, not of a development extra."""
+    import fnmatch
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    from evalstress.report.schema import SCHEMA_FILE
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
+    patterns = project["tool"]["setuptools"]["package-data"]["evalstress"]
+    assert any(fnmatch.fnmatch(f"report/{SCHEMA_FILE}", pattern) for pattern in patterns)
+    assert "jsonschema" in {Requirement(r).name for r in project["project"]["dependencies"]}
+
+
 @pytest.mark.slow
 def test_a_real_run_matches_the_schema(e2e_run: Path) -> None:
     from evalstress.report import SCHEMA_VERSION
