@@ -69,8 +69,10 @@ def _describe(error: Any, results: Mapping[str, Any]) -> str:
     path = list(error.absolute_path)
     kind, expected, value = error.validator, error.validator_value, error.instance
     if kind == "required":
-        name = next((k for k in expected if isinstance(value, Mapping) and k not in value),
-                    str(expected))
+        missing = [k for k in expected if isinstance(value, Mapping) and k not in value]
+        # one error per missing key, named only in its message ("'x' is a required property")
+        name = next((k for k in missing if error.message.startswith(repr(k))),
+                    missing[0] if missing else str(expected))
         where = json_path([*path, name])
         why = _evaluators_why(results) if where == "evaluators" else WHY.get(where)
         return f"{where}: missing" + (f" ({why})" if why else "")
@@ -80,7 +82,8 @@ def _describe(error: Any, results: Mapping[str, Any]) -> str:
         return f"{where}: empty" + (f" ({why})" if why else "")
     if kind == "type":
         wanted = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"{where}: expected {wanted}, got {_json_type(value)} {_short(value)}"
+        shown = "" if value is None else f" {_short(value)}"
+        return f"{where}: expected {wanted}, got {_json_type(value)}{shown}"
     if kind == "enum":
         return f"{where}: {_short(value)} is not one of {', '.join(map(str, expected))}"
     if kind == "const":
