@@ -6,10 +6,13 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.core.scoretable import SCORE_SCHEMA
+from evalstress.engine.variantfile import VARIANT_SCHEMA
 from evalstress.report.check import CheckInputError, parse_expect, parse_requirement
 from evalstress.suites import Suite
 
@@ -47,6 +50,8 @@ def write_run(folder: Path, expect: dict | None = None) -> Path:
                 {"evaluator": "judge", "task": "*", "group": "minor", "d_avg": 0.4,
                  "d_min": 0.3}]}}}
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    pq.write_table(SCORE_SCHEMA.empty_table(), folder / "scores.parquet")  # check reads neither,
+    pq.write_table(VARIANT_SCHEMA.empty_table(), folder / "variants.parquet")  # but a run has them
     return folder
 
 
@@ -158,3 +163,47 @@ def test_check_passes_on_a_real_run_that_meets_its_expectations(tmp_path: Path) 
     result = check(str(run), "--require", "rep:truncation=not-applicable", "--max-failures",
                    "100")
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_without_verdicts_has_nothing_to_check(tmp_path: Path) -> None:
+    """Only a study's analysis: no test verdict, so no expectation can be met or broken; the
+    old "1 of 1 expectations met" read as a pass."""
+    run = write_run(tmp_path / "run")
+    data = json.loads((run / "results.json").read_text())
+    data["analyses"] = {"correlation": {"rows": []}}
+    (run / "results.json").write_text(json.dumps(data))
+    for flags in ([], ["--max-failures", "3"]):
+        result = check(str(run), *flags)
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert f"nothing to check in {run}: the run has no test verdicts (its analyses: " \
+               "correlation;" in said
+        assert "expectations met" not in said
+
+
+def test_a_run_whose_every_test_is_not_applicable_has_nothing_to_count(tmp_path: Path) -> None:
+    """rep is meant for repetition only: on truncation alone every verdict is not-applicable,
+    so "0 tests fail" would say nothing; a requirement of that verdict still holds."""
+    run = write_run(tmp_path / "run")
+    data = json.loads((run / "results.json").read_text())
+    data["analyses"] = {"blindspot": {"rows": [row("rep", "rep-2", "truncation", True,
+                                                   higher=False)]}}
+    (run / "results.json").write_text(json.dumps(data))
+    result = check(str(run))
+    assert result.exit_code == 2, result.output
+    assert "none of the run's 1 tests applies to its evaluators" in " ".join(result.output.split())
+    assert check(str(run), "--max-failures", "2").exit_code == 2
+    met = check(str(run), "--require", "rep:truncation=not-applicable")
+    assert met.exit_code == 0 and "1 of 1 expectations met" in met.output, met.output
+
+
+def test_a_requirement_on_an_evaluator_the_run_lacks_is_an_input_error(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run")
+    data = json.loads((run / "results.json").read_text())
+    rows = data["analyses"]["blindspot"]["rows"]
+    data["analyses"]["blindspot"]["rows"] = [r for r in rows if r["evaluator"] != "bleu"]
+    del data["evaluators"]["bleu"]
+    (run / "results.json").write_text(json.dumps(data))
+    result = check(str(run), "--require", "bleu:truncation=pass")
+    assert result.exit_code == 2
+    assert "unknown evaluator 'bleu' in this run; known: " in " ".join(result.output.split())

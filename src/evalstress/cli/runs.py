@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -26,6 +26,24 @@ def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
         raise fail(str(exc)) from None
 
 
+def verdicts_of(run_dir: Path, command: str, *, applicable: bool = True) -> dict[str, Any]:
+    """results.json of a run whose test verdicts `command` reads; ends the command (exit 2, one
+    line) when the run directory is broken or incomplete, or when the run has no verdict (with
+    `applicable`, no verdict other than not-applicable) for it to read."""
+    from evalstress.analyses.outcomes import outcomes
+    from evalstress.report.check import untested
+    from evalstress.report.rundir import RunDirError, read_run
+
+    try:
+        results = read_run(run_dir)
+    except RunDirError as exc:
+        raise fail(str(exc)) from None
+    reason = untested(results, outcomes(results), applicable=applicable)
+    if reason:
+        raise fail(f"nothing to {command} in {run_dir}: {reason}")
+    return results
+
+
 @app.command("report")
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (results.json, "
@@ -38,15 +56,19 @@ def report_command(
 ) -> None:
     """Rebuild the HTML report of a run from its directory (one self-contained file).
 
+    A run directory whose results.json does not follow its schema, or that lacks scores.parquet
+    or variants.parquet, is refused (exit 2) rather than reported in part.
+
     Example: `evalstress report runs/summeval && open runs/summeval/report.html`
     """
     from evalstress.report.html import write_report
-    from evalstress.report.rundir import RunDirError
+    from evalstress.report.rundir import RunDirError, read_run
 
     if out is not None:
         writable(out, "--out", (run_dir,), rewrites=("report.html",))
     try:
-        path = write_report(run_dir, out, max_variants=max_variants)
+        results = read_run(run_dir)
+        path = write_report(run_dir, out, max_variants=max_variants, results=results)
     except RunDirError as exc:
         raise fail(str(exc)) from None
     console.print(f"Wrote {path}")
@@ -64,13 +86,9 @@ def compare_command(
     writes both verdict grids, row by row, to one HTML page.
     """
     from evalstress.report.compare import changes, paired_outcomes, relabelled, render_compare
-    from evalstress.report.rundir import RunDirError, load_results
 
     writable(out, "--out", (run_a, run_b))
-    try:
-        a, b = load_results(run_a), load_results(run_b)
-    except RunDirError as exc:
-        raise fail(str(exc)) from None
+    a, b = (verdicts_of(run, "compare", applicable=False) for run in (run_a, run_b))
     out.write_text(render_compare(a, b, name_a=str(run_a), name_b=str(run_b)), encoding="utf-8")
     listed = changes(*paired_outcomes(a, b))
     for label_b, label_a in relabelled(a, b).items():
@@ -106,7 +124,9 @@ def check_command(
     usage or input error.
 
     Expectations: the suite's `expect:` block (require, max_failures, min_d) plus these flags;
-    with none at all, every applicable test must pass. One line per broken expectation.
+    with none at all, every applicable test must pass. One line per broken expectation. A run
+    directory that is broken or incomplete (results.json off its schema, scores.parquet gone)
+    is an input error, and so is a run with nothing to check (no verdict, or none applicable).
 
     Example: `evalstress check runs/nightly --require bleu:truncation=pass --max-failures 3
     --junit check.xml`
@@ -145,14 +165,10 @@ def combine_command(
     most tests, and the tests no evaluator passes."""
     from evalstress.analyses.combination import combine
     from evalstress.analyses.outcomes import outcomes
-    from evalstress.report.rundir import RunDirError, load_results
 
     if by not in ("aspect", "evaluator"):
         raise fail(f"--by must be aspect or evaluator, not '{by}'")
-    try:
-        results = load_results(run_dir)
-    except RunDirError as exc:
-        raise fail(str(exc)) from None
+    results = verdicts_of(run_dir, "combine")
     result = combine(outcomes(results), by=by)  # type: ignore[arg-type]
     console.print(f"Smallest set passing the most tests ({result.covered} of "
                   f"{len(result.tests)}): [bold]{' + '.join(result.best) or '-'}[/]"

@@ -17,7 +17,10 @@ never satisfies `pass`. `max_failures` counts `fail` verdicts (not-applicable an
 are not failures). With no expectation at all, every applicable test must pass.
 
 Results: 0 when every expectation holds, 1 when one does not (one line of reason each), 2 on a
-usage or input error (`CheckInputError`).
+usage or input error (`CheckInputError`): a run directory that is broken or incomplete
+(`rundir.read_run`), or a run with nothing to check. A run without any verdict (only study
+analyses, or none) has nothing to check, and so has one whose every test is not-applicable when
+only a failure count is asked for (the default): "0 tests fail" would read as a pass.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalstress.analyses.outcomes import Outcome, outcomes
+from evalstress.analyses.outcomes import TESTED, Outcome, outcomes
 from evalstress.report.common import short_labels
 from evalstress.suites.expect import (
     CheckInputError,
@@ -40,7 +43,8 @@ from evalstress.suites.expect import (
 )
 
 __all__ = ["CheckInputError", "CheckResult", "Expectations", "Requirement", "check_run",
-           "evaluate", "junit_xml", "parse_expect", "parse_requirement"]
+           "evaluate", "junit_xml", "parse_expect", "parse_requirement", "untested"]
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -87,10 +91,31 @@ def _matches(o: Outcome, test: str) -> bool:
     return test in (o.test, o.perturbation)
 
 
-def evaluate(results: Mapping[str, Any], expectations: Expectations) -> list[CheckResult]:
+def untested(results: Mapping[str, Any], found: Sequence[Outcome], *,
+             applicable: bool = True) -> str | None:
+    """Why a run gives a verdict-reading command nothing to read: it has no verdict at all, or
+    (with `applicable`) only not-applicable ones. None when it has something to read."""
+    if not found:
+        analyses = ", ".join(map(str, results.get("analyses") or {})) or "none"
+        return (f"the run has no test verdicts (its analyses: {analyses}; verdicts come from "
+                f"{', '.join(TESTED)})")
+    if applicable and all(o.verdict == "not-applicable" for o in found):
+        return (f"none of the run's {len(found)} tests applies to its evaluators (every "
+                "verdict is not-applicable)")
+    return None
+
+
+def evaluate(results: Mapping[str, Any], expectations: Expectations, *,
+             where: str = "this run") -> list[CheckResult]:
     """Check each expectation against a run's results; raises CheckInputError when one names
-    an evaluator, aspect or test the run does not have."""
+    an evaluator, aspect or test the run does not have, or when the run has nothing to check:
+    no verdict, or (when only a failure count is asked for) no applicable one, which would
+    otherwise read as "0 tests fail"."""
     found = outcomes(results)
+    counted_only = not expectations.require and expectations.min_d is None
+    reason = untested(results, found, applicable=counted_only)
+    if reason:
+        raise CheckInputError(f"nothing to check in {where}: {reason}")
     checks: list[CheckResult] = []
     expect = expectations
     if expect.empty:
@@ -184,10 +209,10 @@ def check_run(run_dir: str | Path, expectations: Expectations | None = None, *,
               use_suite: bool = True) -> tuple[list[CheckResult], dict[str, Any]]:
     """Read a run directory and check it against its suite's `expect:` block merged with
     `expectations` (flags win on limits)."""
-    from evalstress.report.rundir import RunDirError, load_results
+    from evalstress.report.rundir import RunDirError, read_run
 
     try:
-        results = load_results(run_dir)
+        results = read_run(run_dir)
     except RunDirError as exc:
         raise CheckInputError(str(exc)) from None
     base = Expectations()
@@ -195,4 +220,4 @@ def check_run(run_dir: str | Path, expectations: Expectations | None = None, *,
     if block:
         base = parse_expect(block, where=f"{run_dir}: suite 'expect'")
     merged = base.merged(expectations or Expectations())
-    return evaluate(results, merged), results
+    return evaluate(results, merged, where=str(run_dir)), results

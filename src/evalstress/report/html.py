@@ -173,11 +173,14 @@ def write_html(results: Mapping[str, Any], path: str | Path, *,
 
 
 def write_report(run_dir: str | Path, out: str | Path | None = None, *,
-                 max_variants: int = MAX_VARIANTS, title: str | None = None) -> Path:
+                 max_variants: int = MAX_VARIANTS, title: str | None = None,
+                 results: Mapping[str, Any] | None = None) -> Path:
     """Rebuild report.html from a run directory's files (those engine/rundir.py writes; the
-    results.json among them follows docs/results.schema.json)."""
+    results.json among them follows docs/results.schema.json). `results`: its results.json as
+    already read (and checked, `rundir.read_run`) by the caller."""
     folder = Path(run_dir)
-    results = load_results(folder)
+    if results is None:
+        results = load_results(folder)
     browser = browser_payload(folder, max_variants=max_variants, results=results)
     suite = (results.get("suite") or {}).get("name") or (results.get("config") or {}).get(
         "command", "run")

@@ -35,11 +35,16 @@ class RunDirError(ValueError):
     """A run directory or one of its files cannot be read; the message names the file."""
 
 
-def load_results(run_dir: str | Path) -> dict[str, Any]:
-    """results.json of a run directory (or the file itself), checked to be a run's results."""
+def results_path(run_dir: str | Path) -> Path:
+    """The results.json of a run directory, or the path itself when it names the file."""
     path = Path(run_dir)
-    if path.is_dir():
-        path = path / "results.json"
+    return path / "results.json" if path.is_dir() else path
+
+
+def load_results(run_dir: str | Path) -> dict[str, Any]:
+    """results.json of a run directory (or the file itself), checked to be a run's results of
+    a layout this version reads. `read_run` checks it against the schema as well."""
+    path = results_path(run_dir)
     if not path.exists():
         raise RunDirError(f"{path}: no such file (is {path.parent} a run directory?)")
     try:
@@ -55,6 +60,52 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
         raise RunDirError(f"{path}: schema_version {version} is newer than this evalstress "
                           "reads (1.x); upgrade evalstress")
     return data
+
+
+#: the data files a study writes beside results.json, by its config's `command` (attack keeps
+#: its searches in attacks.jsonl and self-bias its texts in texts.jsonl: neither is read back)
+STUDY_FILES: dict[str, tuple[str, ...]] = {"correlate": ("scores.parquet",)}
+#: a stress-test run (run, quickstart, the API, the pytest plugin: results.json has a `suite`)
+STRESS_FILES = ("scores.parquet", variantfile.FILE)
+
+
+def data_files(results: Mapping[str, Any]) -> tuple[str, ...]:
+    """The files a run of this kind always has beside its results.json."""
+    if "suite" in results:
+        return STRESS_FILES
+    config = results.get("config")
+    command = config.get("command") if isinstance(config, Mapping) else None
+    return STUDY_FILES.get(str(command), ())
+
+
+def _present(folder: Path, name: str) -> bool:
+    if name == variantfile.FILE:  # or the variants.jsonl of an older run
+        return variantfile.variants_path(folder) is not None
+    return (folder / name).is_file()
+
+
+def read_run(run_dir: str | Path) -> dict[str, Any]:
+    """results.json of a finished run, for the commands that read one (report, check, compare,
+    combine). Refused with a RunDirError of one line, naming the file and the JSON path, when
+    results.json departs from its schema (docs/results.schema.json: a missing `analyses`, the
+    evaluators its config lists missing, a schema_version of another major...) or when the run
+    directory lacks a data file its kind always writes (scores.parquet, variants.parquet)."""
+    from evalstress.report.schema import schema_problems
+
+    path = results_path(run_dir)
+    results = load_results(path)
+    problems = schema_problems(results)
+    if problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise RunDirError(f"{path}: {problems[0]}{more}")
+    files = data_files(results)
+    for name in files:
+        if not _present(path.parent, name):
+            kind = "a stress-test run" if files == STRESS_FILES else "this run"
+            raise RunDirError(f"{path.parent / name}: missing, so the run directory is "
+                              f"incomplete ({kind} writes {' and '.join(files)} beside "
+                              "results.json)")
+    return results
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
