@@ -27,7 +27,7 @@ def tiny_masked_lm(tmp_path_factory: pytest.TempPathFactory) -> str:
     for the perturbations and attacks that fill masks; built once per session."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from evalstress.evaluators import models
+    from evalstress.core import models
 
     torch.manual_seed(0)
     config = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,

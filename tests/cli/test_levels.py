@@ -16,6 +16,7 @@ from evalstress.core.data import builtin_corpus
 from evalstress.criteria import load_criteria
 from evalstress.engine.variantfile import read_records
 from evalstress.llm.fake_server import FakeServer, Reply
+from evalstress.report.schema import schema_problems
 
 CRITERIA = load_criteria()
 TERM = {CRITERIA[a].text("term") for a in ("fluency", "coherence")}
@@ -59,7 +60,9 @@ def test_the_comparison_table_and_chart_from_three_levels(tmp_path: Path) -> Non
         again = CliRunner().invoke(app, [*args, "--quiet"])
         assert again.exit_code == 0, again.output
         assert server.calls == calls  # every judgment came from the caches
-    result = json.loads((out / "results.json").read_text())["analyses"]["description-types"]
+    whole = json.loads((out / "results.json").read_text())
+    assert "schema_version" in whole and schema_problems(whole) == []
+    result = whole["analyses"]["description-types"]
     assert result["levels"] == ["detailed", "term", "empty"]  # most detailed first
     rows = {r["level"]: r for r in result["rows"]}
     # every perturbed text drops 5 -> 2 (detailed) or 5 -> 4 (term): each should-move item

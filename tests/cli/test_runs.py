@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
+from evalstress.report.schema import schema_problems
 
 runner = CliRunner()
 
@@ -160,6 +161,8 @@ def correlate_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = runner.invoke(app, ["correlate", str(data), "-e", "bleu", "--n-boot", "20",
                                  "--out", str(out), "--quiet", "--no-cache"])
     assert result.exit_code == 0, result.output
+    whole = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert "schema_version" in whole and schema_problems(whole) == []  # the run's own layout
     return out
 
 

@@ -30,7 +30,7 @@ def test_marked_vocabularies_read_word_starts_as_words(marked_masked_lm: tuple[s
 
 def test_wordpiece_marks_continuations() -> None:
     transformers = pytest.importorskip("transformers")
-    from evalstress.evaluators import models
+    from evalstress.core import models
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(models.resolve_model("minilm"))
     vocabulary = Vocabulary(tokenizer)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalstress.evaluators import models
+from evalstress.core import models
 from evalstress.llm.fake_server import FakeServer
 
 

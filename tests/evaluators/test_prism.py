@@ -22,7 +22,7 @@ BIAS = {2003: 2.0, 1996: 1.0}  # "is" and "the" in the shared WordPiece vocabula
 def fixed_bart(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A BART whose weights are all zero: every hidden state is 0, so the logits at every step
     are the final bias alone, whatever the source and the previous tokens."""
-    from evalstress.evaluators import models
+    from evalstress.core import models
 
     config = transformers.BartConfig(
         vocab_size=V, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,

@@ -169,7 +169,7 @@ def test_paper_draws_each_unit_with_its_own_coin(name: str, text: str) -> None:
 def test_positioned_error_replaces_tokenizer_ids_at_the_position() -> None:
     from transformers import AutoTokenizer
 
-    from evalstress.evaluators.models import resolve_model
+    from evalstress.core.models import resolve_model
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model("minilm"))
     text = ("The committee met on a rainy morning to discuss the budget for the new library, "

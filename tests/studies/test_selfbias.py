@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from evalstress.cli import app
 from evalstress.core.data import Example
+from evalstress.report.schema import schema_problems
 from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias, split_prompt
 
 # Paper 002, Table 5: GPT-PPL (negated) of evaluator rows on generator columns
@@ -60,7 +61,7 @@ def _tiny_gpt(tmp_path_factory: pytest.TempPathFactory, seed: int) -> str:
     """A tiny random GPT-2 with MiniLM's vocabulary, built from a config (no download)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from evalstress.evaluators import models
+    from evalstress.core import models
 
     torch.manual_seed(seed)
     config = transformers.GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64,
@@ -144,7 +145,9 @@ def test_self_bias_command_writes_the_table(tiny_gpt: str, other_gpt: str,
         "--max-new-tokens", "6", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "Self-evaluation bias" in result.output
-    saved = json.loads((out / "results.json").read_text())["analyses"]["self-bias"]
+    whole = json.loads((out / "results.json").read_text())
+    assert "schema_version" in whole and schema_problems(whole) == []  # the run's own layout
+    saved = whole["analyses"]["self-bias"]
     assert saved["systems"] == ["human", "a", "b"] and len(saved["rows"]) == 2
     assert (out / "texts.jsonl").read_text().count("\n") == 9
     bad = CliRunner().invoke(app, ["self-bias", str(data), "--model", "nopath"])

@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 MARK = "[REDACTED]"
 
 #: The variables evalstress reads a key from when a spec names none (`api_key_env=`).
-DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY",)
+DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY", "EVALSTRESS_SERVE_API_KEY")
 #: A shorter value is no secret worth the damage of replacing it wherever it occurs.
 MIN_SECRET_LENGTH = 6
 #: Values servers without authentication accept (compared lowercased): no secret.

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import (
     TEXT,
     Param,
@@ -30,7 +31,6 @@ from evalstress.core.params import (
     real,
     whole_number,
 )
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 

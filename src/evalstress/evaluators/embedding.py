@@ -27,6 +27,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import (
     BOOLEAN,
     Param,
@@ -38,7 +39,6 @@ from evalstress.core.params import (
     path,
     whole_number,
 )
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 #: Layers for the shipped default (bert-score has no table entry for a local path).

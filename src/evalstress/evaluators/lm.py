@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import Param, declare_params, text
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 

@@ -27,8 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import BOOLEAN, Param, declare_params, either, one_of, optional, path
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 _PUNCTUATION = frozenset(string.punctuation)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import Param, declare_params, one_of, text, words
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Score, ScoreRequest, ScoreRow, evaluator
 from evalstress.evaluators.seq2seq import SEQ2SEQ_PARAMS, Seq2SeqMetric
 

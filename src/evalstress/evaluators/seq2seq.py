@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
+from evalstress.core import models
 from evalstress.core.params import TEXT, Param, declare_params, one_of, optional, words
-from evalstress.evaluators import models
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 BART_ASPECTS = ("precision", "recall", "f", "faithfulness")

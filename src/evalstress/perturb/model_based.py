@@ -58,7 +58,7 @@ class BertDiverge(Perturbation):
         self.device = device
 
     def _loaded(self) -> Any:
-        from evalstress.evaluators import models
+        from evalstress.core import models
 
         if not self.model_name:
             raise ValueError("bert-diverge needs a masked LM: give model=PATH in the suite "

@@ -117,7 +117,7 @@ def _tokenizer_and_ids(name: str) -> tuple[Any, tuple[int, ...]]:
     vocabulary id but the special ones and BERT's '[unusedN]' placeholders."""
     from transformers import AutoTokenizer
 
-    from evalstress.evaluators.models import resolve_model
+    from evalstress.core.models import resolve_model
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(name))
     special = set(tokenizer.all_special_ids)

@@ -129,7 +129,7 @@ def continuations(model: str, prompts: Sequence[str], *, max_new_tokens: int = 6
     each prompt's draw is seeded from `seed` and its position, so reruns give the same texts."""
     import torch
 
-    from evalstress.evaluators import models as shared_models
+    from evalstress.core import models as shared_models
 
     loaded = shared_models.load("causal-lm", model, device)
     tokenizer, lm = loaded.tokenizer, loaded.model
@@ -151,7 +151,7 @@ def summaries(model: str, sources: Sequence[str], *, beams: int = 5, max_new_tok
     """Beam-search outputs (paper 002: 5 beams) of a local seq2seq model for each source."""
     import torch
 
-    from evalstress.evaluators import models as shared_models
+    from evalstress.core import models as shared_models
 
     loaded = shared_models.load("seq2seq", model, device)
     out = []

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from evalstress.cli import app
 from evalstress.core.data import load_examples
 from evalstress.llm.fake_server import FakeServer, Reply
+from evalstress.report.schema import schema_problems
 
 from .conftest import judged_text
 
@@ -71,7 +72,9 @@ def test_fake_server_scripted_to_succeed(shared_data: Path, tmp_path: Path) -> N
     # per example and victim: adveval and textfooler both ways, 3 invariant + 5 deterioration rules
     assert len(records) == 3 * 2 * (2 + 2 + 8)
     assert all(r["queries"] <= 30 for r in records)
-    results = json.loads((out / "results.json").read_text())["analyses"]["adversarial"]
+    whole = json.loads((out / "results.json").read_text())
+    assert "schema_version" in whole and schema_problems(whole) == []  # the run's own layout
+    results = whole["analyses"]["adversarial"]
     rows = {(r["victim"], r["direction"], r["method"]): r for r in results["asr"]}
     for victim in ("rouge@rougeL", "bleu"):
         for direction in ("good", "bad"):

@@ -136,7 +136,7 @@ class SentenceSimilarity:
         self._memo: dict[str, Any] = {}
 
     def _encode(self, texts: Sequence[str]) -> None:
-        from evalstress.evaluators import models
+        from evalstress.core import models
 
         todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if todo:

@@ -42,7 +42,7 @@ def load_masked_lm(path: str, require_head: bool) -> tuple[Any, Any]:
     """(tokenizer, model) in eval mode; refuses a model whose MLM head would be random."""
     import transformers
 
-    from evalstress.evaluators import models
+    from evalstress.core import models
 
     resolved = models.resolve_model(path)
     tokenizer = transformers.AutoTokenizer.from_pretrained(resolved)

@@ -59,7 +59,7 @@ class TextFooler(GreedySubstitution):
             if self.vectors:
                 self._table = VectorNeighbours.load(self.vectors)
             else:
-                from evalstress.evaluators import models
+                from evalstress.core import models
 
                 loaded = models.load("base", self.model, self.device)
                 self._table = EmbeddingNeighbours(loaded.model, loaded.tokenizer)
