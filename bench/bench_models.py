@@ -16,10 +16,11 @@ import statistics
 import time
 from pathlib import Path
 
+from evalstress.core import models
 from evalstress.core.data import load_examples
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.scoring import Scorer, request_for
-from evalstress.evaluators import create_evaluator, models
+from evalstress.evaluators import create_evaluator
 from evalstress.suites import custom_suite
 
 DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "summeval.jsonl"

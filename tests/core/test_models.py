@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from evalstress.core import models
 from evalstress.core.data import Example
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.runner import run
-from evalstress.evaluators import create_evaluator, models
+from evalstress.evaluators import create_evaluator
 from evalstress.report import write_outputs
 from evalstress.suites import custom_suite
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.evaluators import create_evaluator, models
+from evalstress.core import models
+from evalstress.evaluators import create_evaluator
 from evalstress.evaluators.base import ScoreRequest
 
 bert_score = pytest.importorskip("bert_score")

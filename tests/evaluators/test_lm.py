@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from evalstress.evaluators import create_evaluator, models
+from evalstress.core import models
+from evalstress.evaluators import create_evaluator
 from evalstress.evaluators.base import ScoreRequest
 
 torch = pytest.importorskip("torch")
