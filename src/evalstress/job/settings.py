@@ -347,7 +347,18 @@ class RunSettings:
                     how.check(file_values[f.name], settings.where(f.name, "config"))
             else:
                 values[f.name] = how.check(values[f.name], settings.where(f.name))
-        return replace(settings, **values)
+        settings = replace(settings, **values)
+        settings.check_together()
+        return settings
+
+    def check_together(self) -> None:
+        """Settings that cannot go together, refused before anything is read."""
+        if self.backend == "ray" and self.sequential:
+            raise SettingsError(f"{self.where('sequential')} decides batch by batch on one "
+                                f"machine: use {self.where('backend')} local")
+        if self.ray_address and self.backend != "ray":
+            raise SettingsError(f"{self.where('ray_address')} {self.ray_address}: add "
+                                f"{self.where('backend')} ray")
 
     def with_suite(self, suite: Suite) -> RunSettings:
         """The settings a suite can give, taken from `suite` where neither a flag nor the config
