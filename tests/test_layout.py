@@ -404,3 +404,19 @@ def test_no_private_name_crosses_modules() -> None:
             for module in read_package().values()
             for line, owner, name in module.private_uses]
     assert not uses, "underscore names taken from another module:\n" + "\n".join(uses)
+
+
+def test_the_shared_records_are_defined_once() -> None:
+    """`ORIGINAL` and `CORPUS` (the perturbation names of originals and corpus-level scores)
+    live in core.records; a module that defines its own copy drifts from it."""
+    again = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "core" / "records.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, ast.AnnAssign) else [])
+            again += [f"{shown(path)}:{node.lineno} defines {t.id}" for t in targets
+                      if isinstance(t, ast.Name) and t.id in ("ORIGINAL", "CORPUS")]
+    assert not again, "\n".join(again)

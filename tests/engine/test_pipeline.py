@@ -273,9 +273,11 @@ def test_cli_checks_backend_and_workers_before_loading_anything(tmp_path: Path) 
     runner = CliRunner()
     missing = str(tmp_path / "absent.jsonl")  # never read: the options fail first
     bad_backend = runner.invoke(app, ["run", missing, "--backend", "spark"])
-    assert bad_backend.exit_code == 2 and "choose local or ray" in bad_backend.output
+    assert bad_backend.exit_code == 2
+    assert "--backend: expected one of local, ray" in bad_backend.output
     bad_workers = runner.invoke(app, ["run", missing, "--workers", "-1"])
-    assert bad_workers.exit_code == 2 and "--workers must be >= 0" in bad_workers.output
+    assert bad_workers.exit_code == 2
+    assert "--workers: expected a whole number >= 0 (got -1)" in bad_workers.output
     both = runner.invoke(app, ["run", missing, "--backend", "ray", "--sequential"])
     assert both.exit_code == 2 and "--backend local" in both.output
 

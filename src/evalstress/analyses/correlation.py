@@ -28,6 +28,7 @@ from scipy import stats
 
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
 from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
+from evalstress.core.records import ORIGINAL
 from evalstress.core.scoretable import ScoreTable
 
 LEVELS = ("segment-doc", "segment-global", "system")
@@ -252,9 +253,9 @@ def run_correlation(table: pd.DataFrame | ScoreTable, examples: Sequence[Any], *
                                  [f"no example has human scores in meta['{human_key}']"])
     human = pd.DataFrame.from_records(records)
     columns = ["example_id", "evaluator", "aspect", "score", "status"]
-    originals = (table.read(columns, where={"perturbation": "original"})
+    originals = (table.read(columns, where={"perturbation": ORIGINAL})
                  if isinstance(table, ScoreTable)
-                 else table[table["perturbation"] == "original"])
+                 else table[table["perturbation"] == ORIGINAL])
     scores = pd.DataFrame({
         "doc_id": originals["example_id"], "system_id": "hypothesis",
         "evaluator": originals["evaluator"], "aspect": originals["aspect"],

@@ -34,8 +34,8 @@ import pyarrow as pa
 from scipy import stats as sps
 
 from evalstress.analyses.stats import wilcoxon_test
+from evalstress.core.records import ORIGINAL
 
-ORIGINAL = "original"
 UnitKey = tuple[str, str, str]  # (task, perturbation, severity)
 
 

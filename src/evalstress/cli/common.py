@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from evalstress.cli.guard import GuardedGroup, on_stop
+from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.core.bars import RichBars
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.redact import redact
@@ -74,6 +74,7 @@ app = typer.Typer(
         "Start with `evalstress quickstart`, then `evalstress run DATA.jsonl`.\n\n"
         "Exit codes: 0 done; 1 `check` found broken expectations; 2 bad input or settings; "
         "3 outputs written but an evaluator's scores are mostly missing (`--max-missing`); "
+        "4 an unexpected error (a bug: `evalstress --debug ...` shows its traceback); "
         "130 / 143 interrupted (Ctrl-C / SIGTERM)."
     ),
     no_args_is_help=True,
@@ -91,7 +92,12 @@ err = Console(stderr=True)
 def main(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")]
     = False,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of an unexpected error (exit 4 otherwise prints "
+        "one line). Also EVALSTRESS_DEBUG=1.")] = False,
 ) -> None:
+    if debug:
+        debug_on()
     if version:
         console.print(f"evalstress {__version__}")
         raise typer.Exit(0)

@@ -226,6 +226,9 @@ def run_command(
         help="Exit 3 (after writing every output) when more than this fraction of an "
         "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "
         "Default 0.5.")] = None,
+    max_units: Annotated[int | None, typer.Option(
+        help="The most variants the run may plan (examples x perturbation severities x "
+        "seeds); a bigger run is refused before any work. Default 50,000,000.")] = None,
     force: ForceOption = False,
 ) -> None:
     """Stress-test evaluators on your data.
@@ -244,7 +247,8 @@ def run_command(
          "variants": variants, "variant_map": variant_map, "max_chars": max_chars,
          "max_missing": max_missing, "workers": workers, "backend": backend,
          "ray_address": ray_address, "chunk_size": chunk_size, "sequential": sequential,
-         "no_cache": no_cache, "quiet": quiet, "dry_run": dry_run, "force": force}, config)
+         "no_cache": no_cache, "quiet": quiet, "dry_run": dry_run, "force": force,
+         "max_units": max_units}, config)
     job = job_from(settings)
     if settings.dry_run:
         _dry_run(job)

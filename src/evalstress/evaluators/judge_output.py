@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalstress.core.strict import unknown_name_error
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.llm.client import ChatResponse
 
@@ -125,8 +126,6 @@ class OutputContract:
         kind, _, arg = text.partition(":")
         kind = kind.strip()
         if kind not in KINDS:
-            from evalstress.core.strict import unknown_name_error
-
             raise unknown_name_error("output contract", kind, KINDS, f"output={text}")
         mapping = parse_labels(labels, "labels=") if labels else {}
         if kind == "labels":

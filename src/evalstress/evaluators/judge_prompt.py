@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -194,12 +195,32 @@ def _turns_of(raw: Any, where: str) -> tuple[list[tuple[str, str]], str | None, 
     return turns, output, scale
 
 
+#: the largest prompt template read (bytes): a template goes with every request, and a bigger
+#: file is a wrong path more often than a prompt; EVALSTRESS_MAX_TEMPLATE_BYTES raises it
+MAX_TEMPLATE_BYTES = 1_000_000
+
+
+def template_limit() -> int:
+    """MAX_TEMPLATE_BYTES, or the user's EVALSTRESS_MAX_TEMPLATE_BYTES."""
+    given = os.environ.get("EVALSTRESS_MAX_TEMPLATE_BYTES", "").strip()
+    return int(given) if given.isdigit() else MAX_TEMPLATE_BYTES
+
+
 def load_template(path: str | Path, *, pairwise: bool = False) -> PromptTemplate:
     """Read and check a template file (see the module docstring); errors name the file."""
     file = Path(str(path)).expanduser()
     where = str(path)
     try:
+        size = file.stat().st_size
+        if size > template_limit():
+            raise TemplateError(f"{where}: the prompt template is {size:,} bytes, more than "
+                                f"{template_limit():,} (a template is sent with every request; "
+                                "raise the limit with EVALSTRESS_MAX_TEMPLATE_BYTES if you "
+                                "mean it)")
         raw_text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TemplateError(f"{where}: the prompt template is not UTF-8 text ({exc.reason} at "
+                            f"byte {exc.start}); save it as UTF-8") from None
     except OSError as exc:
         raise TemplateError(f"{where}: cannot read the prompt template ({exc.strerror})") \
             from None

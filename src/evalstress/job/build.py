@@ -11,6 +11,7 @@ generation stage, and to record how the run was asked for in results.json.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -202,6 +203,21 @@ def build_generation(suite: Suite, examples: Sequence[Example], all_ids: Sequenc
     return setup
 
 
+def check_size(examples: Sequence[Example], suite: Suite, settings: RunSettings) -> None:
+    """Refuse, before any work, a run that plans more variants than `max_units` (the product
+    of examples, perturbation severities and seeds), saying which factor to lower."""
+    tasks = Counter(example.task for example in examples)
+    units = sum(count * suite.unit_count(task) for task, count in tasks.items())
+    if units <= settings.max_units:
+        return
+    severities = sum(len(plan.grid) for plan in suite.perturbations)
+    raise SettingsError(
+        f"the run plans {units:,} variants ({len(examples):,} examples x up to {severities:,} "
+        f"perturbation severities x {len(suite.seeds):,} seeds), more than "
+        f"{settings.where('max_units')} {settings.max_units:,}: lower the seeds, the examples "
+        f"(--limit) or the suite's grids, or raise {settings.where('max_units')}")
+
+
 def check_paper_evaluators(evaluators: Sequence[Evaluator]) -> None:
     """Paper 002 never compares a set-level score against the gold set itself (appendix A)."""
     for made in evaluators:
@@ -257,6 +273,7 @@ def build_job(settings: RunSettings, *, rows: Any = None,
         the_suite.options["max_chars"] = settings.max_chars
     if analyses is not None:
         the_suite.analyses = tuple(analyses)
+    check_size(examples, the_suite, settings)
     generation = build_generation(the_suite, examples, all_ids, settings)
     made = build_evaluators(evaluators if evaluators is not None else list(settings.evaluators))
     if the_suite.protocol == "paper":

@@ -22,22 +22,30 @@ perturbation_prompts) given as null is no file: the default's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
 
 from evalstress.analyses.registry import known_options
 from evalstress.core.extras import MissingExtra, check_evaluator
+from evalstress.core.params import (
+    BOOLEAN,
+    ParamKind,
+    ParamValueError,
+    either,
+    one_of,
+    text,
+    whole_number,
+)
 from evalstress.core.strict import UnknownNameError, check_names
 from evalstress.core.text import max_chars_option
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.evaluators.base import parse_spec
-
-if TYPE_CHECKING:
-    from evalstress.suites import Suite
+from evalstress.suites import PROTOCOLS, Suite
 
 #: evaluators of a run that names none (and of quickstart)
 LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
@@ -47,6 +55,14 @@ BUILTIN_RUN_DIR = Path("runs/builtin-corpus")
 
 #: where a setting's value came from
 Source = Literal["flag", "config", "suite", "default"]
+
+#: the default bound on the variants one run plans: 50 million is a 100,000-example run of
+#: the largest built-in suite with room to spare, and stops a typo (a grid or seed count off
+#: by powers of ten) before it fills the disk
+DEFAULT_MAX_UNITS = 50_000_000
+
+#: a file or folder named in a setting (a flag gives a Path, a config file a text)
+PATH = ParamKind("a file or folder path", lambda v: _path(v))
 
 #: where a run's chunks go: this machine, or a Ray cluster
 BACKENDS = ("local", "ray")
@@ -62,6 +78,9 @@ class SettingsError(ValueError):
 class Setting:
     """How one setting of `RunSettings` is taken (the metadata of its field)."""
 
+    #: the kind of value a flag, keyword or config value must be (checked before `convert`;
+    #: null stays null): a wrong type is an error naming the setting, never a crash later
+    kind: ParamKind | None = None
     #: applied to a value that is given (not to the default, not to null): e.g. Path
     convert: Callable[[Any], Any] | None = None
     #: (value, where) -> the value to use, or SettingsError; `where` names the flag or the file
@@ -85,6 +104,66 @@ class Setting:
     flag: str | None = None
 
 
+def _names(what: str) -> ParamKind:
+    """A list of names or specs (one alone is a one-item list); a spec may be a mapping."""
+    expects = f"a list of {what}, e.g. [a, b] (one alone may be written bare)"
+
+    def parse(value: Any) -> list[Any]:
+        items = [value] if isinstance(value, str | Mapping) else value
+        if not isinstance(items, list | tuple) or not all(
+                (isinstance(i, str) and i.strip()) or isinstance(i, Mapping) for i in items):
+            raise ParamValueError(f"expected {expects}")
+        return list(items)
+
+    return ParamKind(expects, parse)
+
+
+def _field_map(value: Any) -> Any:
+    """A field mapping: FIELD=NAME texts, or a mapping of fields to a field name (or names)."""
+    if isinstance(value, str):
+        value = [value]
+    pairs_ok = isinstance(value, list | tuple) and all(isinstance(p, str) for p in value)
+    mapping_ok = isinstance(value, Mapping) and all(
+        isinstance(k, str) and (isinstance(v, str) or (isinstance(v, list | tuple) and all(
+            isinstance(x, str) for x in v))) for k, v in value.items())
+    if not (pairs_ok or mapping_ok or type(value).__name__ == "FieldMap"):
+        raise ParamValueError("expected field mappings such as [hypothesis=highlight] or "
+                              "{hypothesis: highlight}")
+    if isinstance(value, Mapping):  # {references: [a, b]} is references=a,b
+        return {k: v if isinstance(v, str) else ",".join(v) for k, v in value.items()}
+    return list(value) if isinstance(value, tuple) else value
+
+
+FIELD_MAP = ParamKind("field mappings such as [hypothesis=highlight]", _field_map)
+SPEC = either(text(), ParamKind("a mapping of parameters",
+                                lambda v: dict(v) if isinstance(v, Mapping)
+                                else _raise("expected a mapping of parameters")))
+SEEDS = either(whole_number(1), ParamKind("a list of whole numbers >= 0",
+                                          lambda v: list(v) if isinstance(v, list | tuple)
+                                          and v and all(isinstance(x, int)
+                                                        and not isinstance(x, bool)
+                                                        for x in v)
+                                          else _raise("expected a list of seeds")))
+OPTIONS = ParamKind("a mapping of analysis options",
+                    lambda v: dict(v) if isinstance(v, Mapping)
+                    else _raise("expected a mapping of analysis options"))
+
+
+def _path(value: Any) -> Any:
+    """A path as given (text, or a Path from a flag); no part longer than a file system
+    allows (255 bytes), which would fail later as an OSError rather than an input error."""
+    if not (isinstance(value, os.PathLike) or (isinstance(value, str) and value.strip())):
+        raise ParamValueError("expected a file or folder path")
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in Path(value).parts):
+        raise ParamValueError("expected a file or folder path (a part of it is longer than "
+                              "the 255 bytes a file system allows)")
+    return value
+
+
+def _raise(message: str) -> Any:
+    raise ParamValueError(message)
+
+
 def setting(**how: Any) -> dict[str, Setting]:
     """The metadata of a field of `RunSettings`: how its setting is taken."""
     return {"setting": Setting(**how)}
@@ -105,12 +184,6 @@ def _evaluator_extras(specs: Any, where: str) -> Any:
     return specs
 
 
-def _whole_number_from_one(value: Any, where: str) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise SettingsError(f"{where} must be a whole number >= 1, got {value!r}")
-    return value
-
-
 def _number_from_zero(value: Any, where: str) -> Any:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
                               or not 0 <= value < float("inf")):
@@ -125,24 +198,6 @@ def _fraction(value: Any, where: str) -> float:
         return check_max_missing(float(value))
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
-
-
-def _whole_number_from_zero(value: Any, where: str) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise SettingsError(f"{where} must be a whole number >= 0, got {value!r}")
-    return value
-
-
-def _backend(value: Any, where: str) -> Any:
-    if value not in BACKENDS:
-        raise SettingsError(f"{where} '{value}': choose {' or '.join(BACKENDS)}")
-    return value
-
-
-def _switch(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise SettingsError(f"{where} must be true or false, got {value!r}")
-    return value
 
 
 def _analysis_options(value: Any, where: str) -> Any:
@@ -174,62 +229,74 @@ class RunSettings:
 
     evaluators: list[str] = field(
         default_factory=lambda: list(LEXICAL_DEFAULT),
-        metadata=setting(empty_is_unset=True, check=_evaluator_extras, flag="--evaluator"))
+        metadata=setting(kind=_names("evaluator specs"), empty_is_unset=True,
+                         check=_evaluator_extras, flag="--evaluator"))
     #: None: the built-in corpus
-    data: Path | None = field(default=None, metadata=setting(convert=Path))
-    map: list[str] | None = field(default=None, metadata=setting(flag="--map", of_data=True))
-    task: str | None = field(default=None, metadata=setting(of_data=True))
+    data: Path | None = field(default=None, metadata=setting(kind=PATH, convert=Path))
+    map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP, flag="--map",
+                                                                 of_data=True))
+    task: str | None = field(default=None, metadata=setting(kind=text(), of_data=True))
     #: None: blindspot, or under the paper protocol the paper-TASK suite of the data's task
-    suite: str | None = field(default=None, metadata=setting(empty_is_unset=True))
-    perturbations: list[str] | None = field(default=None,
-                                            metadata=setting(flag="--perturbation"))
+    suite: str | None = field(default=None, metadata=setting(kind=PATH, convert=str,
+                                                             empty_is_unset=True))
+    perturbations: list[str] | None = field(default=None, metadata=setting(
+        kind=_names("perturbation names"), flag="--perturbation"))
     #: None: the suite's seeds
-    seeds: int | list[int] | None = field(default=None, metadata=setting())
+    seeds: int | list[int] | None = field(default=None, metadata=setting(kind=SEEDS))
     #: None: runs/<the data file's stem> (`run_dir`)
-    out: Path | None = field(default=None, metadata=setting(convert=Path))
-    limit: int | None = field(default=None, metadata=setting(check=_whole_number_from_one))
+    out: Path | None = field(default=None, metadata=setting(kind=PATH, convert=Path))
+    limit: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
     #: None: the suite's rel_tol option, else its analyses' default
     rel_tol: float | None = field(default=None,
                                   metadata=setting(check=_number_from_zero, checks="config"))
-    shard: str | None = field(default=None, metadata=setting())
-    cache_dir: Path | None = field(default=None, metadata=setting(convert=Path))
-    protocol: str | None = field(default=None, metadata=setting())
+    shard: str | None = field(default=None, metadata=setting(kind=text()))
+    cache_dir: Path | None = field(default=None, metadata=setting(kind=PATH, convert=Path))
+    protocol: str | None = field(default=None, metadata=setting(kind=one_of(PROTOCOLS)))
     generator: str | dict[str, Any] | None = field(default=None, metadata=setting(
-        empty_is_unset=True, from_suite=lambda suite: suite.generator))
+        kind=SPEC, empty_is_unset=True, from_suite=lambda suite: suite.generator))
     verifier: str | dict[str, Any] | None = field(default=None, metadata=setting(
-        empty_is_unset=True, from_suite=lambda suite: suite.generation.get("verifier")))
+        kind=SPEC, empty_is_unset=True, from_suite=lambda suite: suite.generation.get("verifier")))
     #: None: the generation stage's default (2 re-asks)
     max_reasks: int | None = field(default=None, metadata=setting(
-        from_suite=lambda suite: suite.generation.get("max_reasks")))
+        kind=whole_number(0), from_suite=lambda suite: suite.generation.get("max_reasks")))
     #: None: every demonstration
     shots: int | None = field(default=None, metadata=setting(
-        from_suite=lambda suite: suite.generation.get("shots")))
-    perturbation_prompts: Path | None = field(default=None, metadata=setting(convert=Path))
-    variants: Path | None = field(default=None, metadata=setting(convert=Path))
-    variant_map: list[str] | None = field(default=None, metadata=setting())
+        kind=whole_number(0), from_suite=lambda suite: suite.generation.get("shots")))
+    perturbation_prompts: Path | None = field(default=None, metadata=setting(kind=PATH,
+                                                                             convert=Path))
+    variants: Path | None = field(default=None, metadata=setting(kind=PATH, convert=Path))
+    variant_map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP))
     #: None: 100000 characters (0: no limit)
     max_chars: int | None = field(default=None, metadata=setting(
         check=_text_length, from_suite=lambda suite: suite.options.get("max_chars")))
-    max_missing: float = field(default=DEFAULT_MAX_MISSING,
-                               metadata=setting(check=_fraction, after_suite=True))
+    max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(
+        check=_fraction, after_suite=True))
+    #: the most variants a run may plan (examples x perturbation severities x seeds); a
+    #: bigger run is refused before any work until this is raised
+    max_units: int = field(default=DEFAULT_MAX_UNITS, metadata=setting(
+        kind=whole_number(1), empty_is_unset=True))
     #: analysis options on top of the suite's (e.g. {aspect_map: {...}}); rel_tol wins over
     #: an options rel_tol
     options: dict[str, Any] | None = field(default=None, metadata=setting(
-        check=_analysis_options))
+        kind=OPTIONS, check=_analysis_options))
     # -- how the run executes: the same scores whatever they say --------------------------
     #: processes for rule perturbations and CPU-bound metrics; 0: every core
-    workers: int = field(default=0, metadata=setting(check=_whole_number_from_zero,
-                                                     empty_is_unset=True))
-    backend: str = field(default="local", metadata=setting(check=_backend, empty_is_unset=True))
-    ray_address: str | None = field(default=None, metadata=setting())
+    workers: int = field(default=0, metadata=setting(kind=whole_number(0), empty_is_unset=True))
+    backend: str = field(default="local", metadata=setting(kind=one_of(BACKENDS),
+                                                           empty_is_unset=True))
+    ray_address: str | None = field(default=None, metadata=setting(kind=text()))
     #: None: fitted to the data and the workers (`engine.pipeline.default_chunk_size`)
-    chunk_size: int | None = field(default=None, metadata=setting(check=_whole_number_from_one))
-    sequential: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
-    no_cache: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
-    quiet: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
-    dry_run: bool = field(default=False, metadata=setting(check=_switch, flag="--dry-run",
-                                                          empty_is_unset=True))
-    force: bool = field(default=False, metadata=setting(check=_switch, empty_is_unset=True))
+    chunk_size: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
+    sequential: bool = field(default=False, metadata=setting(kind=BOOLEAN,
+                                                         empty_is_unset=True))
+    no_cache: bool = field(default=False, metadata=setting(kind=BOOLEAN,
+                                                         empty_is_unset=True))
+    quiet: bool = field(default=False, metadata=setting(kind=BOOLEAN,
+                                                         empty_is_unset=True))
+    dry_run: bool = field(default=False, metadata=setting(
+        kind=BOOLEAN, flag="--dry-run", empty_is_unset=True))
+    force: bool = field(default=False, metadata=setting(kind=BOOLEAN,
+                                                         empty_is_unset=True))
 
     #: the --config file the values were read from, where each value came from, and the face
     #: that gave the flags (a command's name, or a function such as "stress")
@@ -262,8 +329,11 @@ class RunSettings:
                 value, sources[f.name] = file_values[f.name], "config"
             else:
                 value, sources[f.name] = _default(f), "default"
-            if how.convert is not None and sources[f.name] != "default" and value is not None:
-                value = how.convert(value)
+            if sources[f.name] != "default" and value is not None:
+                if how.kind is not None and not _with_suite(how):  # else: with the suite
+                    value = _of_kind(how.kind, value, f.name, sources[f.name], config, face)
+                if how.convert is not None:
+                    value = how.convert(value)
             values[f.name] = value
         settings = cls(**values, config=config, sources=sources, face=face)
         for f, how in _settings(cls):
@@ -277,7 +347,18 @@ class RunSettings:
                     how.check(file_values[f.name], settings.where(f.name, "config"))
             else:
                 values[f.name] = how.check(values[f.name], settings.where(f.name))
-        return replace(settings, **values)
+        settings = replace(settings, **values)
+        settings.check_together()
+        return settings
+
+    def check_together(self) -> None:
+        """Settings that cannot go together, refused before anything is read."""
+        if self.backend == "ray" and self.sequential:
+            raise SettingsError(f"{self.where('sequential')} decides batch by batch on one "
+                                f"machine: use {self.where('backend')} local")
+        if self.ray_address and self.backend != "ray":
+            raise SettingsError(f"{self.where('ray_address')} {self.ray_address}: add "
+                                f"{self.where('backend')} ray")
 
     def with_suite(self, suite: Suite) -> RunSettings:
         """The settings a suite can give, taken from `suite` where neither a flag nor the config
@@ -292,6 +373,10 @@ class RunSettings:
                 own = how.from_suite(suite)
                 if own is not None:
                     value, sources[f.name] = own, "suite"
+            source = sources.get(f.name, "default")
+            if how.kind is not None and value is not None and source != "default":
+                value = _of_kind(how.kind, value, f.name, source, self.config, self.face,
+                                 suite=suite.source)
             if how.check is not None:
                 value = how.check(value, self.where(f.name))
             values[f.name] = value
@@ -352,6 +437,25 @@ def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
     except UnknownNameError as exc:
         raise SettingsError(str(exc)) from None
     return data
+
+
+def _of_kind(kind: ParamKind, value: Any, name: str, source: Source, config: Path | None,
+             face: str, suite: str = "suite") -> Any:
+    """`value` as its setting's kind takes it, or a SettingsError naming the setting where it
+    was given."""
+    try:
+        return kind.parse(value)
+    except ParamValueError as exc:
+        if source == "suite":
+            where = f"{suite}: {name}"
+        elif source == "config":
+            where = f"{config}: field '{name}'"
+        elif face in COMMANDS:
+            where = "--" + name.replace("_", "-")
+        else:
+            where = f"{face}({name}=...)"
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise SettingsError(f"{where}: {exc} (got {shown})") from None
 
 
 def _setting_fields(cls: type[RunSettings]) -> Iterator[Field[Any]]:

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError
+from evalstress.core.records import ORIGINAL
 from evalstress.engine import variantfile
 
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
@@ -317,9 +318,9 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
             pair = (row["evaluator"], row["aspect"])
             if pair not in pairs or pairs[pair] is None:
                 pairs[pair] = row["higher_is_better_first"]
-        originals += batch.filter(pc.equal(batch["perturbation"], "original")).to_pylist()
+        originals += batch.filter(pc.equal(batch["perturbation"], ORIGINAL)).to_pylist()
         wanted = pc.is_in(_join_key(batch), value_set=variant_keys)
-        noised += batch.filter(pc.and_(pc.not_equal(batch["perturbation"], "original"),
+        noised += batch.filter(pc.and_(pc.not_equal(batch["perturbation"], ORIGINAL),
                                        wanted)).to_pylist()
     short = short_labels(results) if results else {}
     columns = [{"name": f"{e}/{a}",

@@ -70,6 +70,12 @@ class Suite:
     seeds_before_protocol: tuple[int, ...] | None = None  # the seeds the paper protocol cut
     source: str = "suite"  # where it was read from: the file, in errors found later
 
+    def unit_count(self, task: str) -> int:
+        """How many (perturbation, severity, seed) units an example of `task` gets, without
+        listing them."""
+        return sum(len(plan.grid) for plan in self.perturbations
+                   if plan.applies_to(task)) * len(self.seeds)
+
     def units(self, task: str | None = None) -> Iterator[tuple[PerturbationPlan, Severity, int]]:
         """Every (perturbation, severity, seed); with `task`, only those planned for that task."""
         for plan in self.perturbations:
@@ -268,13 +274,21 @@ def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...
     return tuple(int(v) if whole and not isinstance(v, str) else v for v in values)
 
 
+#: the most seeds a suite may ask for: each seed repeats every perturbation of every example,
+#: and a typo (`seeds: 1000000000`) would fill the memory before anything ran
+MAX_SEEDS = 10_000
+
+
 def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
-    """`seeds: N` (seeds 0..N-1, N >= 1) or a list of distinct whole numbers; `where` names the
-    file and field (or the option) in errors."""
+    """`seeds: N` (seeds 0..N-1, 1 <= N <= MAX_SEEDS) or a list of distinct whole numbers;
+    `where` names the file and field (or the option) in errors."""
     if isinstance(seeds, int) and not isinstance(seeds, bool):
         if seeds < 1:
             raise ConfigError(f"{where}: {seeds} seeds run nothing; give a number >= 1 or a list "
                               "of seeds")
+        if seeds > MAX_SEEDS:
+            raise ConfigError(f"{where}: {seeds:,} seeds is more than {MAX_SEEDS:,}; each seed "
+                              "repeats every perturbation of every example (papers use 1 to 5)")
         return tuple(range(seeds))
     if isinstance(seeds, list | tuple) and seeds:
         bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
@@ -282,6 +296,8 @@ def parse_seeds(seeds: Any, where: str) -> tuple[int, ...]:
             raise ConfigError(f"{where}: {bad[0]!r} is not a seed (a whole number >= 0)")
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"{where}: a seed is listed twice in {list(seeds)}")
+        if len(seeds) > MAX_SEEDS:
+            raise ConfigError(f"{where}: {len(seeds):,} seeds is more than {MAX_SEEDS:,}")
         return tuple(seeds)
     raise ConfigError(f"{where} must be a number of seeds (e.g. 5) or a non-empty list of seeds "
                       f"(e.g. [0, 1, 2]), got {seeds!r}")

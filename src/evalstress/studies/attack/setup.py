@@ -9,6 +9,7 @@ from typing import Any
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example, load_examples
 from evalstress.core.records import Progress
+from evalstress.criteria import builtin_criteria
 from evalstress.engine.scoring import configure_caches
 from evalstress.evaluators.base import Evaluator, create_evaluator, distinct_labels
 from evalstress.llm.generate import TextGenerator
@@ -23,8 +24,6 @@ def resolve_criteria(value: str | None) -> str | None:
     """An aspect of criteria.yaml (its default text), a file to read, or the text itself."""
     if not value:
         return None
-    from evalstress.criteria import builtin_criteria
-
     known = builtin_criteria()
     if value in known:
         return known[value].text("default", (0, 100))

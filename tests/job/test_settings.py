@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from evalstress.cli import app
@@ -26,7 +27,7 @@ CONFIG_KEYS = {"data", "map", "task", "suite", "perturbations", "evaluators", "s
                "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
                "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map",
                "max_chars", "max_missing", "options", "workers", "backend", "ray_address",
-               "chunk_size", "sequential", "no_cache", "quiet", "dry_run", "force"}
+               "chunk_size", "sequential", "no_cache", "quiet", "dry_run", "force", "max_units"}
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -77,9 +78,9 @@ def test_every_run_option_can_come_from_the_config(tmp_path: Path) -> None:
     assert settings.force and settings.options == {"rel_tol": 0.02}
     flags = RunSettings.resolve({"workers": 2, "chunk_size": 4}, config)  # flags win
     assert (flags.workers, flags.chunk_size, flags.quiet) == (2, 4, True)
-    with pytest.raises(SettingsError, match="field 'backend' 'spark': choose local or ray"):
+    with pytest.raises(SettingsError, match="field 'backend': expected one of local, ray"):
         RunSettings.resolve({}, _config(tmp_path, "backend: spark\n"))
-    with pytest.raises(SettingsError, match="field 'quiet' must be true or false"):
+    with pytest.raises(SettingsError, match="field 'quiet': expected true or false"):
         RunSettings.resolve({}, _config(tmp_path, "quiet: yes please\n"))
     with pytest.raises(ConfigError, match=r"unknown option 'rel_toll'\. Did you mean 'rel_tol'"):
         RunSettings.resolve({}, _config(tmp_path, "options: {rel_toll: 0.02}\n"))
@@ -137,8 +138,8 @@ def test_the_suite_sits_between_the_config_and_the_default(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("limit: 0", "{config}: field 'limit' must be a whole number >= 1, got 0"),
-    ("limit: abc", "{config}: field 'limit' must be a whole number >= 1, got 'abc'"),
+    ("limit: 0", "{config}: field 'limit': expected a whole number >= 1 (got 0)"),
+    ("limit: abc", "{config}: field 'limit': expected a whole number >= 1 (got 'abc')"),
     ("rel_tol: -0.5", "{config}: field 'rel_tol' must be a number >= 0, got -0.5"),
 ])
 def test_bad_config_values_name_the_file_and_field(tmp_path: Path, text: str,
@@ -215,3 +216,78 @@ def test_help_lists_quickstart_and_run_first() -> None:
     assert commands[:2] == ["quickstart", "run"]
     assert set(commands) >= {"self-bias", "correlate", "attack", "list", "report", "compare",
                              "check", "combine", "serve", "criteria-levels", "cache"}
+
+
+#: values of every shape a config file can hold
+SHAPES: list[Any] = [5, -3, 1.5, True, "text", "", ["a", 1], [], {"k": [1, 2]}, {}, [[1]],
+                     "x" * 5000]
+
+
+@pytest.mark.parametrize("key", sorted(CONFIG_KEYS))
+def test_a_config_value_of_any_shape_is_taken_or_refused_naming_its_field(
+        tmp_path: Path, key: str) -> None:
+    """Every declared setting meets values of every shape: it takes the value, or says which
+    file and field are wrong (a SettingsError or a ConfigError), and a value it takes builds a
+    job or fails as a clear error; never a TypeError or AttributeError from deep inside."""
+    from evalstress.job import build_job
+
+    for shape in SHAPES:
+        config = _config(tmp_path, yaml.safe_dump({key: shape, "limit": 1}
+                                                  if key != "limit" else {key: shape}))
+        try:
+            settings = RunSettings.resolve({}, config)
+        except (SettingsError, ConfigError) as exc:
+            assert f"field '{key}'" in str(exc) or str(config) in str(exc), (shape, exc)
+            continue
+        try:
+            build_job(settings)
+        except (ValueError, KeyError, ImportError) as exc:  # DataError, ConfigError, ...
+            message = str(exc.args[0] if exc.args else exc)
+            assert message.strip(), (key, shape)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("cache_dir: 5\n", "field 'cache_dir': expected a file or folder path (got 5)"),
+    ("data: 7\n", "field 'data': expected a file or folder path (got 7)"),
+    ("map: {hypothesis: [1, 2]}\n", "field 'map': expected field mappings such as"),
+    ("seeds: 1.5\n", "field 'seeds': expected a whole number >= 1 or a list of whole numbers"),
+    ("workers: many\n", "field 'workers': expected a whole number >= 0 (got 'many')"),
+    ("protocol: papr\n", "field 'protocol': expected one of default, paper. Did you mean"),
+    ("evaluators: [bleu, 3]\n", "field 'evaluators': expected a list of evaluator specs"),
+])
+def test_the_probes_wrong_types_are_one_line_errors(tmp_path: Path, text: str,
+                                                    message: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        RunSettings.resolve({}, _config(tmp_path, text))
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_one_evaluator_alone_is_a_one_item_list_not_its_letters(tmp_path: Path) -> None:
+    """`evaluators: bleu` used to say "unknown evaluator 'b'"."""
+    settings = RunSettings.resolve({}, _config(tmp_path, "evaluators: bleu\n"))
+    assert settings.evaluators == ["bleu"]
+
+
+def test_a_run_too_big_is_refused_before_any_work_saying_how_to_raise_the_bound(
+        tmp_path: Path) -> None:
+    from evalstress.job import build_job
+
+    settings = RunSettings.resolve({"perturbations": ["truncation"], "seeds": 1000,
+                                    "max_units": 10_000}, None)
+    with pytest.raises(SettingsError) as caught:
+        build_job(settings)
+    # 57 built-in examples x 5 truncation severities x 1000 seeds = 285,000
+    assert ("the run plans 285,000 variants (57 examples x up to 5 perturbation severities "
+            "x 1,000 seeds), more than --max-units 10,000") in str(caught.value)
+    assert "raise --max-units" in str(caught.value)
+    assert build_job(RunSettings.resolve({"perturbations": ["truncation"], "seeds": 1000},
+                                         None)).examples  # under the default bound
+
+
+def test_a_billion_seeds_is_refused_at_once(tmp_path: Path) -> None:
+    """It used to fill 23 GB of memory before the kernel stopped it."""
+    result = runner.invoke(app, ["run", "-c", str(_config(tmp_path, "seeds: 1000000000\n")),
+                                 "-e", "bleu", "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "1,000,000,000 seeds is more than 10,000" in " ".join(result.output.split())

@@ -1,0 +1,57 @@
+"""Exit codes mean one thing each: an unexpected exception is one line and exit 4 (never 1,
+which is `check`'s "expectations not met"), and a user's text never breaks the terminal output
+as rich markup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import evalstress.job.run as job_run
+from evalstress.cli import app
+from evalstress.cli.guard import EXIT_UNEXPECTED
+
+runner = CliRunner()
+SMALL = ["--limit", "2", "-p", "truncation", "--seeds", "1", "--quiet"]
+
+
+def _boom(job: object) -> object:
+    raise RuntimeError("the index\nwas -1 while scoring")
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_4(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_run, "score_job", _boom)
+    result = runner.invoke(app, ["run", *SMALL, "-e", "bleu", "--out", str(tmp_path / "o")])
+    assert result.exit_code == EXIT_UNEXPECTED == 4
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1
+    flat = " ".join(result.output.split())
+    assert "unexpected RuntimeError: the index was -1 while scoring" in flat
+    assert "run again with --debug for the traceback" in flat
+    assert "Traceback" not in result.output
+
+
+def test_debug_lets_the_traceback_through(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_run, "score_job", _boom)
+    result = runner.invoke(app, ["--debug", "run", *SMALL, "-e", "bleu",
+                                 "--out", str(tmp_path / "o")])
+    assert isinstance(result.exception, RuntimeError)
+    monkeypatch.setenv("EVALSTRESS_DEBUG", "1")
+    result = runner.invoke(app, ["run", *SMALL, "-e", "bleu", "--out", str(tmp_path / "o")])
+    assert isinstance(result.exception, RuntimeError)
+
+
+@pytest.mark.parametrize("label", ["[/]x", "[bold]mine[/bold]", "[link=http://x]y"])
+def test_a_label_that_looks_like_markup_prints_as_written(tmp_path: Path, label: str) -> None:
+    """`-e "bleu:name=[/]x"` crashed the summary after the outputs were written (exit 1)."""
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", "--limit", "2", "-p", "truncation", "--seeds", "1",
+                                 "-e", f"bleu:name={label}", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert label in result.output
+    assert label in json.loads((out / "results.json").read_text())["evaluators"]
