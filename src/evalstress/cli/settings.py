@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from evalstress.core.userfile import DataError, read_user_text
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 
 if TYPE_CHECKING:
@@ -264,7 +265,9 @@ def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(read_user_text(path, "a config")) or {}
+    except DataError as exc:  # missing, a folder, not UTF-8 (with its line and byte)
+        raise SettingsError(str(exc)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise SettingsError(f"{path}: cannot read the config ({exc})") from None
     if not isinstance(data, dict):
