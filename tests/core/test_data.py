@@ -275,6 +275,9 @@ def test_a_mapping_given_as_a_dict_must_name_a_field() -> None:
         FieldMap.parse({"source": ""})
     assert FieldMap.parse({"id": None, "hypothesis": "text"}) == FieldMap(id=None,
                                                                           hypothesis="text")
+    # several reference fields: "a,b" or a list (a list used to fail with AttributeError)
+    for refs in ("ref_a, ref_b", ["ref_a", "ref_b"]):
+        assert FieldMap.parse({"references": refs}).references == ("ref_a", "ref_b")
 
 
 @pytest.mark.parametrize(("line", "words"), [

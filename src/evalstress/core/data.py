@@ -92,18 +92,29 @@ class FieldMap:
             )
         kwargs: dict[str, Any] = {}
         for key, value in pairs.items():
+            names = _mapped_names(key, value)
             # None says the data has no such field (ids become file:line); an empty name is a
             # mapping left unfinished, and the hypothesis always comes from some field
-            if (value is None and key == "hypothesis") or (
-                    value is not None and not str(value).strip(" ,")):
+            if (value is None and key == "hypothesis") or (value is not None and not names):
                 raise ValueError(f"field mapping '{key}: {value!r}': names no field; give the "
                                  f"data field that holds the {key}")
             if key == "references":
-                kwargs[key] = () if value is None else tuple(
-                    v.strip() for v in str(value).split(",") if v.strip())
+                kwargs[key] = tuple(names)
             else:
-                kwargs[key] = None if value is None else str(value).strip()
+                kwargs[key] = names[0] if names else None
         return cls(**kwargs)
+
+
+def _mapped_names(key: str, value: Any) -> list[str]:
+    """The data field names a mapping value gives: references may list several (`a,b` or a
+    list); None gives none."""
+    if value is None:
+        return []
+    if key == "references":
+        items = value if isinstance(value, list | tuple) else str(value).split(",")
+    else:
+        items = [value]
+    return [str(item).strip() for item in items if str(item).strip()]
 
 
 def field_value(row: Mapping[str, Any], dotted: str) -> Any:
