@@ -49,7 +49,8 @@ def test_csv_and_parquet(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "line", "field", "words"),
     [
-        ('{"hypothesis": "ok"}\n{"hypothesis": "ok", \n', 2, None, "broken JSON"),
+        ('{"hypothesis": "ok"}\n{"hypothesis": "ok", \n', 2, None,
+         "column 22: the line ends before its JSON is complete"),
         ('{"hypothesis": "ok"}\n{"text": "no hyp"}\n', 2, "hypothesis", "missing"),
         ('{"hypothesis": "ok"}\n\n{"hypothesis": "   "}\n', 3, "hypothesis", "empty"),
         ('{"hypothesis": "ok", "references": ["one", {}]}\n', 1, "references[1]", "must be text"),
@@ -172,8 +173,145 @@ def test_a_side_corpus_reads_lines_or_filtered_jsonl_records(tmp_path: Path) -> 
     with pytest.raises(ValueError, match=r"corpus file '.*nope\.jsonl' does not exist"):
         read_text_corpus(tmp_path / "nope.jsonl", "corpus")
     records.write_text('{"text": "a"}\n{"text": \n', encoding="utf-8")
-    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: broken JSON"):
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 2, column 10: the line ends"):
         read_text_corpus(records, "corpus")
     records.write_bytes(b'{"text": "a"}\n{"text": "\xff"}\n')
     with pytest.raises(DataError, match=r"corpus\.jsonl, line 2: is not UTF-8 text"):
         read_text_corpus(records, "corpus")
+
+
+def test_a_column_named_twice_in_a_csv_header_is_refused(tmp_path: Path) -> None:
+    """The second 'hypothesis' column used to win silently."""
+    path = tmp_path / "d.csv"
+    path.write_text("id,hypothesis,hypothesis\n1,first text,second text\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert str(info.value) == (f"{path}, line 1, field 'hypothesis': the header names column "
+                               "'hypothesis' twice (columns 2 and 3); rename one of them")
+    path.write_text("id,hypothesis,,\n1,text,x,y\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 1: the header has more than one column without "
+                                        r"a name \(columns 3 and 4\)"):
+        load_examples(path)
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ('{"a": 1}', "dict"), ("[1, 2]", "list"), ("true", "true"), ("1.5", "1.5")])
+def test_an_id_that_is_no_text_or_whole_number_is_refused(tmp_path: Path, raw: str,
+                                                           shown: str) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "x", "hypothesis": "A text."}\n'
+                    f'{{"id": {raw}, "hypothesis": "A text."}}\n', encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert str(info.value) == (f"{path}, line 2, field 'id': an id must be a text or a whole "
+                               f"number, got {shown}")
+    with pytest.raises(DataError, match=r"line 2, field 'doc\.key': an id must be"):
+        path.write_text(f'{{"hypothesis": "A."}}\n{{"doc": {{"key": {raw}}}, "hypothesis": "B."}}\n',
+                        encoding="utf-8")
+        load_examples(path, ["id=doc.key"])
+
+
+def test_whole_number_ids_read_as_their_digits(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": 7, "hypothesis": "A."},
+                                              {"id": 8.0, "hypothesis": "B."}])
+    assert [e.id for e in load_examples(path)] == ["7", "8"]
+
+
+def test_a_line_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"hypothesis": "fine"}\n{"hypothesis": ' + "[" * 100_000 + "]" * 100_000
+                    + "}\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert str(info.value).startswith(f"{path}, line 2: is nested too deeply")
+
+
+def test_a_csv_cell_longer_than_pythons_default_limit_loads(tmp_path: Path) -> None:
+    """Python's csv stops at 131,072 characters, below the default text length limit."""
+    path = tmp_path / "d.csv"
+    path.write_text("id,hypothesis\n1," + "a" * 140_000 + "\n", encoding="utf-8")
+    [example] = load_examples(path)
+    assert len(example.hypothesis) == 140_000
+
+
+def test_a_csv_cell_beyond_the_cell_limit_says_so(tmp_path: Path) -> None:
+    from evalstress.core.data import CSV_CELL_LIMIT
+
+    path = tmp_path / "d.csv"
+    path.write_text("id,hypothesis\n1,fine\n2," + "a" * (CSV_CELL_LIMIT + 1) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert str(info.value) == (
+        f"{path}, line 3: a cell is longer than the CSV reader's limit of 10,000,000 characters "
+        "(if no text is meant to be that long, a quote opened here is never closed); store "
+        "texts this long as JSONL or Parquet, which have no cell limit")
+
+
+def test_a_folder_given_as_data_is_named_as_such(tmp_path: Path) -> None:
+    folder = tmp_path / "adir.jsonl"
+    folder.mkdir()
+    with pytest.raises(DataError) as info:
+        load_examples(folder)
+    assert str(info.value) == (f"{folder}: is a folder, so it cannot be read as data; give the "
+                               "path of a file")
+
+
+@pytest.mark.parametrize("pair", ["hypothesis=", "source= ", "references=,"])
+def test_a_mapping_that_names_no_field_is_refused_before_any_line(tmp_path: Path,
+                                                                  pair: str) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("not even JSON\n", encoding="utf-8")  # never read
+    with pytest.raises(ValueError) as info:
+        load_examples(path, [pair])
+    assert str(info.value).startswith(f"--map '{pair}': names no field")
+    assert not isinstance(info.value, DataError)
+
+
+def test_a_mapping_given_as_a_dict_must_name_a_field() -> None:
+    with pytest.raises(ValueError, match=r"field mapping 'hypothesis: None': names no field"):
+        FieldMap.parse({"hypothesis": None})
+    with pytest.raises(ValueError, match=r"field mapping 'source: ''': names no field"):
+        FieldMap.parse({"source": ""})
+    assert FieldMap.parse({"id": None, "hypothesis": "text"}) == FieldMap(id=None,
+                                                                          hypothesis="text")
+    # several reference fields: "a,b" or a list (a list used to fail with AttributeError)
+    for refs in ("ref_a, ref_b", ["ref_a", "ref_b"]):
+        assert FieldMap.parse({"references": refs}).references == ("ref_a", "ref_b")
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ('{"id": "x", "hypothesis": "a\tb"}', "column 29: invalid control character in a text "
+     "(JSON needs a line break written as \\n and a tab as \\t)"),
+    ('{"id": "x", "hypothesis": "a"} {}', "column 32: more text after the JSON object ends"),
+    ('{"id": "x" "hypothesis": "a"}', "column 12: expected ',' between two items"),
+    ("{'id': 'x'}", "column 2: expected a field name in double quotes"),
+    ('{"id": "x", "hypothesis": "a\\q"}', "column 29: invalid backslash escape"),
+])
+def test_json_errors_read_as_a_sentence_with_line_and_column(tmp_path: Path, line: str,
+                                                              words: str) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"hypothesis": "ok"}\n\n\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        load_examples(path)
+    assert str(info.value).startswith(f"{path}, line 4, {words}")
+    assert (info.value.line, info.value.field) == (4, None)
+
+
+def test_bad_bytes_far_into_a_file_are_named_by_their_own_line_and_offset(tmp_path: Path) -> None:
+    """Streaming decoders count from their buffer: the line used to be computed from that."""
+    rows = b"".join(b'{"id": "%d", "hypothesis": "A fine text of some length."}\n' % i
+                    for i in range(1000))
+    bad_line = b'{"id": "bad", "hypothesis": "caf\xe9"}\n'
+    for suffix, body in ((".jsonl", rows + bad_line),
+                         (".csv", b"id,hypothesis\n"
+                          + b"".join(b"%d,y\n" % i for i in range(5000)) + b"z,caf\xe9\n")):
+        path = tmp_path / f"d{suffix}"
+        path.write_bytes(body)
+        offset = body.index(b"\xe9")
+        line = body[:offset].count(b"\n") + 1
+        with pytest.raises(DataError) as info:
+            load_examples(path)
+        assert str(info.value) == (f"{path}, line {line}: is not UTF-8 text: byte 0xE9 at byte "
+                                   f"offset {offset:,} (invalid continuation byte); save the "
+                                   "file as UTF-8")

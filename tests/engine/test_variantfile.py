@@ -7,6 +7,8 @@ import csv
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -66,8 +68,6 @@ def test_every_variant_comes_back_exactly(tmp_path_factory: pytest.TempPathFacto
 
 def test_small_parts_are_joined_into_larger_row_groups(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import pyarrow.parquet as pq
-
     monkeypatch.setattr(variantfile, "ROWS_PER_GROUP", 10)
     paths = []
     for index in range(7):  # 7 parts of 4 variants
@@ -136,8 +136,6 @@ def test_export_writes_what_the_perturbations_made(finished: tuple[Path, list[Ex
         with out.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
     elif suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         rows = pq.read_table(out).to_pylist()
     else:
         rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -157,3 +155,35 @@ def test_export_refuses_an_unknown_format_and_a_folder_without_variants(
         export_variants(run_dir, tmp_path / "v.xlsx")
     with pytest.raises(DataError, match=r"holds no variants\.parquet"):
         export_variants(tmp_path, tmp_path / "v.jsonl")
+
+
+def test_export_refuses_a_variants_file_that_is_not_ours(tmp_path: Path) -> None:
+    """A Parquet file of other columns used to export as rows of nulls, exit 0."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    pq.write_table(pa.table({"example_id": ["a"], "seed": ["zero"], "body": ["x"]}),
+                   run_dir / "variants.parquet")
+    out = tmp_path / "v.csv"
+    with pytest.raises(DataError) as info:
+        export_variants(run_dir, out)
+    assert str(info.value) == (
+        f"{run_dir / 'variants.parquet'}: is not a variants file written by evalstress: column "
+        "'perturbation' is missing; column 'severity' is missing; column 'seed' is string, not "
+        "int64; column 'noise_ratio' is missing; column 'text' is missing; column 'method' is "
+        "missing; column 'provenance' is missing (its columns are example_id, perturbation, "
+        "severity, seed, noise_ratio, text, method, provenance)")
+    assert not out.exists() and not (tmp_path / "v.csv.partial").exists()
+
+
+def test_export_refuses_a_variant_without_its_text(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    table = variant_table([Variant("a", "negation", 1, 0, "Not so.", 0.5),
+                           Variant("b", "negation", 1, 0, "Fine.", 0.5)])
+    texts = table.column("text").to_pylist()
+    table = table.set_column(table.schema.get_field_index("text"), "text",
+                             pa.array([texts[0], None], pa.string()))
+    pq.write_table(table, run_dir / "variants.parquet")
+    with pytest.raises(DataError, match=r"variants\.parquet, line 2, field 'text': is empty"):
+        export_variants(run_dir, tmp_path / "v.jsonl")
+    assert not (tmp_path / "v.jsonl").exists()

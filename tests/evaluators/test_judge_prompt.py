@@ -93,7 +93,7 @@ def test_yaml_template_fields_are_checked(tmp_path: Path) -> None:
     with pytest.raises(TemplateError, match="last message must be the user's"):
         load_template(write(tmp_path, "c.json", '[{"role": "user", "content": "{text}"}, '
                                                 '{"role": "assistant", "content": "ok"}]'))
-    with pytest.raises(TemplateError, match="cannot read"):
+    with pytest.raises(TemplateError, match="absent.txt: does not exist"):
         load_template(tmp_path / "absent.txt")
 
 
@@ -160,3 +160,25 @@ def test_labels_placeholder_needs_a_labels_contract(tmp_path: Path) -> None:
                             "output=labels:good=1|bad=0")
     messages = made.messages(REQ, "overall")  # type: ignore[attr-defined]
     assert messages[0]["content"].startswith("Answer with one of good, bad.")
+
+
+def test_a_template_not_in_utf8_names_its_line_and_byte(tmp_path: Path) -> None:
+    """It used to end the command with "error: utf-8"."""
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("Rate this text.\nCrit\xe8re: {text}\n".encode("latin-1"))
+    with pytest.raises(TemplateError) as caught:
+        load_template(path)
+    assert str(path) in str(caught.value) and "line 2" in str(caught.value)
+    assert "not UTF-8" in str(caught.value)
+
+
+def test_a_template_past_the_size_limit_is_refused_and_the_limit_can_be_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("Rate {text} on fluency. " + "More words. " * 20, encoding="utf-8")
+    monkeypatch.setenv("EVALSTRESS_MAX_TEMPLATE_BYTES", "100")
+    with pytest.raises(TemplateError, match=r"is 264 bytes, more than 100 .*"
+                                            "EVALSTRESS_MAX_TEMPLATE_BYTES"):
+        load_template(path)
+    monkeypatch.setenv("EVALSTRESS_MAX_TEMPLATE_BYTES", "1000")
+    assert load_template(path) is not None

@@ -175,8 +175,14 @@ def test_prompt_file_errors_name_file_attack_and_field(tmp_path: Path, body: str
 
 
 def test_unreadable_prompt_files_say_so(tmp_path: Path) -> None:
-    with pytest.raises(PromptError, match="cannot read"):
+    with pytest.raises(PromptError, match=r"absent\.yaml: does not exist"):
         load_prompt_file(tmp_path / "absent.yaml")
+    # 14 bytes on line 1, then 18 before the Latin-1 e-acute: offset 32
+    (tmp_path / "latin.yaml").write_bytes("continuation:\n  instruction: caf\xe9\n"
+                                          .encode("latin-1"))
+    with pytest.raises(PromptError, match=r"latin\.yaml, line 2: is not UTF-8 text: byte 0xE9 at "
+                       r"byte offset 32"):
+        load_prompt_file(tmp_path / "latin.yaml")
     (tmp_path / "broken.yaml").write_text("a: [", "utf-8")
     with pytest.raises(PromptError, match="invalid YAML"):
         load_prompt_file(tmp_path / "broken.yaml")

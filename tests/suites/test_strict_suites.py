@@ -119,5 +119,6 @@ def test_good_values_are_kept(tmp_path: Path) -> None:
 def test_a_suite_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     path = tmp_path / "latin.yaml"
     path.write_bytes("description: caf\xe9\nperturbations: [truncation]\n".encode("latin-1"))
-    with pytest.raises(ConfigError, match=r"latin\.yaml: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"latin\.yaml, line 1: is not UTF-8 text: byte 0xE9 "
+                       r"at byte offset 16"):
         load_suite(path)

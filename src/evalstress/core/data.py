@@ -14,6 +14,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.userfile import (
+    DataError,
+    check_readable,
+    not_utf8,
+    parse_json_line,
+    read_user_text,
+)
+
 #: `dialogue` is a summary of a conversation; `dialogue-response` the next turn of one (paper
 #: 004's dialogue data); `question-generation` a question about a passage, the source ending in
 #: a line `Answer: ...` with the answer it must have (paper 004's question data).
@@ -22,21 +30,6 @@ TASKS = ("summarization", "translation", "dialogue", "story", "qa", "data-to-tex
 
 #: Example fields a mapping can fill, and the data field used when the mapping names none.
 FIELDS = ("id", "task", "source", "hypothesis", "references")
-
-
-class DataError(ValueError):
-    """Bad input data, located by file, line and field."""
-
-    def __init__(self, path: str | Path, line: int | None, field_name: str | None, message: str):
-        self.path = str(path)
-        self.line = line
-        self.field = field_name
-        where = self.path
-        if line is not None:
-            where += f", line {line}"
-        if field_name is not None:
-            where += f", field '{field_name}'"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -86,6 +79,10 @@ class FieldMap:
                 key, sep, value = pair.partition("=")
                 if not sep:
                     raise ValueError(f"field mapping '{pair}' must look like hypothesis=highlight")
+                if not value.strip(" ,"):  # checked before any line is read
+                    raise ValueError(f"--map '{pair}': names no field; write "
+                                     f"{key.strip() or 'hypothesis'}=FIELD with the data field "
+                                     "that holds it")
                 parsed[key.strip()] = value.strip()
             pairs = parsed
         unknown = set(pairs) - set(FIELDS)
@@ -95,11 +92,29 @@ class FieldMap:
             )
         kwargs: dict[str, Any] = {}
         for key, value in pairs.items():
+            names = _mapped_names(key, value)
+            # None says the data has no such field (ids become file:line); an empty name is a
+            # mapping left unfinished, and the hypothesis always comes from some field
+            if (value is None and key == "hypothesis") or (value is not None and not names):
+                raise ValueError(f"field mapping '{key}: {value!r}': names no field; give the "
+                                 f"data field that holds the {key}")
             if key == "references":
-                kwargs[key] = tuple(v.strip() for v in value.split(",") if v.strip())
+                kwargs[key] = tuple(names)
             else:
-                kwargs[key] = value or None
+                kwargs[key] = names[0] if names else None
         return cls(**kwargs)
+
+
+def _mapped_names(key: str, value: Any) -> list[str]:
+    """The data field names a mapping value gives: references may list several (`a,b` or a
+    list); None gives none."""
+    if value is None:
+        return []
+    if key == "references":
+        items = value if isinstance(value, list | tuple) else str(value).split(",")
+    else:
+        items = [value]
+    return [str(item).strip() for item in items if str(item).strip()]
 
 
 def field_value(row: Mapping[str, Any], dotted: str) -> Any:
@@ -157,6 +172,22 @@ def field_references(value: Any, path: Path, line: int, name: str) -> list[str]:
     raise DataError(path, line, name, f"must be a text or a list of texts, got {type(value).__name__}")
 
 
+def id_text(value: Any, path: Path, line: int, name: str) -> str | None:
+    """A record's id as text: a text or a whole number (1 and 1.0 are both "1"); None when the
+    field is empty; anything else (an object, a list, true) a DataError naming the field,
+    since turning it into text would make an id nobody wrote. Imported variants use it too."""
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str):
+        return encodable(value, path, line, name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    shown = json.dumps(value) if isinstance(value, bool | float) else type(value).__name__
+    raise DataError(path, line, name, f"an id must be a text or a whole number, got {shown}")
+
+
 def example_from_row(
     row: Mapping[str, Any],
     mapping: FieldMap,
@@ -186,9 +217,8 @@ def example_from_row(
     references: list[str] = []
     for name in mapping.references:
         references.extend(field_references(get(name, False), path, line, name))
-    raw_id = get(mapping.id, False)
-    example_id = (encodable(str(raw_id), path, line, mapping.id or "id")
-                  if raw_id not in (None, "") else f"{path.stem}:{line}")
+    example_id = id_text(get(mapping.id, False), path, line, mapping.id or "id") or \
+        f"{path.stem}:{line}"
     task_value = get(mapping.task, False)
     task = str(task_value) if task_value not in (None, "") else (default_task or "open-ended")
     if task not in TASKS:
@@ -202,25 +232,34 @@ def example_from_row(
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL file by line number (blank lines skipped); broken JSON, a
+    line that is no object and bytes that are not UTF-8 are DataErrors naming the line."""
     try:
         with path.open("r", encoding="utf-8-sig") as handle:  # a leading BOM is no JSON
             for line_no, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(path, line_no, None,
-                                    f"broken JSON ({exc.msg}, column {exc.colno})") from None
+                record = parse_json_line(line, path, line_no)
                 if not isinstance(record, dict):
                     raise DataError(path, line_no, None, "each line must be a JSON object")
                 yield line_no, record
     except UnicodeDecodeError as exc:
-        raise DataError(path, _line_of_byte(path, exc.start), None,
-                        f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise _bad_bytes(path, exc) from None
+
+
+def _bad_bytes(path: Path, exc: UnicodeDecodeError) -> DataError:
+    """The located error for a decode failure met while streaming (its offset is the buffer's)."""
+    return not_utf8(path) or DataError(path, None, None, f"is not UTF-8 text ({exc.reason})")
+
+
+#: The longest CSV cell read (Python's csv module stops at 131,072 characters by default, less
+#: than the default text length limit lets through); a longer text belongs in JSONL or Parquet.
+CSV_CELL_LIMIT = 10_000_000
 
 
 def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    if csv.field_size_limit() < CSV_CELL_LIMIT:  # process-wide: only ever raised
+        csv.field_size_limit(CSV_CELL_LIMIT)
     try:
         # utf-8-sig: spreadsheet programs start a CSV with a byte-order mark, which would
         # otherwise glue itself to the first column's name
@@ -229,9 +268,10 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             # swallowed into one cell
             reader = csv.DictReader(handle, strict=True)
             try:
-                reader.fieldnames  # noqa: B018  (reads the header: record lines count from 2)
+                header = reader.fieldnames  # reads the header: record lines count from 2
             except csv.Error as exc:
                 raise DataError(path, 1, None, _csv_problem(exc)) from None
+            _check_header(path, header or [])
             while True:
                 start = reader.line_num + 1  # the line this record starts on
                 try:
@@ -245,8 +285,21 @@ def _read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                                     "has more cells than the header has columns")
                 yield reader.line_num, dict(record)
     except UnicodeDecodeError as exc:
-        raise DataError(path, _line_of_byte(path, exc.start), None,
-                        f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise _bad_bytes(path, exc) from None
+
+
+def _check_header(path: Path, header: Sequence[str]) -> None:
+    """A column name twice would silently give every row the later column's cell."""
+    first: dict[str, int] = {}
+    for position, name in enumerate(header, start=1):
+        if name in first and not name.strip():
+            raise DataError(path, 1, None, f"the header has more than one column without a "
+                            f"name (columns {first[name]} and {position}); name them or delete "
+                            "the empty columns")
+        if name in first:
+            raise DataError(path, 1, name, f"the header names column '{name}' twice (columns "
+                            f"{first[name]} and {position}); rename one of them")
+        first[name] = position
 
 
 def _csv_problem(exc: csv.Error) -> str:
@@ -255,6 +308,10 @@ def _csv_problem(exc: csv.Error) -> str:
     if "unexpected end of data" in text:
         return ("a quoted cell starts on this line and is never closed (an unbalanced \"); "
                 "everything after it would be read as one cell")
+    if "field larger than field limit" in text:
+        return (f"a cell is longer than the CSV reader's limit of {csv.field_size_limit():,} "
+                "characters (if no text is meant to be that long, a quote opened here is never "
+                "closed); store texts this long as JSONL or Parquet, which have no cell limit")
     return f"is not valid CSV ({text}): a quote inside a cell must be doubled (\"\")"
 
 
@@ -265,11 +322,13 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+    seen: set[str] = set()
+    for name in table.column_names:
+        if name in seen:
+            raise DataError(path, None, name, f"the file has two columns named '{name}'; "
+                            "rename one of them")
+        seen.add(name)
     yield from enumerate(table.to_pylist(), start=1)
-
-
-def _line_of_byte(path: Path, offset: int) -> int:
-    return path.read_bytes()[:offset].count(b"\n") + 1
 
 
 READERS = {".jsonl": read_jsonl, ".json": read_jsonl, ".csv": _read_csv,
@@ -284,9 +343,7 @@ def load_examples(
     limit: int | None = None,
 ) -> list[Example]:
     """Load Examples from a JSONL, CSV or Parquet file (Parquet rows are numbered from 1)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(path, None, None, "does not exist")
+    path = check_readable(path, "data")
     reader = READERS.get(path.suffix.lower())
     if reader is None:
         raise DataError(path, None, None,
@@ -326,10 +383,12 @@ def read_text_corpus(path: str | Path, what: str, *, field: str = "text",
     in the records that match `where` ("key=value"), or any other file's non-empty lines.
     A record without the `where` key is skipped, or an error with `missing_where_is_error`."""
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise ValueError(f"{what} file '{path}' does not exist")
     if file.suffix.lower() != ".jsonl":
-        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [line for line in read_user_text(file, f"the {what}").splitlines()
+                if line.strip()]
+    check_readable(file, f"the {what}")
     key, _, value = (where or "").partition("=")
     texts = []
     for number, record in read_jsonl(file):  # broken JSON, non-objects, bad bytes: DataError

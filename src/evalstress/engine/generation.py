@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstress.core.data import Example
 from evalstress.core.records import Progress, SkipRecord
-from evalstress.core.text import ParsedText, TextParser, noise_ratio
+from evalstress.core.text import ParsedText, TextParser, max_chars_option, noise_ratio
 from evalstress.engine.scoring import configure_caches
 from evalstress.llm.accounting import count_tokens
 from evalstress.llm.client import ChatResponse, LLMError
@@ -403,13 +403,21 @@ class GenerationSetup:
             "'model=NAME,base_url=URL' (or `generator:` in the suite or --config), import "
             "their texts with --variants FILE, or leave these perturbations out")
 
+    @property
+    def adds_variants(self) -> bool:
+        """Whether `run` may add variants of names the suite does not list (imported ones), so
+        a chunk needs the stage even when the suite leaves none of its plans to it."""
+        return self.imported is not None
+
     def run(self, examples: Sequence[Example], suite: Suite, parser: TextParser,
             progress: Progress | None = None) -> GenerationOutcome:
-        """Imported variants of these examples plus the generated ones."""
+        """Imported variants of these examples (a text beyond the run's length limit a skip)
+        plus the generated ones."""
         outcome = GenerationOutcome()
         if self.imported is not None:
-            ids = {e.id for e in examples}
-            outcome.variants.extend(v for v in self.imported.variants if v.example_id in ids)
+            variants, skips = self.imported.of_chunk(examples, max_chars_option(suite.options))
+            outcome.variants.extend(variants)
+            outcome.skips.extend(skips)
         units = llm_units(examples, suite, self.imported_names)
         if not units:
             return outcome
@@ -423,6 +431,18 @@ class GenerationSetup:
         outcome.merge(generate_variants(examples, units, self.generator, parser, progress,
                                         options=self.options))
         return outcome
+
+    def long_row_skips(self, examples: Sequence[Example], too_long: Mapping[str, str],
+                       suite: Suite) -> list[SkipRecord]:
+        """Skips for the imported variants of rows the run leaves out for their length
+        (`too_long`: the reason by id) under names the suite does not plan for the row: the
+        planning loop records the skips of the suite's own units."""
+        if self.imported is None or not too_long:
+            return []
+        return self.imported.of_long_rows(
+            [e for e in examples if e.id in too_long], too_long,
+            lambda task, name: any(p.name == name and p.applies_to(task) and p.grid
+                                   for p in suite.perturbations))
 
     def block(self, counts: Mapping[str, PerturbationCounts]) -> dict[str, Any] | None:
         """The `generation` block of results.json (None when nothing was generated or

@@ -6,20 +6,26 @@ example it perturbs, the perturbation, the severity and seed (optional) and the 
 mapping (`--variant-map text=perturbed_text`, dotted paths allowed, `const:VALUE` for a value
 every row shares) adapts other layouts. Errors name the file, the line and the field: an id that
 matches no example of the data, a duplicate (example, perturbation, severity, seed), an empty
-text.
+text, a seed that is no whole number >= 0.
+
+A perturbation name the suite does not list is scored as a perturbation of its own. A text longer
+than the run's text length limit (`--max-chars`, suite option `max_chars`) is a skip with its
+reason, as a data row that long is; so are the variants of a data row left out for its length.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalstress.core.data import READERS, DataError, Example, encodable, field_value
-from evalstress.core.text import noise_ratio
+from evalstress.core.data import READERS, DataError, Example, field_text, field_value, id_text
+from evalstress.core.records import ORIGINAL, SkipRecord
+from evalstress.core.text import LENGTH_SKIP, noise_ratio
+from evalstress.core.userfile import check_readable
 from evalstress.engine.variantfile import severity_value
 from evalstress.perturb.base import Variant
 
@@ -43,11 +49,62 @@ class ImportedVariants:
     def names(self) -> list[str]:
         return sorted({v.perturbation for v in self.variants})
 
+    def of_chunk(self, examples: Sequence[Example], max_chars: int | None
+                 ) -> tuple[list[Variant], list[SkipRecord]]:
+        """The variants of these examples a run scores, and a skip with its reason for each
+        whose text is beyond `max_chars` (as a data row that long is skipped)."""
+        ids = {e.id for e in examples}
+        variants: list[Variant] = []
+        skips: list[SkipRecord] = []
+        for variant in self.variants:
+            if variant.example_id not in ids:
+                continue
+            if max_chars is not None and len(variant.text) > max_chars:
+                skips.append(SkipRecord(variant.example_id, variant.perturbation,
+                                        variant.severity, variant.seed,
+                                        _too_long(variant, max_chars)))
+            else:
+                variants.append(variant)
+        return variants, skips
+
+    def of_long_rows(self, rows: Sequence[Example], reasons: Mapping[str, str],
+                     planned: Callable[[str, str], bool]) -> list[SkipRecord]:
+        """A skip, with its row's reason, for each variant of these rows (left out for their
+        length) unless `planned(task, name)`: the planning loop records those rows' skips."""
+        tasks = {e.id: e.task for e in rows}
+        return [SkipRecord(v.example_id, v.perturbation, v.severity, v.seed,
+                           reasons[v.example_id])
+                for v in self.variants
+                if v.example_id in tasks and not planned(tasks[v.example_id], v.perturbation)]
+
     def summary(self) -> dict[str, Any]:
         per = Counter(v.perturbation for v in self.variants)
         return {"file": self.file, "variants": len(self.variants),
                 "perturbations": dict(sorted(per.items())), "outside_run": self.outside_run,
                 "unchanged": self.unchanged}
+
+
+def _too_long(variant: Variant, max_chars: int) -> str:
+    where = variant.provenance or {}
+    return (f"imported variant ({where.get('file')}, line {where.get('line')}): its text of "
+            f"{len(variant.text):,} characters is {LENGTH_SKIP} ({max_chars:,}; raise it with "
+            "--max-chars or the suite option max_chars)")
+
+
+def seed_value(value: Any, file: Path, line: int, name: str) -> int:
+    """A seed as read from a row: a whole number >= 0, written as a number or as text (a CSV
+    cell); 1.7, -1 or true are errors, never rounded into a seed nobody chose."""
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip()) if "." in value else int(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+        raise DataError(file, line, name, f"a seed must be a whole number >= 0, got {value!r}")
+    return number
 
 
 def parse_variant_map(pairs: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:
@@ -82,9 +139,7 @@ def load_variants(path: str | Path, examples: Sequence[Example],
 
     `known_ids` are all example ids of the data file when the run uses only some (--limit,
     --shard): rows of those other examples are counted as outside the run, not errors."""
-    file = Path(path)
-    if not file.exists():
-        raise DataError(file, None, None, "does not exist")
+    file = check_readable(path, "variants")
     reader = READERS.get(file.suffix.lower())
     if reader is None:
         raise DataError(file, None, None, f"unsupported format '{file.suffix}'; use one of "
@@ -115,23 +170,25 @@ def load_variants(path: str | Path, examples: Sequence[Example],
         return value
 
     for line, row in reader(file):
-        example_id = str(get(row, "example_id", line))
+        example_id = id_text(get(row, "example_id", line), file, line,
+                             fields["example_id"]) or ""
         if example_id not in everything:
             close = difflib.get_close_matches(example_id, list(everything), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise DataError(file, line, fields["example_id"], f"example id '{example_id}' "
                             f"matches no example of the data{hint}")
-        perturbation = str(get(row, "perturbation", line)).strip()
-        severity = severity_value(get(row, "severity", line))
-        try:
-            seed = int(get(row, "seed", line))
-        except (TypeError, ValueError):
-            raise DataError(file, line, fields["seed"], "must be a whole number") from None
-        text = get(row, "text", line)
-        if not isinstance(text, str):
-            raise DataError(file, line, fields["text"], f"must be text, got "
-                            f"{type(text).__name__}")
-        text = encodable(text, file, line, fields["text"])
+        perturbation = field_text(get(row, "perturbation", line), file, line,
+                                  fields["perturbation"]).strip()
+        if perturbation == ORIGINAL:  # the scores of the unperturbed texts go by this name
+            raise DataError(file, line, fields["perturbation"], f"'{ORIGINAL}' names the "
+                            "unperturbed texts in the scores; give the perturbation another name")
+        raw_severity = get(row, "severity", line)
+        if isinstance(raw_severity, bool) or not isinstance(raw_severity, str | int | float):
+            raise DataError(file, line, fields["severity"], "a severity must be a text or a "
+                            f"number, got {type(raw_severity).__name__}")
+        severity = severity_value(raw_severity)
+        seed = seed_value(get(row, "seed", line), file, line, fields["seed"])
+        text = field_text(get(row, "text", line), file, line, fields["text"])
         key = (example_id, perturbation, str(severity), seed)
         if key in seen:
             raise DataError(file, line, fields["example_id"], f"duplicate variant (example "

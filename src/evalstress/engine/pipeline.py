@@ -42,7 +42,13 @@ from evalstress.engine.chunkwork import (
     recipe_for,
 )
 from evalstress.engine.generation import GenerationSetup
-from evalstress.engine.planning import Stopped, long_rows, plan_units, scored_examples
+from evalstress.engine.planning import (
+    PlannedUnits,
+    Stopped,
+    long_rows,
+    plan_units,
+    scored_examples,
+)
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import Staging
 from evalstress.engine.scoring import CorpusSets, EvaluatorStats, score_rows, severity_ranks
@@ -192,7 +198,8 @@ class StreamingRun:
         self.parent_names = frozenset(p.name for p in suite.perturbations
                                       if p.perturbation.method != "rule"
                                       or self.generation.handles(p))
-        self.parent_units = bool(self.parent_names)
+        # imported variants may be of names the suite does not list: the stage adds them
+        self.parent_units = bool(self.parent_names) or self.generation.adds_variants
         self.corpus = [e for e in self.evaluators if e.level == "corpus"]
         segment = [e for e in self.evaluators if e.level != "corpus"]
         recipes = {e.label: recipe_for(e) for e in segment if getattr(e, "cpu_bound", False)}
@@ -209,13 +216,18 @@ class StreamingRun:
         """Variants made here: LLM-written through the generation stage, model-made in place."""
         if not self.parent_units:
             return [], [], {}
-        made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
-                          include=lambda p: p.name in self.parent_names,
-                          generated=self.generation.handles, stopped=stopped)
+        if self.parent_names:
+            made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
+                              include=lambda p: p.name in self.parent_names,
+                              generated=self.generation.handles, stopped=stopped)
+        else:  # only imported variants of other names: nothing to parse here
+            made = PlannedUnits(too_long=long_rows(examples, self.suite))
         fitting = [e for e in examples if e.id not in made.too_long]
         generated = self.generation.run(fitting, self.suite, self.parser, self.progress)
         self.parser.forget()
-        return ([*made.variants, *generated.variants], [*made.skips, *generated.skips],
+        left_out = self.generation.long_row_skips(examples, made.too_long, self.suite)
+        return ([*made.variants, *generated.variants],
+                [*made.skips, *generated.skips, *left_out],
                 {name: c.to_json() for name, c in generated.counts.items()})
 
     def _finish_chunk(self, staging: Staging, outcome: ChunkOutcome, examples: list[Example],

@@ -135,6 +135,7 @@ def plan_dataset(examples: Sequence[Example], suite: Suite, *, parser: TextParse
                       include=lambda p: True, generated=stage.handles, progress=progress)
     before = parser.parses - made.parses
     generated = stage.run(fitting, suite, parser, progress)
+    left_out = stage.long_row_skips(examples, too_long, suite)
     return Plan(list(examples), suite, [*made.variants, *generated.variants],
-                [*made.skips, *generated.skips], parser.parses - before,
+                [*made.skips, *generated.skips, *left_out], parser.parses - before,
                 stage.block(generated.counts))

@@ -100,6 +100,10 @@ class PremadeGeneration(GenerationSetup):
     def check(self, suite: Suite, examples: Sequence[Example]) -> None:
         """Nothing to check: the driver's setup checked before generating."""
 
+    @property
+    def adds_variants(self) -> bool:
+        return self.imported is not None or bool(self.variants)
+
     def run(self, examples: Sequence[Example], suite: Suite, parser: TextParser,
             progress: Progress | None = None) -> GenerationOutcome:
         key = tuple(e.id for e in examples)

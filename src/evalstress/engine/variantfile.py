@@ -170,6 +170,39 @@ def read_variants(path: Path) -> Iterator[Variant]:
         yield variant_from_record(record)
 
 
+def _type_fits(found: pa.DataType, wanted: pa.DataType) -> bool:
+    """Whether a column of type `found` holds what VARIANT_SCHEMA's `wanted` does."""
+    if pa.types.is_string(wanted):
+        return pa.types.is_string(found) or pa.types.is_large_string(found) or (
+            pa.types.is_dictionary(found) and _type_fits(found.value_type, wanted))
+    if pa.types.is_integer(wanted):
+        return pa.types.is_integer(found)
+    return pa.types.is_floating(found) or pa.types.is_integer(found)
+
+
+def check_variant_file(path: Path) -> None:
+    """Refuse a variants.parquet that is not ours (a file put in a run directory by hand): its
+    columns would read as nulls and be exported as empty rows. A DataError names the file and
+    each missing or wrongly typed column."""
+    if path.suffix != ".parquet":
+        return  # an old variants.jsonl is checked line by line as it is read
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+    problems = []
+    for wanted in VARIANT_SCHEMA:
+        index = schema.get_field_index(wanted.name)
+        if index < 0:
+            problems.append(f"'{wanted.name}' is missing")
+        elif not _type_fits(schema.field(index).type, wanted.type):
+            problems.append(f"'{wanted.name}' is {schema.field(index).type}, not {wanted.type}")
+    if problems:
+        raise DataError(path, None, None, "is not a variants file written by evalstress: "
+                        f"column {'; column '.join(problems)} (its columns are "
+                        f"{', '.join(VARIANT_SCHEMA.names)})")
+
+
 def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int:
     """Write every variant of a run with its provenance to `out` (.jsonl, .csv or .parquet, by
     its suffix); with `originals`, each row also has its example's text. Returns the count.
@@ -182,6 +215,7 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
     source = variants_path(run_dir)
     if source is None:
         raise DataError(run_dir, None, None, f"holds no {FILE} (is it a run directory?)")
+    check_variant_file(source)
     texts: dict[str, str] = {}
     if originals:
         examples = run_dir / "examples.jsonl"
@@ -189,7 +223,7 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
             raise DataError(examples, None, None, "does not exist; export without --originals")
         texts = {str(d.get("id")): str(d.get("hypothesis", "")) for _, d in read_jsonl(examples)}
     fields = [*COLUMNS[:-1], *(["original"] if originals else []), "text"]
-    rows = (_export_row(r, fields, texts) for r in read_records(source))
+    rows = (_export_row(r, fields, texts) for r in _complete(source, read_records(source)))
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")  # a failed export leaves no half file
     try:
@@ -203,6 +237,16 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
     finally:
         partial.unlink(missing_ok=True)
     return count
+
+
+def _complete(path: Path, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The records, each checked to have what loads back with --variants (row numbers from 1)."""
+    for number, record in enumerate(records, start=1):
+        for name in ("example_id", "perturbation", "severity", "seed", "text"):
+            if record.get(name) is None:
+                raise DataError(path, number, name, "is empty: a variant needs its example, "
+                                "perturbation, severity, seed and text")
+        yield record
 
 
 def _export_row(record: Mapping[str, Any], fields: Sequence[str],

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from evalstress.core.strict import did_you_mean
+from evalstress.core.userfile import DataError, check_readable, read_user_text
 
 #: placeholder -> what it holds (docs and error messages list these)
 PLACEHOLDERS: Mapping[str, str] = {
@@ -211,19 +212,15 @@ def load_template(path: str | Path, *, pairwise: bool = False) -> PromptTemplate
     file = Path(str(path)).expanduser()
     where = str(path)
     try:
-        size = file.stat().st_size
+        size = check_readable(file, "a prompt template").stat().st_size
         if size > template_limit():
             raise TemplateError(f"{where}: the prompt template is {size:,} bytes, more than "
                                 f"{template_limit():,} (a template is sent with every request; "
                                 "raise the limit with EVALSTRESS_MAX_TEMPLATE_BYTES if you "
                                 "mean it)")
-        raw_text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TemplateError(f"{where}: the prompt template is not UTF-8 text ({exc.reason} at "
-                            f"byte {exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise TemplateError(f"{where}: cannot read the prompt template ({exc.strerror})") \
-            from None
+        raw_text = read_user_text(file, "a prompt template")
+    except DataError as exc:  # missing, a folder, not UTF-8 (its line and byte)
+        raise TemplateError(str(exc)) from None
     output = scale = None
     if file.suffix.lower() in (".yaml", ".yml", ".json"):
         try:

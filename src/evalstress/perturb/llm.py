@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import yaml
 
 from evalstress.core.params import ParamKind, declare, one_of, whole_number
+from evalstress.core.userfile import DataError, read_user_text
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
 from evalstress.perturb.common import RULES
 
@@ -657,9 +658,10 @@ def load_prompt_file(path: str | Path) -> PromptFile:
     file = Path(path)
     where = str(file)
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PromptError(where, None, None, f"cannot read the file ({exc.strerror})") from None
+        raw = yaml.safe_load(read_user_text(file, "a prompt file"))
+    except DataError as exc:  # missing, a folder, unreadable, not UTF-8 (line and byte)
+        place = where if exc.line is None else f"{where}, line {exc.line}"
+        raise PromptError(place, None, None, exc.message) from None
     except yaml.YAMLError as exc:
         raise PromptError(where, None, None, f"invalid YAML ({exc})") from None
     if not isinstance(raw, Mapping) or not raw:

@@ -17,6 +17,7 @@ import yaml
 
 from evalstress.core.data import TASKS
 from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
+from evalstress.core.userfile import DataError, read_user_text
 from evalstress.perturb.base import (
     Perturbation,
     Severity,
@@ -359,12 +360,9 @@ def load_suite(name_or_path: str | Path) -> Suite:
     if path.suffix in (".yaml", ".yml") and path.exists():
         where = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start}); save the suite as "
-                              "UTF-8") from None
-        except OSError as exc:
-            raise ConfigError(f"{where}: cannot read the suite ({exc.strerror or exc})") from None
+            text = read_user_text(path, "a suite")
+        except DataError as exc:  # not UTF-8 (with the line and byte), unreadable, a folder
+            raise ConfigError(str(exc)) from None
     else:
         resource = resources.files("evalstress") / "suites" / f"{name_or_path}.yaml"
         if not resource.is_file():

@@ -1,0 +1,63 @@
+"""Reading a user's file: a folder, bytes that are not UTF-8 and broken JSON are located."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalstress.core import userfile
+from evalstress.core.userfile import DataError, not_utf8, parse_json_line, read_user_text
+
+
+def test_a_text_file_reads_without_its_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes("seeds: 2\nname: café\n".encode("utf-8-sig"))
+    assert read_user_text(path) == "seeds: 2\nname: café\n"
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_line_and_offset(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"seeds: 2\n# caf\xe9\n")  # Latin-1: 9 bytes of line 1, then "# caf"
+    with pytest.raises(DataError) as info:
+        read_user_text(path, "a config")
+    assert str(info.value) == (f"{path}, line 2: is not UTF-8 text: byte 0xE9 at byte offset 14 "
+                               "(invalid continuation byte); save the file as UTF-8")
+
+
+@pytest.mark.parametrize("split", [1, 2, 3])
+def test_the_scan_follows_characters_across_its_blocks(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       split: int) -> None:
+    """A four-byte character cut by a block edge is no error; a bad byte after it is found at
+    its own offset, not at one counted from the block."""
+    monkeypatch.setattr(userfile, "_SCAN_BLOCK", 8)
+    body = b"a" * (8 - split) + "\U0001f600".encode() + b"\nline two \xff\n"
+    path = tmp_path / "d.txt"
+    path.write_bytes(body)
+    error = not_utf8(path)
+    assert error is not None and error.line == 2
+    # the a's, the 4 bytes of the emoji, the line break, then "line two "
+    assert f"at byte offset {(8 - split) + 4 + 1 + 9} " in str(error)
+    path.write_bytes(body.replace(b"\xff", b"!"))
+    assert not_utf8(path) is None
+    path.write_bytes(body[:(8 - split) + 2])  # ends inside the emoji
+    assert "unexpected end of data" in str(not_utf8(path))
+
+
+def test_a_folder_or_a_missing_file_is_said_to_be_one(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"prompts\.yaml: is a folder, so it cannot be read as a "
+                                        "prompt file"):
+        (tmp_path / "prompts.yaml").mkdir()
+        read_user_text(tmp_path / "prompts.yaml", "a prompt file")
+    with pytest.raises(DataError, match=r"absent\.yaml: does not exist"):
+        read_user_text(tmp_path / "absent.yaml")
+
+
+def test_a_json_line_that_ends_early_or_nests_too_deep(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"f\.jsonl, line 3, column 14: the line ends before its "
+                                        "JSON is complete"):
+        parse_json_line('{"text": "a",\n', "f.jsonl", 3)
+    with pytest.raises(DataError, match=r"f\.jsonl, line 1: is nested too deeply"):
+        parse_json_line("[" * 50_000 + "]" * 50_000, "f.jsonl", 1)
+    assert parse_json_line('{"a": [1]}\n', "f.jsonl", 1) == {"a": [1]}
