@@ -23,9 +23,10 @@ from typing import Any
 
 import yaml
 
+from evalstress.core.data import builtin_corpus
 from evalstress.core.text import TextParser
 from evalstress.perturb.llm import AttackSpec, Resolved
-from evalstress.perturb.llm_checks import Rejection, judge_answer
+from evalstress.perturb.llm_checks import Rejection, judge_answer, read_rewrite
 
 KINDS = ("correct", "unchanged", "over-rewritten", "wrong-attack", "cut-off", "refusal",
          "preamble", "new-fact")
@@ -64,7 +65,6 @@ def _originals(folder: Path) -> dict[str, tuple[str, str]]:
 
 
 def _corpus(key: str) -> tuple[str, str] | None:
-    from evalstress.core.data import builtin_corpus
 
     for example in builtin_corpus():
         if example.id == key:
@@ -157,7 +157,6 @@ def measure(cases: Mapping[str, Sequence[LabelledAnswer]], attacks: Mapping[str,
             ) -> dict[str, Measurement]:
     """Run every labelled answer through the attack's acceptance (and `verdict`, when given,
     on the answers the checks accept) and count the outcomes per attack."""
-    from evalstress.perturb.llm_checks import read_rewrite
 
     parser = parser or TextParser()
     out = {}

@@ -22,9 +22,11 @@ from typing import Any, ClassVar
 
 import yaml
 
+from evalstress.core.data import TASKS
 from evalstress.core.params import ParamKind, declare, one_of, whole_number
 from evalstress.core.userfile import DataError, read_user_text
-from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip
+from evalstress.perturb import base
+from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, registry
 from evalstress.perturb.common import RULES
 
 #: the one severity of an attack that has no graded levels
@@ -253,7 +255,6 @@ def _text_field(value: Any, where: str, attack: str, name: str) -> str:
 
 def _demonstrations(raw: Any, where: str, attack: str, name: str,
                     grid: Sequence[str]) -> list[Demonstration]:
-    from evalstress.core.data import TASKS
 
     if not isinstance(raw, list):
         raise PromptError(where, attack, name, "must be a list of {task, original, perturbed}")
@@ -417,7 +418,6 @@ def _paper(raw: Any, where: str, attack: str, grid: Sequence[str]
     """An attack's `paper:` mapping: `rule` (one line for the catalogue) and `tasks`, per task
     and severity the settings that differ from ours (instruction, bounds, checks, requires,
     demonstrations)."""
-    from evalstress.core.data import TASKS
 
     if not isinstance(raw, Mapping):
         raise PromptError(where, attack, "paper", "must map rule and tasks")
@@ -603,7 +603,6 @@ def _unpickle(spec: AttackSpec, state: dict[str, Any]) -> LLMPerturbation:
 def register_attack(spec: AttackSpec, *, replace_existing: bool = False) -> type[LLMPerturbation]:
     """Register an attack as a perturbation named `spec.name`. A name held by a perturbation that
     is not an LLM attack is an error; an LLM attack of that name is replaced only when asked."""
-    from evalstress.perturb import base
 
     current = base.registry().get(spec.name)
     if current is not None:
@@ -653,7 +652,6 @@ def load_prompt_file(path: str | Path) -> PromptFile:
     A known attack's fields override the built-in ones; an unknown name is a new attack, which
     needs instruction, demonstrations, level, damages and description, and is registered so
     suites and `-p` can use it. Errors name the file, the attack and the field."""
-    from evalstress.perturb.base import registry
 
     file = Path(path)
     where = str(file)
