@@ -93,7 +93,7 @@ def test_yaml_template_fields_are_checked(tmp_path: Path) -> None:
     with pytest.raises(TemplateError, match="last message must be the user's"):
         load_template(write(tmp_path, "c.json", '[{"role": "user", "content": "{text}"}, '
                                                 '{"role": "assistant", "content": "ok"}]'))
-    with pytest.raises(TemplateError, match="absent.txt: does not exist"):
+    with pytest.raises(TemplateError, match=r"absent\.txt: does not exist"):
         load_template(tmp_path / "absent.txt")
 
 
