@@ -3,6 +3,8 @@ answers with a Variant or a Skip (with its reason), never an exception."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -35,6 +37,24 @@ PARSER = TextParser()
 def test_every_rule_perturbation_answers_arbitrary_text(text: str, seed: int) -> None:
     for name in RULES:
         check_rule_grid(name, text, seed)
+
+
+@pytest.mark.skipif(os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci",
+                    reason="another hypothesis profile draws new examples on purpose")
+def test_property_tests_draw_the_same_examples_on_every_run() -> None:
+    """The default profile (tests/conftest.py) derandomizes: two runs of one property draw the
+    same texts, so the suite cannot fail at random on a commit that changed nothing."""
+    runs: list[list[str]] = []
+
+    @settings(max_examples=30)
+    @given(text=texts)
+    def record(text: str) -> None:
+        runs[-1].append(text)
+
+    for _ in range(2):
+        runs.append([])
+        record()
+    assert runs[0] == runs[1] and len(set(runs[0])) > 10
 
 
 @pytest.mark.parametrize("kind", sorted(SCRIPT_SAMPLES))

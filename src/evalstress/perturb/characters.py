@@ -208,7 +208,8 @@ class CharTypo(Perturbation):
     severity_param = "k"
     grid = DHP_LEVELS
     description = ("Add k random typos with the typo package (swapped, missing, extra, "
-                   "neighbouring keys); k per task of paper 003 for minor/major, or a number.")
+                   "neighbouring keys; a digit of another script, such as ٥, gets a neighbour "
+                   "in its own script); k per task of paper 003 for minor/major, or a number.")
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
