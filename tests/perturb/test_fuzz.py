@@ -34,9 +34,11 @@ PARSER = TextParser()
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts, seed=st.integers(0, 3))
 @example(text="୦", seed=0)  # an Oriya digit: typo's neighbour keys know 0-9 only (char-typo)
+@example(text="Rain fell. Rain fell. Sun came.", seed=0)  # sentence-reordering: copies forever
 def test_every_rule_perturbation_answers_arbitrary_text(text: str, seed: int) -> None:
-    for name in RULES:
-        check_rule_grid(name, text, seed)
+    with time_limit(120):  # a perturbation that never ends fails here, it does not stall CI
+        for name in RULES:
+            check_rule_grid(name, text, seed)
 
 
 @pytest.mark.skipif(os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci",
