@@ -165,3 +165,15 @@ def test_typos_in_a_text_of_every_scripts_digits_never_fail() -> None:
     for seed in range(5):
         out = text_of(run("char-typo", text, "major", seed))
         assert len(out.split(" ")) == len(DIGIT_RUNS)
+
+
+@pytest.mark.parametrize("script", sorted(DIGITS))
+def test_a_misspelled_word_with_digits_keeps_them_in_their_script(script: str) -> None:
+    """spelling-mistake types through the same keyboard: a word of letters and digits (a train
+    number) misspelled anywhere keeps every digit it has in that word's script. (The letters
+    here have no digit look-alike in typo's table, as b -> 6 or g -> 9 would have.)"""
+    digits = DIGITS[script]
+    text = f"the train xyz{digits[1]}{digits[2]}{digits[3]} left early."
+    for seed in range(20):
+        out = text_of(run("spelling-mistake", text, 0.4, seed))
+        assert {ch for ch in out if ch.isdecimal()} <= set(digits)
