@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from statistics import mean
 
+import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from evalstress.perturb.base import PerturbContext, Skip, Variant, registry
 from evalstress.perturb.catalogue import catalogue_markdown
 from evalstress.suites import load_suite
 from tests.perturb.conftest import GARDEN, HARBOUR, MARKET, make_ctx
+from tests.perturb.fuzzing import time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 WIKITEXT = Path("/work/shared/data/wikitext_paragraphs.jsonl")
@@ -82,10 +84,14 @@ def _check(result: Variant | Skip, text: str) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(max_size=200), seed=st.integers(0, 2**32))
+@hypothesis.example(text="୦", seed=0)  # an Oriya digit: typo's neighbour keys know 0-9 only (char-typo)
+@hypothesis.example(text="Rain fell. Rain fell. Sun came.", seed=0)  # sentence-reordering: copies forever
 def test_arbitrary_unicode_never_raises(text: str, seed: int) -> None:
-    for name, severity in UNITS:
-        ctx = make_ctx(text, pool=POOL, source="A source.", meta={"wrong_ending": "Bad end."})
-        _check(registry()[name]().apply(ctx, severity, seed), text)
+    with time_limit(120):
+        for name, severity in UNITS:
+            ctx = make_ctx(text, pool=POOL, source="A source.",
+                           meta={"wrong_ending": "Bad end."})
+            _check(registry()[name]().apply(ctx, severity, seed), text)
 
 
 def unit_variants(order: list[tuple[str, object]]) -> dict[str, str]:

@@ -135,3 +135,45 @@ def test_char_deletion_at_seed_0_is_locked_across_versions_and_parses() -> None:
     assert is_subsequence(DELETION_LOCK, MARKET)
     assert golden("char-deletion", "major") == DELETION_LOCK
     assert golden("char-deletion", "major", fresh_parser=True) == DELETION_LOCK
+
+
+#: the ten decimal digits of scripts whose digits typo's keyboard does not know
+DIGITS = {"arabic-indic": "٠١٢٣٤٥٦٧٨٩", "devanagari": "०१२३४५६७८९",
+          "oriya": "୦୧୨୩୪୫୬୭୮୯", "fullwidth": "０１２３４５６７８９",
+          "mathematical-bold": "𝟎𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖𝟗"}
+
+
+@pytest.mark.parametrize("script", sorted(DIGITS))
+def test_a_typo_in_a_number_writes_digits_of_the_numbers_own_script(script: str) -> None:
+    """A number of one script gets one edit per typo (swapped, dropped, repeated digits or a
+    neighbouring key), and every digit it ends with is a digit of that script: a neighbouring
+    key of ٥ is ٤ or ٦ (never the Latin 4 or 6, never a minus sign), and no Latin look-alike
+    (typo's look-alikes are Latin shapes: 2 may become Z, ٢ may not)."""
+    digits = DIGITS[script]
+    number = digits[2] + digits[0] + digits[2] + digits[4]  # 2024
+    outs = [text_of(run("char-typo", number, 1, seed)) for seed in range(40)]
+    assert all(set(out) <= set(digits) and typo_distance(number, out) == 1 for out in outs)
+    # some typo hit a neighbouring key: a digit the number did not hold before
+    assert any(set(out) - set(number) for out in outs)
+
+
+def test_typos_in_a_text_of_every_scripts_digits_never_fail() -> None:
+    """50 typos over the digits of all scripts Unicode knows: each lands, none raises."""
+    from tests.perturb.fuzzing import DIGIT_RUNS
+
+    text = " ".join(DIGIT_RUNS)
+    for seed in range(5):
+        out = text_of(run("char-typo", text, "major", seed))
+        assert len(out.split(" ")) == len(DIGIT_RUNS)
+
+
+@pytest.mark.parametrize("script", sorted(DIGITS))
+def test_a_misspelled_word_with_digits_keeps_them_in_their_script(script: str) -> None:
+    """spelling-mistake types through the same keyboard: a word of letters and digits (a train
+    number) misspelled anywhere keeps every digit it has in that word's script. (The letters
+    here have no digit look-alike in typo's table, as b -> 6 or g -> 9 would have.)"""
+    digits = DIGITS[script]
+    text = f"the train xyz{digits[1]}{digits[2]}{digits[3]} left early."
+    for seed in range(20):
+        out = text_of(run("spelling-mistake", text, 0.4, seed))
+        assert {ch for ch in out if ch.isdecimal()} <= set(digits)

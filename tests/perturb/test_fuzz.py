@@ -3,8 +3,10 @@ answers with a Variant or a Skip (with its reason), never an exception."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evalstress.core.data import Example
@@ -13,37 +15,62 @@ from evalstress.engine.planning import plan_dataset
 from evalstress.perturb.base import Skip, Variant, get_perturbation, registry
 from evalstress.suites import custom_suite
 from tests.perturb.conftest import GOLDEN_META, GOLDEN_POOL, make_ctx
-
-PARSER = TextParser()
-RULES = sorted(name for name, cls in registry().items() if cls.method == "rule")
-LLM = sorted(name for name, cls in registry().items() if cls.method == "llm")
-PIECES = ["the", "cat", "Maria", "Lisbon", "sat", "not", "was", "and", "but", "running", ".",
-          ",", "!", "?", "...", "(", ")", '"', "'s", "—", "\n", "\n\n", "  ", "\t", "\u200b",
-          "Émile", "東京", "🙂", "Dr.", "U.S.", "ﬁ", "İ", "2024", "3.5", "New York", "Monday"]
-texts = st.one_of(
-    st.text(max_size=200),  # any Unicode, control characters and lone combining marks included
-    st.lists(st.sampled_from(PIECES), max_size=60).map(" ".join),
-    st.lists(st.sampled_from(PIECES), max_size=60).map("".join),
+from tests.perturb.fuzzing import (
+    LLM,
+    RULES,
+    SCRIPT_SAMPLES,
+    check_attack_prompt,
+    check_attack_validation,
+    check_rule,
+    check_rule_grid,
+    in_english,
+    texts,
+    time_limit,
 )
 
-
-def _check(name: str, text: str, severity: object, seed: int) -> Variant | Skip:
-    ctx = make_ctx(text, pool=GOLDEN_POOL, source="A source text.", meta=GOLDEN_META)
-    result = get_perturbation(name).apply(ctx, severity, seed)  # type: ignore[arg-type]
-    assert isinstance(result, Variant | Skip), (name, severity, result)
-    if isinstance(result, Variant):
-        assert result.text != text  # an unchanged text is a Skip, never a Variant
-    else:
-        assert result.reason.strip()  # a Skip says why
-    return result
+PARSER = TextParser()
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts, seed=st.integers(0, 3))
+@example(text="୦", seed=0)  # an Oriya digit: typo's neighbour keys know 0-9 only (char-typo)
+@example(text="Rain fell. Rain fell. Sun came.", seed=0)  # sentence-reordering: copies forever
+# what a longer random run found before those fixes, shrunk by hypothesis
+@example(text="२०२४", seed=0)  # char-typo: KeyError '०'
+@example(text="the२०२४", seed=1)  # spelling-mistake: the same typo call, KeyError '०'
+@example(text="\x00 ﬁ \x00 \x00 \x00", seed=3)  # sentence-reordering: two copies of one
 def test_every_rule_perturbation_answers_arbitrary_text(text: str, seed: int) -> None:
-    for name in RULES:
-        for severity in registry()[name].grid:
-            _check(name, text, severity, seed)
+    with time_limit(120):  # a perturbation that never ends fails here, it does not stall CI
+        for name in RULES:
+            check_rule_grid(name, text, seed)
+
+
+@pytest.mark.skipif(os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci",
+                    reason="another hypothesis profile draws new examples on purpose")
+def test_property_tests_draw_the_same_examples_on_every_run() -> None:
+    """The default profile (tests/conftest.py) derandomizes: two runs of one property draw the
+    same texts, so the suite cannot fail at random on a commit that changed nothing."""
+    runs: list[list[str]] = []
+
+    @settings(max_examples=30)
+    @given(text=texts)
+    def record(text: str) -> None:
+        runs[-1].append(text)
+
+    for _ in range(2):
+        runs.append([])
+        record()
+    assert runs[0] == runs[1] and len(set(runs[0])) > 10
+
+
+@pytest.mark.parametrize("kind", sorted(SCRIPT_SAMPLES))
+def test_every_rule_perturbation_answers_each_class_of_unicode_text(kind: str) -> None:
+    """Each class alone and inside English, at every severity over three seeds."""
+    with time_limit(120):
+        for text in (SCRIPT_SAMPLES[kind], in_english(SCRIPT_SAMPLES[kind])):
+            for name in RULES:
+                for seed in range(3):
+                    check_rule_grid(name, text, seed)
 
 
 @pytest.mark.parametrize("text", ["", " ", "\n\n\t"])
@@ -51,7 +78,7 @@ def test_an_empty_text_is_skipped_unless_the_rule_adds_text(text: str) -> None:
     """Nothing to damage: every rule skips, except those whose damage is to put other text in
     (the source, a note to the grader, another example's answer, the dataset's wrong ending)."""
     for name in RULES:
-        result = _check(name, text, registry()[name].grid[-1], 0)
+        result = check_rule(name, text, registry()[name].grid[-1], 0)
         adds_text = name in ("copy-source", "injection", "random-answer", "wrong-ending")
         assert isinstance(result, Variant if adds_text else Skip), (name, result)
 
@@ -59,28 +86,16 @@ def test_an_empty_text_is_skipped_unless_the_rule_adds_text(text: str) -> None:
 @settings(max_examples=30, deadline=None)
 @given(text=texts)
 def test_every_llm_attack_builds_its_prompt_for_arbitrary_text(text: str) -> None:
-    """LLM attacks never run `apply` (the generation stage asks the model): their prompt
-    must hold the text whatever it is."""
     for name in LLM:
-        attack = get_perturbation(name)
-        messages = attack.messages(text, "summarization", attack.grid[0])  # type: ignore[attr-defined]
-        assert messages and all(isinstance(m["content"], str) for m in messages)
+        check_attack_prompt(name, text)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(original=texts, answer=texts)
 def test_every_llm_attack_judges_an_arbitrary_answer(original: str, answer: str) -> None:
-    """The generation stage checks whatever a model answers against the original: a rejection
-    with its reason, or acceptance, never an exception."""
-    from evalstress.perturb.llm_checks import Rejection, validate
-
     assert LLM  # the registry holds the LLM attacks
-    parsed = PARSER.parse(original)
     for name in LLM:
-        spec = get_perturbation(name).spec  # type: ignore[attr-defined]
-        for severity in spec.grid:
-            verdict = validate(parsed, answer, spec.resolve(severity), PARSER)
-            assert verdict is None or (isinstance(verdict, Rejection) and verdict.detail)
+        check_attack_validation(name, original, answer, PARSER)
 
 
 def test_a_1_mb_row_is_skipped_by_id_and_never_parsed() -> None:

@@ -23,6 +23,7 @@ from tests.perturb.conftest import (
     run,
     text_of,
 )
+from tests.perturb.fuzzing import time_limit
 
 S1 = "Maria drove to the market in Lisbon on Monday."
 S2 = "She bought fresh bread and two kilos of oranges."
@@ -129,6 +130,19 @@ def test_sentence_reordering_minor_moves_two_sentences_major_all() -> None:
     original = five.split(". ")
     assert sum(a != b for a, b in zip(original, minor, strict=True)) == 2
     assert isinstance(run("sentence-reordering", "Only one sentence.", "major"), Skip)
+
+
+def test_sentence_reordering_of_a_text_with_a_repeated_sentence_moves_two_different_ones(
+) -> None:
+    """Two copies of one sentence cannot be reordered: minor moves the odd sentence and one
+    copy, whichever two it drew first (it once drew copies forever)."""
+    bell, left = "The bell rang.", "Tom left."
+    text = f"{bell} {bell} {bell} {left}"
+    swapped = {" ".join([left if i == at else bell for i in range(3)] + [bell])
+               for at in range(3)}
+    with time_limit(20):
+        outs = {text_of(run("sentence-reordering", text, "minor", seed)) for seed in SEEDS}
+    assert outs <= swapped and len(outs) > 1
 
 
 def test_wrong_ending_for_qa_replaces_the_whole_answer() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import random
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 
@@ -43,6 +44,8 @@ CHAR_KEEPS = ("coherence", "non-hallucination", "non-contradiction", "informativ
 #: typo's single-error operations that act inside a word (the space ones would split words).
 TYPO_OPS = ("char_swap", "missing_char", "extra_char", "nearby_char", "similar_char",
             "repeated_char")
+#: the operations that write the keyboard neighbour of the character they hit
+NEIGHBOUR_OPS = ("extra_char", "nearby_char")
 
 
 def char_k(ctx: PerturbContext, severity: Severity,
@@ -89,7 +92,15 @@ def _with_typo_seed(rng: random.Random, action: Callable[[], str]) -> str:
 
 
 def typo_word(word: str, edits: int, rng: random.Random) -> str:
-    """`edits` random typographical errors in one word, made by the typo package."""
+    """`edits` random typographical errors in one word, made by the typo package.
+
+    typo's keyboard is English: its neighbouring keys cover a-z and 0-9, its look-alikes are
+    Latin shapes. A letter it has no key for (é, ж, क) gets the typos that need no keyboard:
+    swapped, dropped or repeated. A decimal digit of another script (٥, ५, ୦, full-width ５) gets
+    those too, and its neighbouring key is the neighbour of its value written in its own script
+    (٥ becomes ٤ or ٦: digit keys sit in the same order on every keyboard), never a Latin digit;
+    it gets no look-alike.
+    """
     from typo import StrErrer
 
     errer = StrErrer(word, seed=rng.getrandbits(32))
@@ -98,10 +109,39 @@ def typo_word(word: str, edits: int, rng: random.Random) -> str:
         # an operation with nothing to act on (similar_char on a letter without a look-alike,
         # char_swap on "ll") changes nothing: draw again, so k typos are k edits
         for _attempt in range(3 * len(TYPO_OPS)):
-            errer = getattr(errer, rng.choice(TYPO_OPS))()
+            operation = rng.choice(TYPO_OPS)
+            current = errer.result
+            typed = _as_ascii_digits(current)
+            if operation in NEIGHBOUR_OPS and typed != current:
+                errer.result = typed  # typo's neighbour tables know the ASCII digits only
+                getattr(errer, operation)()
+                errer.result = _in_own_script(current, typed, errer.result)
+            else:
+                errer = getattr(errer, operation)()
             if errer.result != before:
                 break
     return str(errer.result)
+
+
+def _as_ascii_digits(text: str) -> str:
+    """The text with each decimal digit of another script (Unicode Nd) as its ASCII digit."""
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch
+                   for ch in text)
+
+
+def _in_own_script(original: str, typed: str, result: str) -> str:
+    """`result` (one character of `typed` replaced, or one inserted before it) with every
+    character that was there before taken from `original`, and a new digit written in the
+    script of the digit it was typed next to."""
+    at = next((i for i, (a, b) in enumerate(zip(typed, result, strict=False)) if a != b),
+              min(len(typed), len(result)))
+    if at == len(result):
+        return original  # nothing changed
+    new, beside = result[at], original[at] if at < len(original) else ""
+    if new.isdecimal() and beside.isdecimal():
+        new = chr(ord(beside) - unicodedata.decimal(beside) + int(new))
+    inserted = len(result) - len(typed)
+    return original[:at] + new + original[at + 1 - inserted:]
 
 
 def _typo_words(parsed: ParsedText, counts: Counter[int], rng: random.Random) -> str:
@@ -168,7 +208,8 @@ class CharTypo(Perturbation):
     severity_param = "k"
     grid = DHP_LEVELS
     description = ("Add k random typos with the typo package (swapped, missing, extra, "
-                   "neighbouring keys); k per task of paper 003 for minor/major, or a number.")
+                   "neighbouring keys; a digit of another script, such as ٥, gets a neighbour "
+                   "in its own script); k per task of paper 003 for minor/major, or a number.")
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:

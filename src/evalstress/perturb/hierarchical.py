@@ -84,6 +84,10 @@ class SentenceReordering(Perturbation):
             raise ValueError(f"severity {severity!r}: at least 2 sentences must move")
         order = list(range(n))
         picked = sorted(rng.sample(range(n), k))
+        # k sentences of one text (a repeated line) cannot be reordered: draw again, until two
+        # of them differ (the text holds two different sentences, so some draw has them)
+        while len({sentences[i] for i in picked}) < 2:
+            picked = sorted(rng.sample(range(n), k))
         moved = list(picked)
         while [sentences[i] for i in moved] == [sentences[i] for i in picked]:
             rng.shuffle(moved)
