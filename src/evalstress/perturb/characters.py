@@ -16,6 +16,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from evalstress.core.params import declare, level_counts, whole_number
 from evalstress.core.text import ParsedText
 from evalstress.perturb.base import (
     Perturbation,
@@ -27,7 +28,6 @@ from evalstress.perturb.base import (
 )
 from evalstress.perturb.common import DHP_TASK, dhp_k
 from evalstress.perturb.paper000 import is_paper, spelling_mistakes
-from evalstress.perturb.params import declare, level_counts, whole_number
 
 #: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
 CHAR_K = {
