@@ -482,7 +482,8 @@ def probe(case: Case, workdir: Path, url: str, base: BaseRuns, keep: bool) -> Re
     if keep and outcome in FAILING:
         detail += f" (kept in {root})"
         (root / "probe-output.txt").write_text(
-            f"argv: {case.argv}\nexit: {obs.exit_code}\n--- stdout\n{obs.stdout}\n"
+            f"argv: {[fill(a, root, url) for a in case.argv]}\nexit: {obs.exit_code}\n"
+            f"--- stdout\n{obs.stdout}\n"
             f"--- stderr\n{obs.stderr}\n", encoding="utf-8")
     else:
         for path in root.rglob("*"):  # let cleanup into chmod'ed folders
