@@ -76,3 +76,12 @@ def test_a_bad_environment_cache_dir_does_not_matter_when_cache_dir_is_given(
                                       "--cache-dir", str(tmp_path / "good-cache")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "run" / "results.json").exists()
+
+
+def test_a_file_size_limit_and_a_damaged_sqlite_file_are_storage_errors() -> None:
+    """EFBIG (a process under `ulimit -f`) ended a run as an unexpected error (exit 4)."""
+    line = describe(OSError(errno.EFBIG, "File too large", "runs/x/scores.parquet"))
+    assert line == ("cannot write runs/x/scores.parquet: the file grew past the size this "
+                    "process may write (ulimit -f)")
+    assert "not an SQLite cache" in (describe(sqlite3.DatabaseError("file is not a database"))
+                                     or "")

@@ -91,7 +91,7 @@ def test_max_missing_in_the_config_must_be_a_number(tmp_path: Path) -> None:
     config.write_text("max_missing: half\n")
     result = runner.invoke(app, ["run", str(data), "-c", str(config), "-e", "rouge"])
     assert result.exit_code == 2
-    assert "max_missing 'half': give a fraction between 0 and 1" in _text(result)
+    assert "field 'max_missing' 'half': give a fraction between 0 and 1" in _text(result)
 
 
 def test_help_documents_exit_code_3() -> None:

@@ -161,3 +161,11 @@ def test_fingerprints_do_not_depend_on_hash_randomisation(tmp_path: Path) -> Non
                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": src}
                              ).stdout.strip() for seed in ("1", "2", "3")}
     assert len(prints) == 1 and len(next(iter(prints))) == 16
+
+
+def test_a_command_that_does_not_exist_is_refused_when_the_spec_is_read() -> None:
+    """It used to try every batch, record every score as missing and exit 3."""
+    from evalstress.core.strict import ConfigError
+
+    with pytest.raises(ConfigError, match="no program 'nosuch-program-evalstress'"):
+        create_evaluator("command:cmd=nosuch-program-evalstress")

@@ -153,7 +153,8 @@ def test_bad_config_values_name_the_file_and_field(tmp_path: Path, text: str,
 def test_max_missing_and_max_chars_are_checked_with_the_suite(tmp_path: Path) -> None:
     suite = Suite.from_dict({"perturbations": ["truncation"], "seeds": 1})
     settings = RunSettings.resolve({}, _config(tmp_path, "data: d.jsonl\nmax_missing: half\n"))
-    with pytest.raises(SettingsError, match="max_missing 'half': give a fraction between 0 and 1"):
+    with pytest.raises(SettingsError,
+                       match="field 'max_missing' 'half': give a fraction between 0 and 1"):
         settings.with_suite(suite)
     settings = RunSettings.resolve({"data": Path("d.jsonl"), "max_missing": 1.5}, None)
     with pytest.raises(SettingsError, match=r"--max-missing 1\.5: give a fraction between 0 and 1"):
@@ -291,3 +292,26 @@ def test_a_billion_seeds_is_refused_at_once(tmp_path: Path) -> None:
                                  "-e", "bleu", "--dry-run"])
     assert result.exit_code == 2, result.output
     assert "1,000,000,000 seeds is more than 10,000" in " ".join(result.output.split())
+
+
+def test_a_zero_or_false_in_the_config_is_a_value_not_an_absence(tmp_path: Path) -> None:
+    """`max_units: 0` read as "unset" and ran with the default bound."""
+    with pytest.raises(SettingsError, match="field 'max_units': expected a whole number >= 1"):
+        RunSettings.resolve({}, _config(tmp_path, "max_units: 0\n"))
+    assert RunSettings.resolve({}, _config(tmp_path, "workers: 0\n")).sources["workers"] \
+        == "config"
+    assert RunSettings.resolve({}, _config(tmp_path, "max_units: null\n")).sources[
+        "max_units"] == "default"
+
+
+def test_a_config_max_missing_out_of_range_names_the_file_and_field(tmp_path: Path) -> None:
+    config = _config(tmp_path, "max_missing: 5\n")
+    settings = RunSettings.resolve({}, config)
+    with pytest.raises(SettingsError, match=f"{config}: field 'max_missing' 5.0: give a "
+                                            "fraction between 0 and 1"):
+        settings.with_suite(Suite.from_dict({"perturbations": ["truncation"], "seeds": 1}))
+
+
+def test_a_variant_map_without_variants_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="maps the fields of a --variants file"):
+        RunSettings.resolve({"variant_map": ["text=perturbed"]}, None)

@@ -64,8 +64,8 @@ def test_reading_a_suite_loads_no_analysis() -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("perturbations:\n  truncation: {grid: [5, -1, 'abc']}\n",
-     "field 'perturbations.truncation.grid': -1 is not a positive number"),
+    ("perturbations:\n  middle-swap: {grid: [5, -1, 'abc']}\n",
+     "field 'perturbations.middle-swap.grid': -1 is not a positive number"),
     ("perturbations:\n  truncation: {grid: [0.5, 'abc']}\n",
      "field 'perturbations.truncation.grid': 'abc' is not a severity of truncation"),
     ("perturbations:\n  spelling-mistake: {grid: [1.5]}\n",
@@ -122,3 +122,11 @@ def test_a_suite_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"latin\.yaml, line 1: is not UTF-8 text: byte 0xE9 "
                        r"at byte offset 16"):
         load_suite(path)
+
+
+def test_a_ratio_past_one_is_refused_unless_the_severity_counts(tmp_path: Path) -> None:
+    """truncation's ratio is a share of the text: 2.0 ran as if it meant something; only
+    middle-swap, whose paper rule counts sentences, may go past 1."""
+    with pytest.raises(ConfigError, match=r"2\.0 is not a ratio in \(0, 1\]"):
+        _load(tmp_path, "perturbations:\n  truncation: {grid: [2.0]}\n")
+    assert _load(tmp_path, "perturbations:\n  middle-swap: {grid: [1, 2]}\n").perturbations

@@ -51,7 +51,7 @@ def report_command(
     out: Annotated[Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")]
     = None,
     max_variants: Annotated[int, typer.Option(
-        help="Variants embedded in the page's browser (a stratified sample; `evalstress "
+        min=0, help="Variants embedded in the page's browser (a stratified sample; `evalstress "
         "export` writes them all).")] = 4000,
 ) -> None:
     """Rebuild the HTML report of a run from its directory (one self-contained file).

@@ -318,9 +318,13 @@ class SQLiteCache:
         other = Path(other)
         if not other.exists():
             raise FileNotFoundError(f"{other}: no such cache file")
-        with contextlib.closing(sqlite3.connect(other, timeout=_BUSY_SECONDS)) as probe:
-            found = probe.execute("SELECT COUNT(*) FROM sqlite_master WHERE type='table' "
-                                  "AND name=?", (self.table,)).fetchone()[0]
+        try:
+            with contextlib.closing(sqlite3.connect(other, timeout=_BUSY_SECONDS)) as probe:
+                found = probe.execute("SELECT COUNT(*) FROM sqlite_master WHERE type='table' "
+                                      "AND name=?", (self.table,)).fetchone()[0]
+        except sqlite3.Error as exc:  # the file to merge is damaged or no cache at all
+            meaning = reason_of(exc)
+            raise StorageError(f"cache file {other}: {meaning or exc}") from None
         if not found:
             return 0
         SQLiteCache(other, self.table).close()  # converts a first-layout file

@@ -25,6 +25,7 @@ _ERRNOS = {
     errno.EPERM: "operation not permitted",
     errno.ENOTDIR: "a part of the path is a file, not a folder",
     errno.EISDIR: "it is a folder",
+    errno.EFBIG: "the file grew past the size this process may write (ulimit -f)",
 }
 #: Phrases of libraries that lose the errno (pyarrow, SQLite) -> the same meanings.
 _PHRASES = {
@@ -37,6 +38,10 @@ _PHRASES = {
                                     "folder?)",
     "permission denied": "permission denied",
     "disk i/o error": "a disk I/O error",
+    "file is not a database": "it is not an SQLite cache (damaged, or another file): move it "
+                              "aside",
+    "database disk image is malformed": "the cache file is damaged: move it aside",
+    "file too large": "the file grew past the size this process may write (ulimit -f)",
 }
 
 

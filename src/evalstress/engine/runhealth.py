@@ -45,10 +45,10 @@ def _commonest(reasons: Counter[str]) -> str:
     return reasons.most_common(1)[0][0] if reasons else ""
 
 
-def check_max_missing(value: float) -> float:
-    """A fraction in [0, 1]; 1 never fails a run."""
+def check_max_missing(value: float, where: str = "--max-missing") -> float:
+    """A fraction in [0, 1]; 1 never fails a run. `where` names the flag or config field."""
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"--max-missing {value}: give a fraction between 0 and 1 "
+        raise ValueError(f"{where} {value}: give a fraction between 0 and 1 "
                          "(1 turns the check off)")
     return value
 

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import types
@@ -37,6 +38,7 @@ from evalstress.core.params import (
     text,
     words,
 )
+from evalstress.core.strict import ConfigError
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 ScoreFunction = Callable[..., Any]
@@ -230,6 +232,11 @@ class CommandEvaluator(Evaluator):
     def __init__(self, **given: Any):
         values = self.take_params(given)
         self.argv = shlex.split(values["cmd"])
+        program = self.argv[0] if self.argv else ""
+        if not program or shutil.which(program) is None:  # a path or a name on PATH
+            raise ConfigError(f"evaluator 'command': cmd={values['cmd']!r}: no program "
+                              f"'{program}' (not on PATH, or not an executable file); every "
+                              "batch would fail")
         self._aspects = tuple(values["aspects"].split())
         self.timeout = values["timeout"]
 

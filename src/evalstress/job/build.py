@@ -274,6 +274,10 @@ def build_job(settings: RunSettings, *, rows: Any = None,
     if analyses is not None:
         the_suite.analyses = tuple(analyses)
     check_size(examples, the_suite, settings)
+    for plan in the_suite.perturbations:  # a model a perturbation needs: before any work
+        missing = plan.perturbation.unmet()
+        if missing is not None:
+            raise ConfigError(missing)
     generation = build_generation(the_suite, examples, all_ids, settings)
     made = build_evaluators(evaluators if evaluators is not None else list(settings.evaluators))
     if the_suite.protocol == "paper":

@@ -194,9 +194,9 @@ def _number_from_zero(value: Any, where: str) -> Any:
 
 def _fraction(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SettingsError(f"max_missing {value!r}: give a fraction between 0 and 1")
+        raise SettingsError(f"{where} {value!r}: give a fraction between 0 and 1")
     try:
-        return check_max_missing(float(value))
+        return check_max_missing(float(value), where)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
 
@@ -326,7 +326,8 @@ class RunSettings:
         for f, how in _settings(cls):
             if _flag_given(flags.get(f.name)):
                 value, sources[f.name] = flags[f.name], "flag"
-            elif f.name in file_values and not (how.empty_is_unset and not file_values[f.name]):
+            elif f.name in file_values and not (how.empty_is_unset
+                                                and _empty(file_values[f.name])):
                 value, sources[f.name] = file_values[f.name], "config"
             else:
                 value, sources[f.name] = _default(f), "default"
@@ -357,6 +358,9 @@ class RunSettings:
         if self.backend == "ray" and self.sequential:
             raise SettingsError(f"{self.where('sequential')} decides batch by batch on one "
                                 f"machine: use {self.where('backend')} local")
+        if self.variant_map and self.variants is None:
+            raise SettingsError(f"{self.where('variant_map')} maps the fields of a --variants "
+                                "file: give one, or leave it out")
         if self.ray_address and self.backend != "ray":
             raise SettingsError(f"{self.where('ray_address')} {self.ray_address}: add "
                                 f"{self.where('backend')} ray")
@@ -476,6 +480,12 @@ def _with_suite(how: Setting) -> bool:
 
 def _default(f: Field[Any]) -> Any:
     return f.default_factory() if callable(f.default_factory) else f.default
+
+
+def _empty(value: Any) -> bool:
+    """A config value that leaves the choice to the next layer: null, "", [] or {} (never a
+    0 or a false, which say something: `max_units: 0` is an error, not the default)."""
+    return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
 
 def _flag_given(value: Any) -> bool:

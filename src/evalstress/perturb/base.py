@@ -102,9 +102,16 @@ class Perturbation(ABC):
     PARAMS: ClassVar[Mapping[str, ParamKind]] = declare()
     #: names a numerically graded perturbation also takes as a severity (e.g. "paper")
     SEVERITY_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: under its paper rule the severity is a count, not a share (a grid may go past 1)
+    paper_counts: ClassVar[bool] = False
 
     def __init__(self, **params: Any):
         self.params = check_params(type(self), params)
+
+    def unmet(self) -> str | None:
+        """What this perturbation still needs before it can run (a model path, say), in one
+        sentence, or None; a job refuses to start while any of its perturbations says so."""
+        return None
 
     @abstractmethod
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:

@@ -57,13 +57,19 @@ class BertDiverge(Perturbation):
         self.top_k = int(top_k)
         self.device = device
 
+    def unmet(self) -> str | None:
+        if self.model_name:
+            return None
+        return ("bert-diverge needs a masked LM: give model=PATH in the suite (perturbations: "
+                "{bert-diverge: {model: PATH}}) or set EVALSTRESS_MASKED_LM; no masked-LM "
+                "weights ship offline")
+
     def _loaded(self) -> Any:
         from evalstress.core import models
 
-        if not self.model_name:
-            raise ValueError("bert-diverge needs a masked LM: give model=PATH in the suite "
-                             "(perturbations: {bert-diverge: {model: PATH}}) or set "
-                             "EVALSTRESS_MASKED_LM; no masked-LM weights ship offline")
+        missing = self.unmet()
+        if missing is not None:
+            raise ValueError(missing)
         return models.load("masked-lm", self.model_name, self.device)
 
     def candidates(self, words: list[str], position: int) -> list[tuple[str, float]]:

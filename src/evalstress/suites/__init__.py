@@ -266,8 +266,8 @@ def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...
         if whole and not float(value).is_integer():
             raise ConfigError(f"{where}: {value!r} is not a whole number ({cls.name}'s "
                               f"'{cls.severity_param}' counts, e.g. {list(cls.grid)})")
-        if cls.severity_param == "ratio" and value > 1 and not has_paper_rule(cls):
-            # (under paper 002's rule some ratios are counts, e.g. middle-swap's sentences)
+        if cls.severity_param == "ratio" and value > 1 and not cls.paper_counts:
+            # (under paper 002's rule middle-swap's severity counts sentences)
             raise ConfigError(f"{where}: {value!r} is not a ratio in (0, 1] (the share of the "
                               "text to damage)")
     if len(set(map(repr, values))) != len(values):
