@@ -271,3 +271,19 @@ def test_arbitrary_imported_variant_rows(rows: list[dict[str, object]]) -> None:
     for variant in imported.variants:  # what loads is a usable variant
         assert variant.example_id == "r1" and variant.perturbation.strip()
         assert isinstance(variant.seed, int) and variant.seed >= 0 and variant.text.strip()
+
+
+def test_a_severity_the_registered_perturbation_cannot_have_is_refused(tmp_path: Path) -> None:
+    """`severity: banana` for truncation was stored as is, and its blind-spot curve had a
+    point named banana; a perturbation of the user's own takes any severity."""
+    text = "The bridge opened in 1898."
+    bad = write(tmp_path, [{"example_id": "a", "perturbation": "truncation",
+                            "severity": "banana", "seed": 0, "text": text}])
+    with pytest.raises(DataError, match="line 1, field 'severity': 'banana' is not a severity "
+                                        "of truncation, which is graded by numbers"):
+        load_variants(bad, EXAMPLES)
+    fine = write(tmp_path, [{"example_id": "a", "perturbation": "truncation", "severity": 0.3,
+                             "seed": 0, "text": text},
+                            {"example_id": "b", "perturbation": "my-attack",
+                             "severity": "banana", "seed": 0, "text": "Fog feeds it."}])
+    assert len(load_variants(fine, EXAMPLES).variants) == 2

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
-from evalstress.core.storage import StorageError, check_target
+from evalstress.core.storage import StorageError, check_target, describe
 
 
 def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
@@ -203,6 +203,8 @@ def export_command(
     writable(variants, "--variants", (run_dir,))
     try:
         count = export_variants(run_dir, variants, originals=originals)
-    except (DataError, ValueError, OSError) as exc:
+    except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:  # a full disk, a read-only folder: named with the file written
+        raise fail(describe(exc, variants) or f"cannot write {variants}: {exc}") from None
     console.print(f"Wrote {count} variants to {variants}")

@@ -27,7 +27,8 @@ from evalstress.core.records import ORIGINAL, SkipRecord
 from evalstress.core.text import LENGTH_SKIP, noise_ratio
 from evalstress.core.userfile import check_readable
 from evalstress.engine.variantfile import severity_value
-from evalstress.perturb.base import Variant
+from evalstress.perturb.base import Severity, Variant
+from evalstress.perturb.base import registry as perturbation_registry
 
 #: fields of an imported variant and the data field each is read from by default
 VARIANT_FIELDS = {"example_id": "example_id", "perturbation": "perturbation",
@@ -132,6 +133,20 @@ def _split(pair: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def severity_problem(perturbation: str, severity: Severity) -> str | None:
+    """Why `severity` cannot be a severity of the registered `perturbation` (a text where it
+    is graded by numbers), or None. Levels by name stay free (an import may bring levels of
+    its own, e.g. minor and major), and so does a perturbation of the user's own name."""
+    cls = perturbation_registry().get(perturbation)
+    if cls is None or severity == "default" or isinstance(severity, int | float):
+        return None
+    if not all(isinstance(g, int | float) for g in cls.grid) or str(severity) in map(
+            str, cls.SEVERITY_NAMES):
+        return None
+    return (f"'{severity}' is not a severity of {perturbation}, which is graded by numbers "
+            f"(its {cls.severity_param}, e.g. {', '.join(map(str, cls.grid))})")
+
+
 def load_variants(path: str | Path, examples: Sequence[Example],
                   mapping: Mapping[str, str] | Iterable[str] | None = None, *,
                   known_ids: Collection[str] | None = None) -> ImportedVariants:
@@ -187,6 +202,9 @@ def load_variants(path: str | Path, examples: Sequence[Example],
             raise DataError(file, line, fields["severity"], "a severity must be a text or a "
                             f"number, got {type(raw_severity).__name__}")
         severity = severity_value(raw_severity)
+        problem = severity_problem(perturbation, severity)
+        if problem is not None:
+            raise DataError(file, line, fields["severity"], problem)
         seed = seed_value(get(row, "seed", line), file, line, fields["seed"])
         text = field_text(get(row, "text", line), file, line, fields["text"])
         key = (example_id, perturbation, str(severity), seed)
