@@ -55,3 +55,28 @@ def test_a_label_that_looks_like_markup_prints_as_written(tmp_path: Path, label:
     assert result.exit_code == 0, result.output
     assert label in result.output
     assert label in json.loads((out / "results.json").read_text())["evaluators"]
+
+
+def test_a_write_that_fails_names_the_file_it_was_for(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file object's write error knows no file name: `report` and a run's report said
+    "cannot write: ..." (or exit 4 for EFBIG) without the file."""
+    import errno
+
+    import evalstress.report.html as html
+
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", *SMALL, "-e", "bleu", "--out", str(run)]).exit_code == 0
+
+    def full(*args: object, **kwargs: object) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(html, "write_html", full)
+    result = runner.invoke(app, ["report", str(run)])
+    assert result.exit_code == 2, result.output
+    assert f"cannot write {run / 'report.html'}: the disk is full" in " ".join(
+        result.output.split())
+    again = runner.invoke(app, ["run", *SMALL, "-e", "bleu", "--out", str(run)])
+    assert again.exit_code == 2, again.output
+    flat = " ".join(again.output.split())
+    assert "report.html: the disk is full" in flat and f"{run} keeps its previous contents" in flat

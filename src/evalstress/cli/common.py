@@ -107,7 +107,8 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print `message` as one error line on stderr; the caller raises the returned Exit."""
     from rich.markup import escape
 
-    err.print(f"[bold red]error:[/] {escape(redact(message))}")  # "[llm]" is text, not markup
+    err.print(f"[bold red]error:[/] {escape(redact(message))}",  # "[llm]" is text, not markup
+              soft_wrap=True)  # one line, whatever the width: a path is never cut
     return typer.Exit(code)
 
 

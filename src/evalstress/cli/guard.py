@@ -94,8 +94,8 @@ class GuardedGroup(TyperGroup):
                 err.print(f"[bold red]error:[/] {escape(unexpected_line(exc))}", soft_wrap=True)
                 raise typer.Exit(EXIT_UNEXPECTED) from None
             _stop_displays()
-            kept = "".join(f"; {out} keeps its previous contents" for out in _KEPT
-                           if out.exists())
+            kept = "".join(f"; {out} keeps its previous contents" if out.exists()
+                           else f"; nothing was written to {out}" for out in _KEPT)
             err.print(f"[bold red]error:[/] {escape(redact(line))}{escape(kept)}",
                       soft_wrap=True)
             raise typer.Exit(2) from None

@@ -41,16 +41,15 @@ from evalstress.report.terminal import print_analyses, print_summary
 def execute(job: StressJob, *, quiet: bool) -> JobResult:
     """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run the job, print
     what it found (unless `quiet`), exit EXIT_MOSTLY_MISSING (3) after writing when an
-    evaluator's scores are mostly missing."""
-    from evalstress.core.storage import StorageError
-
+    evaluator's scores are mostly missing. A storage error (a full disk) goes to the command
+    group, which names it and says what became of `--out`."""
     try:
         use_cache_dir(job.cache_dir)
         if job.out is not None:
             keeps(job.out)
             set_resume_hint(f"finished chunks in {staging_for(job.out)}")
         done = run_job(job)
-    except (JobError, StorageError) as exc:
+    except JobError as exc:
         raise fail(str(exc)) from None
     result = done.run
     if not quiet:

@@ -10,7 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
-from evalstress.core.storage import StorageError, check_target, describe
+from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
+
+
+def cannot_write(exc: OSError, path: Path) -> str:
+    """One line for a write that failed: the file it was for, and why."""
+    return describe(exc, path) or f"cannot write {path}: {exc.strerror or exc}"
 
 
 def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
@@ -71,6 +76,8 @@ def report_command(
         path = write_report(run_dir, out, max_variants=max_variants, results=results)
     except RunDirError as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:  # a full disk, a read-only folder: named with the file written
+        raise fail(cannot_write(exc, out or Path(run_dir) / "report.html")) from None
     console.print(f"Wrote {path}")
 
 
@@ -89,7 +96,10 @@ def compare_command(
 
     writable(out, "--out", (run_a, run_b))
     a, b = (verdicts_of(run, "compare", applicable=False) for run in (run_a, run_b))
-    out.write_text(render_compare(a, b, name_a=str(run_a), name_b=str(run_b)), encoding="utf-8")
+    try:
+        atomic_write_text(out, render_compare(a, b, name_a=str(run_a), name_b=str(run_b)))
+    except OSError as exc:
+        raise fail(cannot_write(exc, out)) from None
     listed = changes(*paired_outcomes(a, b))
     for label_b, label_a in relabelled(a, b).items():
         console.print(f"B's {escape(label_b)} is paired with A's {escape(label_a)}: the same "
@@ -206,5 +216,5 @@ def export_command(
     except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
-        raise fail(describe(exc, variants) or f"cannot write {variants}: {exc}") from None
+        raise fail(cannot_write(exc, variants)) from None
     console.print(f"Wrote {count} variants to {variants}")

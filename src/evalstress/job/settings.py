@@ -359,8 +359,9 @@ class RunSettings:
             raise SettingsError(f"{self.where('sequential')} decides batch by batch on one "
                                 f"machine: use {self.where('backend')} local")
         if self.variant_map and self.variants is None:
-            raise SettingsError(f"{self.where('variant_map')} maps the fields of a --variants "
-                                "file: give one, or leave it out")
+            given = " ".join(map(str, self.variant_map))
+            raise SettingsError(f"{self.where('variant_map')} {given} maps the fields of a "
+                                "--variants file: give one, or leave it out")
         if self.ray_address and self.backend != "ray":
             raise SettingsError(f"{self.where('ray_address')} {self.ray_address}: add "
                                 f"{self.where('backend')} ray")

@@ -7,14 +7,16 @@ leaves the previous run directory as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from evalstress.core.redact import redact_value
+from evalstress.core.storage import StorageError, describe
 from evalstress.core.version import __version__
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import RunFiles, promote
@@ -66,14 +68,29 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         if summary.get(key):
             results[key] = summary[key]
     text = json.dumps(results, indent=2, ensure_ascii=False, default=str)
-    files.path("results.json").write_text(text, encoding="utf-8")
+    with naming(files.path("results.json")):
+        files.path("results.json").write_text(text, encoding="utf-8")
     from evalstress.report.html import write_report
 
-    write_report(files.root, files.path("report.html"))
+    with naming(files.path("report.html")):
+        write_report(files.root, files.path("report.html"))
     promote(files, out, command=str((config or {}).get("command", "run")), force=force)
     return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",
             "skips": out / "skips.jsonl", "examples": out / "examples.jsonl",
             "results": out / "results.json", "report": out / "report.html"}
+
+
+@contextlib.contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """A full disk or a read-only folder while writing `path` becomes a StorageError naming
+    it (a file object's write error knows no file name)."""
+    try:
+        yield
+    except OSError as exc:
+        line = describe(exc, path)
+        if line is None:
+            raise
+        raise StorageError(line) from None
 
 
 def results_head(config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -96,9 +113,11 @@ def write_study_outputs(files: RunFiles, out: str | Path, *, config: Mapping[str
     out = Path(out)
     results = {**results_head(config), "counts": dict(counts), **dict(extra or {}),
                "analyses": {name: result.to_dict() for name, result in analyses.items()}}
-    files.path("results.json").write_text(
-        json.dumps(results, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    write_html(results, files.path("report.html"), title=title)
+    with naming(files.path("results.json")):
+        files.path("results.json").write_text(
+            json.dumps(results, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    with naming(files.path("report.html")):
+        write_html(results, files.path("report.html"), title=title)
     names = sorted(p.name for p in files.root.iterdir() if not p.name.startswith("."))
     promote(files, out, command=str(config.get("command", "study")), force=force)
     return {name.split(".")[0]: out / name for name in names}
