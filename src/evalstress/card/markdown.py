@@ -159,10 +159,37 @@ def discernment_lines(results: Mapping[str, Any]) -> list[str]:
                           "95% CI"], units)
 
 
+def matrix_lines(matrix: Mapping[str, Any]) -> list[str]:
+    """Intended (rows: each attack at its heaviest severity) against affected aspects
+    (columns): what each aspect should do, the verdict, and the effect r."""
+    affected = list(matrix.get("affected") or [])
+    if not affected:
+        return []
+    cells = {(c["perturbation"], c["affected"]): c for c in matrix.get("cells") or []}
+    rows = []
+    for attack in matrix.get("attacks") or []:
+        some: Mapping[str, Any] = next((c for c in cells.values() if c["perturbation"] == attack), {})
+        line: list[Any] = [f"{attack} @{some.get('severity')}", some.get("intended")]
+        for aspect in affected:
+            cell_ = cells.get((attack, aspect))
+            if cell_ is None:
+                line.append(None)
+                continue
+            verdict = {True: "pass", False: "FAIL"}.get(cell_.get("passed"), "–")
+            effect = cell_.get("rank_biserial")
+            line.append(f"{cell_.get('expected') or 'no test'}: {verdict}"
+                        + (f", r {effect:+.2f}" if effect is not None else ""))
+        rows.append(line)
+    return ["Intended against affected aspects (each attack at its heaviest severity; r: "
+            "rank-biserial effect of the drop, +1 when every example dropped):", "",
+            *table(["attack", "intended", *affected], rows)]
+
+
 def criteria_lines(results: Mapping[str, Any]) -> list[str]:
     if results.get("mode") == "confusion":
         items = results["confusion"]["items"]
-        return ["Confusion: each attack is aimed at one aspect (intended); each row is one of "
+        return [*matrix_lines(results["confusion"].get("matrix") or {}),
+                "Every test: each attack is aimed at one aspect (intended); each row is one of "
                 "the evaluator's aspects (affected) and whether it moved as it should.", "",
                 *table(["attack", "severity", "intended", "affected", "expected", "change",
                         "95% CI", "r", "verdict"],

@@ -108,12 +108,35 @@ def discernment_section(results: Mapping[str, Any], table: ScoreTable
             summary)
 
 
+def confusion_matrix(items: list[dict[str, Any]], ranks: Mapping[tuple[str, str], int]
+                     ) -> dict[str, Any]:
+    """Intended against affected aspects: per attack at its heaviest severity (`ranks`: the
+    severity's rank per (perturbation, severity)), one cell per evaluator aspect saying what it
+    should do (move or stay), what it did (rank-biserial r, change with its interval) and the
+    verdict."""
+    heaviest: dict[str, tuple[int, str]] = {}
+    for item in items:
+        rank = ranks.get((item["perturbation"], item["severity"]), -1)
+        if rank > heaviest.get(item["perturbation"], (-2, ""))[0]:
+            heaviest[item["perturbation"]] = (rank, item["severity"])
+    cells = [{"perturbation": i["perturbation"], "severity": i["severity"],
+              "intended": i["intended"], "affected": i["aspect"],
+              "quality_aspect": i["quality_aspect"],
+              "expected": {"directional": "move", "invariance": "stay"}.get(i["test"]),
+              "rank_biserial": i.get("rank_biserial"), "change": i.get("change"),
+              "ci_low": i.get("ci_low"), "ci_high": i.get("ci_high"), "passed": i.get("passed")}
+             for i in items if heaviest.get(i["perturbation"], (0, None))[1] == i["severity"]]
+    return {"attacks": sorted(heaviest), "affected": sorted({c["affected"] for c in cells}),
+            "cells": cells}
+
+
 def criteria_section(results: Mapping[str, Any], table: ScoreTable, mode: str,
                      quality: Mapping[str, str | None]) -> tuple[dict[str, Any], str]:
     analysis = (results.get("analyses") or {}).get("criteria-confusion") or {}
     items = [{**item, "intended": ", ".join(aimed_at(item["perturbation"])) or None}
              for item in analysis.get("items") or []]
     profile = sensitivity_profile(table, quality)
+    ranks = {(r["perturbation"], r["severity"]): r["severity_rank"] for r in profile["rows"]}
     if mode == "confusion":
         confused = sum(1 for i in items if i["test"] == "invariance" and i["passed"] is False)
         missed = sum(1 for i in items if i["test"] == "directional" and i["passed"] is False)
@@ -125,7 +148,8 @@ def criteria_section(results: Mapping[str, Any], table: ScoreTable, mode: str,
         summary = (f"sensitivity profile over {len(probed)} quality aspects the suite's "
                    "perturbations aim at")
     return ({"mode": mode,
-             "confusion": {"items": items, "summaries": analysis.get("summaries") or [],
+             "confusion": {"items": items, "matrix": confusion_matrix(items, ranks),
+                           "summaries": analysis.get("summaries") or [],
                            "thresholds": analysis.get("thresholds"),
                            "matrices": analysis.get("matrices") or []},
              "sensitivity": profile, "notes": analysis.get("notes") or []}, summary)
