@@ -6,13 +6,18 @@ from typing import Any
 
 from evalstress.core.version import __version__
 
-__all__ = ["__version__", "stress"]
+__all__ = ["__version__", "card", "stress"]
 
 
 def __getattr__(name: str) -> Any:
-    """`evalstress.stress` loads its module on first use, so `import evalstress` stays light."""
+    """`evalstress.stress` and `evalstress.card` load their modules on first use, so `import
+    evalstress` stays light."""
     if name == "stress":
         from evalstress.api import stress
 
         return stress
+    if name == "card":
+        import importlib
+
+        return importlib.import_module("evalstress.card")  # a module one calls: card(...)
     raise AttributeError(f"module 'evalstress' has no attribute {name!r}")

@@ -262,3 +262,17 @@ def test_a_run_mostly_missing_does_not_print_a_clean_verdict_alone(tmp_path: Pat
     said = _text(result)
     assert "Most scores of lenient are missing: their verdicts above say nothing" in said
     assert said.index("blind spots found") < said.index("Most scores of lenient")
+
+
+def test_degenerate_share_counts_the_commonest_score_of_those_scored() -> None:
+    from evalstress.engine.runhealth import DEGENERATE_SHARE, degenerate_share
+
+    # 1.0 three times (once through float noise), 2.0 once; None and NaN are missing
+    share = degenerate_share([1.0, 0.1 + 0.9, 1.0 + 1e-12, 2.0, None, float("nan")])
+    assert (share.value, share.count, share.scored) == (1.0, 3, 4)
+    assert share.share == 0.75 and not share.degenerate()
+    assert degenerate_share([5.0] * 19 + [4.0]).degenerate(DEGENERATE_SHARE)  # 95%
+    assert degenerate_share([2.0, 1.0]).value == 1.0  # equally common: the smallest
+    empty = degenerate_share([None])
+    assert (empty.value, empty.scored, empty.degenerate()) == (None, 0, False)
+    assert empty.describe() == "no scores"

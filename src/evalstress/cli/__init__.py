@@ -9,6 +9,7 @@ from __future__ import annotations
 
 # isort: off
 from evalstress.cli import run  # noqa: F401  (quickstart, run)
+from evalstress.cli import card  # noqa: F401  (the evaluator card)
 from evalstress.cli import studies  # noqa: F401  (self-bias, correlate)
 from evalstress.cli import attack  # noqa: F401
 from evalstress.cli import listing  # noqa: F401  (list)

@@ -113,12 +113,11 @@ def attack_command(
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`
     """
-    from evalstress.engine.rundir import fresh_staging
-    from evalstress.report import write_study_outputs
+    from evalstress.job.attack import run_attack_study
     from evalstress.report.terminal import print_analyses
     from evalstress.studies.attack.objective import AttackParams
     from evalstress.studies.attack.protocol import resolve
-    from evalstress.studies.attack.setup import build_attacker, close, parse_scale_references
+    from evalstress.studies.attack.setup import build_attacker, parse_scale_references
 
     out_dir = out or Path(f"runs/attack-{data.stem}")
     with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
@@ -144,30 +143,20 @@ def attack_command(
                 progress=progress_bars(enabled=not quiet))
         except (DataError, KeyError, ValueError, ImportError) as exc:
             raise fail(str(exc.args[0] if exc.args else exc)) from None
-        files = fresh_staging(out_dir)
-        try:
-            records = attacker.run(files.path("attacks.jsonl"))
-        except ValueError as exc:
-            raise fail(str(exc)) from None
-        finally:
-            close(attacker)
-        result = attacker.result(records)
         config = {"command": "attack", "data": str(data), "map": map_, "task": task,
                   "limit": limit, "victims": victim, "gold": gold, "generator": generator,
                   "methods": method or ["adveval"], "direction": direction,
                   "criteria": criteria, "reference": chosen.reference,
                   "ranges": range_ or [], "protocol": attacker.protocol,
                   "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
-        paths = write_study_outputs(
-            files, out_dir, config=config, analyses={"adversarial": result},
-            counts={"examples": result.info.get("examples"),
-                    "attacks": result.info.get("attacks"), "successes": len(result.successes)},
-            title="evalstress attack", force=force)
+        try:
+            study = run_attack_study(attacker, out_dir, config=config, force=force)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
         if not quiet:
-            print_analyses(console, {"adversarial": result})
+            print_analyses(console, {"adversarial": study.result})
+            paths = study.paths
             console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
-    from evalstress.engine.runhealth import above, attack_missing_shares
+    from evalstress.engine.runhealth import above
 
-    shares = attack_missing_shares(records,
-                                   attacker.generator.usage if attacker.generator else None)
-    exit_if_mostly_missing(above(shares, max_missing), max_missing)
+    exit_if_mostly_missing(above(study.missing, max_missing), max_missing)

@@ -1,5 +1,5 @@
-"""Whether a finished run can be trusted: evaluators whose scores are mostly missing, and rows
-left out because their text was too long.
+"""Whether a finished run can be trusted: evaluators whose scores are mostly missing, evaluators
+that give (nearly) one value to every text, and rows left out because their text was too long.
 
 A judge whose every call failed still yields a score table, full of missing rows; its analyses
 then report "0 blind spots" (or an attack "0% success", or a correlation of nothing), which reads
@@ -9,8 +9,9 @@ like a clean bill of health. The CLI asks this module after writing every output
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,12 @@ from evalstress.core.text import LENGTH_SKIP
 #: exit status of a run that wrote its outputs but whose scores are mostly missing
 EXIT_MOSTLY_MISSING = 3
 DEFAULT_MAX_MISSING = 0.5
+#: an evaluator that gives one value to at least this share of the texts it scored says
+#: nothing about them: its rank and drop tests pass or fail by ties, not by judgement
+DEGENERATE_SHARE = 0.95
+#: decimals two scores are compared at when looking for the value an evaluator repeats (an
+#: expected rating computed through floating point may differ in its last bits)
+SAME_VALUE_DECIMALS = 9
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,49 @@ def usage_share(label: str, usage: Any) -> MissingShare | None:
         return None
     return MissingShare(label, int(usage.errors), int(usage.requests),
                         _commonest(Counter(usage.errors_by_kind)))
+
+
+@dataclass(frozen=True)
+class ModalShare:
+    """How much of an evaluator's scores is one value: the commonest value, how many scores
+    took it, how many scores there were (missing ones left out)."""
+
+    value: float | None
+    count: int
+    scored: int
+
+    @property
+    def share(self) -> float:
+        return self.count / self.scored if self.scored else 0.0
+
+    def degenerate(self, threshold: float = DEGENERATE_SHARE) -> bool:
+        """Whether one value takes at least `threshold` of the scores (never for no scores)."""
+        return self.scored > 0 and self.share >= threshold
+
+    def describe(self) -> str:
+        if not self.scored:
+            return "no scores"
+        return (f"{self.value:g} for {self.count} of {self.scored} scored texts "
+                f"({self.share:.0%})")
+
+
+def degenerate_share(scores: Iterable[float | None]) -> ModalShare:
+    """The commonest value among `scores` (the scores one evaluator aspect gave to the originals
+    and variants it scored) and its share; None and NaN are missing and left out. Values equal
+    to SAME_VALUE_DECIMALS decimals count as one. A judge that answers "1" to nearly every text
+    gives a share near 1: compare with DEGENERATE_SHARE (`ModalShare.degenerate`)."""
+    counts: Counter[float] = Counter()
+    for score in scores:
+        if score is None:
+            continue
+        value = float(score)
+        if math.isfinite(value):
+            counts[round(value, SAME_VALUE_DECIMALS) + 0.0] += 1  # -0.0 and 0.0 are one value
+    if not counts:
+        return ModalShare(None, 0, 0)
+    # the commonest value; among equally common ones the smallest, so the result is stable
+    value, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ModalShare(value, count, sum(counts.values()))
 
 
 def long_text_skips(result: Any) -> list[str]:

@@ -1,0 +1,93 @@
+"""From the methods' finished run directories to the card: the sections, the sanity gate over
+the evaluator's score tables, the findings with their examples, and the files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalstress.card.evidence import RunEvidence
+from evalstress.card.findings import headline_findings
+from evalstress.card.gate import COLUMNS, sanity_gate
+from evalstress.card.markdown import render_markdown
+from evalstress.card.model import CARD_MD, Card, MethodCost, write_atomic, write_card_json
+from evalstress.card.plan import CardPlan
+from evalstress.card.run import MethodOutcome, run_dir_of
+from evalstress.card.schema import card_problems
+from evalstress.card.sections import method_section, relative
+
+
+def source_of(key: str) -> str:
+    """The method whose run holds a method's numbers (the correlation: the blind-spot run)."""
+    return "blindspot" if key == "correlation" else key
+
+
+def read_table(run_dir: Path) -> pd.DataFrame | None:
+    path = run_dir / "scores.parquet"
+    return pd.read_parquet(path, columns=COLUMNS) if path.exists() else None
+
+
+def evaluator_block(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> dict[str, Any]:
+    """The evaluator under test: its traits and its full signature as the first finished run
+    recorded it (a judge's endpoint identity is learnt while it scores)."""
+    signature = None
+    for outcome in outcomes.values():
+        evaluators = (outcome.results or {}).get("evaluators") or {}
+        if evaluators:
+            signature = next(iter(evaluators.values())).get("signature")
+            break
+    return {**plan.evaluator.to_dict(), "signature": signature}
+
+
+def assemble(plan: CardPlan, outcomes: Mapping[str, MethodOutcome], out: Path, *,
+             max_missing: float) -> Card:
+    """The card of a plan whose methods have run (or failed, or were not run)."""
+    sections: dict[str, dict[str, Any]] = {}
+    tables: list[pd.DataFrame] = []
+    blindspot_table: pd.DataFrame | None = None
+    evidence: dict[str, RunEvidence] = {}
+    for method in plan.methods:
+        outcome = outcomes.get(source_of(method.key))
+        run_dir = run_dir_of(out, source_of(method.key))
+        finished = outcome is not None and outcome.results is not None and method.runs
+        section = method_section(method, plan, run_dir if finished else None,
+                                 outcome.results if finished and outcome else None, out)
+        if outcome is not None and outcome.status == "failed" and method.runs:
+            section["status"], section["reason"] = "failed", outcome.error
+        sections[method.key] = section
+        if finished and method.kind == "job":
+            evidence[method.key] = RunEvidence(run_dir, relative(run_dir, out))
+            table = read_table(run_dir)
+            if table is not None:
+                tables.append(table)
+                if method.key == "blindspot":
+                    blindspot_table = table
+    gate = sanity_gate(tables, blindspot_table, max_missing=max_missing,
+                       declared=plan.evaluator.score_range)
+
+    def example(method: str, aspect: str, perturbation: str, severity: str,
+                pick: str) -> dict[str, Any] | None:
+        source = evidence.get(method)
+        return source.before_after(aspect, perturbation, severity, pick) if source else None
+
+    findings = headline_findings(sections, gate.to_dict(), example)
+    timings = {key: MethodCost(o.seconds, o.status == "reused", o.first_seconds)
+               for key, o in outcomes.items() if o.status in ("run", "reused", "failed")}
+    return Card(evaluator_block(plan, outcomes), dict(plan.data), plan.budget.to_dict(), gate,
+                findings, sections, timings, out)
+
+
+def write_card(card: Card) -> dict[str, Path]:
+    """card.json (checked against its schema first: a departure is a bug, not a file) and
+    card.md, each written whole or not at all."""
+    data = card.to_dict()
+    problems = card_problems(data)
+    if problems:
+        raise RuntimeError(f"the card departs from docs/card.schema.json: {problems[0]}")
+    json_path = write_card_json(data, card.out)
+    md_path = card.out / CARD_MD
+    write_atomic(md_path, render_markdown(data))
+    return {"json": json_path, "md": md_path}

@@ -1,0 +1,121 @@
+"""The card's dry run: per method the examples, variants, texts to score, model calls and an
+estimated time, found before anything is paid (nothing is scored; the caches are only read).
+
+The stress methods plan through `evalstress.job.run.estimate_job`, the same loop as their
+runs. Time is estimated only where a rate was measured (below); anything else says
+"unknown" rather than guess. The attack's calls are an upper bound: each search may stop
+early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evalstress.card.data import spread_over_tasks
+from evalstress.card.plan import CardPlan, MethodPlan
+from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_settings
+from evalstress.evaluators.base import parse_spec
+from evalstress.job import build_job
+from evalstress.job.run import estimate_job
+
+#: Rates measured on this project's shared 2-core machine (load average 4-6), one process:
+#: the standard cards of BLEU, chrF and ROUGE on the built-in corpus (blindspot 6,045
+#: variants in 9.0 / 11.1 / 11.2 s, criteria-rules 1,746 in 3.0 / 3.5 / 2.8 s), the
+#: evaluators alone on 1,140 texts, and the small card of the shipped SmolLM2-135M judge
+#: (269 texts in 398 s). Model-based perturbations and other evaluators have no rate.
+#: seconds to plan, write and analyse one variant (rule perturbations)
+SECONDS_PER_VARIANT = 0.001
+#: seconds to score one text, by evaluator kind (`rate_key`)
+SECONDS_PER_TEXT = {"bleu": 0.00035, "chrf": 0.0007, "rouge": 0.0005,
+                    "judge:model=local": 1.5}
+#: seconds a stress job takes whatever its size (build, analyse, write the run directory)
+SECONDS_PER_JOB = 2.0
+
+
+@dataclass
+class MethodEstimate:
+    """What one method would spend."""
+
+    key: str
+    title: str
+    runs: bool
+    reason: str = ""
+    examples: int = 0
+    variants: int | None = None
+    texts: int | None = None  # distinct texts not yet in the score cache
+    calls: int | None = None
+    tokens: int | None = None
+    seconds: float | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def rate_key(spec: str) -> str:
+    """The kind of evaluator a measured rate belongs to: its name, or `judge:model=local` for
+    the shipped in-process judge (a judge behind a server has no rate: its speed is the
+    server's)."""
+    name, params = parse_spec(spec)
+    return f"{name}:model=local" if name == "judge" and params.get("model") == "local" else name
+
+
+def job_seconds(spec: str, variants: int, texts: int) -> float | None:
+    """Estimated seconds of a stress job, or None without a measured rate."""
+    rate = SECONDS_PER_TEXT.get(rate_key(spec))
+    if rate is None:
+        return None
+    return SECONDS_PER_JOB + variants * SECONDS_PER_VARIANT + texts * rate
+
+
+def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
+                    ) -> MethodEstimate:
+    settings = stress_settings(plan, method, options)
+    job = build_job(settings, rows=list(plan.examples), analyses=method.analyses,
+                    command="card")
+    estimate = estimate_job(job)
+    row = estimate.evaluators[0] if estimate.evaluators else {}
+    texts = int(row.get("todo") or 0)
+    prompt, completion = row.get("prompt_tokens"), row.get("completion_tokens")
+    tokens = (int(prompt or 0) + int(completion or 0)) if prompt is not None else None
+    return MethodEstimate(method.key, method.title, True, examples=estimate.examples,
+                          variants=estimate.variants, texts=texts, calls=row.get("calls"),
+                          tokens=tokens,
+                          seconds=job_seconds(plan.evaluator.spec, estimate.variants, texts),
+                          note=f"suite {method.suite}, {estimate.skips} skips")
+
+
+def estimate_attack(plan: CardPlan, method: MethodPlan) -> MethodEstimate:
+    attack = method.attack
+    examples = len(spread_over_tasks(plan.examples, attack.get("examples")))
+    searches = examples * 2 * len(attack["methods"])  # both directions
+    return MethodEstimate(
+        method.key, method.title, True, examples=examples,
+        calls=searches * int(attack["budget"]),
+        note=f"up to {attack['budget']} victim queries in each of up to {searches} searches "
+             f"({', '.join(attack['methods'])}), plus the gold's ratings (x"
+             f"{attack['gold_samples']}){'; ' + attack['note'] if attack.get('note') else ''}")
+
+
+def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
+    """Every method's estimate, in the card's order (not run: its reason)."""
+    out = []
+    for method in plan.methods:
+        if not method.runs:
+            out.append(MethodEstimate(method.key, method.title, False, method.reason))
+        elif method.kind == "study":
+            out.append(estimate_attack(plan, method))
+        elif method.kind == "part":
+            out.append(MethodEstimate(method.key, method.title, True,
+                                      examples=len(plan.examples),
+                                      note="read from the blind-spot run: no scoring of its own"))
+        else:
+            try:
+                out.append(estimate_stress(plan, method, options))
+            except METHOD_ERRORS as exc:  # the run would fail the same way: say so here
+                message = str(exc.args[0] if exc.args else exc)
+                out.append(MethodEstimate(method.key, method.title, True,
+                                          examples=len(plan.examples),
+                                          note=f"cannot be planned: {message}"))
+    return out

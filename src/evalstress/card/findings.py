@@ -1,0 +1,325 @@
+"""The card's headline findings: three to five sentences a reader needs first, each resting on
+table rows of one method, an interval and one concrete before/after example.
+
+Findings are written from the methods' sections as card.json holds them (a mapping per method
+with its `results`), so they can be checked on a hand-made mapping. Candidates, in the order a
+reader needs them:
+
+1. failures: a blind spot (the rank test fails: the damage does not lower the score), an aspect
+   moved by damage to another aspect (criteria confusion);
+2. misses: damage to an aspect that leaves its score still, a unit DHP cannot tell from the
+   original (D < 1), searches that fooled the evaluator;
+3. inversions: a light error lowering the score at least as much as a heavy one, a score that
+   rises again as damage grows;
+4. what holds: the damage it ranks below every original, its correlation with people.
+
+At most two findings per method (the most needed), five in all; findings of one rank follow
+the card's order of methods. No composite score: each finding is one
+measured effect with its interval. An untrusted evaluator (the sanity gate failed) gets none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: a change below this share of the original score reads as "no change" in a finding
+BLIND = 0.01
+MOST_FINDINGS = 5
+PER_METHOD = 2
+#: the fewest pairs a one-sided Wilcoxon test needs to reach p < 0.05 at all (1/2^5 = 0.031):
+#: a DHP unit with fewer cannot reach D = 1 whatever the evaluator does, so it is no finding
+MIN_PAIRS = 5
+#: (method, aspect, perturbation, severity, pick) -> a before/after example, or None
+ExampleSource = Callable[[str, str, str, str, str], "dict[str, Any] | None"]
+
+
+@dataclass
+class Finding:
+    """One headline: what a reader should know, and what it rests on."""
+
+    rank: int  # 1 failures .. 4 what holds: lower reads first
+    kind: str
+    method: str
+    text: str
+    rows: list[dict[str, Any]]
+    interval: dict[str, Any]
+    example: dict[str, Any] | None = None
+    evidence: list[str] = field(default_factory=list)
+    magnitude: float = 0.0  # orders findings of one rank: larger first
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("magnitude")
+        return out
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1%}"
+
+
+def drop(relative: float | None) -> str:
+    """'drops 4.2%', 'rises 0.6%' or 'does not move': a relative change (positive = scored
+    worse) in words."""
+    if relative is None:
+        return "has no measured change"
+    if abs(relative) < 0.0005:
+        return "does not move"
+    return f"drops {relative:.1%}" if relative > 0 else f"rises {-relative:.1%}"
+
+
+def number(value: float) -> str:
+    """Two decimals, without a minus sign on zero."""
+    return f"{value + 0.0:.2f}".replace("-0.00", "0.00")
+
+
+def interval(what: str, low: float | None, high: float | None,
+             unit: str = "share") -> dict[str, Any]:
+    """An interval a finding quotes; `unit` says how to read its bounds: share (a fraction of
+    the original score: a drop), score (the evaluator's own units), rate, or correlation."""
+    return {"what": what, "low": low, "high": high, "level": 0.95, "unit": unit}
+
+
+def _relative_interval(row: Mapping[str, Any]) -> str:
+    """'; 95% CI of the drop -1.0% to +2.0%', to close a parenthesis (empty without one)."""
+    low, high = row.get("relative_ci_low"), row.get("relative_ci_high")
+    return "" if low is None or high is None else \
+        f"; 95% CI of the drop {pct(low)} to {pct(high)}"
+
+
+def _bracketed_interval(row: Mapping[str, Any]) -> str:
+    """' (95% CI of the drop -1.0% to +2.0%)' (empty without an interval)."""
+    inside = _relative_interval(row)
+    return f" ({inside[2:]})" if inside else ""
+
+
+def _files(section: Mapping[str, Any], *names: str) -> list[str]:
+    files = section.get("files") or {}
+    return [str(files[n]) for n in names if n in files]
+
+
+def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """Rank failures (blind spots) and monotonic failures; or, when every perturbation is
+    ranked below the original, the weakest of them as what holds."""
+    rows = (section.get("results") or {}).get("rows") or []
+    out: list[Finding] = []
+    evidence = _files(section, "results", "scores", "variants")
+    for row in rows:
+        severities = [s for s in row.get("severities") or [] if s.get("relative_change")
+                      is not None]
+        if not severities:
+            continue
+        top = max(severities, key=lambda s: s["severity_rank"])
+        largest = max(severities, key=lambda s: abs(s["relative_change"]))
+        name, aspect = row["perturbation"], row["aspect"]
+        if row.get("rank_pass") is False:
+            if abs(largest["relative_change"]) < BLIND:
+                text = (f"Blind to {name} at every severity: the score changes by less than "
+                        f"{BLIND:.0%} (at most {abs(largest['relative_change']):.1%}, at "
+                        f"severity {largest['severity']}{_relative_interval(largest)}).")
+            else:
+                weakest = min(severities, key=lambda s: s["relative_change"])
+                text = (f"Does not rank {name} below the original: at severity "
+                        f"{weakest['severity']} the score {drop(weakest['relative_change'])}"
+                        f"{_bracketed_interval(weakest)}"
+                        "; the rank test needs a drop beyond its tolerance at every severity.")
+            chosen = largest if abs(largest["relative_change"]) < BLIND else min(
+                severities, key=lambda s: s["relative_change"])
+            out.append(Finding(
+                1, "blind spot", "blindspot", text, [row],
+                interval(f"relative change at {chosen['severity']}",
+                         chosen.get("relative_ci_low"), chosen.get("relative_ci_high")),
+                example("blindspot", aspect, name, str(top["severity"]), "least"), evidence,
+                magnitude=1 - abs(largest["relative_change"])))
+        elif row.get("monotonic_pass") is False:
+            out.append(Finding(
+                3, "non-monotonic", "blindspot",
+                f"Rises again as {name} grows: below the original at every severity, but not "
+                f"lower at each heavier one (at {top['severity']} the score "
+                f"{drop(top['relative_change'])}{_relative_interval(top)}).", [row],
+                interval(f"relative change at {top['severity']}", top.get("relative_ci_low"),
+                         top.get("relative_ci_high")),
+                example("blindspot", aspect, name, str(top["severity"]), "least"), evidence,
+                magnitude=abs(top["relative_change"])))
+    if out or not rows:
+        return out
+    tops = [(row, max(row["severities"], key=lambda s: s["severity_rank"])) for row in rows
+            if row.get("verdict") == "pass" and row.get("severities")]
+    tops = [(row, top) for row, top in tops if top.get("relative_change") is not None]
+    if len(tops) == len(rows) and tops:
+        row, top = min(tops, key=lambda item: item[1]["relative_change"])
+        out.append(Finding(
+            4, "holds", "blindspot",
+            f"Ranks every one of the {len(rows)} blind-spot perturbations below the original; "
+            f"the smallest drop at full severity is {row['perturbation']}'s: the score "
+            f"{drop(top['relative_change'])}{_bracketed_interval(top)}.",
+            [row], interval(f"relative change at {top['severity']}",
+                            top.get("relative_ci_low"), top.get("relative_ci_high")),
+            example("blindspot", row["aspect"], row["perturbation"], str(top["severity"]),
+                    "least"), evidence))
+    return out
+
+
+def discernment_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """Units DHP cannot tell from the original (D < 1), and light errors that lower the score
+    at least as much as heavy ones of the same task."""
+    results = section.get("results") or {}
+    units = results.get("units") or []
+    threshold = float(results.get("threshold") or 1.0)
+    evidence = _files(section, "results", "scores", "variants")
+    out: list[Finding] = []
+    powered = [u for u in units if (u.get("n") or 0) >= MIN_PAIRS]
+    weak = [u for u in powered if u.get("d") is not None and u["d"] < threshold]
+    if weak:  # the weakest unit; the section's table holds the rest
+        unit = min(weak, key=lambda u: u["d"])
+        out.append(Finding(
+            2, "weak discernment", "discernment",
+            f"Cannot reliably tell {unit['perturbation']} ({unit['severity']}) from the "
+            f"original on {unit['task']}: D = {number(unit['d'])}, below {threshold:g} "
+            f"(p = {unit['pvalue']:.3g} over {unit['n']} examples; the score "
+            f"{drop(unit.get('relative_change'))}{_relative_interval(unit)}).",
+            [unit], interval("relative change", unit.get("relative_ci_low"),
+                             unit.get("relative_ci_high")),
+            example("discernment", unit["aspect"], unit["perturbation"], unit["severity"],
+                    "least"), evidence, magnitude=threshold - unit["d"]))
+    inverted = []
+    for minor in powered:
+        if minor.get("severity") != "minor" or minor.get("relative_change") is None:
+            continue
+        for major in powered:
+            if (major.get("severity") == "major" and major["task"] == minor["task"]
+                    and major["aspect"] == minor["aspect"]
+                    and major.get("level") != minor.get("level")
+                    and major.get("relative_change") is not None
+                    and minor["relative_change"] >= major["relative_change"] > 0):
+                inverted.append((minor, major))
+    if inverted:
+        minor, major = max(inverted, key=lambda p: p[0]["relative_change"]
+                           - p[1]["relative_change"])
+        out.append(Finding(
+            3, "inverted severity", "discernment",
+            f"Drops on {minor['perturbation']} (a minor {minor.get('level')}-level error) at "
+            f"least as much as on {major['perturbation']} (a major {major.get('level')}-level "
+            f"one) in {minor['task']}: {minor['relative_change']:.1%} against "
+            f"{major['relative_change']:.1%} of the score (D {number(minor['d'])} and "
+            f"{number(major['d'])}).",
+            [minor, major], interval(f"relative change under {minor['perturbation']}",
+                                     minor.get("relative_ci_low"),
+                                     minor.get("relative_ci_high")),
+            example("discernment", minor["aspect"], minor["perturbation"], minor["severity"],
+                    "most"), evidence,
+            magnitude=minor["relative_change"] - major["relative_change"]))
+    return out
+
+
+def criteria_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """Confusion (an aspect moved by damage aimed at another) and misses for an aspect-aware
+    evaluator; for a single score, the aspect whose damage moves it least."""
+    results = section.get("results") or {}
+    evidence = _files(section, "results", "scores", "variants")
+    out: list[Finding] = []
+    if results.get("mode") == "confusion":
+        items = (results.get("confusion") or {}).get("items") or []
+        confused = [i for i in items if i.get("test") == "invariance" and i.get("passed") is False]
+        missed = [i for i in items if i.get("test") == "directional" and i.get("passed") is False]
+        if confused:
+            item = max(confused, key=lambda i: abs(i.get("rank_biserial") or 0))
+            out.append(Finding(
+                1, "confusion", "criteria",
+                f"Confuses {item['quality_aspect']} with {item.get('intended') or 'another aspect'}: "
+                f"its {item['aspect']} score moves ({item['change']:+.3g}, r = "
+                f"{item['rank_biserial']:+.2f}) under {item['perturbation']}, which damages "
+                f"{item.get('intended') or 'another aspect'} only.", [item],
+                interval("mean change", item.get("ci_low"), item.get("ci_high"), "score"),
+                example("criteria", item["aspect"], item["perturbation"], item["severity"],
+                        "most"), evidence, magnitude=abs(item.get("rank_biserial") or 0)))
+        if missed:
+            item = min(missed, key=lambda i: i.get("rank_biserial") or 0)
+            out.append(Finding(
+                2, "missed damage", "criteria",
+                f"Misses damage to {item['quality_aspect']}: its {item['aspect']} score hardly "
+                f"moves under {item['perturbation']} ({item['severity']}): change "
+                f"{item['change']:+.3g}, r = {(item.get('rank_biserial') or 0):+.2f}.", [item],
+                interval("mean change", item.get("ci_low"), item.get("ci_high"), "score"),
+                example("criteria", item["aspect"], item["perturbation"], item["severity"],
+                        "least"), evidence, magnitude=1 - (item.get("rank_biserial") or 0)))
+        return out
+    profile = [a for a in (results.get("sensitivity") or {}).get("aspects") or []
+               if a.get("probed") and a.get("relative_change") is not None]
+    if not profile:
+        return out
+    weakest = min(profile, key=lambda a: a["relative_change"])
+    strongest = max(profile, key=lambda a: a["relative_change"])
+    first = (weakest.get("perturbations") or ["?@?"])[0].rsplit("@", 1)
+    rank = 2 if weakest["relative_change"] < BLIND else 4
+    text = (f"Moves least when {weakest['quality_aspect']} is damaged: under "
+            f"{', '.join(weakest['perturbations'])} the score "
+            f"{drop(weakest['relative_change'])}{_bracketed_interval(weakest)}")
+    if strongest is not weakest:
+        text += (f", against a score that {drop(strongest['relative_change'])} when "
+                 f"{strongest['quality_aspect']} is damaged")
+    out.append(Finding(rank, "sensitivity", "criteria", text + ".", [weakest, strongest],
+                       interval(f"relative change, {weakest['quality_aspect']}",
+                                weakest.get("relative_ci_low"), weakest.get("relative_ci_high")),
+                       example("criteria", weakest["aspect"], first[0], first[-1], "least"),
+                       evidence, magnitude=1 - weakest["relative_change"]))
+    return out
+
+
+def adversarial_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The attack row with the highest success rate, when any search succeeded."""
+    results = section.get("results") or {}
+    rows = [r for r in results.get("asr") or [] if r.get("asr") is not None]
+    winners = [r for r in rows if (r.get("successes") or 0) > 0]
+    if not winners:
+        return []
+    row = max(winners, key=lambda r: r["asr"])
+    sense = ("rated low a text the gold rated high" if row["direction"] == "good"
+             else "rated high a text the gold rated low")
+    return [Finding(
+        2, "fooled", "adversarial",
+        f"Fooled by {row['method']} in {row['successes']} of {row['attempts']} searches "
+        f"({row['asr']:.0%}, 95% CI {row['ci_low']:.0%}-{row['ci_high']:.0%}): it {sense}.",
+        [row], interval("attack success rate", row.get("ci_low"), row.get("ci_high"), "rate"),
+        results.get("example"), _files(section, "results", "attacks"), magnitude=row["asr"])]
+
+
+def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The correlation with people on the human aspect it follows best (Kendall)."""
+    rows = [r for r in (section.get("results") or {}).get("rows") or []
+            if r.get("method") == "kendall" and r.get("value") is not None]
+    if not rows:
+        return []
+    row = max(rows, key=lambda r: r["value"])
+    return [Finding(
+        4, "human correlation", "correlation",
+        f"Follows human {row['human']} ratings with Kendall tau {row['value']:.2f} "
+        f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}, {row['n']} texts).",
+        [row], interval("Kendall tau", row.get("ci_low"), row.get("ci_high"), "correlation"),
+        None,
+        _files(section, "results"))]
+
+
+WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {
+    "blindspot": blindspot_findings, "discernment": discernment_findings,
+    "criteria": criteria_findings, "adversarial": adversarial_findings,
+    "correlation": correlation_findings}
+
+
+def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any],
+                      example: ExampleSource) -> list[Finding]:
+    """The findings of the methods that ran, most needed first; none when the gate says the
+    evaluator's scores cannot be trusted (a constant or missing score has no blind spots)."""
+    if not gate.get("trusted", False):
+        return []
+    found: list[Finding] = []
+    for key, section in sections.items():
+        writer = WRITERS.get(key)
+        if writer is None or section.get("status") != "run":
+            continue
+        mine = sorted(writer(section, example), key=lambda f: (f.rank, -f.magnitude))
+        found.extend(mine[:PER_METHOD])
+    order = list(WRITERS)  # one rank: in the card's order of methods
+    return sorted(found, key=lambda f: (f.rank, order.index(f.method)))[:MOST_FINDINGS]
+

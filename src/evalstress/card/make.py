@@ -1,0 +1,80 @@
+"""A card from start to end: plan it (a bad spec, budget or data file is refused here, before
+any work), run its methods in its folder, write card.json and card.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from evalstress.card.assemble import assemble, write_card
+from evalstress.card.data import describe, load_card_examples, spread_over_tasks
+from evalstress.card.model import Card
+from evalstress.card.plan import CardPlan, EvaluatorTraits, get_budget, plan_methods
+from evalstress.card.run import CardOptions, MethodOutcome, claim_out, run_method
+from evalstress.core.cache import default_cache_dir
+from evalstress.evaluators.base import create_evaluator
+from evalstress.llm.generate import TextGenerator
+from evalstress.studies.attack.scoring import gold_evaluator
+
+#: where a card goes without --out: cards/<the evaluator's label as a folder name>
+CARDS = Path("cards")
+
+
+def folder_name(label: str) -> str:
+    """A label as a folder name: `judge(local)` -> `judge-local`."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.")
+    return name or "evaluator"
+
+
+def check_attack_specs(gold: str | None, generator: str | None) -> None:
+    """The gold and generator specs build (a typo fails before any work); nothing is asked."""
+    if gold:
+        gold_evaluator(gold, 1).close()
+    if generator:
+        TextGenerator.from_spec(generator).close()
+
+
+def evaluator_traits(spec: str) -> EvaluatorTraits:
+    """The evaluator's traits; building it checks the spec (one error line on a bad one)."""
+    made = create_evaluator(spec)
+    try:
+        return EvaluatorTraits.of(made)
+    finally:
+        made.close()
+
+
+def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
+              task: str | None = None, budget: str = "standard", gold: str | None = None,
+              generator: str | None = None) -> CardPlan:
+    """Everything the card will do, decided and checked before any work: the evaluator (its
+    spec built once), the budget, the examples (read, spread over the tasks, hashed) and each
+    method, run or not with the reason."""
+    chosen = get_budget(budget)
+    traits = evaluator_traits(spec)
+    check_attack_specs(gold, generator)
+    every = load_card_examples(data, field_map, task)
+    examples = spread_over_tasks(every, chosen.examples)
+    return CardPlan(traits, chosen, examples,
+                    describe(examples, len(every), data, field_map, task),
+                    plan_methods(traits, chosen, examples, gold=gold, generator=generator),
+                    gold=gold, generator=generator, data_path=data)
+
+
+def make_card(plan: CardPlan, options: CardOptions) -> Card:
+    """Run the plan's methods in `options.out` (reusing those finished earlier with the same
+    settings) and write its card.json and card.md; the folder is locked meanwhile."""
+    inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
+    if not options.no_cache:
+        inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
+    lock = claim_out(options.out, force=options.force, inputs=inputs)
+    try:
+        outcomes: dict[str, MethodOutcome] = {}
+        for method in plan.methods:
+            if method.kind != "part":
+                outcomes[method.key] = run_method(plan, method, options)
+        made = assemble(plan, outcomes, options.out, max_missing=options.max_missing)
+        write_card(made)
+    finally:
+        lock.release()
+    return made

@@ -1,0 +1,274 @@
+"""card.md: the card as GitHub renders it, drawn from card.json's data alone.
+
+Order: the evaluator and its signature; the sanity gate (first, since it says whether the rest
+means anything); data, budget and cost; the findings with their evidence (links into the run
+directories, relative to the card's folder) and a before/after example each; a table of the
+methods; a section per method; and a marked place for figures, which the HTML card adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: characters of a text shown in an example (the run directory holds the whole text)
+TEXT_CHARS = 600
+#: rows of a long table shown before "and N more"
+MAX_ROWS = 40
+
+
+def cell(value: Any) -> str:
+    """A table cell: numbers to 3 significant digits, None as a dash, pipes escaped."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "0" if abs(value) < 1e-9 else f"{value:.3g}"  # float noise and -0.0 read as 0
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def pct(value: float | None, signed: bool = True) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.1%}" if signed else f"{value:.1%}"
+
+
+def ci(low: float | None, high: float | None, percent: bool = True,
+       signed: bool = True) -> str:
+    if low is None or high is None:
+        return "–"
+    if percent:
+        return f"{pct(low, signed)} to {pct(high, signed)}"
+    return f"{low:.3g} to {high:.3g}"
+
+
+def interval_text(interval: Mapping[str, Any]) -> str:
+    """A finding's interval as its unit reads: a share or a rate in percent, else as is."""
+    unit = interval.get("unit", "score")
+    return ci(interval["low"], interval["high"], percent=unit in ("share", "rate"),
+              signed=unit == "share")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows[:MAX_ROWS]:
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n*… and {len(rows) - MAX_ROWS} more rows in card.json*")
+    return [*lines, ""]
+
+
+def link(path: str | None, text: str | None = None) -> str:
+    return "–" if not path else f"[{text or path}]({path})"
+
+
+def quote(text: str) -> str:
+    shown = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + " …"
+    return "\n".join("> " + line if line else ">" for line in shown.splitlines() or [""])
+
+
+def example_block(example: Mapping[str, Any] | None) -> list[str]:
+    if not example:
+        return []
+    where = ", ".join(str(v) for v in (example.get("perturbation"), example.get("severity"))
+                      if v not in (None, ""))
+    lines = [f"<details><summary>Example {cell(example.get('example_id'))} ({where}): "
+             f"{cell(example.get('original_score'))} → {cell(example.get('variant_score'))}"
+             "</summary>", "", f"Original (score {cell(example.get('original_score'))}):", "",
+             quote(str(example.get("original", ""))), "",
+             f"Variant (score {cell(example.get('variant_score'))}):", "",
+             quote(str(example.get("variant", ""))), ""]
+    files = example.get("files") or []
+    if files:
+        lines += ["From " + ", ".join(link(f) for f in files), ""]
+    return [*lines, "</details>", ""]
+
+
+def gate_lines(gate: Mapping[str, Any]) -> list[str]:
+    verdict = gate["verdict"]
+    head = {"pass": "passed", "warn": "passed with a warning",
+            "fail": "FAILED: the statistics below say nothing about this evaluator's judgement"}
+    lines = [f"> **Sanity gate {head[verdict]}.**"]
+    for reason in gate.get("reasons") or []:
+        lines.append(f"> - {reason}")
+    lines.append("")
+    rows = []
+    for spread in gate.get("spread") or []:
+        covered = spread.get("range_share")
+        rows.append(["spread", spread["aspect"],
+                     f"commonest value {cell(spread['modal_value'])} on "
+                     f"{pct(spread['modal_share'], False)} of {spread['scored']} scores"
+                     + (f"; scores span {pct(covered, False)} of the declared range"
+                        if covered is not None else ""),
+                     "degenerate" if spread["degenerate"] else "varies"])
+    ranking = gate.get("ranking")
+    if ranking:
+        rows.append(["ranking", "all",
+                     f"original above its heaviest damage in {ranking['above']} of "
+                     f"{ranking['pairs']} pairs ({pct(ranking['share'], False)}; 95% CI "
+                     f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)})",
+                     ranking["verdict"]])
+    missing = gate["missing"]
+    rows.append(["missing", "all", f"{missing['missing']} of {missing['rows']} scores "
+                 f"({pct(missing['share'], False)})"
+                 + (f"; most often: {missing['top_reason']}" if missing["top_reason"] else ""),
+                 "mostly missing" if missing["mostly_missing"] else "ok"])
+    return lines + table(["check", "aspect", "measured", "verdict"], rows)
+
+
+def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]) -> list[str]:
+    lines = ["## Findings", ""]
+    if not findings:
+        lines.append("No findings: the sanity gate does not trust this evaluator's scores, so "
+                     "nothing below is stated as a property of the evaluator."
+                     if not gate["trusted"] else "No finding stood out in the methods that ran.")
+        return [*lines, ""]
+    for number, finding in enumerate(findings, 1):
+        interval = finding["interval"]
+        lines += [f"{number}. **{finding['text']}**", "",
+                  f"   *{finding['kind']}*, from the {finding['method']} section; "
+                  f"{interval['what']}: 95% CI {interval_text(interval)}."
+                  f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
+                  ""]
+        lines += ["   " + line if line else "" for line in example_block(finding.get("example"))]
+    return lines
+
+
+def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for row in results.get("rows") or []:
+        top = max(row["severities"], key=lambda s: s["severity_rank"]) if row["severities"] \
+            else {}
+        rows.append([row["perturbation"], row["aspect"], row["verdict"], row["rank_pass"],
+                     row["monotonic_pass"], top.get("severity"), pct(top.get("relative_change")),
+                     ci(top.get("relative_ci_low"), top.get("relative_ci_high"))])
+    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "top severity",
+                  "drop (share of score)", "95% CI"], rows)
+
+
+def discernment_lines(results: Mapping[str, Any]) -> list[str]:
+    lines = table(["task", "group", "D_avg", "D_min", "weakest unit"],
+                  [[s["task"], s["group"], s["d_avg"], s["d_min"], s.get("d_min_at")]
+                   for s in results.get("summaries") or []])
+    units = [[u["task"], u["perturbation"], u["severity"], u["level"], u["d"],
+              pct(u.get("relative_change")), ci(u.get("relative_ci_low"),
+                                                u.get("relative_ci_high"))]
+             for u in results.get("units") or []]
+    return lines + table(["task", "perturbation", "severity", "level", "D", "drop",
+                          "95% CI"], units)
+
+
+def matrix_lines(matrix: Mapping[str, Any]) -> list[str]:
+    """Intended (rows: each attack at its heaviest severity) against affected aspects
+    (columns): what each aspect should do, the verdict, and the effect r."""
+    affected = list(matrix.get("affected") or [])
+    if not affected:
+        return []
+    cells = {(c["perturbation"], c["affected"]): c for c in matrix.get("cells") or []}
+    rows = []
+    for attack in matrix.get("attacks") or []:
+        some: Mapping[str, Any] = next((c for c in cells.values() if c["perturbation"] == attack), {})
+        line: list[Any] = [f"{attack} @{some.get('severity')}", some.get("intended")]
+        for aspect in affected:
+            cell_ = cells.get((attack, aspect))
+            if cell_ is None:
+                line.append(None)
+                continue
+            verdict = {True: "pass", False: "FAIL"}.get(cell_.get("passed"), "–")
+            effect = cell_.get("rank_biserial")
+            line.append(f"{cell_.get('expected') or 'no test'}: {verdict}"
+                        + (f", r {effect:+.2f}" if effect is not None else ""))
+        rows.append(line)
+    return ["Intended against affected aspects (each attack at its heaviest severity; r: "
+            "rank-biserial effect of the drop, +1 when every example dropped):", "",
+            *table(["attack", "intended", *affected], rows)]
+
+
+def criteria_lines(results: Mapping[str, Any]) -> list[str]:
+    if results.get("mode") == "confusion":
+        items = results["confusion"]["items"]
+        return [*matrix_lines(results["confusion"].get("matrix") or {}),
+                "Every test: each attack is aimed at one aspect (intended); each row is one of "
+                "the evaluator's aspects (affected) and whether it moved as it should.", "",
+                *table(["attack", "severity", "intended", "affected", "expected", "change",
+                        "95% CI", "r", "verdict"],
+                       [[i["perturbation"], i["severity"], i.get("intended"),
+                         f"{i['aspect']} ({i['quality_aspect']})",
+                         {"directional": "move", "invariance": "stay"}.get(i["test"], "–"),
+                         i.get("change"), ci(i.get("ci_low"), i.get("ci_high"), False),
+                         i.get("rank_biserial"),
+                         {True: "pass", False: "fail"}.get(i.get("passed"), "–")]
+                        for i in items])]
+    profile = results["sensitivity"]
+    rows = [[a["aspect"], a["quality_aspect"], ", ".join(a["perturbations"]) or "not probed",
+             pct(a.get("relative_change")), ci(a.get("relative_ci_low"),
+                                               a.get("relative_ci_high")),
+             a.get("rank_biserial")] for a in profile["aspects"] if a["probed"]]
+    unprobed = sorted({a["quality_aspect"] for a in profile["aspects"] if not a["probed"]})
+    return ["Sensitivity profile: how much the score drops when the attacks aimed at each "
+            "quality aspect damage the text (heaviest severity, share of the score).", "",
+            *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r"], rows),
+            f"Not probed by this suite: {', '.join(unprobed)}." if unprobed else "", ""]
+
+
+def adversarial_lines(results: Mapping[str, Any]) -> list[str]:
+    rows = [[r["victim"], r["direction"], r["method"], r["attempts"], r["successes"],
+             pct(r.get("asr"), False), ci(r.get("ci_low"), r.get("ci_high"), signed=False)]
+            for r in results.get("asr") or []]
+    return table(["victim", "direction", "method", "attempts", "successes", "ASR", "95% CI"],
+                 rows) + example_block(results.get("example"))
+
+
+def correlation_lines(results: Mapping[str, Any]) -> list[str]:
+    rows = [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
+             ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]]
+            for r in results.get("rows") or []]
+    return table(["aspect", "human", "level", "method", "value", "95% CI", "n"], rows)
+
+
+SECTION_LINES = {"blindspot": blindspot_lines, "discernment": discernment_lines,
+                 "criteria": criteria_lines, "adversarial": adversarial_lines,
+                 "correlation": correlation_lines}
+
+
+def section_lines(section: Mapping[str, Any]) -> list[str]:
+    paper = f" (paper {section['paper']})" if section.get("paper") else ""
+    lines = [f"### {section['title'].capitalize()}{paper}", ""]
+    if section["status"] != "run":
+        return [*lines, f"**{section['status'].capitalize()}:** {section['reason']}", ""]
+    if section.get("trusted") is False:
+        lines += [f"*Untrusted: {section['trust_note']}*", ""]
+    files = section.get("files") or {}
+    lines += [section.get("summary") or "", "",
+              "Run directory: " + link(section.get("run_dir")) + " (" + ", ".join(
+                  link(path, name) for name, path in files.items()) + ")", ""]
+    return lines + SECTION_LINES[section["key"]](section.get("results") or {})
+
+
+def render_markdown(card: Mapping[str, Any]) -> str:
+    """card.md from card.json's data."""
+    evaluator, data, budget, cost = card["evaluator"], card["data"], card["budget"], card["cost"]
+    lines = [f"# Evaluator card: {evaluator['label']}", "",
+             f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · evalstress "
+             f"{card['evalstress']} · {card['created']}", "", *gate_lines(card["gate"])]
+    calls = f", {cost['calls']} calls" if cost.get("calls") is not None else ""
+    tokens = f", {cost['tokens']} tokens" if cost.get("tokens") is not None else ""
+    tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
+    lines += table(["", ""], [
+        ["data", f"{data['source']}: {data['examples']} of {data['available']} examples "
+                 f"({tasks}); sha256 {data['sha256'][:16]}…"],
+        ["budget", f"{budget['name']}: {budget['description']}"],
+        ["cost", f"{cost['seconds']:.0f} s{calls}{tokens}"]])
+    lines += finding_lines(card["findings"], card["gate"])
+    methods = card["methods"]
+    lines += ["## Methods", "", *table(
+        ["method", "paper", "status", "summary or reason"],
+        [[m["title"], m.get("paper"), m["status"],
+          m["summary"] if m["status"] == "run" else m["reason"]] for m in methods.values()])]
+    for section in methods.values():
+        lines += section_lines(section)
+    lines += ["## Figures", "",
+              "<!-- figures: the HTML card (card.html) draws them from card.json; a static "
+              "figure for this page goes here -->", ""]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,116 @@
+"""The card as data: what card.json holds (its layout: docs/card.schema.json), and the files it
+is written to.
+
+Top-level keys, in order: `card_version`, `evalstress`, `created`, `evaluator` (spec, label,
+signature and its printable form, aspects), `data` (where the examples came from and their
+sha256), `budget`, `cost` (calls, tokens, seconds per method), `gate` (the sanity gate),
+`findings`, `methods` (one section per method, run or not run with the reason, each with the
+paths of its run directory's files) and `files` (the card's own files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalstress.card.findings import Finding
+from evalstress.card.gate import Gate
+from evalstress.core.redact import redact_value
+from evalstress.core.version import __version__
+
+#: the layout of card.json; keys are only added within a major version
+CARD_VERSION = "1.0"
+CARD_JSON = "card.json"
+CARD_MD = "card.md"
+
+
+@dataclass
+class MethodCost:
+    """What one method spent in this card: seconds of wall time (0 when its run directory was
+    reused from an earlier card), and whether it was."""
+
+    seconds: float
+    reused: bool
+    first_seconds: float | None = None  # the wall time of the run that made a reused result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 2), "reused": self.reused,
+                "first_seconds": (round(self.first_seconds, 2)
+                                  if self.first_seconds is not None else None)}
+
+
+@dataclass
+class Card:
+    """One evaluator's card: everything card.json and card.md say."""
+
+    evaluator: dict[str, Any]
+    data: dict[str, Any]
+    budget: dict[str, Any]
+    gate: Gate
+    findings: list[Finding]
+    methods: dict[str, dict[str, Any]]
+    timings: dict[str, MethodCost]
+    out: Path
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(
+        timespec="seconds"))
+
+    @property
+    def trusted(self) -> bool:
+        return self.gate.trusted
+
+    @property
+    def mostly_missing(self) -> bool:
+        return self.gate.missing.mostly_missing
+
+    def cost(self) -> dict[str, Any]:
+        """Per method its counts (calls, tokens where known) and wall time; the totals."""
+        per_method: dict[str, Any] = {}
+        for key, timing in self.timings.items():  # the methods that ran (or failed) here
+            section = self.methods.get(key) or {}
+            per_method[key] = {**dict(section.get("cost") or {}), **timing.to_dict()}
+        seconds = sum(t.seconds for t in self.timings.values())
+        calls = [m.get("calls") for m in per_method.values() if m.get("calls") is not None]
+        tokens = [(m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0)
+                  for m in per_method.values() if m.get("prompt_tokens") is not None]
+        return {"seconds": round(seconds, 2), "calls": sum(calls) if calls else None,
+                "tokens": sum(tokens) if tokens else None, "methods": per_method,
+                "note": "calls and tokens as each method's run recorded them (an LLM judge's "
+                        "calls: net of its response cache; a reused method's were spent when "
+                        "it first ran); tokens where the backend reports them; seconds: wall "
+                        "time of this card (a reused method took none: first_seconds is what "
+                        "its run took)"}
+
+    def files(self) -> dict[str, Any]:
+        runs = {key: s["run_dir"] for key, s in self.methods.items() if s.get("run_dir")}
+        return {"card_json": str(self.out / CARD_JSON), "card_md": str(self.out / CARD_MD),
+                "runs": runs}
+
+    def to_dict(self) -> dict[str, Any]:
+        untrusted = "; ".join(self.gate.reasons()) if not self.trusted else ""
+        methods = {key: {**section, "trusted": self.trusted if section["status"] == "run"
+                         else None, "trust_note": untrusted if section["status"] == "run"
+                         else ""}
+                   for key, section in self.methods.items()}
+        return {"card_version": CARD_VERSION, "evalstress": __version__,
+                "created": self.created, "evaluator": redact_value(self.evaluator),
+                "data": self.data, "budget": self.budget, "cost": self.cost(),
+                "gate": self.gate.to_dict(), "findings": [f.to_dict() for f in self.findings],
+                "methods": methods, "files": self.files()}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `path` whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_card_json(card: Mapping[str, Any], out: Path) -> Path:
+    path = out / CARD_JSON
+    write_atomic(path, json.dumps(card, indent=2, ensure_ascii=False, default=str) + "\n")
+    return path

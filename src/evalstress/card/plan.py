@@ -1,0 +1,303 @@
+"""What a card runs: the budgets, and which methods apply to an evaluator and its data.
+
+A budget fixes how much each method may spend (examples, seeds, the suite and protocol of each
+method, the attack's query budget). A method that cannot run for this evaluator or this data
+is planned too, as not run with the reason, so the card shows every method and never leaves
+one out in silence.
+
+| method       | paper | suite (small / standard / paper)           | runs when                      |
+|--------------|-------|--------------------------------------------|--------------------------------|
+| blindspot    | 002   | blindspot / blindspot / blindspot-full (*) | always                         |
+| discernment  | 003   | dhp / dhp / dhp (paper's error counts)     | the evaluator scores one text  |
+| criteria     | 000   | criteria-rules / same / criteria-rules-paper | the evaluator scores one text |
+| adversarial  | 004   | the attack study                           | a gold evaluator is given      |
+| correlation  | -     | the blind-spot run's originals             | the data carries human scores  |
+
+(*) data of one task that paper 002 ran (summarization, translation, open-ended) gets that
+task's paper suite instead, as `evalstress run --protocol paper` picks it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalstress.analyses.paired import quality_aspect
+from evalstress.core.data import Example
+from evalstress.core.extras import missing_modules
+from evalstress.core.strict import unknown_name_error
+from evalstress.core.version import __version__
+from evalstress.evaluators.base import Evaluator
+from evalstress.job.build import default_suite
+
+#: the methods of a card, in the order the card shows them
+METHODS = ("blindspot", "discernment", "criteria", "adversarial", "correlation")
+TITLES = {"blindspot": "blind spots", "discernment": "discernment",
+          "criteria": "criteria response", "adversarial": "adversarial search",
+          "correlation": "human correlation"}
+PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "criteria": "000",
+                                 "adversarial": "004", "correlation": None}
+#: the field of an example's meta that holds its human scores (aspect -> number)
+HUMAN_KEY = "human"
+#: what the attack baselines need beyond the core (TextFooler: MiniLM and WordNet)
+TEXTFOOLER_MODULES = ("torch", "transformers", "wn", "nltk")
+
+
+@dataclass(frozen=True)
+class AttackBudget:
+    """How much the adversarial search may spend: examples attacked, victim queries per search,
+    the search's own sizes, gold ratings averaged per text, and the attack protocol."""
+
+    examples: int | None
+    budget: int
+    max_iterations: int
+    candidates: int
+    trajectory: int
+    gold_samples: int
+    protocol: str = "default"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A card's budget: `examples` taken from the data (None: all), the seeds of the stress
+    methods (None: what the suite and protocol say), their protocol, each method's suite, and
+    the attack's budget."""
+
+    name: str
+    examples: int | None
+    seeds: int | None
+    protocol: str
+    suites: Mapping[str, str]
+    attack: AttackBudget
+    description: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "examples": self.examples,
+                "seeds": self.seeds, "protocol": self.protocol, "suites": dict(self.suites),
+                "attack": asdict(self.attack)}
+
+
+#: the budgets by name. small: a look in a minute or two (one seed, a handful of examples of
+#: each task). standard: the suites' own grids and seeds on up to 60 examples (the built-in
+#: corpus whole); a lexical metric's card takes a few minutes on two cores. paper: the papers'
+#: protocols on every example (paper 002: blindspot-full, five seeds; papers 000 and 003: one
+#: perturbed text per example, as their suites' paper protocol sets it; paper 004: its stop
+#: rule and query budget).
+BUDGETS: dict[str, Budget] = {
+    "small": Budget(
+        "small", examples=8, seeds=1, protocol="default",
+        suites={"blindspot": "blindspot", "discernment": "dhp", "criteria": "criteria-rules"},
+        attack=AttackBudget(examples=2, budget=20, max_iterations=2, candidates=4,
+                            trajectory=5, gold_samples=1),
+        description="8 examples spread over the tasks, one seed; a first look"),
+    "standard": Budget(
+        "standard", examples=60, seeds=3, protocol="default",
+        suites={"blindspot": "blindspot", "discernment": "dhp", "criteria": "criteria-rules"},
+        attack=AttackBudget(examples=8, budget=100, max_iterations=10, candidates=8,
+                            trajectory=10, gold_samples=3),
+        description="up to 60 examples spread over the tasks, three seeds, the suites' grids"),
+    "paper": Budget(
+        "paper", examples=None, seeds=None, protocol="paper",
+        suites={"blindspot": "blindspot-full", "discernment": "dhp",
+                "criteria": "criteria-rules-paper"},
+        attack=AttackBudget(examples=None, budget=300, max_iterations=30, candidates=8,
+                            trajectory=10, gold_samples=8, protocol="paper"),
+        description="every example under the papers' protocols (002: blindspot-full, five "
+                    "seeds; 000 and 003: one seed; 004: its stop rule, 300 queries)"),
+}
+
+
+def get_budget(name: str) -> Budget:
+    """The budget of that name; an unknown one is an error with a did-you-mean."""
+    if name not in BUDGETS:
+        raise unknown_name_error("budget", name, list(BUDGETS), "--budget")
+    return BUDGETS[name]
+
+
+@dataclass(frozen=True)
+class EvaluatorTraits:
+    """What the plan needs to know of the evaluator under test, read once from the built
+    evaluator (which is then closed: each method builds its own from the spec)."""
+
+    spec: str
+    label: str
+    name: str
+    aspects: tuple[str, ...]
+    level: str
+    short_signature: str
+    higher_is_better: Mapping[str, bool]
+    #: evaluator aspect -> the quality aspect of the hierarchy it stands for (None: none)
+    quality: Mapping[str, str | None]
+    #: evaluator aspect -> its declared (lowest, highest) score, None when unbounded
+    score_range: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, evaluator: Evaluator) -> EvaluatorTraits:
+        aspects = tuple(evaluator.aspects)
+        return cls(evaluator.spec, evaluator.label, evaluator.name, aspects,
+                   str(evaluator.level), evaluator.short_signature,
+                   {a: bool(evaluator.higher_is_better(a)) for a in aspects},
+                   {a: quality_aspect(evaluator.label, a) for a in aspects},
+                   {a: evaluator.score_range(a) for a in aspects})
+
+    @property
+    def aspect_aware(self) -> bool:
+        """Whether its scores name aspects of the hierarchy beyond overall quality (a judge of
+        fluency and coherence): then the card shows which aspects each attack moves. A score
+        of overall quality alone, or a metric's own score, gets a sensitivity profile."""
+        return any(q not in (None, "overall") for q in self.quality.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "label": self.label, "name": self.name,
+                "aspects": list(self.aspects), "level": self.level,
+                "short_signature": self.short_signature,
+                "higher_is_better": dict(self.higher_is_better),
+                "quality_aspects": dict(self.quality), "aspect_aware": self.aspect_aware,
+                "score_range": {a: list(r) if r is not None else None
+                                for a, r in self.score_range.items()}}
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """One method of the card: whether it runs and, if not, why; the suite, seeds and
+    protocol of a stress method; the analyses its job runs; the settings of an attack."""
+
+    key: str
+    runs: bool
+    reason: str = ""
+    suite: str | None = None
+    seeds: int | None = None
+    protocol: str = "default"
+    analyses: tuple[str, ...] = ()
+    #: criteria: "confusion" (aspect-aware evaluators) or "sensitivity"; correlation: where
+    #: its numbers come from
+    mode: str | None = None
+    attack: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.key]
+
+    @property
+    def paper(self) -> str | None:
+        return PAPERS[self.key]
+
+    @property
+    def kind(self) -> str:
+        """job (a stress run through `evalstress.job`), study (the attack), or part (read from
+        another method's run: the correlation of the blind-spot run's originals)."""
+        if self.key == "adversarial":
+            return "study"
+        return "part" if self.key == "correlation" else "job"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "paper": self.paper, "runs": self.runs,
+                "reason": self.reason, "kind": self.kind, "suite": self.suite,
+                "seeds": self.seeds, "protocol": self.protocol,
+                "analyses": list(self.analyses), "mode": self.mode,
+                "attack": dict(self.attack)}
+
+
+@dataclass(frozen=True)
+class CardPlan:
+    """Everything a card will do, decided before any work."""
+
+    evaluator: EvaluatorTraits
+    budget: Budget
+    examples: Sequence[Example]
+    data: Mapping[str, Any]  # where the examples came from (`card.data.describe`)
+    methods: tuple[MethodPlan, ...]
+    gold: str | None = None
+    generator: str | None = None
+    data_path: Path | None = None  # the data file the examples were read from (None: built-in)
+
+    def method(self, key: str) -> MethodPlan:
+        return next(m for m in self.methods if m.key == key)
+
+    def fingerprint(self, key: str) -> str:
+        """What decides a method's results, hashed: a finished run directory with the same
+        fingerprint is the method's result (a resumed card skips it)."""
+        method = self.method(key)
+        record = {"method": method.to_dict(), "evaluator": self.evaluator.spec,
+                  "data": self.data.get("sha256"), "evalstress": __version__,
+                  "gold": self.gold if key == "adversarial" else None,
+                  "generator": self.generator if key == "adversarial" else None}
+        text = json.dumps(record, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def has_human_scores(examples: Sequence[Example], key: str = HUMAN_KEY) -> bool:
+    """Whether any example carries human scores: a mapping of aspect -> number in meta[key]."""
+    for example in examples:
+        scores = (example.meta or {}).get(key)
+        if isinstance(scores, Mapping) and any(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in scores.values()):
+            return True
+    return False
+
+
+def attack_methods(generator: str | None) -> tuple[list[str], str]:
+    """The attack's methods: AdvEval with a generator, else the rule baselines and TextFooler
+    (when its models are installed); and a note on what was left out and why."""
+    if generator:
+        return ["adveval"], ""
+    missing = missing_modules(TEXTFOOLER_MODULES)
+    if missing:
+        return ["rules"], (f"TextFooler left out: it needs {', '.join(missing)} (pip install "
+                           "'evalstress[models,attack]')")
+    return ["rules", "textfooler"], ""
+
+
+def blindspot_suite(budget: Budget, examples: Sequence[Example]) -> str:
+    """The blind-spot suite: the budget's; under the paper protocol, data of one task that
+    paper 002 ran gets that task's suite (its code's grids, as `evalstress run --protocol
+    paper` picks it), other data the budget's (blindspot-full)."""
+    if budget.protocol == "paper":
+        chosen = default_suite(examples, "paper")
+        if chosen.startswith("paper-"):
+            return chosen
+    return budget.suites["blindspot"]
+
+
+def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
+                 gold: str | None = None, generator: str | None = None
+                 ) -> tuple[MethodPlan, ...]:
+    """Every method of the card, planned to run or not with the reason."""
+    corpus = traits.level == "corpus"
+    single = ("it scores whole sets of texts, not single texts: there are no per-example "
+              "pairs of original and variant to test")
+    seeds = budget.seeds
+    human = has_human_scores(examples)
+    methods = [MethodPlan("blindspot", True, suite=blindspot_suite(budget, examples), seeds=seeds,
+                          protocol=budget.protocol,
+                          analyses=("blindspot", "correlation") if human else ("blindspot",))]
+    for key in ("discernment", "criteria"):
+        analyses = ("discernment",) if key == "discernment" else ("criteria-confusion",)
+        mode = None if key == "discernment" else (
+            "confusion" if traits.aspect_aware else "sensitivity")
+        methods.append(MethodPlan(key, not corpus, single if corpus else "",
+                                  suite=budget.suites[key], seeds=seeds,
+                                  protocol=budget.protocol, analyses=analyses, mode=mode))
+    if not gold:
+        methods.append(MethodPlan("adversarial", False, "needs --gold: a gold evaluator that "
+                                  "stands in for human readers (paper 004)"))
+    elif corpus:
+        methods.append(MethodPlan("adversarial", False, single))
+    else:
+        names, note = attack_methods(generator)
+        attack = {**asdict(budget.attack), "methods": names, "direction": "both",
+                  "note": note}
+        methods.append(MethodPlan("adversarial", True, protocol=budget.attack.protocol,
+                                  attack=attack, mode="adveval" if generator else "baselines"))
+    if human:
+        methods.append(MethodPlan("correlation", True, analyses=("correlation",),
+                                  mode="originals of the blind-spot run"))
+    else:
+        methods.append(MethodPlan("correlation", False, f"the data carries no human scores "
+                                  f"(a mapping of aspect to number in each example's "
+                                  f"meta.{HUMAN_KEY})"))
+    return tuple(methods)

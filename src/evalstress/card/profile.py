@@ -1,0 +1,167 @@
+"""How far the evaluator's score moves under each perturbation, with intervals: the numbers the
+card's tables and findings quote beside the analyses' verdicts.
+
+Every figure comes from the paired differences of `analyses.paired` (one pair per example:
+its original against its variant, the seeds averaged), oriented so that a positive change
+means the variant scored worse. Per (aspect, perturbation, severity): the mean change with a
+seeded bootstrap 95% interval, the same relative to the mean |original score| of the pairs
+(the interval divided by that mean, which is held fixed), the rank-biserial effect size and a
+one-sided Wilcoxon p (H1: the variant scores worse).
+
+The sensitivity profile (paper 000's view for a single-score metric): for each quality aspect
+of the hierarchy, how much the score moves under the perturbations aimed at that aspect (the
+attack's target in the expectation table, read through `analyses.expectations`), pooled over
+those perturbations at their heaviest severity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalstress.analyses.expectations import expectation_for
+from evalstress.analyses.paired import PairedSet, paired_sets
+from evalstress.analyses.stats import clean, mean_ci, rank_biserial, wilcoxon_test
+from evalstress.core.scoretable import ScoreTable
+from evalstress.criteria import aspects
+from evalstress.perturb.base import registry as perturbations
+
+#: bootstrap resamples and seed of every interval on the card
+N_BOOT = 1000
+SEED = 0
+
+
+def change_figures(differences: np.ndarray, originals: np.ndarray) -> dict[str, Any]:
+    """Mean change, its interval, the same relative to the mean |original|, effect and p."""
+    d = np.asarray(differences, dtype=float)
+    scale = float(np.mean(np.abs(originals))) if len(originals) else 0.0
+    change = float(d.mean()) if d.size else None
+    low, high = mean_ci(d, n_boot=N_BOOT, seed=SEED)
+    test = wilcoxon_test(d, alternative="greater") if d.size else None
+
+    def relative(value: float | None) -> float | None:
+        return clean(value / scale) if value is not None and scale > 0 else None
+
+    return {"n": int(d.size), "change": clean(change), "ci_low": clean(low),
+            "ci_high": clean(high), "mean_original": clean(scale) if d.size else None,
+            "relative_change": relative(change), "relative_ci_low": relative(low),
+            "relative_ci_high": relative(high), "rank_biserial": clean(rank_biserial(d)),
+            "pvalue": clean(test.pvalue) if test is not None else None}
+
+
+def paired_rows(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
+                ) -> list[dict[str, Any]]:
+    """One row of change figures per (aspect, [task], perturbation, severity)."""
+    rows = []
+    for paired in paired_sets(table, by_task=by_task):
+        rows.append({"aspect": paired.aspect, **({"task": paired.task} if by_task else {}),
+                     "perturbation": paired.perturbation, "severity": paired.severity,
+                     "severity_rank": paired.severity_rank, "n_missing": paired.n_missing,
+                     **change_figures(paired.differences, paired.original)})
+    return rows
+
+
+def blindspot_rows(analysis: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """The blind-spot analysis's verdicts per (aspect, perturbation), each with its severities'
+    change figures (the analysis's own delta per severity kept beside them)."""
+    by_key: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in changes:
+        by_key.setdefault((str(row["aspect"]), str(row["perturbation"])), []).append(row)
+    out = []
+    for row in analysis.get("rows") or []:
+        points = {str(p["severity"]): p for p in row.get("points") or []}
+        severities = []
+        for change in sorted(by_key.get((row["aspect"], row["perturbation"]), []),
+                             key=lambda r: r["severity_rank"]):
+            point = points.get(str(change["severity"]), {})
+            severities.append({**{k: v for k, v in change.items()
+                                  if k not in ("aspect", "perturbation")},
+                               "noise_ratio": point.get("noise_ratio"),
+                               "delta": point.get("delta")})
+        out.append({"aspect": row["aspect"], "perturbation": row["perturbation"],
+                    "verdict": row.get("verdict"), "rank_pass": row.get("rank_pass"),
+                    "monotonic_pass": row.get("monotonic_pass"), "gold": row.get("gold"),
+                    "tolerance": row.get("tolerance"),
+                    "inconclusive_reason": row.get("inconclusive_reason"),
+                    "severities": severities})
+    return out
+
+
+def discernment_units(analysis: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """DHP's units (task, perturbation, minor/major) with D and p, per evaluator aspect, beside
+    the change figures of the same pairs."""
+    by_key = {(str(r["aspect"]), str(r["task"]), str(r["perturbation"]), str(r["severity"])): r
+              for r in changes}
+    out = []
+    for unit in analysis.get("units") or []:
+        for test in unit.get("tests") or []:
+            key = (str(test["aspect"]), str(unit["task"]), str(unit["perturbation"]),
+                   str(unit["severity"]))
+            change = by_key.get(key, {})
+            out.append({"aspect": test["aspect"], "task": unit["task"],
+                        "perturbation": unit["perturbation"], "severity": unit["severity"],
+                        "level": unit.get("level"), "d": clean(test.get("d")),
+                        "d_unit": clean(unit.get("d")),
+                        "pvalue": clean((test.get("wilcoxon") or {}).get("pvalue")),
+                        **{k: v for k, v in change.items()
+                           if k not in ("aspect", "task", "perturbation", "severity", "pvalue")}})
+    return out
+
+
+def aimed_at(perturbation: str) -> list[str]:
+    """The quality aspects a perturbation is aimed at: its attack's target in the expectation
+    table, else the most specific aspects it declares it damages (none of whose descendants it
+    also declares)."""
+    row = expectation_for(perturbation)
+    if row is not None and row.target:
+        return [row.target]
+    cls = perturbations().get(perturbation)
+    if cls is None:
+        return []
+    known = aspects()
+    damaged = [a for a in cls.damages if a in known]
+    parents = {known[a].parent for a in damaged}
+    return [a for a in damaged if a not in parents]
+
+
+def sensitivity_profile(table: pd.DataFrame | ScoreTable,
+                        quality: Mapping[str, str | None]) -> dict[str, Any]:
+    """Per evaluator aspect and quality aspect of the hierarchy: the change under the
+    perturbations aimed at that quality aspect, pooled over them at their heaviest severity;
+    beside it every (perturbation, severity) row. `quality` maps the evaluator's aspects to
+    the quality aspect each stands for (shown, not used to pick rows)."""
+    rows: list[dict[str, Any]] = []
+    heaviest: dict[tuple[str, str], PairedSet] = {}
+    for paired in paired_sets(table):
+        targets = aimed_at(paired.perturbation)
+        rows.append({"aspect": paired.aspect, "aimed_at": targets,
+                     "perturbation": paired.perturbation, "severity": paired.severity,
+                     "severity_rank": paired.severity_rank, "n_missing": paired.n_missing,
+                     **change_figures(paired.differences, paired.original)})
+        key = (paired.aspect, paired.perturbation)
+        if key not in heaviest or paired.severity_rank > heaviest[key].severity_rank:
+            heaviest[key] = paired
+    evaluator_aspects = sorted({a for a, _ in heaviest} | set(quality))
+    profile = []
+    for aspect in evaluator_aspects:
+        for target in aspects():
+            chosen = [p for (a, _), p in sorted(heaviest.items())
+                      if a == aspect and target in aimed_at(p.perturbation)]
+            if not chosen:
+                profile.append({"aspect": aspect, "quality_aspect": target, "probed": False,
+                                "perturbations": [], "n": 0})
+                continue
+            differences = np.concatenate([p.differences for p in chosen])
+            originals = np.concatenate([p.original for p in chosen])
+            profile.append({"aspect": aspect, "quality_aspect": target, "probed": True,
+                            "perturbations": [f"{p.perturbation}@{p.severity}" for p in chosen],
+                            **change_figures(differences, originals)})
+    return {"stands_for": dict(quality), "aspects": profile, "rows": rows,
+            "pooling": "per quality aspect: the pairs of every perturbation aimed at it, each "
+                       "at its heaviest severity, pooled (an example counts once per "
+                       "perturbation)"}

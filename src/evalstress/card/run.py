@@ -1,0 +1,306 @@
+"""Running a card: each method as a job through `evalstress.job` (or the attack study through
+`evalstress.job.attack`), into `<out>/runs/<method>/`, then the card written from their run
+directories.
+
+- `<out>` itself is checked (`engine.outdir.check_out_dir`: a new folder, an empty one, a card
+  folder evalstress wrote, or any with `force`, whose files are then deleted) and locked
+  (`OutLock`) before any work; each method's run directory is checked and locked by its job.
+- Every method scores through the same caches (one `cache_dir`): a second card of the same
+  evaluator makes no new model call.
+- A killed card resumes: a method whose run directory is complete (`report.rundir.read_run`)
+  and records the fingerprint of the same settings (`CardPlan.fingerprint`, in its
+  results.json's `config.card`) is not run again; a method killed halfway resumes from its
+  job's staging folder and the caches.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalstress.card.data import spread_over_tasks
+from evalstress.card.plan import CardPlan, MethodPlan
+from evalstress.core.cache import default_cache_dir
+from evalstress.core.data import DataError
+from evalstress.core.records import Progress
+from evalstress.core.strict import ConfigError
+from evalstress.engine.outdir import MARKER, OutDirError, OutLock, check_out_dir, write_marker
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
+from evalstress.engine.scoring import open_run_cache
+from evalstress.job import JobError, RunSettings, SettingsError, build_job, run_job
+from evalstress.job.attack import run_attack_study
+from evalstress.report.rundir import RunDirError, read_run
+from evalstress.studies.attack.objective import AttackParams
+from evalstress.studies.attack.protocol import resolve
+from evalstress.studies.attack.setup import build_attacker
+
+#: where the methods' run directories go inside a card's folder
+RUNS = "runs"
+#: seconds each method's run took, kept beside the run directories (a reused method shows them)
+TIMINGS = "timings.json"
+#: what a method's failure may be: reported in its section, the other methods go on
+METHOD_ERRORS = (JobError, SettingsError, ConfigError, DataError, RunDirError, ValueError,
+                 ImportError)
+
+
+#: a card of at most this many examples runs each method in one process: starting a pool of
+#: workers (each loads spaCy) costs more than it saves at that size, three times over (the
+#: standard card of BLEU on the built-in corpus: 24 s in one process, 71 s with two workers,
+#: on a shared 2-core machine)
+ONE_PROCESS_UP_TO = 100
+
+
+def card_workers(examples: int, given: int | None) -> int:
+    """The processes of a card's jobs: as given, else one up to ONE_PROCESS_UP_TO examples and
+    every core (0) above."""
+    if given is not None:
+        return given
+    return 1 if examples <= ONE_PROCESS_UP_TO else 0
+
+
+class CardError(ValueError):
+    """The card cannot run as asked (its folder is refused or locked); nothing was run."""
+
+
+@dataclass
+class CardOptions:
+    """How a card runs, not what it measures: the same results whatever these say."""
+
+    out: Path
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    workers: int = 0
+    force: bool = False
+    max_missing: float = DEFAULT_MAX_MISSING
+    progress: Progress | None = None
+    #: one progress line per method ("blind spots: done in 12 s")
+    say: Callable[[str], None] = field(default=lambda line: None)
+
+
+@dataclass
+class MethodOutcome:
+    """What happened to one method in this card."""
+
+    key: str
+    status: str  # run | reused | failed | not run
+    seconds: float = 0.0
+    first_seconds: float | None = None
+    error: str = ""
+    results: dict[str, Any] | None = None
+    untrusted: list[MissingShare] = field(default_factory=list)
+
+
+def run_dir_of(out: Path, key: str) -> Path:
+    return out / RUNS / key
+
+
+def _card_marker_command(folder: Path) -> str | None:
+    """The command that wrote `folder`'s marker, or None without one."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        return str(json.loads(marker.read_text(encoding="utf-8")).get("command"))
+    except (OSError, ValueError, AttributeError):
+        return "?"
+
+
+def claim_out(out: Path, *, force: bool, inputs: list[tuple[str, Path]]) -> OutLock:
+    """Check `out` and lock it, before any work: a new or empty folder, or one a card wrote;
+    another folder only with `force` (its files are deleted then). The caller releases the
+    returned lock."""
+    try:
+        check_out_dir(out, force=force, inputs=inputs)
+    except OutDirError as exc:
+        raise CardError(str(exc)) from None
+    command = _card_marker_command(out) if out.is_dir() else None
+    if out.is_dir() and any(out.iterdir()) and command != "card" and not force:
+        what = f"an `evalstress {command}` run directory" if command else "not a card folder"
+        raise CardError(f"--out {out}: {what}, so a card would mix its files with it; "
+                        "choose another folder, or add --force to replace it")
+    lock = OutLock(out)
+    try:
+        lock.acquire()
+    except OutDirError as exc:
+        raise CardError(str(exc)) from None
+    if out.is_dir() and command != "card" and any(out.iterdir()):
+        shutil.rmtree(out)  # --force: the folder is the card's now
+    (out / RUNS).mkdir(parents=True, exist_ok=True)
+    write_marker(out, "card")
+    return lock
+
+
+def finished_results(run_dir: Path, fingerprint: str) -> dict[str, Any] | None:
+    """The results.json of a complete run directory made with these settings, else None."""
+    try:
+        results = read_run(run_dir)
+    except RunDirError:
+        return None
+    card = (results.get("config") or {}).get("card") or {}
+    return results if card.get("fingerprint") == fingerprint else None
+
+
+def read_timings(out: Path) -> dict[str, Any]:
+    path = out / RUNS / TIMINGS
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_timing(out: Path, key: str, fingerprint: str, started: float,
+                 seconds: float | None = None) -> None:
+    """Record when a method started (epoch seconds) and, once it is done, how long it took."""
+    timings = read_timings(out)
+    timings[key] = {"fingerprint": fingerprint, "started": started,
+                    "seconds": round(seconds, 2) if seconds is not None else None}
+    path = out / RUNS / TIMINGS
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(timings, indent=2), encoding="utf-8")
+    tmp.replace(path)
+
+
+def card_record(plan: CardPlan, key: str) -> dict[str, Any]:
+    """What a method's results.json records of the card that ran it (`config.card`)."""
+    return {"method": key, "fingerprint": plan.fingerprint(key),
+            "evaluator": plan.evaluator.spec, "budget": plan.budget.name,
+            "data_sha256": plan.data.get("sha256")}
+
+
+def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions) -> RunSettings:
+    """The job's settings, as `evalstress run` would take them from its flags."""
+    data = plan.data
+    return RunSettings.resolve(
+        {"evaluators": [plan.evaluator.spec], "data": plan.data_path,
+         "map": data.get("map"), "task": data.get("task"), "suite": method.suite,
+         "seeds": method.seeds, "protocol": method.protocol,
+         "out": run_dir_of(options.out, method.key), "cache_dir": options.cache_dir,
+         "no_cache": options.no_cache, "workers": options.workers, "force": options.force,
+         "quiet": True, "max_missing": options.max_missing}, face="card")
+
+
+def run_stress_method(plan: CardPlan, method: MethodPlan, options: CardOptions
+                      ) -> list[MissingShare]:
+    """One stress method as a job: the card's examples, the method's suite and analyses."""
+    settings = stress_settings(plan, method, options)
+    job = build_job(settings, rows=list(plan.examples), analyses=method.analyses,
+                    command="card", progress=options.progress,
+                    record={"data": plan.data.get("source"), "card": card_record(plan,
+                                                                                 method.key)})
+    return run_job(job).untrusted
+
+
+def attack_victims(plan: CardPlan) -> list[str]:
+    """The victim specs: the evaluator, one per aspect when it has several (spec@aspect)."""
+    spec, aspects = plan.evaluator.spec, plan.evaluator.aspects
+    return [spec] if len(aspects) == 1 else [f"{spec}@{aspect}" for aspect in aspects]
+
+
+def run_attack_method(plan: CardPlan, method: MethodPlan, options: CardOptions
+                      ) -> list[MissingShare]:
+    """The adversarial search as `evalstress attack` runs it (`job.attack.run_attack_study`),
+    on the budget's share of the card's examples."""
+    run_dir = run_dir_of(options.out, method.key)
+    settings = dict(method.attack)
+    chosen = resolve(method.protocol, generator=plan.generator)
+    params = AttackParams(budget=settings["budget"], candidates=settings["candidates"],
+                          trajectory=settings["trajectory"],
+                          max_iterations=settings["max_iterations"],
+                          gold_samples=settings["gold_samples"], stop_rule=chosen.stop_rule,
+                          patience=chosen.patience)
+    examples = spread_over_tasks(plan.examples, settings.get("examples"))
+    cache_folder = options.cache_dir or default_cache_dir()
+    inputs = [] if options.no_cache else [("cache folder", cache_folder)]
+    try:
+        check_out_dir(run_dir, force=options.force, inputs=inputs)
+    except OutDirError as exc:
+        raise JobError(str(exc)) from None
+    lock = OutLock(run_dir)
+    try:
+        lock.acquire()
+    except OutDirError as exc:
+        raise JobError(str(exc)) from None
+    cache = open_run_cache(options.cache_dir, options.no_cache)
+    try:
+        attacker = build_attacker(
+            examples, victims=attack_victims(plan), gold=[str(plan.gold)],
+            generator=chosen.generator, methods=list(settings["methods"]), direction="both",
+            params=params, reference=chosen.reference, protocol=chosen.protocol, cache=cache,
+            cache_dir=options.cache_dir, no_cache=options.no_cache, progress=options.progress)
+        config = {"command": "card", "data": plan.data.get("source"),
+                  "victims": attack_victims(plan), "gold": [plan.gold],
+                  "generator": plan.generator, "methods": list(settings["methods"]),
+                  "direction": "both", "reference": chosen.reference,
+                  "protocol": chosen.protocol, "examples": [e.id for e in examples],
+                  "card": card_record(plan, method.key)}
+        study = run_attack_study(attacker, run_dir, config=config, force=options.force)
+    finally:
+        if cache is not None:
+            cache.close()
+        lock.release()
+    return study.missing
+
+
+def earlier_seconds(out: Path, key: str, fingerprint: str, run_dir: Path) -> float | None:
+    """How long a reused method's run took: as recorded, or, for a card killed before it
+    could record it, from its start to its results.json."""
+    timing = read_timings(out).get(key) or {}
+    if timing.get("fingerprint") != fingerprint:
+        return None
+    if timing.get("seconds") is not None:
+        return float(timing["seconds"])
+    started = timing.get("started")
+    if started is None or not (run_dir / "results.json").exists():
+        return None
+    return max(0.0, (run_dir / "results.json").stat().st_mtime - float(started))
+
+
+def run_method(plan: CardPlan, method: MethodPlan, options: CardOptions) -> MethodOutcome:
+    """One method: reused when its run directory is done with the same settings, else run
+    (a failure is reported in the outcome; the card goes on with the next method)."""
+    if not method.runs:
+        return MethodOutcome(method.key, "not run")
+    run_dir = run_dir_of(options.out, method.key)
+    fingerprint = plan.fingerprint(method.key)
+    results = finished_results(run_dir, fingerprint)
+    if results is not None:
+        options.say(f"{method.title}: reused {run_dir} (finished earlier with these settings)")
+        return MethodOutcome(method.key, "reused", 0.0,
+                             earlier_seconds(options.out, method.key, fingerprint, run_dir),
+                             results=results)
+    options.say(f"{method.title}: running ({describe_method(plan, method)})")
+    write_timing(options.out, method.key, fingerprint, time.time())
+    started = time.perf_counter()
+    try:
+        runner = run_attack_method if method.kind == "study" else run_stress_method
+        untrusted = runner(plan, method, options)
+        results = read_run(run_dir)
+    except METHOD_ERRORS as exc:
+        message = str(exc.args[0] if exc.args else exc)
+        options.say(f"{method.title}: failed: {message}")
+        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
+                             error=message)
+    seconds = time.perf_counter() - started
+    write_timing(options.out, method.key, fingerprint, time.time() - seconds, seconds)
+    options.say(f"{method.title}: done in {seconds:.0f} s")
+    return MethodOutcome(method.key, "run", seconds, seconds, results=results,
+                         untrusted=untrusted)
+
+
+def describe_method(plan: CardPlan, method: MethodPlan) -> str:
+    """'suite blindspot, 8 examples, 1 seed' or the attack's sizes, for a progress line."""
+    if method.kind == "study":
+        attack = method.attack
+        examples = len(spread_over_tasks(plan.examples, attack.get("examples")))
+        return (f"{', '.join(attack['methods'])}, {examples} examples, both directions, up to "
+                f"{attack['budget']} queries per search")
+    seeds = "the suite's seeds" if method.seeds is None else (
+        f"{method.seeds} seed{'s' if method.seeds != 1 else ''}")
+    protocol = f", protocol {method.protocol}" if method.protocol != "default" else ""
+    return f"suite {method.suite}, {len(plan.examples)} examples, {seeds}{protocol}"

@@ -1,0 +1,175 @@
+"""`evalstress card`: where an evaluator can be trusted and where not, in one folder (card.md,
+card.json and the methods' run directories)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from evalstress.card import CardError, CardOptions, CardPlan, card_folders, make_card, plan_card
+from evalstress.card.estimate import estimate_card
+from evalstress.card.run import card_workers
+from evalstress.cli.common import (
+    ForceOption,
+    app,
+    console,
+    err,
+    exit_if_mostly_missing,
+    fail,
+    progress_bars,
+    use_cache_dir,
+)
+from evalstress.cli.guard import keeps
+
+
+@app.command("card")
+def card_command(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="SPEC...", help="Evaluator spec(s), one card each: bleu, rouge, "
+        "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")],
+    data: Annotated[Path | None, typer.Option(
+        help="JSONL, CSV or Parquet file of examples (default: the built-in corpus).")] = None,
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="Field mapping of --data, e.g. -m hypothesis=highlight.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    budget: Annotated[str, typer.Option(
+        help="small (a first look: 8 examples, one seed), standard (up to 60 examples, three "
+        "seeds) or paper (every example under the papers' protocols).")] = "standard",
+    gold: Annotated[str | None, typer.Option(
+        help="Gold evaluator standing in for human readers; adds the adversarial search "
+        "(paper 004), e.g. 'judge:model=NAME,base_url=URL'.")] = None,
+    generator: Annotated[str | None, typer.Option(
+        help="LLM that writes the adversarial candidates (AdvEval); without it the search "
+        "runs the rule and TextFooler baselines: 'model=NAME,base_url=URL'.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="The card's folder (default cards/<label>; with several specs, one sub-folder "
+        "each).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
+    = None,
+    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    workers: Annotated[int | None, typer.Option(
+        min=0, help="Processes for perturbations and CPU-bound metrics; 0: every core. "
+        "Default: one for a card of up to 100 examples (starting workers costs more than "
+        "they save there), else every core.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress lines, bars or summary.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan (per method: examples, variants, calls, estimated "
+        "time) and score nothing.")] = False,
+    force: ForceOption = False,
+) -> None:
+    """Make the evaluator card: run every method that applies and say where it can be trusted.
+
+    Runs the blind-spot tests (paper 002), discernment (paper 003), the criteria response
+    (paper 000) and, with --gold, the adversarial search (paper 004), after a sanity gate on
+    the evaluator itself (does it vary, does it rank an original above heavy damage, are its
+    scores there). Writes card.md and card.json, with each method's run directory under
+    runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
+    """
+    from evalstress.core.data import DataError
+    from evalstress.core.interrupts import set_resume_hint
+    from evalstress.core.storage import StorageError
+    from evalstress.job import SettingsError
+
+    try:
+        plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
+                           gold=gold, generator=generator) for spec in specs]
+    except (DataError, SettingsError, KeyError, ValueError, ImportError,
+            FileNotFoundError) as exc:
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+    use_cache_dir(cache_dir)
+    folders = card_folders(plans, out)
+    if dry_run:
+        for plan, folder in zip(plans, folders, strict=True):
+            _print_plan(plan, CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
+                                          workers=card_workers(len(plan.examples), workers)))
+        return
+    mostly_missing = []
+    for plan, folder in zip(plans, folders, strict=True):
+        options = CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
+                              workers=card_workers(len(plan.examples), workers), force=force,
+                              progress=progress_bars(enabled=not quiet),
+                              say=_progress_line(plan.evaluator.label, quiet))
+        keeps(folder)
+        set_resume_hint(f"run the same command again: methods finished in {folder}/runs are "
+                        "kept")
+        try:
+            made = make_card(plan, options)
+        except (CardError, StorageError) as exc:
+            raise fail(str(exc)) from None
+        if not quiet:
+            _print_card(made.to_dict(), folder)
+        failed = [s for s in made.methods.values() if s["status"] == "failed"]
+        for section in failed:
+            err.print(f"[bold red]error:[/] {escape(section['title'])}: "
+                      f"{escape(section['reason'])}", soft_wrap=True)
+        if failed:
+            raise typer.Exit(2)
+        if made.mostly_missing:
+            mostly_missing.append(made)
+    if mostly_missing:
+        from evalstress.engine.runhealth import MissingShare
+
+        exit_if_mostly_missing(
+            [MissingShare(c.evaluator["label"], c.gate.missing.missing, c.gate.missing.rows,
+                          c.gate.missing.top_reason) for c in mostly_missing],
+            mostly_missing[0].gate.missing.max_missing)
+
+
+def _progress_line(label: str, quiet: bool) -> Callable[[str], None]:
+    """The card's progress line per method, on stderr (nothing when quiet)."""
+
+    def say(line: str) -> None:
+        if not quiet:
+            err.print(f"[bold]{escape(label)}[/] {escape(line)}", soft_wrap=True)
+
+    return say
+
+
+def _print_plan(plan: CardPlan, options: CardOptions) -> None:
+    """The dry run's table: per method what it would spend."""
+    rows = estimate_card(plan, options)
+    table = Table(title=f"Card plan for {plan.evaluator.label} ({plan.budget.name} budget, "
+                  f"{len(plan.examples)} of {plan.data['available']} examples) -> "
+                  f"{options.out}")
+    for column in ("method", "examples", "variants", "texts to score", "calls", "tokens",
+                   "est. time", "note"):
+        table.add_column(column, justify="left" if column in ("method", "note") else "right")
+
+    def shown(value: object) -> str:
+        return "-" if value is None else str(value)
+
+    for row in rows:
+        if not row.runs:
+            table.add_row(row.title, "", "", "", "", "", "", f"not run: {row.reason}")
+            continue
+        seconds = "unknown" if row.seconds is None else f"~{row.seconds:.0f} s"
+        table.add_row(row.title, shown(row.examples), shown(row.variants), shown(row.texts),
+                      shown(row.calls), shown(row.tokens),
+                      seconds if row.key not in ("correlation",) else "-", row.note)
+    console.print(table)
+    console.print("Nothing was scored. Texts to score are net of the score cache; calls are "
+                  "what the evaluator would be sent (an attack's: an upper bound); time is "
+                  "estimated only for evaluators with a measured rate.")
+
+
+def _print_card(card: dict[str, Any], folder: Path) -> None:
+    """The gate and the findings in the terminal, then where the card is."""
+    gate = card["gate"]
+    colour = {"pass": "green", "warn": "yellow", "fail": "red"}[gate["verdict"]]
+    console.print(f"[bold]{escape(card['evaluator']['label'])}[/] "
+                  f"{escape(card['evaluator']['short_signature'])}")
+    console.print(f"sanity gate: [{colour}]{gate['verdict']}[/]")
+    for reason in gate["reasons"]:
+        console.print(f"  - {escape(reason)}", soft_wrap=True)
+    for number, finding in enumerate(card["findings"], 1):
+        console.print(f"{number}. {escape(finding['text'])}", soft_wrap=True)
+    for section in card["methods"].values():
+        if section["status"] == "not run":
+            console.print(f"{escape(section['title'])}: not run: {escape(section['reason'])}",
+                          soft_wrap=True)
+    console.print(escape(f"Wrote {folder / 'card.md'}, {folder / 'card.json'}"))

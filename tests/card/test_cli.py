@@ -1,0 +1,157 @@
+"""`evalstress card` end to end: every section present or not run with its reason, the gate
+at the top, a degenerate judge said to be one, no new scoring on a second card, the dry run,
+and bad input refused in one line before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalstress.card.schema import card_problems
+from evalstress.cli import app
+from evalstress.llm.fake_server import FakeServer, Reply
+from tests.card.conftest import runner
+
+METHODS = ["blindspot", "discernment", "criteria", "adversarial", "correlation"]
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_small_bleu_card_on_the_built_in_corpus(bleu_card: tuple[Path, str]) -> None:
+    out, said = bleu_card
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    assert card_problems(card) == []
+    assert list(card["methods"]) == METHODS
+    methods = card["methods"]
+    for key in ("blindspot", "discernment", "criteria"):
+        section = methods[key]
+        assert section["status"] == "run" and section["trusted"] is True
+        for path in section["files"].values():  # relative to the card's folder
+            assert (out / path).exists(), path
+        assert card["cost"]["methods"][key]["reused"] is False
+    assert methods["adversarial"]["status"] == "not run"
+    assert methods["adversarial"]["reason"].startswith("needs --gold")
+    assert methods["correlation"]["status"] == "not run"
+    assert "human scores" in methods["correlation"]["reason"]
+    assert card["evaluator"]["short_signature"].startswith("bleu|tok:13a")
+    assert card["data"]["source"] == "built-in corpus" and card["data"]["examples"] == 8
+    assert len(card["data"]["tasks"]) == 7  # the small budget's 8 examples reach every task
+    assert card["gate"]["trusted"] is True and card["gate"]["ranking"]["verdict"] == "pass"
+    assert 3 <= len(card["findings"]) <= 5
+    for finding in card["findings"]:
+        assert finding["rows"] and finding["interval"]["level"] == 0.95
+        example = finding["example"]
+        if example is not None:  # a concrete pair from the run's files
+            assert example["original"] and example["variant"]
+            assert all((out / f).exists() for f in example["files"])
+    markdown = (out / "card.md").read_text(encoding="utf-8")
+    assert markdown.index("Sanity gate") < markdown.index("## Findings")
+    assert "needs --gold" in markdown and "## Figures" in markdown
+    for line in ("blind spots: running", "blind spots: done", "adversarial search: not run"):
+        assert line in one_line(said)
+
+
+def judge_spec(server: FakeServer, tmp: Path) -> str:
+    return (f"judge:model=fake,base_url={server.base_url},form=score-only,backoff=0.01,"
+            f"cache={tmp / 'llm.sqlite'}")
+
+
+def test_a_judge_answering_one_rating_gets_a_degenerate_card_and_a_second_costs_nothing(
+        tmp_path: Path, small_data: Path) -> None:
+    cache = tmp_path / "cache"
+    with FakeServer(default=Reply("Rating: 3")) as server:
+        spec = judge_spec(server, tmp_path)
+        args = ["card", spec, "--data", str(small_data), "--budget", "small", "--workers", "1",
+                "--cache-dir", str(cache)]
+        first = runner.invoke(app, [*args, "--out", str(tmp_path / "one")])
+        assert first.exit_code == 0, first.output
+        calls = server.calls
+        assert calls > 0
+        # another folder, the same caches: every score comes from them, no new call
+        second = runner.invoke(app, [*args, "--out", str(tmp_path / "two")])
+        assert second.exit_code == 0, second.output
+        assert server.calls == calls
+    card = json.loads((tmp_path / "one" / "card.json").read_text(encoding="utf-8"))
+    gate = card["gate"]
+    assert gate["degenerate"] and not gate["trusted"] and gate["verdict"] == "fail"
+    assert gate["spread"][0]["modal_value"] == 3.0 and gate["spread"][0]["modal_share"] == 1.0
+    assert card["findings"] == []
+    assert all(s["trusted"] is False for s in card["methods"].values() if s["status"] == "run")
+    head = (tmp_path / "one" / "card.md").read_text(encoding="utf-8").splitlines()[:8]
+    assert any("Sanity gate FAILED" in line for line in head)
+    assert any("degenerate: aspect overall gave 3" in line for line in head)
+    assert "sanity gate: fail" in one_line(first.output)
+
+
+def test_the_dry_run_prints_the_plan_and_scores_nothing(tmp_path: Path,
+                                                        small_data: Path) -> None:
+    out = tmp_path / "card"
+    with FakeServer(default=Reply("Rating: 3")) as server:
+        result = runner.invoke(app, ["card", judge_spec(server, tmp_path), "--data",
+                                     str(small_data), "--budget", "small", "--dry-run",
+                                     "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+        assert result.exit_code == 0, result.output
+        assert server.calls == 0
+    said = one_line(result.output)
+    for title in ("blind spots", "discernment", "criteria response"):
+        assert title in said
+    assert "not run: needs --gold" in said and "Nothing was scored" in said
+    assert "unknown" in said  # no measured rate for a judge: no invented time
+    assert not out.exists()
+
+
+def test_the_dry_run_estimates_a_lexical_metric_s_time(tmp_path: Path,
+                                                        small_data: Path) -> None:
+    result = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--budget",
+                                 "small", "--dry-run", "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert "~" in result.output and " s " in result.output
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["nosuchmetric"], "unknown evaluator 'nosuchmetric'"),
+    (["bleu", "--budget", "huge"], "unknown budget 'huge'"),
+    (["bleu", "--map", "hypothesis=text"], "applies to a data file"),
+    (["bleu", "--gold", "judge:model=x,temperature=hot"], "temperature"),
+])
+def test_bad_input_is_one_line_before_any_work(tmp_path: Path, args: list[str],
+                                               expected: str) -> None:
+    out = tmp_path / "card"
+    result = runner.invoke(app, ["card", *args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    assert expected in one_line(result.output)
+    assert not out.exists()
+
+
+def test_a_folder_of_other_files_is_refused_without_force(tmp_path: Path,
+                                                           small_data: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    result = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out", str(out)])
+    assert result.exit_code == 2 and "notes.txt" in one_line(result.output)
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.filterwarnings("ignore:could not ask")
+def test_a_judge_that_never_answers_exits_3_after_writing_the_card(tmp_path: Path,
+                                                                    small_data: Path) -> None:
+    with FakeServer() as server:
+        url = server.base_url  # nothing listens there once the server is closed
+    out = tmp_path / "card"
+    spec = (f"judge:model=m,base_url={url},form=score-only,max_attempts=1,backoff=0.01,"
+            f"cache={tmp_path / 'llm.sqlite'}")
+    data = small_data.read_text(encoding="utf-8").splitlines()[0] + "\n"
+    small_data.write_text(data, encoding="utf-8")  # one example: every call fails fast
+    result = runner.invoke(app, ["card", spec, "--data", str(small_data), "--budget", "small",
+                                 "--workers", "1", "--out", str(out), "--no-cache"])
+    assert result.exit_code == 3, result.output
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    assert card["gate"]["missing"]["mostly_missing"] and not card["gate"]["trusted"]
+    assert "scores missing" in one_line(result.output)

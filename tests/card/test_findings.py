@@ -1,0 +1,150 @@
+"""Headline findings written from a hand-made results mapping (the shape card.json holds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalstress.card.findings import headline_findings
+
+TRUSTED = {"trusted": True}
+
+
+def change(severity: str, rank: int, relative: float, low: float, high: float,
+           n: int = 12) -> dict[str, Any]:
+    return {"severity": severity, "severity_rank": rank, "n": n, "change": relative * 10,
+            "relative_change": relative, "relative_ci_low": low, "relative_ci_high": high}
+
+
+def blindspot_section() -> dict[str, Any]:
+    rows = [
+        # rank fails and the score never moves by 1%: a blind spot
+        {"aspect": "bleu", "perturbation": "sentence-switching", "verdict": "fail",
+         "rank_pass": False, "monotonic_pass": True,
+         "severities": [change("1", 0, 0.002, -0.001, 0.005), change("4", 1, 0.004, 0.0, 0.008)]},
+        # ranks below the original but rises again at the heavier severity
+        {"aspect": "bleu", "perturbation": "repetition", "verdict": "fail", "rank_pass": True,
+         "monotonic_pass": False,
+         "severities": [change("10", 0, 0.30, 0.2, 0.4), change("30", 1, 0.10, 0.05, 0.15)]},
+        {"aspect": "bleu", "perturbation": "truncation", "verdict": "pass", "rank_pass": True,
+         "monotonic_pass": True, "severities": [change("0.5", 0, 0.4, 0.3, 0.5)]}]
+    return {"status": "run", "files": {"results": "runs/blindspot/results.json"},
+            "results": {"rows": rows}}
+
+
+def discernment_section() -> dict[str, Any]:
+    def unit(task: str, name: str, severity: str, level: str, d: float, relative: float,
+             n: int = 12) -> dict[str, Any]:
+        return {"aspect": "bleu", "task": task, "perturbation": name, "severity": severity,
+                "level": level, "d": d, "pvalue": 0.05 ** d, "n": n,
+                "relative_change": relative, "relative_ci_low": relative - 0.01,
+                "relative_ci_high": relative + 0.01}
+
+    return {"status": "run", "files": {}, "results": {"threshold": 1.0, "units": [
+        unit("story", "char-typo", "minor", "char", 2.5, 0.20),
+        unit("story", "wrong-ending", "major", "sentence", 1.4, 0.05),
+        unit("dialogue", "sentence-reordering", "major", "sentence", 0.3, 0.008),
+        # too few pairs for any evaluator to reach D = 1: never a finding
+        unit("qa", "random-answer", "major", "sentence", 0.1, 0.0, n=3)]}}
+
+
+def criteria_section() -> dict[str, Any]:
+    item = {"aspect": "fluency", "quality_aspect": "fluency", "perturbation": "sentence-exchange",
+            "severity": "2", "intended": "coherence", "test": "invariance", "change": 0.8,
+            "ci_low": 0.5, "ci_high": 1.1, "rank_biserial": 0.7, "passed": False}
+    return {"status": "run", "files": {}, "results": {"mode": "confusion",
+                                                      "confusion": {"items": [item]}}}
+
+
+def adversarial_section() -> dict[str, Any]:
+    rows = [{"victim": "bleu", "direction": "good", "method": "rule:typos", "attempts": 10,
+             "successes": 3, "asr": 0.3, "ci_low": 0.108, "ci_high": 0.603},
+            {"victim": "bleu", "direction": "bad", "method": "rule:typos", "attempts": 10,
+             "successes": 0, "asr": 0.0, "ci_low": 0.0, "ci_high": 0.278}]
+    return {"status": "run", "files": {}, "results": {"asr": rows, "example": None}}
+
+
+class Examples:
+    """Stands in for the run directories: records what each finding asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, ...]] = []
+
+    def __call__(self, method: str, aspect: str, perturbation: str, severity: str,
+                 pick: str) -> dict[str, Any]:
+        self.asked.append((method, aspect, perturbation, severity, pick))
+        return {"example_id": f"{perturbation}@{severity}", "pick": pick}
+
+
+def sections() -> dict[str, dict[str, Any]]:
+    return {"blindspot": blindspot_section(), "discernment": discernment_section(),
+            "criteria": criteria_section(), "adversarial": adversarial_section(),
+            "correlation": {"status": "not run", "reason": "no human scores"}}
+
+
+def test_failures_come_first_and_each_rests_on_its_rows_interval_and_example() -> None:
+    examples = Examples()
+    found = headline_findings(sections(), TRUSTED, examples)
+    assert len(found) == 5
+    # rank 1 (a blind spot, a confusion), then rank 2 (DHP below 1, an attack), then rank 3
+    assert [(f.rank, f.kind) for f in found] == [
+        (1, "blind spot"), (1, "confusion"), (2, "weak discernment"), (2, "fooled"),
+        (3, "non-monotonic")]
+    blind = found[0]
+    assert blind.text.startswith("Blind to sentence-switching at every severity")
+    assert "at most 0.4%" in blind.text
+    assert blind.rows[0]["perturbation"] == "sentence-switching"
+    assert (blind.interval["low"], blind.interval["high"]) == (0.0, 0.008)
+    # the example of a blind spot: the variant whose score moved least, at the top severity
+    assert blind.example == {"example_id": "sentence-switching@4", "pick": "least"}
+    assert blind.evidence == ["runs/blindspot/results.json"]
+    confusion = found[1]
+    assert confusion.text.startswith("Confuses fluency with coherence")
+    assert ("criteria", "fluency", "sentence-exchange", "2", "most") in examples.asked
+    weak = found[2]
+    assert "sentence-reordering (major)" in weak.text and "D = 0.30" in weak.text
+    assert "random-answer" not in " ".join(f.text for f in found)  # 3 pairs: no finding
+    fooled = found[3]
+    assert "3 of 10 searches (30%, 95% CI 11%-60%)" in fooled.text
+    assert fooled.interval["unit"] == "rate"
+
+
+def test_at_most_two_findings_per_method_and_inversions_are_found() -> None:
+    only_dhp = {"discernment": discernment_section()}
+    found = headline_findings(only_dhp, TRUSTED, Examples())
+    assert [f.kind for f in found] == ["weak discernment", "inverted severity"]
+    inverted = found[1]
+    assert inverted.text.startswith("Drops on char-typo (a minor char-level error) at least as "
+                                    "much as on wrong-ending")
+    assert "20.0% against 5.0%" in inverted.text
+
+
+def test_an_untrusted_evaluator_gets_no_finding() -> None:
+    assert headline_findings(sections(), {"trusted": False}, Examples()) == []
+
+
+def test_when_every_perturbation_is_ranked_below_the_original_that_is_the_finding() -> None:
+    section = blindspot_section()
+    section["results"]["rows"] = section["results"]["rows"][2:]  # truncation alone, a pass
+    found = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert [(f.rank, f.kind) for f in found] == [(4, "holds")]
+    assert "the score drops 40.0%" in found[0].text
+
+
+def test_a_sensitivity_profile_names_the_aspect_that_moves_least() -> None:
+    profile = [
+        {"aspect": "bleu", "quality_aspect": "coherence", "probed": True,
+         "perturbations": ["sentence-exchange@2"], "relative_change": 0.005,
+         "relative_ci_low": -0.01, "relative_ci_high": 0.02},
+        {"aspect": "bleu", "quality_aspect": "grammaticality", "probed": True,
+         "perturbations": ["word-exchange@3"], "relative_change": 0.5,
+         "relative_ci_low": 0.4, "relative_ci_high": 0.6},
+        {"aspect": "bleu", "quality_aspect": "simplicity", "probed": False, "perturbations": []}]
+    section = {"status": "run", "files": {}, "results": {"mode": "sensitivity",
+                                                         "sensitivity": {"aspects": profile}}}
+    examples = Examples()
+    found = headline_findings({"criteria": section}, TRUSTED, examples)
+    assert len(found) == 1 and found[0].rank == 2  # below 1%: a miss
+    assert found[0].text.startswith("Moves least when coherence is damaged: under "
+                                    "sentence-exchange@2 the score drops 0.5%")
+    assert "drops 50.0% when grammaticality is damaged" in found[0].text
+    assert examples.asked == [("criteria", "bleu", "sentence-exchange", "2", "least")]
