@@ -64,7 +64,9 @@ def test_paper_protocol_changes_no_other_perturbation() -> None:
             assert after.grid == ("paper",) and after.perturbation.params == \
                 before.perturbation.params
             continue
-        assert before.grid == after.grid  # other grids come from the suite, never the protocol
+        # other grids come from the suite, never the protocol, except the grid of a paper rule
+        # that counts (middle-swap's sentences), which a ratio grid cannot feed
+        assert after.grid == (tuple(type(before.perturbation).paper_grid) or before.grid)
         if before.name in LISTED | FOUND:
             assert after.perturbation.params == {**before.perturbation.params, "rule": "paper"}
             continue
@@ -159,3 +161,30 @@ def test_one_seed_only_for_suites_of_papers_000_and_003() -> None:
     assert dhp.with_protocol("paper").with_protocol("default").seeds == dhp.seeds
     mixed = Suite.from_dict({"perturbations": ["char-typo", "truncation"], "seeds": 3})
     assert mixed.with_protocol("paper").seeds == (0, 1, 2)  # paper 002 averages seeds
+
+
+def test_the_paper_protocol_gives_a_counting_rule_its_own_grid() -> None:
+    """middle-swap's paper rule counts sentences: blindspot-full under the paper protocol ran
+    it at 0.2 sentences and stopped the run (exit 4); a grid the suite wrote stays."""
+    from evalstress.suites import Suite, load_suite
+
+    paper = load_suite("blindspot-full").with_protocol("paper")
+    swap = next(p for p in paper.perturbations if p.name == "middle-swap")
+    assert swap.grid == (1, 2, 3) and swap.perturbation.params.get("rule") == "paper"
+    back = paper.with_protocol("default")
+    assert next(p for p in back.perturbations if p.name == "middle-swap").grid == (
+        0.2, 0.4, 0.6, 0.8, 1.0)
+    written = Suite.from_dict({"perturbations": {"middle-swap": {"grid": [2]}}, "seeds": 1},
+                              where="s.yaml").with_protocol("paper")
+    assert written.perturbations[0].grid == (2,)
+
+
+def test_a_paper_rule_missing_its_corpus_is_refused_before_any_work() -> None:
+    from evalstress.core.strict import ConfigError
+    from evalstress.job import RunSettings, build_job
+
+    settings = RunSettings.resolve({"perturbations": ["frequent-ngram"], "protocol": "paper",
+                                    "seeds": 1, "limit": 1})
+    with pytest.raises(ConfigError, match="frequent-ngram under rule=paper needs a separate "
+                                          "corpus"):
+        build_job(settings)

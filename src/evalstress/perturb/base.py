@@ -102,8 +102,10 @@ class Perturbation(ABC):
     PARAMS: ClassVar[Mapping[str, ParamKind]] = declare()
     #: names a numerically graded perturbation also takes as a severity (e.g. "paper")
     SEVERITY_NAMES: ClassVar[tuple[str, ...]] = ()
-    #: under its paper rule the severity is a count, not a share (a grid may go past 1)
-    paper_counts: ClassVar[bool] = False
+    #: the grid under its paper rule where that rule counts instead of taking a share (a
+    #: grid may then go past 1); the paper protocol puts it in place of a grid the suite did
+    #: not write
+    paper_grid: ClassVar[tuple[Severity, ...]] = ()
 
     def __init__(self, **params: Any):
         self.params = check_params(type(self), params)

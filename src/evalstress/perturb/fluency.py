@@ -368,7 +368,7 @@ class MiddleSwap(PaperRule, Perturbation):
     grid = (0.2, 0.4, 0.6, 0.8, 1.0)
     description = ("Swap the left and right halves of a random portion of the sentences "
                    "(a wrong subject-verb-object order).")
-    paper_counts = True
+    paper_grid = (1, 2, 3)
     paper_rule = ("severity is a number of sentences (1, 2, 3); each is cut after ceil(n/2) of "
                   "its tokens, a final period stays last")
     swap_type = True

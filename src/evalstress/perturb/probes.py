@@ -311,6 +311,14 @@ class FrequentNgram(PaperRule, Perturbation):
                   "punctuation; whole n-grams up to 256 words")
     source_papers = ("002",)
 
+    def unmet(self) -> str | None:
+        if follows_paper(self) and not self.params.get("corpus"):
+            return ("frequent-ngram under rule=paper needs a separate corpus: corpus=FILE "
+                    "(.txt or .jsonl, where=FIELD=VALUE to pick records), never the texts "
+                    "under test; set it in the suite (perturbations: {frequent-ngram: "
+                    "{corpus: FILE}})")
+        return None
+
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         n = int(self.params.get("n", 4))
         corpus = self.params.get("corpus")

@@ -137,7 +137,8 @@ class Suite:
     def with_protocol(self, protocol: str) -> Suite:
         """This suite run under `protocol`. Under `paper`: every perturbation that has a paper
         rule takes rule=paper (unless the suite set its rule itself); one that takes the
-        severity `paper` (paper 000's rule attacks) runs at it alone (unless the suite wrote its
+        severity `paper` (paper 000's rule attacks) runs at it alone, and one whose paper rule
+        counts (middle-swap's sentences) takes its `paper_grid` (unless the suite wrote its
         grid); a suite whose perturbations all come from papers 000 and 003 keeps its first
         seed only. Under `default`, what the paper protocol set goes again."""
         if protocol not in PROTOCOLS:
@@ -155,6 +156,9 @@ class Suite:
             if protocol == "paper" and "paper" in getattr(type(pert), "SEVERITY_NAMES", ()) \
                     and not plan.grid_given and graded is None:
                 grid, graded = ("paper",), plan.grid
+            elif protocol == "paper" and ruled and type(pert).paper_grid \
+                    and not plan.grid_given and graded is None:  # its paper rule counts
+                grid, graded = tuple(type(pert).paper_grid), plan.grid
             elif protocol == "default" and graded is not None:
                 grid, graded = graded, None
             plans.append(PerturbationPlan(pert, grid, plan.tasks, ruled, plan.grid_given, graded))
@@ -266,7 +270,7 @@ def _grid(cls: type[Perturbation], grid: Any, where: str) -> tuple[Severity, ...
         if whole and not float(value).is_integer():
             raise ConfigError(f"{where}: {value!r} is not a whole number ({cls.name}'s "
                               f"'{cls.severity_param}' counts, e.g. {list(cls.grid)})")
-        if cls.severity_param == "ratio" and value > 1 and not cls.paper_counts:
+        if cls.severity_param == "ratio" and value > 1 and not cls.paper_grid:
             # (under paper 002's rule middle-swap's severity counts sentences)
             raise ConfigError(f"{where}: {value!r} is not a ratio in (0, 1] (the share of the "
                               "text to damage)")
