@@ -73,7 +73,7 @@ def _suite(tmp_path: Path, body: str) -> Path:
 
 @pytest.mark.parametrize(("body", "needles"), [
     ("perturbations:\n  truncation: {grid: [5, -1, 'abc']}\n",
-     ["field 'perturbations.truncation.grid'", "-1 is not a positive number"]),
+     ["field 'perturbations.truncation.grid'", "5 is not a ratio in (0, 1]"]),
     ("perturbations: [truncation]\nseeds: 'abc'\n", ["field 'seeds'", "'abc'"]),
     ("perturbations: [truncation]\nseed: 3\n", ["unknown suite key 'seed'",
                                                 "Did you mean 'seeds'?"]),
