@@ -14,6 +14,7 @@ import pytest
 
 from evalstress.core.data import Example, builtin_corpus
 from evalstress.core.records import SCORE_COLUMNS, SkipRecord
+from evalstress.core.storage import StorageError
 from evalstress.engine.generation import (
     GenerationOutcome,
     GenerationSetup,
@@ -155,7 +156,7 @@ def test_outputs_replace_the_previous_run_only_when_complete(examples: list[Exam
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("evalstress.report.html.write_html", disk_full)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(StorageError, match=r"report\.html: the disk is full"):
         write_outputs(second, {}, out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched
     monkeypatch.undo()

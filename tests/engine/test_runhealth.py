@@ -276,3 +276,54 @@ def test_degenerate_share_counts_the_commonest_score_of_those_scored() -> None:
     empty = degenerate_share([None])
     assert (empty.value, empty.scored, empty.degenerate()) == (None, 0, False)
     assert empty.describe() == "no scores"
+
+
+def test_a_judge_that_writes_one_label_is_degenerate_though_its_scores_vary() -> None:
+    """The expected rating over the labels' probabilities varies a little (1.41 to 2.01 for the
+    shipped 135M judge) while the label it writes is "1" every time: the answers decide."""
+    from evalstress.core.scoretable import ScoreTable
+    from evalstress.engine.runhealth import degenerate_evaluators
+
+    n = 20
+    rows = ([{"evaluator": "judge(m)", "aspect": "fluency", "score": 1.4 + 0.03 * i,
+              "status": "ok", "answer": "1"} for i in range(n)]
+            + [{"evaluator": "bleu", "aspect": "bleu", "score": float(i), "status": "ok",
+                "answer": None} for i in range(n)]
+            + [{"evaluator": "flat", "aspect": "score", "score": 0.5, "status": "ok",
+                "answer": None} for _ in range(n - 1)]
+            + [{"evaluator": "flat", "aspect": "score", "score": 0.7, "status": "ok",
+                "answer": None}])
+    found = {d.evaluator: d for d in degenerate_evaluators(ScoreTable(pd.DataFrame(rows)))}
+    assert set(found) == {"judge(m)", "flat"}  # bleu varies; flat: 19 of 20 (95%) are 0.5
+    assert (found["judge(m)"].by, found["judge(m)"].modal.value) == ("answer", "1")
+    assert found["judge(m)"].modal.count == found["judge(m)"].modal.scored == n
+    assert (found["flat"].by, found["flat"].modal.count) == ("score", 19)
+    old = pd.DataFrame(rows).drop(columns="answer")  # a score file of an older run
+    assert {d.evaluator for d in degenerate_evaluators(ScoreTable(old))} == {"flat"}
+
+
+def test_a_run_whose_judge_answers_one_constant_is_flagged_everywhere(tmp_path: Path) -> None:
+    """results.json, the report and the terminal say its verdicts rest on no variation."""
+    data = _data(tmp_path, {f"e{i}": LONGER.replace("Monday", day) for i, day in
+                            enumerate(["Monday", "Tuesday", "Friday"])})
+    out = tmp_path / "run"
+    with FakeServer(default=Reply("Rating: 1")) as server:
+        judge = f"judge:model=m,base_url={server.base_url},form=score-only,aspect=fluency"
+        result = runner.invoke(app, ["run", str(data), "-e", judge, "-p", "truncation",
+                                     "--seeds", "1", "--out", str(out),
+                                     "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    from evalstress.report.schema import schema_problems
+
+    assert schema_problems(results) == []
+    [entry] = results["health"]["degenerate"]
+    assert (entry["by"], entry["value"], entry["count"], entry["scored"]) == ("answer", "1",
+                                                                              18, 18)
+    assert entry["analyses"] == ["blindspot"]
+    assert "is degenerate</b>: it answered 1 for 18 of 18 texts" in (
+        out / "report.html").read_text()
+    assert "answered '1' for 18 of 18 scored texts (100%): a degenerate evaluator" in _text(
+        result)
+    scores = pd.read_parquet(out / "scores.parquet")
+    assert set(scores["answer"].dropna()) == {"1"}

@@ -31,6 +31,7 @@ from evalstress.engine.runhealth import (
     DEFAULT_MAX_MISSING,
     DEGENERATE_SHARE,
     ModalShare,
+    answer_share,
     degenerate_share,
 )
 
@@ -51,6 +52,9 @@ class AspectSpread:
     high: float | None = None
     declared: tuple[float, float] | None = None
     threshold: float = DEGENERATE_SHARE
+    #: what `modal` counts: "score", or "answer" where a judge wrote its label (an expected
+    #: rating over the labels may vary a little while the label never does)
+    by: str = "score"
 
     @property
     def degenerate(self) -> bool:
@@ -65,7 +69,7 @@ class AspectSpread:
         return (self.high - self.low) / width if width > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"aspect": self.aspect, "modal_value": self.modal.value,
+        return {"aspect": self.aspect, "by": self.by, "modal_value": self.modal.value,
                 "modal_count": self.modal.count, "scored": self.modal.scored,
                 "modal_share": self.modal.share, "degenerate": self.degenerate,
                 "low": self.low, "high": self.high,
@@ -217,18 +221,22 @@ def spread_check(tables: Sequence[pd.DataFrame],
     """Per aspect, the commonest value among the scores of every table (missing left out),
     and the range they cover; `declared` gives each aspect's declared score range."""
     ranges = dict(declared or {})
-    frames = [t[["aspect", "score", "status"]] for t in tables if len(t)]
+    frames = [t.reindex(columns=["aspect", "score", "status", "answer"]) for t in tables
+              if len(t)]
     if not frames:
         return []
     rows = pd.concat(frames, ignore_index=True)
     scored = rows[(rows["status"] == "ok") & rows["score"].notna()]
     out = []
     for aspect in sorted({str(a) for a in rows["aspect"]}):
-        values = scored[scored["aspect"] == aspect]["score"].astype(float)
-        out.append(AspectSpread(aspect, degenerate_share(values.tolist()),
+        mine = scored[scored["aspect"] == aspect]
+        values = mine["score"].astype(float)
+        answers = mine["answer"].dropna().tolist()
+        modal = answer_share(answers) if answers else degenerate_share(values.tolist())
+        out.append(AspectSpread(aspect, modal,
                                 float(values.min()) if len(values) else None,
                                 float(values.max()) if len(values) else None,
-                                ranges.get(aspect)))
+                                ranges.get(aspect), by="answer" if answers else "score"))
     return out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import (
@@ -60,6 +61,8 @@ def execute(job: StressJob, *, quiet: bool) -> JobResult:
         print_analyses(console, done.analyses)
         console.print(wrote_line(done.paths, ("report", "results", "scores", "variants")))
     _warn_long_rows(result)
+    for found in done.degenerate:  # verdicts about it rest on no variation
+        err.print(f"[yellow]warning:[/] {escape(found.describe())}", soft_wrap=True)
     exit_if_mostly_missing(done.untrusted, job.max_missing)
     return done
 

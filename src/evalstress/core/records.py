@@ -17,7 +17,7 @@ CORPUS = "*"
 #: The columns of the long score table, in order (core.scoretable holds their Arrow types).
 SCORE_COLUMNS = [
     "example_id", "task", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
-    "evaluator", "aspect", "score", "higher_is_better", "status", "reason",
+    "evaluator", "aspect", "score", "higher_is_better", "status", "reason", "answer",
 ]
 
 #: The verdicts of a test outcome, from best to worst; `evalstress check` and suites' `expect:`

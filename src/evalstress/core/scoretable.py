@@ -24,6 +24,9 @@ SCORE_SCHEMA = pa.schema([
     ("noise_ratio", pa.float64()), ("evaluator", pa.string()), ("aspect", pa.string()),
     ("score", pa.float64()), ("higher_is_better", pa.bool_()), ("status", pa.string()),
     ("reason", pa.string()),
+    # the label a judge answered (its commonest over samples), where the score is a weighted
+    # expectation that hides it: a judge answering "1" to every text is caught by this column
+    ("answer", pa.string()),
 ])
 
 
@@ -112,6 +115,13 @@ class ScoreTable:
     def __init__(self, source: str | Path | pd.DataFrame):
         self._frame = source if isinstance(source, pd.DataFrame) else None
         self.path = None if isinstance(source, pd.DataFrame) else Path(source)
+
+    def has(self, column: str) -> bool:
+        """Whether the table holds `column` (score files of older runs lack `answer`)."""
+        if self._frame is not None:
+            return column in self._frame.columns
+        assert self.path is not None
+        return column in pq.ParquetFile(self.path).schema_arrow.names
 
     @property
     def empty(self) -> bool:

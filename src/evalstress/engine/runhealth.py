@@ -23,6 +23,8 @@ DEFAULT_MAX_MISSING = 0.5
 #: an evaluator that gives one value to at least this share of the texts it scored says
 #: nothing about them: its rank and drop tests pass or fail by ties, not by judgement
 DEGENERATE_SHARE = 0.95
+#: fewer scored texts than this say nothing about a spread (one text is trivially "constant")
+MIN_SCORED_FOR_DEGENERATE = 10
 #: decimals two scores are compared at when looking for the value an evaluator repeats (an
 #: expected rating computed through floating point may differ in its last bits)
 SAME_VALUE_DECIMALS = 9
@@ -132,10 +134,11 @@ def usage_share(label: str, usage: Any) -> MissingShare | None:
 
 @dataclass(frozen=True)
 class ModalShare:
-    """How much of an evaluator's scores is one value: the commonest value, how many scores
-    took it, how many scores there were (missing ones left out)."""
+    """How much of an evaluator's scores is one value: the commonest value (a score, or the
+    label a judge answered), how many scores took it, how many scores there were (missing ones
+    left out)."""
 
-    value: float | None
+    value: float | str | None
     count: int
     scored: int
 
@@ -150,8 +153,8 @@ class ModalShare:
     def describe(self) -> str:
         if not self.scored:
             return "no scores"
-        return (f"{self.value:g} for {self.count} of {self.scored} scored texts "
-                f"({self.share:.0%})")
+        shown = f"{self.value:g}" if isinstance(self.value, float) else f"'{self.value}'"
+        return f"{shown} for {self.count} of {self.scored} scored texts ({self.share:.0%})"
 
 
 def degenerate_share(scores: Iterable[float | None]) -> ModalShare:
@@ -171,6 +174,56 @@ def degenerate_share(scores: Iterable[float | None]) -> ModalShare:
     # the commonest value; among equally common ones the smallest, so the result is stable
     value, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
     return ModalShare(value, count, sum(counts.values()))
+
+
+def answer_share(answers: Iterable[str | None]) -> ModalShare:
+    """The commonest label a judge answered and its share (rows without a label left out):
+    its scores may vary a little (an expectation over the labels' probabilities) while it
+    writes the same label every time."""
+    counts = Counter(str(a) for a in answers if a is not None)
+    if not counts:
+        return ModalShare(None, 0, 0)
+    label, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ModalShare(label, count, sum(counts.values()))
+
+
+@dataclass(frozen=True)
+class Degenerate:
+    """An evaluator aspect whose scores (or answered labels) take one value on at least
+    DEGENERATE_SHARE of the texts it scored: its verdicts say nothing about the damage."""
+
+    evaluator: str
+    aspect: str
+    by: str  # "answer" (the judge's written label) or "score"
+    modal: ModalShare
+
+    def describe(self) -> str:
+        what = "answered" if self.by == "answer" else "scored"
+        return (f"{self.evaluator}/{self.aspect} {what} {self.modal.describe()}: a degenerate "
+                "evaluator, its verdicts rest on no variation")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evaluator": self.evaluator, "aspect": self.aspect, "by": self.by,
+                "value": self.modal.value, "count": self.modal.count,
+                "scored": self.modal.scored, "share": round(self.modal.share, 4)}
+
+
+def degenerate_evaluators(table: Any, threshold: float = DEGENERATE_SHARE) -> list[Degenerate]:
+    """Each evaluator aspect of a run's score table (`core.scoretable.ScoreTable`) that is
+    degenerate: judged by the labels it answered where it reports them, else by its scores."""
+    columns = ["evaluator", "aspect", "score", "status"]
+    with_answers = table.has("answer")
+    frame = table.read([*columns, "answer"] if with_answers else columns)
+    found = []
+    for (label, aspect), rows in frame.groupby(["evaluator", "aspect"], sort=False):
+        scored = rows[rows["status"] == "ok"]
+        answers: list[Any] = scored["answer"].dropna().tolist() if with_answers else []
+        by = "answer" if answers else "score"
+        modal = (answer_share(answers) if by == "answer"
+                 else degenerate_share(scored["score"].tolist()))
+        if modal.scored >= MIN_SCORED_FOR_DEGENERATE and modal.degenerate(threshold):
+            found.append(Degenerate(str(label), str(aspect), by, modal))
+    return found
 
 
 def long_text_skips(result: Any) -> list[str]:

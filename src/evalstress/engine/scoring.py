@@ -166,6 +166,12 @@ class Scorer:
             self.cache.put_many(namespace, complete)  # missing scores are retried next run
 
 
+def answer_of(score: Score) -> str | None:
+    """The label an evaluator answered for a score, where it reports one (judges)."""
+    answer = score.extra.get("answer") if score.ok and score.extra else None
+    return None if answer is None else str(answer)
+
+
 def add_rows(out: ScoreColumns, evaluator: Evaluator, base: dict[str, Any], row: ScoreRow) -> int:
     """Append one score-table row per aspect of `row`; returns how many are missing."""
     missing = 0
@@ -175,7 +181,8 @@ def add_rows(out: ScoreColumns, evaluator: Evaluator, base: dict[str, Any], row:
         out.append(**base, evaluator=evaluator.label, aspect=aspect,
                    score=score.value if score.ok else float("nan"),
                    higher_is_better=evaluator.higher_is_better(aspect),
-                   status="ok" if score.ok else "missing", reason=redact(score.reason or ""))
+                   status="ok" if score.ok else "missing", reason=redact(score.reason or ""),
+                   answer=answer_of(score))
     return missing
 
 

@@ -135,6 +135,7 @@ class Parsed:
     method: str = ""  # "logprobs" or "rating"
     mass: float | None = None
     confidence: float | None = None  # the most likely valid label's share of the label mass
+    answer: str | None = None  # the label as the model wrote it ("1"), before any weighting
 
 
 def expected_from_logprobs(response: ChatResponse, offset: int, number: str,
@@ -186,8 +187,8 @@ def parse_response(response: ChatResponse, form: str, scale: tuple[int, int],
         weighted = expected_from_logprobs(response, offset, number, scale)
         if weighted is not None:
             return Parsed(weighted[0], method="logprobs", mass=weighted[1],
-                          confidence=weighted[2])
-    return Parsed(value, method="rating")
+                          confidence=weighted[2], answer=number)
+    return Parsed(value, method="rating", answer=number)
 
 
 def aggregate(values: Sequence[float], how: str) -> float:
@@ -595,6 +596,9 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             extra["label_mass"] = statistics.fmean(masses)
         if confidences:
             extra["confidence"] = statistics.fmean(confidences)
+        answered = [p.answer for p in valid if p.answer is not None]
+        if answered:  # the commonest label written, ties to the first (the weighting hides it)
+            extra["answer"] = max(answered, key=answered.count)
         if valid:
             extra["method"] = ",".join(sorted({p.method for p in valid}))
             extra["samples"] = [p.value for p in valid]
@@ -667,8 +671,9 @@ def read_contract(response: ChatResponse, contract: OutputContract,
         weighted = contract.weighted(response, reading)
         if weighted is not None:
             return Parsed(weighted[0], method="logprobs", mass=weighted[1],
-                          confidence=weighted[2])
-    return Parsed(reading.value, method="label" if contract.labels else "rating")
+                          confidence=weighted[2], answer=reading.matched or None)
+    return Parsed(reading.value, method="label" if contract.labels else "rating",
+                  answer=reading.matched or None)
 
 
 def _whole(scale: tuple[float, float]) -> tuple[int, int]:

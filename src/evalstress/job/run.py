@@ -34,8 +34,10 @@ from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import (
     DEFAULT_MAX_MISSING,
+    Degenerate,
     MissingShare,
     above,
+    degenerate_evaluators,
     mostly_missing,
     usage_share,
 )
@@ -115,6 +117,8 @@ class JobResult:
     analyses: dict[str, Any]
     paths: dict[str, Path]
     untrusted: list[MissingShare]
+    #: evaluator aspects whose scores (or answered labels) take one value: verdicts on nothing
+    degenerate: list[Degenerate] = field(default_factory=list)
 
 
 def sequential_policy(suite: Suite, examples: int) -> SequentialDesign:
@@ -234,12 +238,14 @@ def _run_checked(job: StressJob) -> JobResult:
         analyses = analyse(job, result)
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
-    paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force)
-             if job.out is not None else {})
+    degenerate = degenerate_evaluators(result.scores)
+    health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
+    paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
+                           health=health) if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)
     generator = job.generation.generator if job.generation is not None else None
     share = usage_share("generator", generator.usage if generator is not None else None)
     if share is not None:  # a dead generator leaves the LLM half of the suite skipped
         untrusted += above([share], job.max_missing)
-    return JobResult(result, analyses, paths, untrusted)
+    return JobResult(result, analyses, paths, untrusted, degenerate)

@@ -29,8 +29,8 @@ SCHEMA_VERSION = "1.0"
 
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
-                  config: Mapping[str, Any] | None = None, force: bool = False
-                  ) -> dict[str, Path]:
+                  config: Mapping[str, Any] | None = None, force: bool = False,
+                  health: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write scores.parquet, variants.parquet, skips.jsonl, examples.jsonl, results.json and
     report.html into the run's staging folder, then rename it to `out_dir` (replacing a
     folder evalstress did not write only with `force`)."""
@@ -64,6 +64,8 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         results["generation"] = run.plan.generation
     elif summary.get("generation"):
         results["generation"] = {"perturbations": summary["generation"]}
+    if health and any(health.values()):  # degenerate evaluators: `$defs/health`
+        results["health"] = dict(health)
     for key in ("sequential", "backend"):  # the sequential DHP design, the Ray backend
         if summary.get(key):
             results[key] = summary[key]

@@ -71,6 +71,16 @@ def banners(results: Mapping[str, Any], found: Sequence[Outcome]) -> list[str]:
         out.append(f"<div class='banner{severe}' role='alert'><b>{missing:,} missing "
                    f"scores</b>{esc(share)}. Tests built on them may be INCONCLUSIVE. "
                    f"{esc(top)} <a href='#signature'>details</a></div>")
+    short = short_labels(results)
+    for entry in (results.get("health") or {}).get("degenerate") or []:
+        label = short.get(str(entry.get("evaluator")), str(entry.get("evaluator")))
+        did = "answered" if entry.get("by") == "answer" else "scored"
+        out.append(f"<div class='banner severe' role='alert'><b>{esc(label)} / "
+                   f"{esc(entry.get('aspect'))} is degenerate</b>: it {did} "
+                   f"{esc(entry.get('value'))} for {entry.get('count')} of "
+                   f"{entry.get('scored')} texts, so the verdicts of "
+                   f"{esc(', '.join(entry.get('analyses') or []) or 'this run')} about it rest "
+                   "on no variation: read them as saying nothing.</div>")
     unsure = [o for o in found if o.verdict == "inconclusive"]
     if unsure:
         reasons = list(dict.fromkeys(o.detail.split(";")[0] for o in unsure))
