@@ -35,8 +35,9 @@ from evalstress.engine.outdir import check_out_dir, write_marker
 PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
 #: the layout of the chunk parts: a staging folder of another layout is started afresh
-#: (2: variants as Parquet parts, not JSONL; 3: the last chunks of a long run are smaller)
-LAYOUT = 3
+#: (2: variants as Parquet parts, not JSONL; 3: the last chunks of a long run are smaller;
+#: 4: variants carry their verification and their attack's measured precision)
+LAYOUT = 4
 #: scores.parquet: zstd keeps a score row at ~5 bytes (snappy: ~6.5); parts are rewritten
 SCORE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 9}
 SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
