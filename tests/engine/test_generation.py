@@ -31,10 +31,19 @@ from evalstress.engine.generation import (
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.variantfile import variant_table
 from evalstress.llm.cache import ResponseCache
+from evalstress.llm.client import ChatResponse
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.llm.generate import GenerationJob, TextGenerator
+from evalstress.perturb.precision import precision_table
 from evalstress.suites import Suite, custom_suite
-from tests.llm_fakes import answer, asked, continue_with, is_verifier
+from tests.llm_fakes import (
+    answer,
+    asked,
+    continue_with,
+    is_verifier,
+    labelled_originals,
+    labelled_writer,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [
@@ -343,3 +352,116 @@ def test_suite_yaml_carries_generator_and_generation_settings() -> None:
     assert suite.generation == {"max_reasks": 4}
     with pytest.raises(ValueError, match="unknown key"):
         Suite.from_dict({"perturbations": ["continuation"], "generation": {"retries": 1}})
+
+
+# --- how far accepted variants are trusted ------------------------------------------------------
+
+LABELLED_EXAMPLES = [Example(key, *labelled_originals()[key][:1], "", labelled_originals()[key][1])
+                     for key in ("library", "tunnel")]
+BELOW_FLOOR = ["uncommon-phrase", "rewriting-and-insertion"]
+
+
+def _labelled_run(server: FakeServer, tmp_path: Path, parser: TextParser, names: list[str],
+                  options: GenerationOptions | None = None):  # type: ignore[no-untyped-def]
+    gen = generator(server, tmp_path)
+    try:
+        suite = custom_suite(names, seeds=1)
+        return generate_variants(LABELLED_EXAMPLES, llm_units(LABELLED_EXAMPLES, suite), gen,
+                                 parser, options=options)
+    finally:
+        gen.close()
+
+
+def test_variants_of_attacks_below_the_floor_are_unverified(tmp_path: Path,
+                                                             parser: TextParser) -> None:
+    with FakeServer(responder=labelled_writer()) as server:
+        outcome = _labelled_run(server, tmp_path, parser, [*BELOW_FLOOR, "hypernym"])
+    shipped = precision_table()["checks"]
+    made = {(v.example_id, v.perturbation, v.severity): v.provenance for v in outcome.variants}
+    # both texts, uncommon-phrase and hypernym once, rewriting-and-insertion minor and major:
+    # every rewrite of the set passes the checks
+    assert len(made) == 8 and not outcome.skips
+    for (_, name, _), provenance in made.items():
+        assert provenance is not None
+        assert provenance["check_precision"] == shipped[name]["precision"]
+        assert provenance["verification"] == ("checks" if name == "hypernym"
+                                              else "unverified")
+        assert "verifier" not in provenance
+    counts = outcome.counts
+    assert (counts["uncommon-phrase"].unverified, counts["rewriting-and-insertion"].unverified,
+            counts["hypernym"].unverified) == (2, 4, 0)
+    table = variant_table(outcome.variants).to_pylist()
+    assert {(r["perturbation"], r["verification"], r["check_precision"]) for r in table} == {
+        (name, "checks" if name == "hypernym" else "unverified",
+         shipped[name]["precision"]) for name in [*BELOW_FLOOR, "hypernym"]}
+
+
+def test_a_verifier_verifies_or_rejects_each_variant(tmp_path: Path, parser: TextParser) -> None:
+    writer, asked_verifier = labelled_writer(), []
+
+    def reply(request: dict) -> Reply:
+        if is_verifier(request):  # yes about the library, no about the tunnel
+            said = request["messages"][-1]["content"]
+            asked_verifier.append(said)
+            return Reply("no" if "Tunnel" in said or "tunnel" in said else "Yes.")
+        return writer(request)
+
+    with FakeServer(responder=reply) as server:
+        verifier = TextGenerator("fake-judge", server.base_url, cache=False, temperature=0.0)
+        outcome = _labelled_run(server, tmp_path, parser, ["uncommon-phrase"],
+                                GenerationOptions(max_reasks=0, verifier=verifier))
+    [variant] = outcome.variants
+    assert variant.example_id == "library" and variant.provenance is not None
+    # each of the library's two changed sentences was asked about both ways
+    assert variant.provenance["verifier"] == ["Yes."] * 4
+    assert variant.provenance["verification"] == "verifier"
+    assert sum("Sentence A: The Wexley library does not open" in a for a in asked_verifier) == 1
+    [skip] = outcome.skips
+    assert skip.example_id == "tunnel" and "verifier-rejected" in skip.reason
+    counts = outcome.counts["uncommon-phrase"]
+    assert counts.unverified == 0 and counts.rejections == {"verifier-rejected": 1}
+
+
+class _RecordingVerifier:
+    """A stand-in for an in-process verifier: records the jobs it is given, answers yes."""
+
+    def __init__(self, model: str) -> None:
+        self.model, self.temperature, self.jobs = model, 0.0, []  # type: ignore[var-annotated]
+
+    def generate_many(self, jobs):  # type: ignore[no-untyped-def]
+        self.jobs.extend(jobs)
+        return [ChatResponse("yes") for _ in jobs]
+
+
+@pytest.mark.parametrize(("model", "grammar"), [("local", True), ("fake-judge", False)])
+def test_an_in_process_verifier_is_held_to_yes_or_no(tmp_path: Path, parser: TextParser,
+                                                    model: str, grammar: bool) -> None:
+    recording = _RecordingVerifier(model)
+    with FakeServer(responder=labelled_writer()) as server:
+        outcome = _labelled_run(server, tmp_path, parser, ["rewriting-and-insertion"],
+                                GenerationOptions(verifier=recording))  # type: ignore[arg-type]
+    assert recording.jobs and len(outcome.variants) == 4
+    extras = {dict(job.extra).get("grammar") for job in recording.jobs}
+    assert extras == ({'root ::= "yes" | "no"\n'} if grammar else {None})
+
+
+def test_the_results_block_shows_each_attacks_verification(tmp_path: Path,
+                                                           parser: TextParser) -> None:
+    suite = custom_suite([*BELOW_FLOOR, "hypernym"], seeds=1)
+    with FakeServer(responder=labelled_writer()) as server:
+        setup = GenerationSetup(generator(server, tmp_path))
+        setup.check(suite, LABELLED_EXAMPLES)
+        outcome = setup.run(LABELLED_EXAMPLES, suite, parser)
+        block = setup.block(outcome.counts)
+        setup.close()
+    assert block is not None
+    shipped = precision_table()["checks"]
+    rows = block["perturbations"]
+    assert rows["uncommon-phrase"]["verification"] == "unverified"
+    assert rows["uncommon-phrase"]["unverified"] == 2
+    assert rows["rewriting-and-insertion"]["check_precision"] == \
+        shipped["rewriting-and-insertion"]["precision"]
+    assert rows["hypernym"]["verification"] == "checks"
+    assert rows["hypernym"]["below_floor"] is False
+    assert block["precision"]["floor"] == 0.95
+    assert block["precision"]["measured"] == precision_table()["measured"]

@@ -171,7 +171,7 @@ def test_export_refuses_a_variants_file_that_is_not_ours(tmp_path: Path) -> None
         "'perturbation' is missing; column 'severity' is missing; column 'seed' is string, not "
         "int64; column 'noise_ratio' is missing; column 'text' is missing; column 'method' is "
         "missing; column 'provenance' is missing (its columns are example_id, perturbation, "
-        "severity, seed, noise_ratio, text, method, provenance)")
+        "severity, seed, noise_ratio, text, method, provenance, verification, check_precision)")
     assert not out.exists() and not (tmp_path / "v.csv.partial").exists()
 
 
@@ -187,3 +187,35 @@ def test_export_refuses_a_variant_without_its_text(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"variants\.parquet, line 2, field 'text': is empty"):
         export_variants(run_dir, tmp_path / "v.jsonl")
     assert not (tmp_path / "v.jsonl").exists()
+
+
+def test_a_variants_file_written_before_the_verification_columns_still_reads(
+        tmp_path: Path) -> None:
+    # an earlier version's variants.parquet: no verification, no check_precision
+    old = pa.schema([f for f in variantfile.VARIANT_SCHEMA if f.name not in variantfile.OPTIONAL])
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    provenance = json.dumps({"method": "llm", "model": "m", "sample": 0})
+    pq.write_table(pa.table({"example_id": ["a"], "perturbation": ["hypernym"],
+                             "severity": ["default"], "seed": [0], "noise_ratio": [0.2],
+                             "text": ["Pets purr."], "method": ["llm"],
+                             "provenance": [provenance]}, schema=old),
+                   run_dir / "variants.parquet")
+    [record] = read_records(run_dir / "variants.parquet")
+    assert record["text"] == "Pets purr." and "verification" not in record
+    out = tmp_path / "v.jsonl"
+    assert export_variants(run_dir, out) == 1
+    row = json.loads(out.read_text())
+    assert row["verification"] is None and row["check_precision"] is None
+
+
+def test_verification_and_precision_are_columns_of_their_own(tmp_path: Path) -> None:
+    made = Variant("a", "uncommon-phrase", "default", 0, "Felines purr.", 0.5,
+                   {"method": "llm", "verification": "unverified", "check_precision": 0.6667})
+    rule = Variant("a", "char-typo", 1, 0, "Cast purr.", 0.1)
+    write_part(tmp_path / "v.parquet", variant_table([made, rule]))
+    table = pq.read_table(tmp_path / "v.parquet")
+    assert table.column("verification").to_pylist() == ["unverified", None]
+    assert table.column("check_precision").to_pylist() == [0.6667, None]
+    assert [r["verification"] for r in read_records(tmp_path / "v.parquet")] == [
+        "unverified", None]

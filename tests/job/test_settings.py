@@ -25,7 +25,8 @@ runner = CliRunner()
 
 CONFIG_KEYS = {"data", "map", "task", "suite", "perturbations", "evaluators", "seeds", "out",
                "limit", "rel_tol", "shard", "cache_dir", "protocol", "generator", "verifier",
-               "max_reasks", "shots", "perturbation_prompts", "variants", "variant_map",
+               "include_unverified", "max_reasks", "shots", "perturbation_prompts", "variants",
+               "variant_map",
                "max_chars", "max_missing", "options", "workers", "backend", "ray_address",
                "chunk_size", "sequential", "no_cache", "quiet", "dry_run", "force", "max_units"}
 

@@ -1,19 +1,18 @@
-"""The LLM attacks' acceptance measured as a classifier on the project's labelled replies
-(tests/perturb/labelled/): every attack has its set, the floors hold (precision of "accept" >=
-0.95, recall >= 0.9), the bench prints the table, and a verifier model is measured the same way
-(fake server)."""
+"""The LLM attacks' acceptance measured as a classifier on the tuning set of labelled replies
+(tests/perturb/labelled/, the replies the checks were tightened on): every attack has its set,
+the floors hold there (precision of "accept" >= 0.95, recall >= 0.9) but for the two attacks
+known to fall below, which write unverified variants, and a verifier model is measured the
+same way (fake server). The held-out set and the shipped table: test_heldout.py."""
 
 from __future__ import annotations
 
 import runpy
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evalstress.core.text import TextParser
-from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.perturb.labelled import (
     KINDS,
     LabelledError,
@@ -22,12 +21,13 @@ from evalstress.perturb.labelled import (
     measure,
 )
 from evalstress.perturb.llm import builtin_attacks
+from evalstress.perturb.precision import FLOOR, attack_trust, precision_table
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = Path(__file__).resolve().parent / "labelled"
 PRECISION, RECALL = 0.95, 0.9
 #: attacks whose checks cannot see some wrong replies of their set (the meaning changed in words
-#: the checks accept); the precision floor is expected to fail until the checks can
+#: the checks accept): below the floor even on the set they were tuned on
 BELOW_PRECISION = {
     "uncommon-phrase": "a rare word of another meaning ('spotted' -> 'obliterated') passes: "
                        "neither WordNet relations nor MiniLM similarity tell it from a rare "
@@ -81,13 +81,34 @@ def test_recall_floor(results: dict[str, Measurement], attack: str) -> None:
         f"{case.where}: {why}" for case, why in result.errors]
 
 
-@pytest.mark.parametrize("attack", [
-    pytest.param(name, marks=pytest.mark.xfail(reason=BELOW_PRECISION[name], strict=True))
-    if name in BELOW_PRECISION else name for name in sorted(builtin_attacks())])
+@pytest.mark.parametrize("attack", sorted(set(builtin_attacks()) - set(BELOW_PRECISION)))
 def test_precision_floor(results: dict[str, Measurement], attack: str) -> None:
     result = results[attack]
     assert result.precision is not None and result.precision >= PRECISION, [
         f"{case.where}: {why}" for case, why in result.errors]
+
+
+@pytest.mark.parametrize("attack", sorted(builtin_attacks()))
+def test_the_floor_holds_for_every_attack_whose_variants_count_as_verified(
+        results: dict[str, Measurement], attack: str) -> None:
+    # an attack whose variants the checks alone verify is at the floor on both sets; any other
+    # attack writes unverified variants (without a verifier)
+    trust = attack_trust(builtin_attacks()[attack])
+    held_out = precision_table()["checks"][attack]["precision"]
+    if trust.verification == "checks":
+        assert held_out >= FLOOR and results[attack].precision >= FLOOR  # type: ignore[operator]
+    else:
+        assert trust.verification == "unverified" and (held_out is None or held_out < FLOOR)
+
+
+@pytest.mark.parametrize("attack", sorted(BELOW_PRECISION))
+def test_the_attacks_below_the_floor_write_unverified_variants(
+        results: dict[str, Measurement], attack: str) -> None:
+    result = results[attack]
+    assert result.precision is not None and result.precision < PRECISION
+    trust = attack_trust(builtin_attacks()[attack])
+    assert trust.below_floor and trust.verification == "unverified"
+    assert trust.check_precision == precision_table()["checks"][attack]["precision"] < FLOOR
 
 
 def test_the_known_misses_are_the_documented_ones(results: dict[str, Measurement]) -> None:
@@ -144,31 +165,12 @@ def test_bench_prints_precision_and_recall_per_attack(monkeypatch: pytest.Monkey
                                       "--attack", "abbreviation"])
     runpy.run_path(str(ROOT / "bench" / "bench_validators.py"), run_name="__main__")
     out = capsys.readouterr().out
+    tuning = out.split("held-out set")[0]  # the first table
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in out.splitlines() if line.startswith("| ") and "---" not in line}
+            for line in tuning.splitlines() if line.startswith("| ") and "---" not in line}
     assert set(rows) == {"attack", "abbreviation", "fact-negation", "**all**"}
-    assert rows["attack"] == ["correct", "wrong", "FP", "FN", "precision", "recall"]
-    assert rows["fact-negation"][:2] == ["10", "10"]
-
-
-def test_a_verifier_model_is_measured_the_same_way(parser: TextParser) -> None:
-    # a verifier (fake server) that says no to the meaning-changing rewrites the checks let
-    # through, yes to everything else: with it, uncommon-phrase reaches the precision floor
-    bench = runpy.run_path(str(ROOT / "bench" / "bench_validators.py"), run_name="bench")
-    asked: list[str] = []
-
-    def verdict(request: dict[str, Any]) -> Reply:
-        rewrite = request["messages"][-1]["content"].split("Rewrite:", 1)[1]
-        asked.append(rewrite)
-        wrong = any(words in rewrite for words in MISSED["uncommon-phrase"])
-        return Reply("no" if wrong else "Yes.")
-
-    cases = {"uncommon-phrase": load_labelled(FOLDER)["uncommon-phrase"]}
-    with FakeServer(responder=verdict) as server:
-        spec = f"model=fake,base_url={server.base_url},cache=false,max_attempts=1"
-        [result] = measure(cases, builtin_attacks(), parser,
-                           bench["verifier_verdict"](spec)).values()
-    assert result.false_positives == 0 and result.precision == 1.0
-    assert result.recall == 1.0
-    # only the replies the checks accepted were put to the verifier: 15 correct, 10 wrong
-    assert len(asked) == 25
+    assert rows["attack"] == ["correct", "wrong", "FP", "FN", "precision", "95% CI", "recall",
+                              "95% CI"]
+    # 10 correct and 10 wrong replies, all judged right: Wilson's interval of 10 out of 10
+    assert rows["fact-negation"] == ["10", "10", "0", "0", "1.00", "[0.72, 1.00]", "1.00",
+                                     "[0.72, 1.00]"]

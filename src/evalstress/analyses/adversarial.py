@@ -13,18 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evalstress.core.proportions import wilson
+
 #: Stops that mean the attack never ran on this example (not counted as attempts).
 NOT_RUN = ("not-applicable", "original-unscored")
-
-
-def wilson(successes: int, attempts: int) -> tuple[float | None, float | None]:
-    """Wilson score 95% interval of a proportion (scipy's binomtest)."""
-    if attempts == 0:
-        return None, None
-    from scipy.stats import binomtest
-
-    ci = binomtest(successes, attempts).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 @dataclass

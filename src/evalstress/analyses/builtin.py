@@ -3,8 +3,12 @@ needs them, its skips or examples) and returns a result that serializes to JSON.
 
 Options per analysis (the keys each reads from the suite's `options:` and the command line):
 - blindspot: rel_tol, abs_tol, protocol (default|paper), strict, max_missing
-- discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task
-- criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key
+- discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task,
+  include_unverified
+- criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key, include_unverified
+
+`include_unverified` keeps the LLM-written variants nothing verified (`analyses.trust`); by
+default discernment and criteria confusion set them aside and say how many.
 - correlation: human_key, n_boot, seed
 - style: bins
 - description-types: levels (`analyses.description_types`)
@@ -24,12 +28,21 @@ from evalstress.analyses.correlation import run_correlation
 from evalstress.analyses.discernment import discernment_analysis
 from evalstress.analyses.registry import pick, register_analysis
 from evalstress.analyses.style import response_style
+from evalstress.analyses.trust import VariantTrust
 from evalstress.engine.result import RunResult, skip_counts, skips_frame
 
 BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing")
 DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
                        "by_task")
 CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed")
+#: the option that keeps unverified LLM-written variants in the verdicts
+INCLUDE_UNVERIFIED = "include_unverified"
+
+
+def variant_trust(run: RunResult, options: Mapping[str, Any]) -> VariantTrust:
+    """Which of the run's LLM-written variants the verdicts may rest on."""
+    return VariantTrust.of_generation(run.plan.generation,
+                                      bool(options.get(INCLUDE_UNVERIFIED, False)))
 
 
 def human_frame(run: RunResult, key: str) -> pd.DataFrame | None:
@@ -48,15 +61,17 @@ def blindspot_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
                      **pick(options, *BLINDSPOT_OPTIONS))
 
 
-@register_analysis("discernment", DISCERNMENT_OPTIONS)
+@register_analysis("discernment", (*DISCERNMENT_OPTIONS, INCLUDE_UNVERIFIED))
 def discernment_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
-    return discernment_analysis(run.scores, **pick(options, *DISCERNMENT_OPTIONS))
+    return discernment_analysis(run.scores, trust=variant_trust(run, options),
+                                **pick(options, *DISCERNMENT_OPTIONS))
 
 
-@register_analysis("criteria-confusion", (*CONFUSION_OPTIONS, "human_key"))
+@register_analysis("criteria-confusion", (*CONFUSION_OPTIONS, "human_key", INCLUDE_UNVERIFIED))
 def confusion_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
     human = human_frame(run, str(options.get("human_key", "human")))
-    return criteria_confusion(run.scores, human=human, **pick(options, *CONFUSION_OPTIONS))
+    return criteria_confusion(run.scores, human=human, trust=variant_trust(run, options),
+                              **pick(options, *CONFUSION_OPTIONS))
 
 
 @register_analysis("correlation", ("human_key", "n_boot", "seed"))

@@ -21,6 +21,12 @@ for multiple comparisons (the counts are descriptive; the thresholds are in ever
 
 Beside the tests: the inter-aspect correlation matrix (Pearson) of the evaluator's scores over
 all scored texts, and, where examples carry human scores, the humans' matrix.
+
+LLM-written variants nothing verified (`analyses.trust`: their attack's checks measured below
+the precision floor, no verifier) are left out of the tests and the matrices unless `trust`
+keeps them; every item counts the pairs behind it that come from an attack below the floor
+(`n_below_floor`) and, when unverified variants were kept, those that rest on them
+(`n_unverified`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from evalstress.analyses.stats import (
     rank_biserial,
     wilcoxon_test,
 )
+from evalstress.analyses.trust import VariantTrust
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, frame_or_groups
 
@@ -65,6 +72,8 @@ class ConfusionItem:
     rank_biserial: float | None
     cohens_dz: float | None
     passed: bool | None  # None when no verdict (no test or nothing to test)
+    n_below_floor: int = 0  # pairs whose variants come from an attack below the floor
+    n_unverified: int = 0  # pairs whose variants nothing verified (kept on request)
 
 
 @dataclass
@@ -113,6 +122,7 @@ class ConfusionResult:
     alpha: float
     min_effect: float
     notes: list[str] = field(default_factory=list)
+    trust: VariantTrust = field(default_factory=VariantTrust)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,22 +139,31 @@ class ConfusionResult:
             "summaries": [s.to_dict() for s in self.summaries],
             "matrices": [asdict(m) for m in self.matrices],
             "notes": self.notes,
+            "trust": self.trust.to_dict(),
         }
 
 
 def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[str, str] | None = None,
                        alpha: float = 0.05, min_effect: float = 0.3, n_boot: int = 1000,
                        seed: int = 0,
-                       human: pd.DataFrame | None = None) -> ConfusionResult:
+                       human: pd.DataFrame | None = None,
+                       trust: VariantTrust | None = None) -> ConfusionResult:
     """Directional and invariance tests plus inter-aspect matrices (see module docstring).
 
     `human`, if given, has one row per example and one column per human-scored aspect.
+    `trust` says which LLM-written perturbations are unverified (left out unless it includes
+    them) or below the precision floor.
     """
+    trust = trust or VariantTrust()
     items: list[ConfusionItem] = []
     notes: list[str] = []
     unmapped: set[str] = set()
     unknown: set[str] = set()
+    used: set[str] = set()
     for ps in paired_sets(table):
+        if not trust.keeps(ps.perturbation):
+            continue
+        used.add(ps.perturbation)
         quality = quality_aspect(ps.evaluator, ps.aspect, aspect_map)
         if quality is None:
             unmapped.add(f"{ps.evaluator}/{ps.aspect}")
@@ -176,14 +195,19 @@ def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[
         items.append(ConfusionItem(
             ps.evaluator, ps.aspect, quality, ps.perturbation, ps.severity, test, row.source,
             int(d.size), ps.n_missing, float(d.mean()) if d.size else None, low, high, pvalue,
-            rank_biserial(d), cohens_dz(d), passed))
+            rank_biserial(d), cohens_dz(d), passed, *trust.counts(ps.perturbation, int(d.size))))
     if unmapped:
         notes.append(f"no quality aspect for {', '.join(sorted(unmapped))}: left out (pass "
                      "aspect_map, e.g. {'bleu': 'overall'})")
     if unknown:
         notes.append(f"no expectation for {', '.join(sorted(unknown))}: left out")
-    return ConfusionResult(items, _summaries(items), inter_aspect_matrices(table, human),
-                           alpha, min_effect, notes)
+    set_aside = trust.note(used)
+    if set_aside:
+        notes.append(set_aside)
+    left_out = {p for p in trust.unverified if not trust.keeps(p)}
+    return ConfusionResult(items, _summaries(items),
+                           inter_aspect_matrices(table, human, left_out), alpha, min_effect,
+                           notes, trust)
 
 
 def _summaries(items: Sequence[ConfusionItem]) -> list[ConfusionSummary]:
@@ -202,14 +226,17 @@ def _summaries(items: Sequence[ConfusionItem]) -> list[ConfusionSummary]:
 
 
 def inter_aspect_matrices(table: pd.DataFrame | ScoreTable,
-                          human: pd.DataFrame | None = None) -> list[AspectMatrix]:
+                          human: pd.DataFrame | None = None,
+                          left_out: set[str] | None = None) -> list[AspectMatrix]:
     """Pearson correlation between the aspects of each multi-aspect evaluator over all texts
-    it scored (originals and variants), and between the human aspects when given."""
+    it scored (originals and variants, but those of the `left_out` perturbations), and between
+    the human aspects when given."""
     out = []
     units = ["example_id", "perturbation", "severity", "seed"]
     for (evaluator,), rows in frame_or_groups(table, ["evaluator"],
                                               [*units, "aspect", "score", "status"]):
-        group = rows[(rows["example_id"] != CORPUS) & (rows["status"] == "ok")]
+        group = rows[(rows["example_id"] != CORPUS) & (rows["status"] == "ok")
+                     & ~rows["perturbation"].isin(sorted(left_out or ()))]
         wide = group.pivot_table(index=units, columns="aspect", values="score", aggfunc="mean")
         if wide.shape[1] >= 2:
             out.append(matrix_of(str(evaluator), wide))

@@ -19,6 +19,10 @@ adequacy, ...). Without weights for a unit the default is derived from paper 000
 data: equal weight on every evaluator aspect whose quality aspect the perturbation should move
 (the S_T cells of Table 21, or the perturbation's declared damages and their ancestors), zero
 elsewhere. When no aspect qualifies, D^EW is missing with that reason.
+
+LLM-written variants nothing verified (`analyses.trust`) are left out unless `trust` keeps them;
+each unit counts the pairs behind it from an attack below the precision floor (`n_below_floor`)
+and those resting on unverified variants kept on request (`n_unverified`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from evalstress.analyses.stats import (
     hmp_wilson,
     wilcoxon_test,
 )
+from evalstress.analyses.trust import VariantTrust
 from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
 
@@ -84,6 +89,8 @@ class DiscernmentUnit:
     p_hmp: float | None = None
     d_hmp: float | None = None
     note: str = ""
+    n_below_floor: int = 0  # pairs whose variants come from an attack below the floor
+    n_unverified: int = 0  # pairs whose variants nothing verified (kept on request)
 
     @property
     def significant(self) -> bool:
@@ -115,6 +122,7 @@ class DiscernmentResult:
     zero_method: str
     hmp: bool
     notes: list[str] = field(default_factory=list)
+    trust: VariantTrust = field(default_factory=VariantTrust)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,6 +140,7 @@ class DiscernmentResult:
             "units": [_clean_dict(asdict(u)) for u in self.units],
             "summaries": [_clean_dict(asdict(s)) for s in self.summaries],
             "notes": self.notes,
+            "trust": self.trust.to_dict(),
         }
 
 
@@ -286,13 +295,16 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
                          aspect_map: Mapping[str, str] | None = None,
                          level_map: Mapping[str, str] | None = None, alpha: float = 0.05,
                          zero_method: str = "wilcox", hmp: bool = False,
-                         by_task: bool = True) -> DiscernmentResult:
+                         by_task: bool = True,
+                         trust: VariantTrust | None = None) -> DiscernmentResult:
     """Run the DHP statistics on a score table (see the module docstring)."""
+    trust = trust or VariantTrust()
     notes: list[str] = []
     loaded = load_expert_weights(expert_weights)
     grouped: dict[tuple[str, str, str, str], list[Any]] = defaultdict(list)
     for ps in paired_sets(table, by_task=by_task):
-        grouped[(ps.evaluator, ps.task, ps.perturbation, ps.severity)].append(ps)
+        if trust.keeps(ps.perturbation):
+            grouped[(ps.evaluator, ps.task, ps.perturbation, ps.severity)].append(ps)
     if not grouped:
         notes.append("no paired segment-level scores: nothing to test")
     units: list[DiscernmentUnit] = []
@@ -335,7 +347,8 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
             p_h = hmp_wilson([t.wilcoxon.pvalue for t in usable])  # type: ignore[misc]
         units.append(DiscernmentUnit(
             evaluator, task, pert, severity, level, tests, p, p_ew, discernment(p, alpha),
-            discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note))
+            discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note,
+            *trust.counts(pert, max((t.n for t in tests), default=0))))
     if defaulted:
         named = "; ".join(f"{pert} ({', '.join(sorted(tasks))})"
                           for pert, tasks in sorted(defaulted.items()))
@@ -346,7 +359,10 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
     if missing_level:
         notes.append(f"no level known for {', '.join(missing_level)}: left out of D_avg "
                      "(give level_map)")
-    return DiscernmentResult(units, _summaries(units), alpha, zero_method, hmp, notes)
+    set_aside = trust.note({u.perturbation for u in units})
+    if set_aside:
+        notes.append(set_aside)
+    return DiscernmentResult(units, _summaries(units), alpha, zero_method, hmp, notes, trust)
 
 
 def _summaries(units: list[DiscernmentUnit]) -> list[DiscernmentSummary]:

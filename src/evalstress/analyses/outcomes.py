@@ -152,7 +152,8 @@ def discernment_outcomes(data: Mapping[str, Any]) -> list[Outcome]:
             verdict = "pass" if d >= 1 else "fail"
             detail = f"D = {d:.2f}, p = {unit['p']:.3g}, n = {n}"
         out.append(Outcome("discernment", str(unit["evaluator"]), "", test,
-                           str(unit["perturbation"]), verdict, d, detail, n))
+                           str(unit["perturbation"]), verdict, d,
+                           detail + _unverified(unit), n))
     return out
 
 
@@ -181,8 +182,17 @@ def confusion_outcomes(data: Mapping[str, Any]) -> list[Outcome]:
         effect = None if r is None else (r if kind == "directional" else 1.0 - abs(r))
         out.append(Outcome("criteria-confusion", str(item["evaluator"]), str(item["aspect"]),
                            f"{item['perturbation']}@{item['severity']}",
-                           str(item["perturbation"]), verdict, effect, detail, n))
+                           str(item["perturbation"]), verdict, effect,
+                           detail + _unverified(item), n))
     return out
+
+
+def _unverified(entry: Mapping[str, Any]) -> str:
+    """What a verdict adds when it rests on unverified LLM-written variants (kept on request:
+    `analyses.trust`)."""
+    count = int(entry.get("n_unverified") or 0)
+    return (f"; rests on {count} unverified LLM-written variant pair(s) (attack below the "
+            "precision floor)") if count else ""
 
 
 def _fmt(value: Any) -> str:

@@ -203,8 +203,15 @@ def run_command(
         "half): 'model=NAME,base_url=URL,temperature=0.7,max_concurrency=16'. Same cache and "
         "retries as judges.")] = None,
     verifier: Annotated[str | None, typer.Option(
-        help="Optional second LLM (same spec) asked whether each rewrite makes its attack's "
-        "change and only that one; a 'no' rejects it.")] = None,
+        help="Optional second LLM (same spec) that checks each accepted rewrite (uncommon-phrase: "
+        "each changed sentence means the same both ways; rewriting-and-insertion: the text "
+        "entails each inserted sentence; others: the attack's change and only that one); a "
+        "'no' rejects it, a yes verifies it.")] = None,
+    include_unverified: Annotated[bool, typer.Option(
+        help="Keep the LLM-written variants nothing verified (their attack's acceptance "
+        "measured below precision 0.95 and no --verifier) in the discernment and "
+        "criteria-confusion verdicts; each such verdict says so. Default: set aside and "
+        "counted.")] = False,
     max_reasks: Annotated[int | None, typer.Option(
         help="Re-asks after a rejected LLM rewrite, each with the next sample index (default "
         "2; they differ only at temperature > 0).")] = None,
@@ -245,6 +252,7 @@ def run_command(
          "perturbations": perturbation, "evaluators": evaluator, "seeds": seeds, "out": out,
          "limit": limit, "rel_tol": rel_tol, "shard": shard, "cache_dir": cache_dir,
          "protocol": protocol, "generator": generator, "verifier": verifier,
+         "include_unverified": include_unverified,
          "max_reasks": max_reasks, "shots": shots, "perturbation_prompts": perturbation_prompts,
          "variants": variants, "variant_map": variant_map, "max_chars": max_chars,
          "max_missing": max_missing, "workers": workers, "backend": backend,

@@ -6,10 +6,14 @@ retries and SQLite response cache as the judges). The sample index of a unit is 
 seed (`seed * REASK_STRIDE + ask`), so each seed is its own sample, a rejected answer is re-asked
 with the next index, a rerun hits the cache for every answer (0 calls) and a killed run resumes
 where it stopped. Every answer is extracted (`llm.extract`) and validated (`perturb.llm_checks`);
-an optional verifier model may veto it. After `max_reasks` re-asks the unit becomes a Skip whose
-reason says what was wrong with the last answer. Per perturbation the stage counts planned,
-accepted and skipped units, asks, re-asks and rejections by category (the `generation` block of
-results.json: `$defs/generation` in docs/results.schema.json).
+an optional verifier model may veto it (`perturb.verifier`: its questions, its answers kept in
+the variant's provenance). After `max_reasks` re-asks the unit becomes a Skip whose reason says
+what was wrong with the last answer. Every accepted variant carries how far it can be trusted
+(`perturb.precision`): the measured precision of its attack's checks, and whether the checks
+(precision at or above the floor), the verifier, or nothing verified it (`unverified`). Per
+perturbation the stage counts planned, accepted, unverified and skipped units, asks, re-asks and
+rejections by category (the `generation` block of results.json: `$defs/generation` in
+docs/results.schema.json).
 
 `generate_variants` works on one chunk of examples; `GenerationSetup` bundles what a run chose
 (generator, options, imported variants) and is what `runner.plan_dataset` takes. A chunked runner
@@ -22,13 +26,13 @@ generator is needed and missing.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalstress.core.data import Example
+from evalstress.core.extras import is_local_model
 from evalstress.core.records import Progress, SkipRecord
 from evalstress.core.text import ParsedText, TextParser, max_chars_option, noise_ratio
 from evalstress.engine.scoring import configure_caches
@@ -44,9 +48,8 @@ from evalstress.perturb.llm_checks import (
     unmet_requirement,
     validate,
 )
-from evalstress.perturb.llm_checks import (
-    verifier_messages as checks_verifier_messages,
-)
+from evalstress.perturb.precision import AttackTrust, attack_trust, table_head
+from evalstress.perturb.verifier import GRAMMAR, QUESTIONS, decide, read_verdict, verifier_questions
 
 if TYPE_CHECKING:
     from evalstress.engine.imported import ImportedVariants
@@ -76,6 +79,7 @@ class PerturbationCounts:
 
     planned: int = 0
     accepted: int = 0
+    unverified: int = 0  # accepted variants no measured check or verifier vouches for
     skipped: int = 0
     not_applicable: int = 0  # skipped before any ask: the text cannot take this damage
     asks: int = 0
@@ -87,12 +91,14 @@ class PerturbationCounts:
         return self.accepted / self.planned if self.planned else None
 
     def merge(self, other: PerturbationCounts) -> None:
-        for name in ("planned", "accepted", "skipped", "not_applicable", "asks", "reasks"):
+        for name in ("planned", "accepted", "unverified", "skipped", "not_applicable", "asks",
+                     "reasks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.rejections.update(other.rejections)
 
     def to_json(self) -> dict[str, Any]:
-        return {"planned": self.planned, "accepted": self.accepted, "skipped": self.skipped,
+        return {"planned": self.planned, "accepted": self.accepted,
+                "unverified": self.unverified, "skipped": self.skipped,
                 "not_applicable": self.not_applicable, "asks": self.asks, "reasks": self.reasks,
                 "acceptance_rate": self.acceptance_rate,
                 "rejections": dict(sorted(self.rejections.items(), key=lambda kv: (-kv[1],
@@ -211,44 +217,55 @@ def _prepare(unit: GenerationUnit, parser: TextParser, generator: TextGenerator 
     return _Work(unit, resolved, original, messages)
 
 
-_VERDICT = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+def trust_of(perturbation: LLMPerturbation, options: GenerationOptions) -> AttackTrust:
+    """How far this attack's accepted variants can be trusted with the run's verifier (or
+    without one)."""
+    verifier = options.verifier
+    return attack_trust(perturbation.spec, None if verifier is None else verifier.model,
+                        None if verifier is None else verifier.temperature)
 
 
-def verifier_messages(work: _Work, candidate: str) -> list[dict[str, str]]:
-    return checks_verifier_messages(work.unit.example.hypothesis, candidate, work.resolved)
-
-
-def read_verdict(text: str) -> bool | None:
-    """yes -> True, no -> False, from the first yes/no word of the answer; None if neither."""
-    match = _VERDICT.search(text or "")
-    return None if match is None else match[1].lower() == "yes"
-
-
-def _verify(candidates: list[tuple[_Work, str]], verifier: TextGenerator
-            ) -> list[Rejection | None]:
-    jobs = [GenerationJob.of(verifier_messages(w, text), sample_index(w.unit.seed, w.ask))
-            for w, text in candidates]
-    out: list[Rejection | None] = []
-    for answer in verifier.generate_many(jobs):
-        if isinstance(answer, LLMError):
-            out.append(Rejection("verifier-failed", str(answer)))
+def _verify(candidates: list[tuple[_Work, str]], verifier: TextGenerator, parser: TextParser
+            ) -> list[tuple[Rejection | None, list[str]]]:
+    """The verifier's verdict on each candidate with its answers (one per question). An
+    in-process verifier is held to yes or no by a grammar."""
+    extra = {"grammar": GRAMMAR} if is_local_model(verifier.model) else {}
+    asked = [verifier_questions(w.unit.name, w.unit.example.hypothesis, text, w.resolved,
+                                parser) for w, text in candidates]
+    jobs = [GenerationJob.of(q, sample_index(w.unit.seed, w.ask), **extra)
+            for (w, _text), questions in zip(candidates, asked, strict=True) for q in questions]
+    answers = iter(verifier.generate_many(jobs))
+    out: list[tuple[Rejection | None, list[str]]] = []
+    for questions in asked:
+        got = [next(answers) for _ in questions]
+        failed = next((a for a in got if isinstance(a, LLMError)), None)
+        if failed is not None:
+            out.append((Rejection("verifier-failed", str(failed)), []))
             continue
-        verdict = read_verdict(answer.text)
+        texts = [a.text.strip() for a in got if not isinstance(a, LLMError)]
+        verdict = decide(texts)
         if verdict is None:
-            out.append(Rejection("verifier-unparsable",
-                                 f"no yes/no in {answer.text.strip()[:60]!r}"))
+            unread = next(t for t in texts if read_verdict(t) is None)
+            out.append((Rejection("verifier-unparsable", f"no yes/no in {unread[:60]!r}"),
+                        texts))
         else:
-            out.append(None if verdict else Rejection("verifier-rejected",
-                                                      "the verifier said no"))
+            out.append((None if verdict else Rejection("verifier-rejected",
+                                                       "the verifier said no"), texts))
     return out
 
 
-def _provenance(work: _Work, generator: TextGenerator) -> dict[str, Any]:
-    """How the text was made. Nothing about this run's cache: a resumed or repeated run must
-    write the same variants file as a fresh one (the cache hits are in the generator's usage)."""
-    return {"method": "llm", "model": generator.model,
-            "sample": sample_index(work.unit.seed, work.ask), "asks": work.ask + 1,
-            "prompts": work.unit.perturbation.spec.source}
+def _provenance(work: _Work, generator: TextGenerator, trust: AttackTrust,
+                answers: Sequence[str] | None) -> dict[str, Any]:
+    """How the text was made and how far it is trusted (the verifier's answers, when it was
+    asked). Nothing about this run's cache: a resumed or repeated run must write the same
+    variants file as a fresh one (the cache hits are in the generator's usage)."""
+    out = {"method": "llm", "model": generator.model,
+           "sample": sample_index(work.unit.seed, work.ask), "asks": work.ask + 1,
+           "prompts": work.unit.perturbation.spec.source,
+           "verification": trust.verification, "check_precision": trust.check_precision}
+    if answers is not None:
+        out["verifier"] = list(answers)
+    return out
 
 
 def generate_variants(examples: Sequence[Example], units: Sequence[GenerationUnit],
@@ -279,6 +296,7 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
                     parser: TextParser, options: GenerationOptions, outcome: GenerationOutcome,
                     progress: Progress, label: str) -> None:
     pending: list[_Work] = []
+    trusts: dict[str, AttackTrust] = {}
     for unit in units:
         counts = outcome.counts.setdefault(unit.name, PerturbationCounts())
         counts.planned += 1
@@ -321,10 +339,12 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
             verdicts[id(work)] = rejection
             if rejection is None:
                 checked.append((work, text))
+        said: dict[int, list[str]] = {}
         if options.verifier is not None and checked:
-            for (work, _text), vetoed in zip(checked, _verify(checked, options.verifier),
-                                            strict=True):
+            for (work, _text), (vetoed, replies) in zip(
+                    checked, _verify(checked, options.verifier, parser), strict=True):
                 verdicts[id(work)] = vetoed
+                said[id(work)] = replies
         texts = dict((id(w), t) for w, t in candidates)
         still: list[_Work] = []
         for work in pending:
@@ -333,10 +353,13 @@ def _generate_batch(units: Sequence[GenerationUnit], generator: TextGenerator,
             if rejection is None:
                 text = texts[id(work)]
                 ratio = noise_ratio(unit.example.hypothesis, text)
-                outcome.variants.append(Variant(unit.example.id, unit.name, unit.severity,
-                                                unit.seed, text, ratio,
-                                                _provenance(work, generator)))
+                trust = trusts.get(unit.name) or trusts.setdefault(
+                    unit.name, trust_of(unit.perturbation, options))
+                outcome.variants.append(Variant(
+                    unit.example.id, unit.name, unit.severity, unit.seed, text, ratio,
+                    _provenance(work, generator, trust, said.get(id(work)))))
                 counts.accepted += 1
+                counts.unverified += trust.verification == "unverified"
                 progress.advance(label)
                 continue
             counts.rejections[rejection.category] += 1
@@ -380,6 +403,8 @@ class GenerationSetup:
     imported: ImportedVariants | None = None
     estimate_only: bool = False
     estimate: dict[str, Any] | None = None
+    #: how far each LLM attack of the suite can be trusted (noted by `check`, for `block`)
+    trust: dict[str, AttackTrust] = field(default_factory=dict)
 
     @property
     def imported_names(self) -> set[str]:
@@ -389,8 +414,17 @@ class GenerationSetup:
         """Whether this stage (not the rule loop) makes the plan's variants."""
         return plan.perturbation.method == "llm" or plan.name in self.imported_names
 
+    def note_attacks(self, suite: Suite) -> None:
+        """Note how far each LLM attack the suite leaves to this stage can be trusted."""
+        for plan in suite.perturbations:
+            pert = plan.perturbation
+            if isinstance(pert, LLMPerturbation) and plan.name not in self.imported_names:
+                self.trust[plan.name] = trust_of(pert, self.options)
+
     def check(self, suite: Suite, examples: Sequence[Example]) -> None:
-        """Stop before any work when LLM units would need a generator that is not there."""
+        """Stop before any work when LLM units would need a generator that is not there (and
+        note the suite's attacks: every run checks before it generates)."""
+        self.note_attacks(suite)
         if self.generator is not None:
             return
         units = llm_units(examples, suite, self.imported_names)
@@ -421,6 +455,7 @@ class GenerationSetup:
         units = llm_units(examples, suite, self.imported_names)
         if not units:
             return outcome
+        self.note_attacks(suite)
         if self.generator is None:
             self.check(suite, examples)
         assert self.generator is not None
@@ -466,7 +501,13 @@ class GenerationSetup:
                 verifier_usage = self.options.verifier.usage.to_json()
                 out["verifier"] = {**self.options.verifier.signature(),
                                    "usage": {k: verifier_usage[k] for k in USAGE_KEYS}}
-        out["perturbations"] = {name: dict(c) for name, c in sorted(perturbations.items())}
+        out["perturbations"] = {
+            name: {**dict(c), **(self.trust[name].to_json() if name in self.trust else {})}
+            for name, c in sorted(perturbations.items())}
+        if any(name in self.trust for name in perturbations):
+            out["precision"] = table_head()
+            if "verifier" in out:
+                out["verifier"]["questions"] = dict(QUESTIONS)
         if self.imported is not None:
             out["imported"] = self.imported.summary()
         return out

@@ -143,8 +143,8 @@ def pregenerate(examples: Sequence[Example], suite: Suite, setup: GenerationSetu
         fitting = [e for e in chunk if e.id not in too_long]
         made[tuple(e.id for e in fitting)] = setup.run(fitting, suite, parser, progress)
         parser.forget()
-    return PremadeGeneration(setup.generator, setup.options, setup.imported, made=made,
-                             handled=handled)
+    return PremadeGeneration(setup.generator, setup.options, setup.imported,
+                             trust=dict(setup.trust), made=made, handled=handled)
 
 
 def _shard(examples: list[Example], pool: list[Example], suite: Suite,

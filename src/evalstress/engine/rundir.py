@@ -36,8 +36,9 @@ PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
 #: the layout of the chunk parts: a staging folder of another layout is started afresh
 #: (2: variants as Parquet parts, not JSONL; 3: the last chunks of a long run are smaller;
-#: 4: score rows carry the label a judge answered)
-LAYOUT = 4
+#: 4: score rows carry the label a judge answered; 5: variants carry their verification and
+#: their attack's measured precision)
+LAYOUT = 5
 #: scores.parquet: zstd keeps a score row at ~5 bytes (snappy: ~6.5); parts are rewritten
 SCORE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 9}
 SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}

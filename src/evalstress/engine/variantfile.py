@@ -11,6 +11,11 @@ A variant's id is not stored either: it is `example_id|perturbation|severity|see
 stored as text, as in scores.parquet (so the two files join on example_id, perturbation,
 severity and seed), and read back as a number when it reads as one. Run directories of earlier
 versions hold `variants.jsonl` (each line with its full text); they are read as they are.
+
+An LLM-written variant also says how far it can be trusted (`perturb.precision`): `verification`
+(checks, verifier or unverified) and `check_precision` (its attack's measured precision of
+"accept", null when unmeasured), both also in its provenance. Files written before these two
+columns (`OPTIONAL`) read them as null.
 """
 
 from __future__ import annotations
@@ -36,18 +41,23 @@ VARIANT_SCHEMA = pa.schema([
     ("seed", pa.int64()), ("noise_ratio", pa.float64()), ("text", pa.string()),
     ("method", pa.string()),  # null for rule-made variants; llm, model or imported otherwise
     ("provenance", pa.string()),  # JSON object: how an LLM-written or imported text was made
+    ("verification", pa.string()),  # LLM-written: checks, verifier or unverified; else null
+    ("check_precision", pa.float64()),  # LLM-written: its attack's measured precision, or null
 ])
+#: columns that variants files of earlier versions lack (read as null)
+OPTIONAL = ("verification", "check_precision")
 #: The run's files: zstd 9 costs ~10 us a variant and is a third smaller than zstd 3.
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd", "compression_level": 9,
-    "use_dictionary": ["example_id", "perturbation", "severity", "method", "provenance"]}
+    "use_dictionary": ["example_id", "perturbation", "severity", "method", "provenance",
+                       "verification"]}
 #: A chunk's part file is read once more and rewritten by `finalize`: fast beats small there.
 PART_OPTIONS: dict[str, Any] = {**PARQUET_OPTIONS, "compression_level": 1}
 ROWS_PER_GROUP = 50_000  # parts are joined into row groups of about this size
 EXPORT_FORMATS = (".jsonl", ".csv", ".parquet")
 #: what a reader gets of each variant (export, `StressResult.variants()`)
 COLUMNS = ("id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "method",
-           "provenance", "text")
+           "verification", "check_precision", "provenance", "text")
 
 
 def severity_value(text: Any) -> Severity:
@@ -75,6 +85,10 @@ def variant_table(variants: Iterable[Variant]) -> pa.Table:
                 ("severity", str(v.severity)), ("seed", v.seed), ("noise_ratio", v.noise_ratio),
                 ("text", v.text),
                 ("method", None if provenance is None else provenance.get("method")),
+                ("verification", None if provenance is None
+                 else provenance.get("verification")),
+                ("check_precision", None if provenance is None
+                 else provenance.get("check_precision")),
                 ("provenance", None if provenance is None else json.dumps(
                     provenance, ensure_ascii=False, sort_keys=True, default=str))):
             columns[name].append(value)
@@ -115,8 +129,9 @@ def variants_path(folder: Path) -> Path | None:
 
 def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
     """The variant records of a variants file, one batch in memory at a time: example_id,
-    perturbation, severity (its value), seed, noise_ratio, text, method, provenance (a dict or
-    None) and id. `columns` limits what a variants.parquet is asked for."""
+    perturbation, severity (its value), seed, noise_ratio, text, method, verification,
+    check_precision, provenance (a dict or None) and id. `columns` limits what a
+    variants.parquet is asked for."""
     path = Path(path)
     if path.suffix == ".jsonl":
         yield from _old_records(path)
@@ -155,6 +170,8 @@ def _old_records(path: Path) -> Iterator[dict[str, Any]]:
                "severity": data["severity"], "seed": int(data["seed"]),
                "noise_ratio": float(data.get("noise_ratio", 0.0)), "text": str(data["text"]),
                "method": data.get("method") or (provenance or {}).get("method"),
+               "verification": (provenance or {}).get("verification"),
+               "check_precision": (provenance or {}).get("check_precision"),
                "provenance": provenance, **({"diff": data["diff"]} if "diff" in data else {})}
 
 
@@ -193,6 +210,8 @@ def check_variant_file(path: Path) -> None:
     problems = []
     for wanted in VARIANT_SCHEMA:
         index = schema.get_field_index(wanted.name)
+        if index < 0 and wanted.name in OPTIONAL:
+            continue  # a file of an earlier version
         if index < 0:
             problems.append(f"'{wanted.name}' is missing")
         elif not _type_fits(schema.field(index).type, wanted.type):
@@ -286,7 +305,7 @@ def _write_csv(out: Path, rows: Iterable[dict[str, Any]], fields: Sequence[str])
 
 
 def _write_parquet(out: Path, rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> int:
-    types = {"seed": pa.int64(), "noise_ratio": pa.float64()}
+    types = {"seed": pa.int64(), "noise_ratio": pa.float64(), "check_precision": pa.float64()}
     schema = pa.schema([(name, types.get(name, pa.string())) for name in fields])
     count = 0
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:

@@ -245,7 +245,8 @@ def run_record(settings: RunSettings, suite: Suite, evaluators: Sequence[Evaluat
             "variants": str(settings.variants) if settings.variants else None,
             "perturbation_prompts": (str(settings.perturbation_prompts)
                                      if settings.perturbation_prompts else None),
-            "max_chars": suite.options.get("max_chars"), "max_missing": settings.max_missing}
+            "max_chars": suite.options.get("max_chars"), "max_missing": settings.max_missing,
+            "include_unverified": settings.include_unverified}
 
 
 def build_job(settings: RunSettings, *, rows: Any = None,
@@ -284,7 +285,8 @@ def build_job(settings: RunSettings, *, rows: Any = None,
         check_paper_evaluators(made)
     processes, chunk_size = execution_sizes(len(examples), settings.workers, settings.chunk_size)
     job_options = {**dict(settings.options or {}), **dict(options or {}),
-                   **({"rel_tol": settings.rel_tol} if settings.rel_tol is not None else {})}
+                   **({"rel_tol": settings.rel_tol} if settings.rel_tol is not None else {}),
+                   **({"include_unverified": True} if settings.include_unverified else {})}
     return StressJob(
         examples, the_suite, made, out=settings.run_dir(),
         cache_dir=settings.cache_dir, no_cache=settings.no_cache, options=job_options,

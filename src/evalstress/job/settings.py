@@ -257,6 +257,10 @@ class RunSettings:
         kind=SPEC, empty_is_unset=True, from_suite=lambda suite: suite.generator))
     verifier: str | dict[str, Any] | None = field(default=None, metadata=setting(
         kind=SPEC, empty_is_unset=True, from_suite=lambda suite: suite.generation.get("verifier")))
+    #: keep the LLM-written variants nothing verified (their attack's checks measured below
+    #: the precision floor, no verifier) in the discernment and criteria-confusion verdicts
+    include_unverified: bool = field(default=False, metadata=setting(kind=BOOLEAN,
+                                                                     empty_is_unset=True))
     #: None: the generation stage's default (2 re-asks)
     max_reasks: int | None = field(default=None, metadata=setting(
         kind=whole_number(0), from_suite=lambda suite: suite.generation.get("max_reasks")))

@@ -34,14 +34,17 @@ Messages = Sequence[Mapping[str, Any]]
 
 @dataclass(frozen=True)
 class GenerationJob:
-    """One generation: the chat messages and the sample index that keys the response."""
+    """One generation: the chat messages, the sample index that keys the response, and request
+    parameters of its own beyond the generator's sampling (a verifier's yes/no `grammar`), which
+    key the response too."""
 
     messages: tuple[Mapping[str, Any], ...]
     sample: int = 0
+    extra: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
-    def of(cls, messages: Messages, sample: int = 0) -> GenerationJob:
-        return cls(tuple(dict(m) for m in messages), int(sample))
+    def of(cls, messages: Messages, sample: int = 0, **extra: Any) -> GenerationJob:
+        return cls(tuple(dict(m) for m in messages), int(sample), tuple(sorted(extra.items())))
 
 
 class TextGenerator(FollowsRunCache):
@@ -121,14 +124,18 @@ class TextGenerator(FollowsRunCache):
                 "temperature": self.temperature, "top_p": self.top_p,
                 "max_tokens": self.max_tokens, "seed": self.seed}
 
+    def job_params(self, job: GenerationJob) -> dict[str, Any]:
+        """The request parameters of one job: the sample's sampling plus the job's own."""
+        return {**self.params(job.sample), **dict(job.extra)}
+
     def key(self, job: GenerationJob) -> str:
-        return self.client.key(job.messages, self.params(job.sample), job.sample)
+        return self.client.key(job.messages, self.job_params(job), job.sample)
 
     # --- generation ---------------------------------------------------------------------------
 
     async def agenerate(self, job: GenerationJob, *, lookup: bool = True) -> ChatResponse:
         """One response (cached or fresh); raises LLMError when the request fails for good."""
-        return await self.client.chat(job.messages, self.params(job.sample), job.sample,
+        return await self.client.chat(job.messages, self.job_params(job), job.sample,
                                       lookup=lookup)
 
     async def agenerate_many(self, jobs: Sequence[GenerationJob]

@@ -9,9 +9,14 @@ exactly as the generation stage decides) and counts, per attack, the accepted co
 (true positives), the accepted wrong ones (false positives) and the rejected correct ones (false
 negatives): precision of "accept" and recall.
 
-The project's labelled answers live in `tests/perturb/labelled/` (one YAML file per attack, and
-`_originals.yaml` with the texts they rewrite); `bench/bench_validators.py` prints the table and
-`tests/perturb/test_labelled.py` holds the floors.
+The project keeps two sets of labelled answers, each a folder of one YAML file per attack and
+`_originals.yaml` with the texts they rewrite: `tests/perturb/labelled/`, the tuning set the
+checks were tightened on (so its figures are partly fitted), and `tests/perturb/heldout/`,
+written afterwards on other originals and never used to change a check. The held-out figures
+are the ones the product quotes: `entry` turns a measurement into a row of the shipped table
+(`perturb/validator_precision.json`, read by `perturb.precision`). `bench/bench_validators.py`
+prints both sets with Wilson 95% intervals; `tests/perturb/test_labelled.py` and
+`tests/perturb/test_heldout.py` hold the floors and the shipped table.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import yaml
 
 from evalstress.core.data import builtin_corpus
+from evalstress.core.proportions import wilson
 from evalstress.core.text import TextParser
 from evalstress.perturb.llm import AttackSpec, Resolved
 from evalstress.perturb.llm_checks import Rejection, judge_answer, read_rewrite
@@ -141,11 +147,49 @@ class Measurement:
     def recall(self) -> float | None:
         return self.true_positives / self.correct if self.correct else None
 
+    @property
+    def accepted(self) -> int:
+        return self.true_positives + self.false_positives
+
+    @property
+    def precision_interval(self) -> tuple[float | None, float | None]:
+        """Wilson 95% interval of the precision (over the accepted answers)."""
+        return wilson(self.true_positives, self.accepted)
+
+    @property
+    def recall_interval(self) -> tuple[float | None, float | None]:
+        """Wilson 95% interval of the recall (over the correct answers)."""
+        return wilson(self.true_positives, self.correct)
+
+    def add(self, other: Measurement) -> None:
+        """Count `other`'s outcomes into this one (a total over attacks)."""
+        self.true_positives += other.true_positives
+        self.false_positives += other.false_positives
+        self.false_negatives += other.false_negatives
+        self.true_negatives += other.true_negatives
+
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "correct": self.correct, "wrong": self.wrong,
                 "tp": self.true_positives, "fp": self.false_positives,
                 "fn": self.false_negatives, "tn": self.true_negatives,
                 "precision": self.precision, "recall": self.recall}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def entry(result: Measurement) -> dict[str, Any]:
+    """One attack's row of the shipped precision table: precision and recall with their Wilson
+    95% intervals (rounded to 4 places) and the counts behind them."""
+    return {"precision": _rounded(result.precision),
+            "precision_ci": [_rounded(v) for v in result.precision_interval],
+            "recall": _rounded(result.recall),
+            "recall_ci": [_rounded(v) for v in result.recall_interval],
+            "n": result.correct + result.wrong, "correct": result.correct,
+            "wrong": result.wrong, "accepted": result.accepted, "tp": result.true_positives,
+            "fp": result.false_positives, "fn": result.false_negatives,
+            "tn": result.true_negatives}
 
 
 #: a second opinion on an accepted answer (the verifier model): True accept, False veto
@@ -186,3 +230,8 @@ def measure(cases: Mapping[str, Sequence[LabelledAnswer]], attacks: Mapping[str,
                 result.true_negatives += 1
         out[name] = result
     return out
+
+
+def checks_table(results: Mapping[str, Measurement]) -> dict[str, dict[str, Any]]:
+    """The `checks` part of the shipped precision table: `entry` per attack, by name."""
+    return {name: entry(result) for name, result in sorted(results.items())}

@@ -1,4 +1,5 @@
-"""Terminal rendering of the generation stage: acceptance per attack and why answers failed."""
+"""Terminal rendering of the generation stage: acceptance per attack, how far its variants are
+verified, and why answers failed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from evalstress.report.sections import trust_caption, trust_text
 
 
 def generation_table(block: Mapping[str, Any]) -> Table:
@@ -18,22 +21,29 @@ def generation_table(block: Mapping[str, Any]) -> Table:
         title += f" (generator {generator.get('model')}, temperature " \
                  f"{generator.get('temperature')})"
     table = Table(title=title, header_style="bold")
+    rows = block.get("perturbations") or {}
+    trusted = any(row.get("verification") for row in rows.values())
     for column in ("perturbation", "planned", "accepted", "rate", "not applicable", "asks",
-                   "re-asks", "rejected answers (top reasons)"):
-        table.add_column(column, justify="left" if column[0] in "pr" and column != "rate"
+                   "re-asks", *(["verification (precision)"] if trusted else []),
+                   "rejected answers (top reasons)"):
+        table.add_column(column, justify="left" if column[0] in "prv" and column != "rate"
                          else "right", overflow="fold")
-    for name, row in (block.get("perturbations") or {}).items():
+    for name, row in rows.items():
         rate = row.get("acceptance_rate")
         reasons = ", ".join(f"{k} {v}" for k, v in list(row.get("rejections", {}).items())[:4])
+        trust = [trust_text(row) or "–"] if trusted else []
         table.add_row(name, str(row["planned"]), str(row["accepted"]),
                       "–" if rate is None else f"{rate:.0%}", str(row.get("not_applicable", 0)),
-                      str(row["asks"]), str(row["reasks"]), reasons or "–")
+                      str(row["asks"]), str(row["reasks"]), *trust, reasons or "–")
     usage = block.get("usage")
     if usage:
         table.caption = (f"{usage['requests']} answers asked, {usage['cache_hits']} from the "
                          f"cache, {usage['calls']} calls, {usage['retries']} retries, "
                          f"{usage['errors']} failed; tokens {usage['prompt_tokens']} prompt + "
                          f"{usage['completion_tokens']} completion. Rate = accepted / planned.")
+    if trusted:
+        table.caption = (str(table.caption or "") + " Verification: "
+                         + trust_caption(block.get("precision") or {})).strip()
     return table
 
 

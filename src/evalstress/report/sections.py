@@ -240,7 +240,7 @@ def discernment(data: Mapping[str, Any], context: SectionContext) -> str:
                                 f" n={t.get('n')}" for t in u.get("tests") or [])
             rows.append(Raw(
                 f"<tr id='{test_anchor(o) if o else ''}'><td class='l'>{esc(u['perturbation'])}"
-                f"</td><td class='l'>{esc(u['severity'])}</td><td class='l'>"
+                f"{_unverified_mark(u)}</td><td class='l'>{esc(u['severity'])}</td><td class='l'>"
                 f"{esc(u.get('level') or '?')}</td><td>{num(u.get('p'), 4)}</td>"
                 f"<td>{_d(u.get('d')).html}</td><td>{num(u.get('p_ew'), 4)}</td>"
                 f"<td>{_d(u.get('d_ew')).html}{_fallback(u)}</td>"
@@ -252,8 +252,23 @@ def discernment(data: Mapping[str, Any], context: SectionContext) -> str:
         if any(_fallback(u) for u in members):
             parts.append("<p class='note'>* D (EW) on default weights: no expert weights for "
                          "that perturbation.</p>")
+        if any(_unverified_mark(u) for u in members):
+            parts.append(f"<p class='note'>{UNVERIFIED_NOTE}</p>")
         parts.append("</div>")
     return "".join(parts)
+
+
+#: what the mark on a verdict resting on unverified LLM-written variants means
+UNVERIFIED_NOTE = ("† rests on unverified LLM-written variants, kept by --include-unverified: "
+                   "their attack's acceptance measured below the precision floor and no "
+                   "verifier checked them, so some may not be the damage the attack promises.")
+
+
+def _unverified_mark(entry: Mapping[str, Any]) -> str:
+    """'†' (with its count) when a verdict rests on unverified LLM-written variants."""
+    count = int(entry.get("n_unverified") or 0)
+    return (f" <span class='bad' title='{count} pair(s) on unverified variants'>†</span>"
+            if count else "")
 
 
 def _fallback(unit: Mapping[str, Any]) -> str:
@@ -316,11 +331,14 @@ def confusion(data: Mapping[str, Any], context: SectionContext) -> str:
                        + (f" — {o.verdict.upper()}: {o.detail}" if o else ""))
                 ident = f" id='{test_anchor(o)}'" if o else ""
                 cells.append(f"<td{ident} class='{' '.join(classes)}' style='--h:{value:.3f}' "
-                             f"title='{esc(tip)}'><b>{mark}</b> {num(change, 2)}</td>")
+                             f"title='{esc(tip)}'><b>{mark}</b> {num(change, 2)}"
+                             f"{_unverified_mark(item)}</td>")
             body.append(f"<tr><th class='l'>{esc(r)}</th>{''.join(cells)}</tr>")
         parts.append(f"<div class='block'><h3>{label_html(evaluator, short).html}</h3>"
                      f"<table class='heat'><thead><tr><th class='l'>perturbation</th>{head}"
-                     f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+                     f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+                     + (f"<p class='note'>{UNVERIFIED_NOTE}</p>"
+                        if any(_unverified_mark(i) for i in members) else "") + "</div>")
     matrices = data.get("matrices") or []
     if matrices:
         parts.append("<h3>Inter-aspect correlation</h3><p class='note'>How the evaluator's "
@@ -427,6 +445,38 @@ def correlation(data: Mapping[str, Any], context: SectionContext) -> str:
 # --- LLM-written perturbations (results.json `generation`: docs/results.schema.json) ----------
 
 
+def trust_caption(head: Mapping[str, Any]) -> str:
+    """What the verification column means, with the floor and when it was measured."""
+    floor = head.get("floor", 0.95)
+    return (f"checks = the attack's acceptance measured at precision >= {floor} on held-out "
+            f"replies; verifier = checked by the verifier model; unverified = neither (left out "
+            f"of discernment and criteria confusion unless --include-unverified). Precision "
+            f"measured {head.get('measured') or '?'} with evalstress "
+            f"{head.get('evalstress') or '?'}.")
+
+
+def trust_text(p: Mapping[str, Any]) -> str:
+    """One attack's verification with the precision it rests on, e.g. 'unverified: 3 (checks
+    0.60)'; '' when the block has none (imported or older runs)."""
+    kind = p.get("verification")
+    if not kind:
+        return ""
+    checks = p.get("check_precision")
+    said = f"checks {'unmeasured' if checks is None else f'{checks:.2f}'}"
+    if kind == "verifier":
+        verified = p.get("verifier_precision")
+        said += (", verifier unmeasured" if not p.get("verifier_measured")
+                 else f", verifier {'–' if verified is None else f'{verified:.2f}'}")
+    count = f" {p.get('unverified')}" if kind == "unverified" else ""
+    return f"{kind}{count} ({said})"
+
+
+def _trust_cell(p: Mapping[str, Any]) -> str:
+    text = trust_text(p)
+    cls = "bad" if p.get("verification") == "unverified" else "ok"
+    return f"<span class='{cls}'>{esc(text)}</span>" if text else "–"
+
+
 def _rate_bar(rate: Any) -> str:
     if rate is None:
         return ""
@@ -455,12 +505,15 @@ def generation(data: Mapping[str, Any]) -> str:
         rate = p.get("acceptance_rate")
         rows.append([Raw(f"{esc(name)} {_texts_link(str(name))}"), p.get("planned"),
                      p.get("accepted"), p.get("skipped"), p.get("asks"), p.get("reasks"),
-                     Raw(f"{num(rate, 2)} {_rate_bar(rate)}"), Raw(
-                         f"<span class='small'>{esc(reasons) or '–'}</span>")])
+                     Raw(f"{num(rate, 2)} {_rate_bar(rate)}"), Raw(_trust_cell(p)),
+                     Raw(f"<span class='small'>{esc(reasons) or '–'}</span>")])
+    head = data.get("precision") or {}
     parts.append(table(["perturbation", "planned", "accepted", "skipped", "asks", "re-asks",
-                        "acceptance rate", "rejection reasons"], rows,
+                        "acceptance rate", "verification (measured precision)",
+                        "rejection reasons"], rows,
                        caption="acceptance rate = accepted / planned; every rejected answer is "
-                               "counted, also those a re-ask replaced"))
+                               "counted, also those a re-ask replaced. Verification: "
+                               + trust_caption(head)))
     if reasons_all:
         parts.append("<p class='note'>rejections over all attacks: " + ", ".join(
             f"{esc(r)} {c}" for r, c in sorted(reasons_all.items(), key=lambda kv: -kv[1]))
