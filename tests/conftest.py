@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -81,9 +82,14 @@ def llama_url() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    # half the cores for generation and prompts alike, as the in-process model takes them:
+    # llama.cpp's threads spin while they wait for each other, so on a busy machine its default
+    # of every core for prompts makes each request several times slower
+    threads = str(max(1, (os.cpu_count() or 2) // 2))
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--verbose", "False"],
+         "--port", str(port), "--n_ctx", "8192", "--n_threads", threads, "--n_threads_batch",
+         threads, "--verbose", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/v1"
     try:
