@@ -16,6 +16,13 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# torch's OpenMP threads wait for each other by spinning: on a machine whose few cores other
+# work also wants, the spinning takes the CPU the model needs (a third more CPU time and wall
+# time for the MiniLM and SmolLM2 tests on a busy two-core machine), where a sleeping wait
+# costs microseconds per parallel step. Set before any test module imports torch, and
+# inherited by the processes the tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
