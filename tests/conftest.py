@@ -28,6 +28,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# torch's OpenMP threads wait for each other by spinning: on a machine whose few cores other
+# work also wants, the spinning takes the CPU the model needs (a third more CPU time and wall
+# time for the MiniLM and SmolLM2 tests on a busy two-core machine), where a sleeping wait
+# costs microseconds per parallel step. Set before any test module imports torch, and
+# inherited by the processes the tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,9 +101,14 @@ def llama_url() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    # half the cores for generation and prompts alike, as the in-process model takes them:
+    # llama.cpp's threads spin while they wait for each other, so on a busy machine its default
+    # of every core for prompts makes each request several times slower
+    threads = str(max(1, (os.cpu_count() or 2) // 2))
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--verbose", "False"],
+         "--port", str(port), "--n_ctx", "8192", "--n_threads", threads, "--n_threads_batch",
+         threads, "--verbose", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/v1"
     try:

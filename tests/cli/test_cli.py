@@ -74,7 +74,8 @@ def test_list_shows_perturbations_and_evaluators() -> None:
 
 
 def test_sharded_runs_merge_into_one_run_that_scores_nothing_again(tmp_path: Path) -> None:
-    base = ["--limit", "6", "-p", "truncation", "--seeds", "1", "-e", "rouge", "--quiet"]
+    base = ["--limit", "6", "-p", "truncation", "--seeds", "1", "-e", "rouge", "--quiet",
+            "--workers", "1"]  # shards and merging, not the pool: one process each
     data = str(Path(__file__).resolve().parents[2] / "src/evalstress/corpus/sample.jsonl")
     for i in range(2):
         result = runner.invoke(app, ["run", data, *base, "--shard", f"{i}/2",

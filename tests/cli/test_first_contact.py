@@ -4,6 +4,7 @@ so, and the closing line names report.html, the file to open, first."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -73,7 +74,20 @@ def test_data_flags_without_data_are_refused(tmp_path: Path) -> None:
 
 
 def test_run_help_says_what_runs_without_data() -> None:
+    """The help's promise holds: the example it gives for a run without data runs (as a dry
+    run here) on the built-in corpus, and says so."""
     result = runner.invoke(app, ["run", "--help"])
     assert result.exit_code == 0
     said = _text(result.output.replace("│", " "))
     assert "Without one, the run uses the built-in corpus" in said
+    example = re.search(r"Without DATA, the run uses the built-in corpus, e\.g\. "
+                         r"`evalstress run ([^`]*)`", said)
+    assert example is not None, said
+    args = example.group(1).split()
+    assert not any(Path(a).suffix in {".jsonl", ".csv", ".parquet"} for a in args)  # no data
+    rows = _corpus_rows()
+    ran = runner.invoke(app, ["run", *args, "--limit", "2", "--dry-run", "--no-cache"])
+    assert ran.exit_code == 0, ran.output
+    out = _text(ran.output)
+    assert f"No data given: using the built-in corpus (2 of its {len(rows)} examples" in out
+    assert "Dry run: 2 examples" in out

@@ -55,16 +55,19 @@ def wait_for(condition: object, timeout: float) -> None:
                                                    (signal.SIGTERM, 143, "SIGTERM")])
 def test_signal_during_a_judge_run_stops_in_seconds_and_the_resume_repeats_no_call(
         tmp_path: Path, sig: int, code: int, name: str) -> None:
+    """"In seconds" is measured against the run that finishes the work, started the same way
+    on the same machine: stopping takes under half its time, and the stopped run sends nothing
+    new (at most the two requests its max_concurrency had on their way arrive late)."""
     with FakeServer(default=Reply("4", delay=0.4)) as server:
         proc = cli(*judge_run(server, tmp_path))
         wait_for(lambda: len(server.answered) >= 4 or proc.poll() is not None, 120)
         assert proc.poll() is None, proc.communicate()[1]
         proc.send_signal(sig)
-        sent = time.monotonic()
+        sent, received = time.monotonic(), server.calls
         _, stderr = proc.communicate(timeout=30)
         took = time.monotonic() - sent
         assert proc.returncode == code, stderr
-        assert took < 5, f"took {took:.1f}s to stop"
+        assert server.calls - received <= 2  # nothing new asked after the signal
         assert f"interrupted ({name})" in stderr
         assert "run the same command again to resume" in stderr
         for noise in ("Traceback", "Task was destroyed", "never retrieved", "Exception ignored"):
@@ -74,9 +77,12 @@ def test_signal_during_a_judge_run_stops_in_seconds_and_the_resume_repeats_no_ca
         assert 4 <= len(first) < 18  # 3 originals + 15 truncations: stopped midway
 
         server.reset_counters()
+        started = time.monotonic()
         proc = cli(*judge_run(server, tmp_path))
         _, stderr = proc.communicate(timeout=300)
+        resumed = time.monotonic() - started
         assert proc.returncode == 0, stderr
+        assert took < 0.5 * resumed, f"took {took:.1f} s to stop; the resumed run {resumed:.1f} s"
         again = {canonical(r) for r in server.requests}
         assert not first & again, "the resumed run asked again what the first run was answered"
         assert len(first) + len(again) == 18

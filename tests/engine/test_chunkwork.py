@@ -26,17 +26,23 @@ def _env() -> dict[str, str]:
 
 
 def test_a_process_whose_parent_is_gone_exits_within_a_second() -> None:
+    """Counted, not timed: the child's main thread prints a tick every 0.01 s of sleep while
+    the watcher checks every 0.1 s; both sleep in the same process, so the ticks it got out
+    before the exit measure the watcher's delay in its own time, however loaded the machine."""
     # the watched pid is not this child's parent: as after a kill -9, when init adopted it
     code = textwrap.dedent("""
         import time
         from evalstress.engine.chunkwork import exit_with_parent
         exit_with_parent(parent=1, interval=0.1)
-        time.sleep(30)
+        for tick in range(3000):
+            print(tick, flush=True)
+            time.sleep(0.01)
     """)
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", code], env=_env(), timeout=30)
-    assert done.returncode == 1
-    assert time.monotonic() - started < 10  # it did not sleep its 30 s
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), timeout=60,
+                          capture_output=True, text=True)
+    assert done.returncode == 1  # exited by the watcher, not at the end of its 30 s of ticks
+    ticks = len(done.stdout.split())
+    assert 1 <= ticks < 100  # under a second of its own sleep: a first check ends it
 
 
 def test_a_living_parent_keeps_its_worker() -> None:

@@ -19,13 +19,14 @@ from evalstress.cli import app
 from evalstress.engine.variantfile import read_records
 from evalstress.perturb.base import registry
 
+# one two-sentence example: every LLM attack is planned once and every rule attack applies
+# (sentence exchange and deletion need two). Each LLM unit costs the 135M model a generation
+# and each variant a judged rating, so a second example would double the minutes; the prompts
+# of other tasks are checked without a model in tests/perturb/test_llm.py
 DATA = [
     {"id": "news", "task": "summarization", "source": "", "references": [],
      "hypothesis": "The city council of Oakford approved a new library on Monday. It will open "
                    "in 2027 and hold 80,000 books."},
-    {"id": "chat", "task": "dialogue", "source": "", "references": [],
-     "hypothesis": "Lena asks Marco to feed her cat while she is in Madrid. Marco agrees and "
-                   "will pick up the keys on Friday."},
 ]
 
 
@@ -36,9 +37,12 @@ def test_criteria_full_runs_end_to_end_on_smollm2(llama_url: str, tmp_path: Path
     out = tmp_path / "run"
     generator = (f"model=smollm2,base_url={llama_url},temperature=0.7,max_tokens=160,"
                  "max_concurrency=1,timeout=300,deadline=1800")
-    # the form in which the 135M model gives ratings (logprob-weighted, after a short reason)
+    # the form in which the 135M model gives ratings (logprob-weighted, after a short reason);
+    # one ask per text, as for the generator: re-asking a real model is tests/evaluators/
+    # test_judge_llama.py's subject, and here it doubled the judge's calls
     judge = (f"judge:model=smollm2,base_url={llama_url},aspect=fluency,form=rate-explain,"
-             "max_tokens=48,with_source=false,max_concurrency=1,timeout=300,deadline=1800")
+             "max_tokens=48,with_source=false,max_reasks=0,max_concurrency=1,timeout=300,"
+             "deadline=1800")
     result = CliRunner().invoke(app, [
         "run", str(data), "--suite", "criteria-full", "--generator", generator, "--shots", "2",
         "--max-reasks", "0", "-e", judge, "--out", str(out), "--cache-dir", str(tmp_path / "c")])
@@ -54,10 +58,10 @@ def test_criteria_full_runs_end_to_end_on_smollm2(llama_url: str, tmp_path: Path
     skips = [json.loads(line) for line in (out / "skips.jsonl").read_text().splitlines()]
     made = Counter(v["perturbation"] for v in variants if v.get("method") == "llm")
     for name, row in block["perturbations"].items():
-        assert row["planned"] == 2
+        assert row["planned"] == len(DATA)
         assert row["accepted"] == made[name]  # the reported rate is what the run produced
         assert row["accepted"] + row["skipped"] == row["planned"]
-        assert row["acceptance_rate"] == row["accepted"] / 2
+        assert row["acceptance_rate"] == row["accepted"] / len(DATA)
         assert sum(row["rejections"].values()) == row["asks"] - row["accepted"]
     llm_skips = [s for s in skips if s["perturbation"] in llm_names]
     assert all(s["reason"] for s in llm_skips)

@@ -18,10 +18,17 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
+# MAUVE compares sets, so a set needs a few dozen texts: 30 of the corpus give mauve-text's
+# automatic 3 k-means buckets (n/10), and every text costs a MiniLM forward pass. Cut to three
+# words, they make a set MAUVE clearly tells from the whole texts (about 0.3; their first
+# halves score 1 up to rounding at this size), so the value compared is not a trivial one
+SET_SIZE = 30
+
+
 def _sets() -> tuple[list[ScoreRequest], list[ScoreRequest]]:
-    gold = [ScoreRequest(e.hypothesis, e.source, e.references) for e in builtin_corpus()]
-    noised = [ScoreRequest(" ".join(r.text.split()[: max(1, len(r.text.split()) // 2)]))
-              for r in gold]
+    gold = [ScoreRequest(e.hypothesis, e.source, e.references)
+            for e in builtin_corpus()[:SET_SIZE]]
+    noised = [ScoreRequest(" ".join(r.text.split()[:3])) for r in gold]
     return gold, noised
 
 
@@ -42,7 +49,7 @@ def test_mauve_equals_mauve_text_on_its_own_features(minilm: str) -> None:
         p_features=_mauve_features(minilm, [r.text for r in gold]),
         q_features=_mauve_features(minilm, [r.text for r in noised]), seed=seed).mauve
     assert value == pytest.approx(expected, abs=1e-6)
-    assert 0 < value < 1  # type: ignore[operator]
+    assert 0.05 < value < 0.95  # type: ignore[operator]
     assert evaluator.signature()["params"]["seed"] == seed
 
 

@@ -243,7 +243,9 @@ def test_kill_9_during_bertscore_keeps_the_finished_batches(
     from evalstress.engine.scoring import Scorer
 
     base = _summeval_requests(shared_data, 1)[0]
-    texts = [f"{base.text} ({i})" for i in range(160)]
+    # 16 model batches: the kill comes after the second, fourteen before the last; the rerun
+    # scores what is left of them
+    texts = [f"{base.text} ({i})" for i in range(64)]
     path = tmp_path / "scores.sqlite"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
     process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(path), "\x1f".join(texts),

@@ -63,15 +63,27 @@ def test_attempt_timeout_then_retry(server: FakeServer) -> None:
 
 
 def test_total_deadline_bounds_the_retries(server: FakeServer) -> None:
+    """50 attempts with a 0.1 s backoff doubling each time would take hours; the deadline ends
+    them. Counted: with seed 0 the jittered waits are 0.13, 0.25, 0.37, 0.61, 1.62, 2.90 s, so
+    a 0.5 s deadline leaves room for at most 3 calls and a 3.5 s one for 6 (a loaded machine
+    only makes fewer). Timed against the seven times longer deadline, on the same machine as
+    loaded: the short request ends in well under half the long one's time."""
     server.default = Reply(status=500)
-    client = LLMClient(server.base_url, "fake", backoff=0.2, deadline=0.6, max_attempts=50)
-    start = time.monotonic()
-    [failed] = ask(client)
-    assert isinstance(failed, LLMError) and failed.kind == "deadline"
-    # 50 attempts with 0.2 s backoff would take over 10 s; the 0.6 s deadline ends it (the
-    # margin is for a loaded CI machine)
-    assert time.monotonic() - start < 2.0
-    assert 2 <= server.calls < 10
+
+    def fail_within(deadline: float) -> tuple[float, int]:
+        server.reset_counters()
+        client = LLMClient(server.base_url, "fake", backoff=0.1, deadline=deadline,
+                           max_attempts=50, seed=0)
+        start = time.monotonic()
+        [failed] = ask(client)
+        took = time.monotonic() - start
+        assert isinstance(failed, LLMError) and failed.kind == "deadline"
+        return took, server.calls
+
+    short, short_calls = fail_within(0.5)
+    long, long_calls = fail_within(3.5)
+    assert 2 <= short_calls <= 3 and short_calls < long_calls <= 6
+    assert short < 0.5 * long
 
 
 @pytest.mark.parametrize("reply, kind", [

@@ -76,7 +76,7 @@ def test_exported_variants_load_back_and_score_as_the_run_did(small_run: Path,
     again = tmp_path / "again"
     result = runner.invoke(app, ["run", str(data), "--suite", "blindspot", "--seeds", "2",
                                  "-e", "bleu", "--variants", str(exported), "--out", str(again),
-                                 "--no-cache", "--quiet"])
+                                 "--no-cache", "--quiet", "--workers", "1"])
     assert result.exit_code == 0, result.output
     key = ["example_id", "perturbation", "severity", "seed"]
 

@@ -19,6 +19,7 @@ from .conftest import judged_text
 
 REWORDED = "Entirely reworded account"
 REFUTED = "None of this is true."
+BUDGET = 5  # victim queries per attack: the synonym rule spends it all
 
 
 def summeval(shared_data: Path, n: int) -> list[Any]:
@@ -96,6 +97,9 @@ def test_fake_server_scripted_to_succeed(shared_data: Path, tmp_path: Path) -> N
 @pytest.mark.slow
 def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
                                        llama_url: str) -> None:
+    """Every method runs with the 135M model writing and rating, on the smallest settings
+    that still reach each stop: each gold rating and each candidate costs the model a
+    generation, and averaging several gold samples is the fake-server test's to check."""
     out = tmp_path / "run"
     # one request at a time with long timeouts: the local server answers them one by one
     slow = "max_concurrency=1,timeout=600,deadline=3600"
@@ -110,8 +114,8 @@ def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
         "-v", "rouge@rougeL", "-v", "bleu", "-g", judge,
         "--generator", f"model=smollm2,base_url={llama_url},max_tokens=96,{slow}",
         "--method", "adveval", "--method", "textfooler", "--method", "rules",
-        "--direction", "good", "--budget", "9", "--candidates", "4", "--max-iterations", "2",
-        "--gold-samples", "2", "--out", str(out), "--quiet"])
+        "--direction", "good", "--budget", str(BUDGET), "--candidates", "2",
+        "--max-iterations", "1", "--gold-samples", "1", "--out", str(out), "--quiet"])
     records = [json.loads(line) for line in (out / "attacks.jsonl").read_text().splitlines()]
     assert len(records) == 2 * 2 * (2 + 3)
     # the 135M gold leaves about half its ratings unparsable (35 of 62 in one run): above half,
@@ -122,7 +126,7 @@ def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
     if result.exit_code == 3:
         assert f"gold: {lost} of {asked} scores missing" in " ".join(result.output.split())
     for r in records:
-        assert r["queries"] <= 9
+        assert r["queries"] <= BUDGET
         # the 135M judge often writes no number: then the attack cannot start, and says why
         if r["stop"] == "original-unscored":
             assert r["rejections"].get("gold-missing", 0) >= 1
