@@ -68,7 +68,7 @@ def test_a_difference_in_data_or_budget_is_named_above_the_table(bleu: dict[str,
     assert row_of(markdown, "verdict")[1] == "FAIL (degenerate)"
     page = compare_html(compare_cards([bleu, other], ["bleu", "judge"]))
     assert "<script" not in page and "default-src 'none'" in page
-    assert "<th scope='col'>judge†</th>" in page and "scope='row'" in page
+    assert "<th scope='col' class='l'>judge†</th>" in page and "scope='row'" in page
     assert page.count("class='banner' role='note'") == 2
 
 

@@ -379,7 +379,7 @@ def compare_markdown(comparison: Comparison) -> str:
 def compare_html(comparison: Comparison, title: str = "Evaluator cards side by side") -> str:
     """The table as one self-contained page (the card's style and content-security policy)."""
     columns = comparison.columns
-    head = "".join(f"<th scope='col'>{esc(c.name)}{'' if c.trusted else '†'}</th>"
+    head = "".join(f"<th scope='col' class='l'>{esc(c.name)}{'' if c.trusted else '†'}</th>"
                    for c in columns)
     body = []
     for group, rows in comparison.groups():

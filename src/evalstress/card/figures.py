@@ -264,7 +264,7 @@ def draw_discernment(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any
     ax.axhline(threshold, color=MUTED_INK if not card["gate"]["trusted"] else FAIL, lw=0.9,
                ls="--")
     ax.set_xticks(range(len(groups)), [f"{level}\n{severity}" for level, severity, _ in groups])
-    ax.set_ylabel(f"D (dashed: D = {threshold:g}, p = 0.05)")
+    ax.set_ylabel("D")
     ax.set_ylim(bottom=0)
     ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
     ax.tick_params(axis="x", labelsize=6.5)

@@ -287,7 +287,8 @@ def criteria_html(section: Mapping[str, Any], ids: set[str]) -> str:
                        if not a.get("probed")})
     note = (f"<p class='note'>Not probed by this suite: {esc(', '.join(unprobed))}.</p>"
             if unprobed else "")
-    return table(["quality aspect", "attacks (heaviest severity)", "drop", "95% CI", "r"],
+    return table(["quality aspect", "attacks (heaviest severity)", "drop", "95% CI",
+                  "r (rank-biserial)"],
                  body, left=2, row_ids=row_ids, row_headers=True, table_id="t-criteria") + note
 
 

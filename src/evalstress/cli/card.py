@@ -172,7 +172,8 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
         if section["status"] == "not run":
             console.print(f"{escape(section['title'])}: not run: {escape(section['reason'])}",
                           soft_wrap=True)
-    console.print(escape(f"Wrote {folder / 'card.md'}, {folder / 'card.json'}"))
+    console.print(escape(f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
+                         f"{folder / 'card.json'}"))
 
 
 @app.command("card-compare")
