@@ -85,6 +85,9 @@ def test_a_judge_answering_one_rating_gets_a_degenerate_card_and_a_second_costs_
     assert any("Sanity gate FAILED" in line for line in head)
     assert any("degenerate: aspect overall gave 3" in line for line in head)
     assert "sanity gate: fail" in one_line(first.output)
+    page = (tmp_path / "one" / "card.html").read_text(encoding="utf-8")
+    assert "<div class='banner' role='alert'>" in page and "sanity gate failed" in page
+    assert page.count("<section class='method untrusted'") == 3  # the methods that ran
 
 
 def test_the_dry_run_prints_the_plan_and_scores_nothing(tmp_path: Path,

@@ -145,3 +145,16 @@ def test_the_paper_budget_runs_paper_002_s_own_suite_for_a_task_it_ran() -> None
     assert mixed["blindspot"].suite == "blindspot-full"
     assert by_key(plan_methods(METRIC, BUDGETS["standard"], summaries))["blindspot"].suite \
         == "blindspot"
+
+
+def test_the_paper_budget_leaves_out_what_needs_resources_that_do_not_ship() -> None:
+    # blindspot-full's frequent-ngram needs a separate corpus under the paper rule: left out
+    # with what it needs; every other perturbation of the suite stays
+    paper = by_key(plan_methods(METRIC, BUDGETS["paper"], examples("ss")))
+    left_out = paper["blindspot"].left_out
+    assert [name for name, _ in left_out] == ["frequent-ngram"]
+    assert "separate corpus" in left_out[0][1]
+    assert paper["blindspot"].left_out_lines()[0].startswith("frequent-ngram not run: ")
+    # the default rule samples n-grams of the texts themselves: nothing is left out
+    standard = by_key(plan_methods(METRIC, BUDGETS["standard"], examples("ss")))
+    assert all(not m.left_out for m in standard.values())

@@ -94,3 +94,20 @@ def test_human_scores_in_the_data_add_the_correlation_section(tmp_path: Path,
     assert section["status"] == "run" and section["run_dir"] == "runs/blindspot"
     humans = {(r["human"], r["method"]) for r in section["results"]["rows"]}
     assert ("overall", "kendall") in humans
+
+
+def test_a_paper_card_builds_its_blind_spot_job_without_what_does_not_ship(
+        tmp_path: Path, small_data: Path) -> None:
+    from evalstress.card import plan_card
+    from evalstress.card.run import CardOptions, stress_job_of
+    from evalstress.card.sections import method_section
+
+    plan = plan_card("bleu", data=small_data, budget="paper")
+    method = plan.method("blindspot")
+    # `evalstress run --suite blindspot-full --protocol paper` refuses the whole suite here
+    job = stress_job_of(plan, method, CardOptions(tmp_path / "card", workers=1))
+    names = [p.name for p in job.suite.perturbations]
+    assert "frequent-ngram" not in names and "truncation" in names and len(names) == 21
+    section = method_section(method, plan, None, None, tmp_path)
+    assert section["left_out"][0]["line"].startswith("frequent-ngram not run: under rule=paper "
+                                                     "needs a separate corpus")

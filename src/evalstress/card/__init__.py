@@ -3,8 +3,9 @@
 It runs every method that applies (blind spots, paper 002; discernment, paper 003; criteria
 response, paper 000; adversarial search, paper 004, given a gold evaluator; correlation with
 human scores, given data that carries them) as jobs through `evalstress.job`, checks the
-evaluator itself first (the sanity gate), and writes card.json (docs/card.schema.json) and
-card.md into one folder with the methods' run directories under `runs/`.
+evaluator itself first (the sanity gate), and writes card.json (docs/card.schema.json),
+card.md, card.html and their figures into one folder with the methods' run directories under
+`runs/`.
 
     import evalstress
     made = evalstress.card("bleu", budget="small")        # a Card
@@ -15,7 +16,8 @@ method as a job, resumable), `gate` (the sanity gate), `profile` (change figures
 intervals), `sections` (each method's section), `evidence` (before/after examples),
 `findings` (the headlines), `model` (the Card and card.json), `schema`, `markdown` (card.md),
 `assemble` (the card from finished runs), `make` (plan and run a card), `estimate` (the dry
-run).
+run), `figures` (the SVG figures), `html` and `style` (card.html), `compare` (cards side by
+side), `atlas` (the cards of the evaluators that run offline, and their docs page).
 """
 
 from __future__ import annotations

@@ -10,10 +10,19 @@ from typing import Any
 import pandas as pd
 
 from evalstress.card.evidence import RunEvidence
+from evalstress.card.figures import FIGURES, card_figures
 from evalstress.card.findings import headline_findings
 from evalstress.card.gate import COLUMNS, sanity_gate
+from evalstress.card.html import render_card_html
 from evalstress.card.markdown import render_markdown
-from evalstress.card.model import CARD_MD, Card, MethodCost, write_atomic, write_card_json
+from evalstress.card.model import (
+    CARD_HTML,
+    CARD_MD,
+    Card,
+    MethodCost,
+    write_atomic,
+    write_card_json,
+)
 from evalstress.card.plan import CardPlan
 from evalstress.card.run import MethodOutcome, run_dir_of
 from evalstress.card.schema import card_problems
@@ -81,13 +90,29 @@ def assemble(plan: CardPlan, outcomes: Mapping[str, MethodOutcome], out: Path, *
 
 
 def write_card(card: Card) -> dict[str, Path]:
-    """card.json (checked against its schema first: a departure is a bug, not a file) and
-    card.md, each written whole or not at all."""
+    """card.json (checked against its schema first: a departure is a bug, not a file), the
+    figures (figures/*.svg), card.md and card.html, each written whole or not at all."""
     data = card.to_dict()
     problems = card_problems(data)
     if problems:
         raise RuntimeError(f"the card departs from docs/card.schema.json: {problems[0]}")
-    json_path = write_card_json(data, card.out)
-    md_path = card.out / CARD_MD
+    return write_card_files(data, card.out)
+
+
+def write_card_files(data: Mapping[str, Any], out: Path) -> dict[str, Path]:
+    """A card's files from its card.json data into `out`: card.json, its figures, card.md
+    and card.html (figures left from an earlier card of the folder are removed)."""
+    drawn = card_figures(data)
+    folder = out / FIGURES
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = {out / plan.path for plan, _ in drawn}
+    for old in folder.glob("*.svg"):
+        if old not in kept:
+            old.unlink()
+    for plan, svg in drawn:
+        write_atomic(out / plan.path, svg)
+    json_path = write_card_json(data, out)
+    md_path, html_path = out / CARD_MD, out / CARD_HTML
     write_atomic(md_path, render_markdown(data))
-    return {"json": json_path, "md": md_path}
+    write_atomic(html_path, render_card_html(data, drawn))
+    return {"json": json_path, "md": md_path, "html": html_path}

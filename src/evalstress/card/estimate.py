@@ -14,9 +14,8 @@ from typing import Any
 
 from evalstress.card.data import spread_over_tasks
 from evalstress.card.plan import CardPlan, MethodPlan
-from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_settings
+from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_job_of
 from evalstress.evaluators.base import parse_spec
-from evalstress.job import build_job
 from evalstress.job.run import estimate_job
 
 #: Rates measured on this project's shared 2-core machine (load average 4-6), one process:
@@ -71,9 +70,7 @@ def job_seconds(spec: str, variants: int, texts: int) -> float | None:
 
 def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
                     ) -> MethodEstimate:
-    settings = stress_settings(plan, method, options)
-    job = build_job(settings, rows=list(plan.examples), analyses=method.analyses,
-                    command="card")
+    job = stress_job_of(plan, method, options)
     estimate = estimate_job(job)
     row = estimate.evaluators[0] if estimate.evaluators else {}
     texts = int(row.get("todo") or 0)
@@ -83,7 +80,8 @@ def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
                           variants=estimate.variants, texts=texts, calls=row.get("calls"),
                           tokens=tokens,
                           seconds=job_seconds(plan.evaluator.spec, estimate.variants, texts),
-                          note=f"suite {method.suite}, {estimate.skips} skips")
+                          note="; ".join([f"suite {method.suite}, {estimate.skips} skips",
+                                          *method.left_out_lines()]))
 
 
 def estimate_attack(plan: CardPlan, method: MethodPlan) -> MethodEstimate:

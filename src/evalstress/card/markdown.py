@@ -3,13 +3,16 @@
 Order: the evaluator and its signature; the sanity gate (first, since it says whether the rest
 means anything); data, budget and cost; the findings with their evidence (links into the run
 directories, relative to the card's folder) and a before/after example each; a table of the
-methods; a section per method; and a marked place for figures, which the HTML card adds.
+methods; a section per method; and the figures, SVG files beside card.md (figures/*.svg)
+that card.html draws inline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from evalstress.card.figures import FigurePlan, figure_plans
 
 #: characters of a text shown in an example (the run directory holds the whole text)
 TEXT_CHARS = 600
@@ -240,8 +243,10 @@ def section_lines(section: Mapping[str, Any]) -> list[str]:
     if section.get("trusted") is False:
         lines += [f"*Untrusted: {section['trust_note']}*", ""]
     files = section.get("files") or {}
-    lines += [section.get("summary") or "", "",
-              "Run directory: " + link(section.get("run_dir")) + " (" + ", ".join(
+    lines += [section.get("summary") or "", ""]
+    left_out = [f"- {item['line']}" for item in section.get("left_out") or []]
+    lines += [*left_out, ""] if left_out else []
+    lines += ["Run directory: " + link(section.get("run_dir")) + " (" + ", ".join(
                   link(path, name) for name, path in files.items()) + ")", ""]
     return lines + SECTION_LINES[section["key"]](section.get("results") or {})
 
@@ -268,7 +273,18 @@ def render_markdown(card: Mapping[str, Any]) -> str:
           m["summary"] if m["status"] == "run" else m["reason"]] for m in methods.values()])]
     for section in methods.values():
         lines += section_lines(section)
-    lines += ["## Figures", "",
-              "<!-- figures: the HTML card (card.html) draws them from card.json; a static "
-              "figure for this page goes here -->", ""]
+    lines += figure_lines(figure_plans(card))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def figure_lines(plans: Sequence[FigurePlan]) -> list[str]:
+    """The figures as images beside card.md (figures/*.svg), each with its title as alt text
+    and, as its caption, the text alternative that says what it finds; card.html draws the
+    same SVG inline."""
+    lines = ["## Figures", ""]
+    if not plans:
+        return [*lines, "No method that ran has a figure.", ""]
+    for number, plan in enumerate(plans, 1):
+        lines += [f"![{plan.title}]({plan.path})", "",
+                  f"*Figure {number}. {plan.title}.* {plan.alt}", ""]
+    return lines

@@ -5,7 +5,8 @@ Top-level keys, in order: `card_version`, `evalstress`, `created`, `evaluator` (
 signature and its printable form, aspects), `data` (where the examples came from and their
 sha256), `budget`, `cost` (calls, tokens, seconds per method), `gate` (the sanity gate),
 `findings`, `methods` (one section per method, run or not run with the reason, each with the
-paths of its run directory's files) and `files` (the card's own files).
+paths of its run directory's files) and `files` (the card's own files: card.json, card.md,
+card.html, the figures, and the runs).
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalstress.card.figures import figure_plans
 from evalstress.card.findings import Finding
 from evalstress.card.gate import Gate
 from evalstress.core.redact import redact_value
 from evalstress.core.version import __version__
 
 #: the layout of card.json; keys are only added within a major version
-CARD_VERSION = "1.0"
+CARD_VERSION = "1.1"
 CARD_JSON = "card.json"
 CARD_MD = "card.md"
+CARD_HTML = "card.html"
 
 
 @dataclass
@@ -85,10 +88,11 @@ class Card:
                         "time of this card (a reused method took none: first_seconds is what "
                         "its run took)"}
 
-    def files(self) -> dict[str, Any]:
+    def files(self, figures: list[str]) -> dict[str, Any]:
+        """The card's own files (`figures`: relative to its folder) and its runs."""
         runs = {key: s["run_dir"] for key, s in self.methods.items() if s.get("run_dir")}
         return {"card_json": str(self.out / CARD_JSON), "card_md": str(self.out / CARD_MD),
-                "runs": runs}
+                "card_html": str(self.out / CARD_HTML), "figures": figures, "runs": runs}
 
     def to_dict(self) -> dict[str, Any]:
         untrusted = "; ".join(self.gate.reasons()) if not self.trusted else ""
@@ -96,11 +100,12 @@ class Card:
                          else None, "trust_note": untrusted if section["status"] == "run"
                          else ""}
                    for key, section in self.methods.items()}
-        return {"card_version": CARD_VERSION, "evalstress": __version__,
+        card = {"card_version": CARD_VERSION, "evalstress": __version__,
                 "created": self.created, "evaluator": redact_value(self.evaluator),
                 "data": self.data, "budget": self.budget, "cost": self.cost(),
                 "gate": self.gate.to_dict(), "findings": [f.to_dict() for f in self.findings],
-                "methods": methods, "files": self.files()}
+                "methods": methods}
+        return {**card, "files": self.files([plan.path for plan in figure_plans(card)])}
 
 
 def write_atomic(path: Path, text: str) -> None:

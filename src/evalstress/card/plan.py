@@ -33,6 +33,7 @@ from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__
 from evalstress.evaluators.base import Evaluator
 from evalstress.job.build import default_suite
+from evalstress.suites import load_suite
 
 #: the methods of a card, in the order the card shows them
 METHODS = ("blindspot", "discernment", "criteria", "adversarial", "correlation")
@@ -177,10 +178,17 @@ class MethodPlan:
     #: its numbers come from
     mode: str | None = None
     attack: Mapping[str, Any] = field(default_factory=dict)
+    #: perturbations of the suite left out, each with what it still needs (`Perturbation.unmet`)
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def title(self) -> str:
         return TITLES[self.key]
+
+    def left_out_lines(self) -> list[str]:
+        """'bert-diverge not run: needs a masked LM: ...', one per perturbation left out."""
+        return [f"{name} not run: {reason.removeprefix(name + ' ')}"
+                for name, reason in self.left_out]
 
     @property
     def paper(self) -> str | None:
@@ -199,7 +207,9 @@ class MethodPlan:
                 "reason": self.reason, "kind": self.kind, "suite": self.suite,
                 "seeds": self.seeds, "protocol": self.protocol,
                 "analyses": list(self.analyses), "mode": self.mode,
-                "attack": dict(self.attack)}
+                "attack": dict(self.attack),
+                "left_out": [{"perturbation": name, "reason": reason}
+                             for name, reason in self.left_out]}
 
 
 @dataclass(frozen=True)
@@ -263,6 +273,18 @@ def blindspot_suite(budget: Budget, examples: Sequence[Example]) -> str:
     return budget.suites["blindspot"]
 
 
+def unmet_perturbations(suite: str, protocol: str) -> tuple[tuple[str, str], ...]:
+    """The suite's perturbations that cannot run here under `protocol` (a masked LM or a
+    separate corpus that does not ship), each with what it needs: the card leaves them out and
+    says so, where `evalstress run` refuses the whole suite (`Perturbation.unmet`)."""
+    out = []
+    for plan in load_suite(suite).with_protocol(protocol).perturbations:
+        missing = plan.perturbation.unmet()
+        if missing is not None:
+            out.append((plan.name, missing))
+    return tuple(out)
+
+
 def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
                  gold: str | None = None, generator: str | None = None
                  ) -> tuple[MethodPlan, ...]:
@@ -272,16 +294,19 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
               "pairs of original and variant to test")
     seeds = budget.seeds
     human = has_human_scores(examples)
-    methods = [MethodPlan("blindspot", True, suite=blindspot_suite(budget, examples), seeds=seeds,
-                          protocol=budget.protocol,
-                          analyses=("blindspot", "correlation") if human else ("blindspot",))]
+    suite = blindspot_suite(budget, examples)
+    methods = [MethodPlan("blindspot", True, suite=suite, seeds=seeds, protocol=budget.protocol,
+                          analyses=("blindspot", "correlation") if human else ("blindspot",),
+                          left_out=unmet_perturbations(suite, budget.protocol))]
     for key in ("discernment", "criteria"):
         analyses = ("discernment",) if key == "discernment" else ("criteria-confusion",)
         mode = None if key == "discernment" else (
             "confusion" if traits.aspect_aware else "sensitivity")
         methods.append(MethodPlan(key, not corpus, single if corpus else "",
                                   suite=budget.suites[key], seeds=seeds,
-                                  protocol=budget.protocol, analyses=analyses, mode=mode))
+                                  protocol=budget.protocol, analyses=analyses, mode=mode,
+                                  left_out=unmet_perturbations(budget.suites[key],
+                                                               budget.protocol)))
     if not gold:
         methods.append(MethodPlan("adversarial", False, "needs --gold: a gold evaluator that "
                                   "stands in for human readers (paper 004)"))

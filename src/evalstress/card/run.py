@@ -32,12 +32,14 @@ from evalstress.core.strict import ConfigError
 from evalstress.engine.outdir import MARKER, OutDirError, OutLock, check_out_dir, write_marker
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
 from evalstress.engine.scoring import open_run_cache
-from evalstress.job import JobError, RunSettings, SettingsError, build_job, run_job
+from evalstress.job import JobError, RunSettings, SettingsError, StressJob, build_job, run_job
 from evalstress.job.attack import run_attack_study
+from evalstress.job.build import resolve_suite
 from evalstress.report.rundir import RunDirError, read_run
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.protocol import resolve
 from evalstress.studies.attack.setup import build_attacker
+from evalstress.suites import Suite
 
 #: where the methods' run directories go inside a card's folder
 RUNS = "runs"
@@ -185,15 +187,32 @@ def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions) ->
          "quiet": True, "max_missing": options.max_missing}, face="card")
 
 
+def method_suite(plan: CardPlan, method: MethodPlan, settings: RunSettings) -> Suite | None:
+    """The method's suite less the perturbations the plan left out (`MethodPlan.left_out`:
+    what they need does not ship), or None when it leaves none out (the job reads the suite
+    by name then)."""
+    if not method.left_out:
+        return None
+    suite = resolve_suite(settings, plan.examples)
+    gone = {name for name, _ in method.left_out}
+    suite.perturbations = [p for p in suite.perturbations if p.name not in gone]
+    return suite
+
+
+def stress_job_of(plan: CardPlan, method: MethodPlan, options: CardOptions) -> StressJob:
+    """The job of a stress method, as its run and its dry run build it."""
+    settings = stress_settings(plan, method, options)
+    return build_job(settings, rows=list(plan.examples),
+                     suite=method_suite(plan, method, settings), analyses=method.analyses,
+                     command="card", progress=options.progress,
+                     record={"data": plan.data.get("source"),
+                             "card": card_record(plan, method.key)})
+
+
 def run_stress_method(plan: CardPlan, method: MethodPlan, options: CardOptions
                       ) -> list[MissingShare]:
     """One stress method as a job: the card's examples, the method's suite and analyses."""
-    settings = stress_settings(plan, method, options)
-    job = build_job(settings, rows=list(plan.examples), analyses=method.analyses,
-                    command="card", progress=options.progress,
-                    record={"data": plan.data.get("source"), "card": card_record(plan,
-                                                                                 method.key)})
-    return run_job(job).untrusted
+    return run_job(stress_job_of(plan, method, options)).untrusted
 
 
 def attack_victims(plan: CardPlan) -> list[str]:

@@ -59,7 +59,10 @@ def base_section(method: MethodPlan, plan: CardPlan) -> dict[str, Any]:
             "suite": method.suite, "protocol": method.protocol, "seeds": method.seeds,
             "mode": method.mode, "examples": len(plan.examples) if method.runs else 0,
             "trusted": None, "trust_note": "", "run_dir": None, "files": {}, "summary": "",
-            "results": {}, "cost": {}}
+            "results": {}, "cost": {},
+            "left_out": [{"perturbation": name, "reason": reason, "line": line}
+                         for (name, reason), line in zip(method.left_out,
+                                                         method.left_out_lines(), strict=True)]}
 
 
 def job_cost(results: Mapping[str, Any]) -> dict[str, Any]:

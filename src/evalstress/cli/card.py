@@ -172,4 +172,101 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
         if section["status"] == "not run":
             console.print(f"{escape(section['title'])}: not run: {escape(section['reason'])}",
                           soft_wrap=True)
-    console.print(escape(f"Wrote {folder / 'card.md'}, {folder / 'card.json'}"))
+    console.print(escape(f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
+                         f"{folder / 'card.json'}"))
+
+
+@app.command("card-compare")
+def card_compare_command(
+    cards: Annotated[list[Path], typer.Argument(
+        metavar="CARD...", help="card.json files (or card folders) to put side by side.")],
+    md: Annotated[Path | None, typer.Option(
+        "--md", help="Write the Markdown table here (default: print it).")] = None,
+    html: Annotated[Path | None, typer.Option(
+        "--html", help="Write the table as a self-contained HTML page here.")] = None,
+    name: Annotated[list[str] | None, typer.Option(
+        "--name", help="A column name per card, in order (default: each evaluator's "
+        "label).")] = None,
+) -> None:
+    """Put evaluators' cards side by side in one table, as Markdown or HTML.
+
+    The evaluators are columns (one per aspect of an evaluator that rates several), the gate,
+    the findings and each test are rows. Cards compare on the same examples under the same
+    budget; a difference in the data's hash, the budget or the evalstress version is named
+    above the table. A card whose sanity gate failed is marked untrusted. Example:
+    `evalstress card-compare cards/bleu cards/chrf`.
+    """
+    from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
+    from evalstress.card.model import write_atomic
+    from evalstress.core.data import DataError
+
+    if name and len(name) != len(cards):
+        raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
+                   "order")
+    try:
+        read = [read_card(path) for path in cards]
+    except DataError as exc:
+        raise fail(str(exc)) from None
+    comparison = compare_cards(read, name or None)
+    markdown = compare_markdown(comparison)
+    for path, text in ((md, markdown), (html, compare_html(comparison) if html else "")):
+        if path is not None:
+            try:
+                write_atomic(path, text)
+            except OSError as exc:
+                raise fail(f"{path}: cannot be written ({exc.strerror or exc})") from None
+            err.print(escape(f"Wrote {path}"), soft_wrap=True)
+    if md is None:
+        console.print(markdown, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("atlas")
+def atlas_command(
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Make only these cards (bleu, chrf, ter, rouge1, rouge2, rougeL, "
+        "bertscore, gpt-ppl, judge-local); the page is written from every published card.")]
+    = None,
+    page_only: Annotated[bool, typer.Option(
+        "--page-only", help="Make no card: write the page from the published cards.")] = False,
+    work: Annotated[Path, typer.Option(
+        help="Where the cards are made, with their run directories.")] = Path("runs/atlas"),
+    published: Annotated[Path, typer.Option(
+        "--published", help="Where each card's card.json and figures are published.")]
+    = Path("docs/atlas"),
+    page: Annotated[Path, typer.Option(help="The page made from the published cards.")]
+    = Path("docs/atlas.md"),
+    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
+    = None,
+    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let a card replace a folder under --work that evalstress did not "
+        "write; its files are deleted.")] = False,
+) -> None:
+    """Make the atlas: the cards of the evaluators that run offline, and their docs page.
+
+    The cards of BLEU, chrF, TER, ROUGE-1/2/L, BERTScore and GPT-PPL on the shipped models and
+    the shipped judge (score only), on the built-in corpus; the page is "Blind spots of common
+    evaluators" (docs/atlas.md). Each card is made in --work (finished methods are reused), its
+    card.json and figures are published in --published, and the page is written from every
+    published card. Example: `evalstress atlas --only bleu`.
+    """
+    from evalstress.card.atlas import build_atlas, entries, write_page
+    from evalstress.core.data import DataError
+    from evalstress.core.storage import StorageError
+    from evalstress.core.strict import ConfigError
+
+    try:
+        chosen = entries(only)
+        if page_only:
+            write_page(published, page)
+        else:
+            use_cache_dir(cache_dir)
+            say = _progress_line("atlas", quiet)
+            took = build_atlas(chosen, work=work, published=published, page=page,
+                               cache_dir=cache_dir, force=force, say=say)
+            for name_, seconds in took.items():
+                say(f"{name_}: {seconds:.0f} s")
+    except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+    if not quiet:
+        err.print(escape(f"Wrote {page}"), soft_wrap=True)

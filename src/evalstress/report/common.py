@@ -49,20 +49,33 @@ def json_for_script(data: Any) -> str:
 
 
 def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], *, left: int = 1,
-          caption: str = "", cls: str = "") -> str:
+          caption: str = "", cls: str = "", row_ids: Sequence[str | None] | None = None,
+          row_headers: bool = False, table_id: str = "") -> str:
     """An HTML table; the first `left` columns are left-aligned; cells are escaped unless they
-    are Raw (already-built markup)."""
+    are Raw (already-built markup). `row_ids`: an id per body row (a link target);
+    `row_headers`: each row's first cell is its header (<th scope="row">); `table_id`: the
+    table's own id."""
 
-    def cell(i: int, value: Any, tag: str) -> str:
+    def cell(i: int, value: Any, tag: str, scope: str = "") -> str:
         align = ' class="l"' if i < left else ""
-        return f"<{tag}{align}>{value.html if isinstance(value, Raw) else num(value)}</{tag}>"
+        scoped = f' scope="{scope}"' if scope else ""
+        return (f"<{tag}{align}{scoped}>{value.html if isinstance(value, Raw) else num(value)}"
+                f"</{tag}>")
 
-    head = "".join(cell(i, h, "th") for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(cell(i, v, "td") for i, v in enumerate(r)) + "</tr>"
-                   for r in rows)
+    def row(index: int, values: Sequence[Any]) -> str:
+        given = row_ids[index] if row_ids is not None else None
+        ident = f' id="{esc(given)}"' if given else ""
+        cells = "".join(cell(i, v, "th", "row") if row_headers and i == 0 else cell(i, v, "td")
+                        for i, v in enumerate(values))
+        return f"<tr{ident}>{cells}</tr>"
+
+    head = "".join(cell(i, h, "th", "col" if row_headers else "") for i, h in enumerate(headers))
+    body = "".join(row(index, r) for index, r in enumerate(rows))
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     klass = f' class="{esc(cls)}"' if cls else ""
-    return f"<table{klass}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    ident = f' id="{esc(table_id)}"' if table_id else ""
+    return (f"<table{ident}{klass}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+            "</table>")
 
 
 class Raw:

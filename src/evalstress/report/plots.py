@@ -22,11 +22,23 @@ RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "tex
       "font.family": "DejaVu Sans"}
 
 
-def to_svg(fig: Any, prefix: str) -> str:
-    """The figure as an <svg> element for inline use: no XML prolog, unique ids, scalable."""
+def svg_text(fig: Any) -> str:
+    """The figure as a whole SVG file's text (XML prolog included), the same bytes for the same
+    figure: no date, no creator, ids salted by RC's `svg.hashsalt`."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    svg = buffer.getvalue()
+    return buffer.getvalue()
+
+
+def to_svg(fig: Any, prefix: str) -> str:
+    """The figure as an <svg> element for inline use: no XML prolog, unique ids, scalable."""
+    return inline_svg(svg_text(fig), prefix)
+
+
+def inline_svg(svg: str, prefix: str) -> str:
+    """An SVG file's text as an <svg> element for inline use (`to_svg`): the prolog dropped,
+    each id prefixed with `prefix` so several figures can share a page, width and height
+    replaced by a style that scales it down to its container, never up past its own size."""
     svg = svg[svg.index("<svg"):]
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
     if ids:

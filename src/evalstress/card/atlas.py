@@ -1,0 +1,225 @@
+"""The atlas: the cards of every evaluator that runs offline out of the box, on the built-in
+corpus, and one docs page made from them ("Blind spots of common evaluators", docs/atlas.md).
+
+`build_atlas` makes each card in a work folder (runs/atlas/<name>: its run directories stay
+there, resumable, never committed), then publishes what the page needs into docs/atlas/<name>
+(card.json and the figures) and writes the page. `atlas_page` is a pure function of the
+published cards, so the committed page can be checked against the committed cards.
+
+ROUGE gets three cards (`rouge:types=rouge1`, `rouge2`, `rougeL`) rather than one card of
+three aspects: papers report them as three metrics, and each then gets its own sanity gate and
+its own three to five findings, where one card would share five findings among three scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalstress.card.compare import compare_cards, compare_markdown, read_card
+from evalstress.card.figures import FIGURES, card_figures, gate_failures
+from evalstress.card.make import make_card, plan_card
+from evalstress.card.markdown import interval_text
+from evalstress.card.model import CARD_JSON, write_atomic
+from evalstress.card.run import CardOptions, card_workers
+
+#: where `evalstress atlas` works (run directories), publishes the cards, and writes the page
+WORK = Path("runs/atlas")
+PUBLISHED = Path("docs/atlas")
+PAGE = Path("docs/atlas.md")
+
+
+@dataclass(frozen=True)
+class AtlasEntry:
+    """One evaluator of the atlas: its folder name, spec, short title (its heading) and what it
+    is; its budget, and `note` saying why that is not the atlas's own."""
+
+    name: str
+    spec: str
+    title: str
+    what: str
+    budget: str = "standard"
+    note: str = ""
+
+
+#: every evaluator that scores offline with what ships (no server, no download)
+ATLAS = (
+    AtlasEntry("bleu", "bleu", "BLEU", "sacreBLEU's sentence BLEU"),
+    AtlasEntry("chrf", "chrf", "chrF", "sacreBLEU's chrF (character 6-grams)"),
+    AtlasEntry("ter", "ter", "TER", "sacreBLEU's translation edit rate (lower is better)"),
+    AtlasEntry("rouge1", "rouge:types=rouge1", "ROUGE-1", "rouge-score's unigram F-measure"),
+    AtlasEntry("rouge2", "rouge:types=rouge2", "ROUGE-2", "rouge-score's bigram F-measure"),
+    AtlasEntry("rougeL", "rouge:types=rougeL", "ROUGE-L",
+               "rouge-score's longest-common-subsequence F-measure"),
+    AtlasEntry("bertscore", "bertscore", "BERTScore",
+               "precision, recall and F on the shipped all-MiniLM-L6-v2"),
+    AtlasEntry("gpt-ppl", "gpt-ppl", "GPT-PPL",
+               "negated perplexity under the shipped SmolLM2-135M"),
+    AtlasEntry("judge-local", "judge:model=local,form=score-only", "LLM judge, score only",
+               "the shipped SmolLM2-135M-Instruct rating overall quality 1-5", budget="small",
+               note="made with the small budget (8 examples, one seed): the judge scores about "
+                    "1.5 s a text on this project's 2-core machine, so the standard budget's "
+                    "6,800 texts would take about three hours"),
+)
+
+
+def slug(title: str) -> str:
+    """A heading's anchor as the docs site (Python-Markdown's toc) and GitHub make it."""
+    text = re.sub(r"[^\w\s-]", "", title).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def entries(only: Sequence[str] | None = None) -> list[AtlasEntry]:
+    """The atlas's entries, or those named in `only` (an unknown name: a did-you-mean)."""
+    if not only:
+        return list(ATLAS)
+    from evalstress.core.strict import check_names
+
+    known = [e.name for e in ATLAS]
+    check_names("atlas evaluator", {name: None for name in only}, known, "--only")
+    return [e for e in ATLAS if e.name in only]
+
+
+def publish_card(card: Mapping[str, Any], dest: Path) -> None:
+    """What the page needs of a card into `dest`: its card.json and its figures (no run
+    directory, no score table)."""
+    folder = dest / FIGURES
+    folder.mkdir(parents=True, exist_ok=True)
+    drawn = card_figures(card)
+    kept = {dest / plan.path for plan, _ in drawn}
+    for old in folder.glob("*.svg"):
+        if old not in kept:
+            old.unlink()
+    for plan, svg in drawn:
+        write_atomic(dest / plan.path, svg)
+    write_atomic(dest / CARD_JSON, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+
+
+def read_atlas(published: Path, chosen: Sequence[AtlasEntry] = ATLAS
+               ) -> list[tuple[AtlasEntry, dict[str, Any]]]:
+    """The published cards of the entries that have one, in the atlas's order."""
+    return [(entry, read_card(published / entry.name)) for entry in chosen
+            if (published / entry.name / CARD_JSON).exists()]
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def build_seconds(card: Mapping[str, Any]) -> float:
+    """How long the card's methods took when they ran (a reused method: its first run)."""
+    return sum(float(m.get("first_seconds") or m.get("seconds") or 0)
+               for m in (card["cost"].get("methods") or {}).values())
+
+
+def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
+    gate = card["gate"]
+    verdict = gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
+                                 else "")
+    blind = (card["methods"]["blindspot"].get("results") or {}).get("rows") or []
+    failed = sorted({r["perturbation"] for r in blind if r.get("rank_pass") is False})
+    return (f"| [{entry.title}](#{slug(entry.title)}) | {card['budget']['name']} | {verdict} | "
+            f"{', '.join(failed) or 'none'} | {len(card['findings'])} | "
+            f"{minutes(build_seconds(card))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
+
+
+def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list[str]:
+    evaluator, data, budget = card["evaluator"], card["data"], card["budget"]
+    lines = [f"## {entry.title}", "", f"{entry.what} · "
+             f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · "
+             f"{budget['name']} budget ({data['examples']} of {data['available']} examples, "
+             f"data sha256 `{data['sha256'][:12]}…`) · made in "
+             f"{minutes(build_seconds(card))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
+             ""]
+    if entry.note:
+        lines += ["!!! note \"Budget\"", f"    This card was {entry.note}.", ""]
+    gate = card["gate"]
+    if not gate["trusted"]:
+        lines += ["!!! warning \"Sanity gate failed\"",
+                  "    " + "; ".join(gate.get("reasons") or []) + ". Nothing on this card "
+                  "says anything about the evaluator's judgement.", ""]
+    elif gate["verdict"] == "warn":
+        lines += ["Sanity gate passed with a warning: " + "; ".join(gate.get("reasons") or [])
+                  + ".", ""]
+    else:
+        ranking = gate.get("ranking") or {}
+        lines += [f"Sanity gate passed: the original scores above its heaviest damage in "
+                  f"{ranking.get('above')} of {ranking.get('pairs')} pairs.", ""]
+    for number, finding in enumerate(card["findings"], 1):
+        lines.append(f"{number}. {finding['text']} *({finding['kind']}; "
+                     f"{finding['interval']['what']}: 95% CI "
+                     f"{interval_text(finding['interval'])})*")
+    if card["findings"]:
+        lines.append("")
+    for path in card["files"].get("figures") or []:
+        lines += [f"![{entry.title}: {Path(path).stem}]({base}/{entry.name}/{path})", ""]
+    return lines
+
+
+def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str = "atlas"
+               ) -> str:
+    """docs/atlas.md from the published cards (`base`: their folder, relative to the page)."""
+    lines = ["# Blind spots of common evaluators", "",
+             "The [evaluator cards](card.md) of every evaluator that scores offline with what "
+             "ships in evalstress, made by `evalstress atlas` on the built-in corpus (57 "
+             "examples over 7 tasks). Each card runs the blind-spot tests (paper 002), "
+             "discernment (paper 003) and the criteria response (paper 000) after a sanity "
+             "gate; no adversarial search (it needs a gold evaluator) and no human correlation "
+             "(the corpus has no human scores). Every number below comes from the cards' "
+             f"card.json files (in `{base}/` beside this page); the run directories they rest "
+             "on are not published: `evalstress atlas` makes them again.", "",
+             "```bash", "evalstress atlas                 # every card, then this page",
+             "evalstress atlas --only bleu     # one card, then this page",
+             "evalstress atlas --page-only     # this page from the committed cards", "```", "",
+             "## At a glance", "",
+             "| evaluator | budget | sanity gate | rank test fails | findings | time | card |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [glance_row(entry, card, base) for entry, card in cards]
+    lines += ["", "Time: the methods' wall time on this project's shared 2-core machine.", "",
+              "## Side by side", "",
+              compare_markdown(compare_cards([c for _, c in cards],
+                                             [e.name for e, _ in cards])).rstrip(), ""]
+    for entry, card in cards:
+        lines += entry_section(entry, card, base)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_page(published: Path, page: Path) -> Path:
+    """The page from the cards published in `published` (linked relative to the page)."""
+    cards = read_atlas(published)
+    if not cards:
+        raise ValueError(f"{published}: no published card (run `evalstress atlas` first)")
+    base = Path(os.path.relpath(published, page.parent)).as_posix()
+    write_atomic(page, atlas_page(cards, base))
+    return page
+
+
+def prefixed(say: Callable[[str], None], name: str) -> Callable[[str], None]:
+    return lambda line: say(f"{name}: {line}")
+
+
+def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
+                published: Path = PUBLISHED, page: Path = PAGE, cache_dir: Path | None = None,
+                force: bool = False, say: Callable[[str], None] = lambda line: None
+                ) -> dict[str, float]:
+    """Make each card in `work/<name>` (methods finished earlier are reused), publish it into
+    `published/<name>` and write the page; returns each card's seconds in this call. Every
+    card is planned (its spec and budget checked) before any runs."""
+    plans = [(entry, plan_card(entry.spec, budget=entry.budget)) for entry in chosen]
+    seconds = {}
+    for entry, plan in plans:
+        started = time.perf_counter()
+        say(f"{entry.name}: card of {entry.spec} ({entry.budget} budget)")
+        make_card(plan, CardOptions(work / entry.name, cache_dir=cache_dir,
+                                    workers=card_workers(len(plan.examples), None), force=force,
+                                    say=prefixed(say, entry.name)))
+        publish_card(read_card(work / entry.name), published / entry.name)
+        seconds[entry.name] = time.perf_counter() - started
+    write_page(published, page)
+    return seconds

@@ -1,0 +1,409 @@
+"""Several evaluators' cards side by side: one table, the evaluators as columns (one per aspect
+of an evaluator that rates several), the tests and findings as rows, as Markdown and as one
+self-contained HTML page.
+
+Cards compare only on the same examples under the same budget: a difference in the data's
+hash, the budget or the evalstress version is named above the table, never hidden. A column of
+a card that failed its sanity gate is marked untrusted (its numbers say nothing about its
+judgement). Every cell comes from card.json: verdicts and drops with their 95% intervals,
+nothing combined into a score.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from evalstress.card.figures import gate_failures
+from evalstress.card.html import CSP
+from evalstress.card.markdown import ci, pct
+from evalstress.card.model import CARD_JSON
+from evalstress.card.schema import card_problems
+from evalstress.card.style import CARD_CSS
+from evalstress.core.userfile import DataError, json_problem, read_user_text
+from evalstress.report.common import esc
+
+#: the method groups of the table, in the card's order
+GROUPS = {"gate": "sanity gate",
+          "findings": "headline findings: what each is about",
+          "blindspot": "blind spots (paper 002): verdict, drop at the top severity (95% CI)",
+          "discernment": "discernment (paper 003): D of the DHP units",
+          "criteria": "criteria response (paper 000): drop at the heaviest severity (95% CI)",
+          "adversarial": "adversarial search (paper 004)", "correlation": "human correlation"}
+#: the words of each verdict a cell may carry
+MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
+         "not-applicable": "n/a", "unclear": "unclear"}
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """A card.json (or a card's folder holding one), checked against the card schema; a
+    DataError naming the file and what is wrong with it."""
+    file = Path(path)
+    if file.is_dir():
+        file = file / CARD_JSON
+    text = read_user_text(file, "a card (card.json)")
+    try:
+        card = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(file, exc.lineno, None, json_problem(exc), column=exc.colno) from None
+    if not isinstance(card, dict):
+        raise DataError(file, None, None, "is not a card: card.json holds one JSON object")
+    problems = card_problems(card)
+    if problems:
+        raise DataError(file, None, None, f"is not a card (docs/card.schema.json): "
+                        f"{problems[0]}")
+    return card
+
+
+@dataclass
+class Column:
+    """One column: a card, and the aspect of its evaluator the column shows."""
+
+    name: str
+    card: Mapping[str, Any]
+    aspect: str
+
+    @property
+    def trusted(self) -> bool:
+        return bool(self.card["gate"]["trusted"])
+
+
+@dataclass
+class Row:
+    """One test or finding across the columns: a cell each (None: the card has none) and the
+    verdict that colours it."""
+
+    group: str
+    test: str
+    cells: list[str | None]
+    verdicts: list[str | None] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    columns: list[Column]
+    rows: list[Row]
+    differences: list[str]
+
+    def groups(self) -> list[tuple[str, list[Row]]]:
+        out: dict[str, list[Row]] = {}
+        for row in self.rows:
+            out.setdefault(row.group, []).append(row)
+        return list(out.items())
+
+
+def columns_of(cards: Sequence[Mapping[str, Any]], names: Sequence[str] | None) -> list[Column]:
+    out = []
+    for index, card in enumerate(cards):
+        name = names[index] if names else card["evaluator"]["label"]
+        aspects = list(card["evaluator"]["aspects"])
+        out += [Column(name if len(aspects) == 1 else f"{name} · {aspect}", card, aspect)
+                for aspect in aspects]
+    return out
+
+
+def differences(cards: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    """What the cards do not share, one line each: the data (by its hash), the budget, the
+    version of evalstress."""
+    said = []
+    for what, key in (("data", lambda c: c["data"]["sha256"]),
+                      ("budget", lambda c: c["budget"]["name"]),
+                      ("evalstress version", lambda c: c["evalstress"])):
+        values: dict[str, list[str]] = {}
+        for card, name in zip(cards, names, strict=True):
+            values.setdefault(str(key(card)), []).append(name)
+        if len(values) > 1:
+            parts = []
+            for value, who in values.items():
+                card = cards[names.index(who[0])]
+                shown = (f"{card['data']['source']}, {card['data']['examples']} examples, "
+                         f"sha256 {value[:12]}…" if what == "data" else value)
+                parts.append(f"{', '.join(who)}: {shown}")
+            said.append(f"The {what} differs, so these columns do not measure the same thing: "
+                        + "; ".join(parts) + ".")
+    return said
+
+
+def heaviest(severities: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    return max(severities, key=lambda s: s["severity_rank"]) if severities else {}
+
+
+def drop_cell(point: Mapping[str, Any]) -> str:
+    return (f"{pct(point.get('relative_change'))} "
+            f"({ci(point.get('relative_ci_low'), point.get('relative_ci_high'))})")
+
+
+def section_of(column: Column, key: str) -> Mapping[str, Any] | None:
+    section = column.card["methods"].get(key) or {}
+    return section if section.get("status") == "run" else None
+
+
+def status_cell(column: Column, key: str) -> str:
+    """'not run: needs --gold', the reason's first words (the card says the rest)."""
+    section = column.card["methods"].get(key) or {}
+    reason = str(section.get("reason") or "").split(":")[0].split("(")[0].strip()
+    return f"{section.get('status', 'not run')}: {reason}" if reason else \
+        str(section.get("status", "not run"))
+
+
+def gate_rows(columns: Sequence[Column]) -> list[Row]:
+    verdicts = [c.card["gate"]["verdict"] for c in columns]
+    rows = [Row("gate", "verdict", [MARKS.get(v, v) + (f" ({gate_failures(c.card['gate'])})"
+                                                        if v != "pass" else "")
+                                    for v, c in zip(verdicts, columns, strict=True)],
+                [{"pass": "pass", "warn": "inconclusive"}.get(v, "fail") for v in verdicts])]
+    ranking = []
+    for column in columns:
+        rank = column.card["gate"].get("ranking")
+        ranking.append(None if not rank else
+                       f"{pct(rank['share'], False)} of {rank['pairs']} pairs "
+                       f"({ci(rank['ci_low'], rank['ci_high'], signed=False)})")
+    rows.append(Row("gate", "original above its heaviest damage", ranking,
+                    [(c.card["gate"].get("ranking") or {}).get("verdict") for c in columns]))
+    spread = []
+    for column in columns:
+        mine = [s for s in column.card["gate"].get("spread") or [] if s["aspect"] == column.aspect]
+        spread.append(f"{pct(mine[0]['modal_share'], False)}" if mine else None)
+    rows.append(Row("gate", "share of the commonest score", spread,
+                    ["fail" if (s := [x for x in c.card["gate"].get("spread") or []
+                                      if x["aspect"] == c.aspect]) and s[0]["degenerate"]
+                     else None for c in columns]))
+    missing = [c.card["gate"]["missing"] for c in columns]
+    rows.append(Row("gate", "scores missing", [pct(m["share"], False) for m in missing],
+                    ["fail" if m["mostly_missing"] else None for m in missing]))
+    return rows
+
+
+def subject(finding: Mapping[str, Any]) -> str:
+    """What a finding is about, in a few words (the perturbation, unit, aspect or attack)."""
+    row: Mapping[str, Any] = (finding.get("rows") or [{}])[0]
+    method = finding["method"]
+    if method == "discernment":
+        return f"{row.get('perturbation')} ({row.get('severity')}, {row.get('task')})"
+    if method == "criteria":
+        if "test" in row:
+            return f"{row.get('quality_aspect')} under {row.get('perturbation')}"
+        return str(row.get("quality_aspect"))
+    if method == "adversarial":
+        return f"{row.get('method')}, {row.get('direction')}"
+    if method == "correlation":
+        return f"{row.get('human')} ({row.get('method')})"
+    return str(row.get("perturbation"))
+
+
+def finding_rows(columns: Sequence[Column]) -> list[Row]:
+    kinds: list[str] = []
+    for column in columns:
+        kinds += [f["kind"] for f in column.card["findings"] if f["kind"] not in kinds]
+    rows = []
+    for kind in kinds:
+        cells: list[str | None] = []
+        for column in columns:
+            mine = [subject(f) for f in column.card["findings"] if f["kind"] == kind
+                    and column.aspect in aspects_of(f, column)]
+            cells.append("; ".join(mine) if mine else None)
+        rows.append(Row("findings", kind, cells,
+                        [None if c is None else ("pass" if kind in ("holds", "human correlation")
+                                                 else "fail") for c in cells]))
+    return rows
+
+
+def aspects_of(finding: Mapping[str, Any], column: Column) -> set[str]:
+    """The aspects a finding's rows speak of (every aspect of the card when they name none)."""
+    named = {str(r["aspect"]) for r in finding.get("rows") or [] if r.get("aspect")}
+    return named or {column.aspect}
+
+
+def blindspot_rows(columns: Sequence[Column]) -> list[Row]:
+    names: list[str] = []
+    found: dict[tuple[int, str], Mapping[str, Any]] = {}
+    for index, column in enumerate(columns):
+        section = section_of(column, "blindspot")
+        for row in (section or {}).get("results", {}).get("rows") or []:
+            if row["aspect"] == column.aspect:
+                names += [row["perturbation"]] if row["perturbation"] not in names else []
+                found[(index, row["perturbation"])] = row
+    rows = []
+    for name in names:
+        cells: list[str | None] = []
+        verdicts: list[str | None] = []
+        for index, _ in enumerate(columns):
+            row = found.get((index, name))
+            if row is None:
+                cells.append(None)
+                verdicts.append(None)
+                continue
+            verdict = str(row.get("verdict"))
+            cells.append(f"{MARKS.get(verdict, verdict)} {drop_cell(heaviest(row['severities']))}")
+            verdicts.append(verdict)
+        rows.append(Row("blindspot", name, cells, verdicts))
+    return rows
+
+
+def discernment_rows(columns: Sequence[Column]) -> list[Row]:
+    rows = []
+    reach: list[str | None] = []
+    marks: list[str | None] = []
+    averages: dict[str, list[str | None]] = {"minor": [], "major": []}
+    for column in columns:
+        section = section_of(column, "discernment")
+        results = (section or {}).get("results") or {}
+        threshold = float(results.get("threshold") or 1.0)
+        units = [u for u in results.get("units") or []
+                 if u.get("aspect") == column.aspect and u.get("d") is not None]
+        if section is None or not units:
+            reach.append(None if section is not None else status_cell(column, "discernment"))
+            marks.append(None)
+            for group in averages.values():
+                group.append(None)
+            continue
+        good = sum(1 for u in units if u["d"] >= threshold)
+        reach.append(f"{good} of {len(units)}")
+        marks.append("pass" if good == len(units) else "fail")
+        for severity, group in averages.items():
+            values = [u["d"] for u in units if u["severity"] == severity]
+            group.append(f"{mean(values):.2f}" if values else None)
+    rows.append(Row("discernment", "units that reach D = 1 (p = 0.05)", reach, marks))
+    for severity, group in averages.items():
+        rows.append(Row("discernment", f"mean D, {severity} errors", group,
+                        [None] * len(group)))
+    return rows
+
+
+def criteria_rows(columns: Sequence[Column]) -> list[Row]:
+    targets: list[str] = []
+    found: dict[tuple[int, str], Mapping[str, Any]] = {}
+    tests: list[str | None] = []
+    for index, column in enumerate(columns):
+        results = (section_of(column, "criteria") or {}).get("results") or {}
+        if results.get("mode") == "confusion":
+            items = [i for i in (results.get("confusion") or {}).get("items") or []
+                     if i["aspect"] == column.aspect and i.get("passed") is not None]
+            tests.append(f"{sum(1 for i in items if i['passed'])} of {len(items)} pass")
+            continue
+        tests.append(None)
+        for aspect in (results.get("sensitivity") or {}).get("aspects") or []:
+            if aspect["aspect"] == column.aspect and aspect.get("probed"):
+                quality = aspect["quality_aspect"]
+                targets += [quality] if quality not in targets else []
+                found[(index, quality)] = aspect
+    rows = [Row("criteria", f"drop when {quality} is damaged",
+                [drop_cell(found[(i, quality)]) if (i, quality) in found else None
+                 for i in range(len(columns))], [None] * len(columns)) for quality in targets]
+    if any(t is not None for t in tests):
+        rows.append(Row("criteria", "aspect tests (confusion)", tests, [None] * len(columns)))
+    return rows
+
+
+def adversarial_rows(columns: Sequence[Column]) -> list[Row]:
+    keys: list[tuple[str, str]] = []
+    found: dict[tuple[int, str, str], Mapping[str, Any]] = {}
+    for index, column in enumerate(columns):
+        results = (section_of(column, "adversarial") or {}).get("results") or {}
+        for row in results.get("asr") or []:
+            key = (row["method"], row["direction"])
+            keys += [key] if key not in keys else []
+            found[(index, *key)] = row
+    return [Row("adversarial", f"{method}, {direction}: attack success rate",
+                [f"{pct(r.get('asr'), False)} ({ci(r.get('ci_low'), r.get('ci_high'), signed=False)})"
+                 if (r := found.get((i, method, direction))) else None
+                 for i in range(len(columns))], [None] * len(columns))
+            for method, direction in keys]
+
+
+def correlation_rows(columns: Sequence[Column]) -> list[Row]:
+    keys: list[tuple[str, str]] = []
+    found: dict[tuple[int, str, str], Mapping[str, Any]] = {}
+    for index, column in enumerate(columns):
+        results = (section_of(column, "correlation") or {}).get("results") or {}
+        for row in results.get("rows") or []:
+            if row["aspect"] == column.aspect:
+                key = (row["human"], row["method"])
+                keys += [key] if key not in keys else []
+                found[(index, *key)] = row
+    return [Row("correlation", f"human {human}, {method}",
+                [f"{r['value']:.2f} ({ci(r.get('ci_low'), r.get('ci_high'), False)})"
+                 if (r := found.get((i, human, method))) and r.get("value") is not None else None
+                 for i in range(len(columns))], [None] * len(columns))
+            for human, method in keys]
+
+
+def compare_cards(cards: Sequence[Mapping[str, Any]],
+                  names: Sequence[str] | None = None) -> Comparison:
+    """The side-by-side table of `cards` (`names`: a column name per card, else its label)."""
+    if not cards:
+        raise ValueError("no card to compare: give at least one card.json")
+    columns = columns_of(cards, names)
+    shown = list(names) if names else [c["evaluator"]["label"] for c in cards]
+    rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
+            *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
+            *correlation_rows(columns)]
+    for key in ("adversarial", "correlation"):
+        if not any(r.group == key for r in rows):
+            rows.append(Row(key, "status", [status_cell(c, key) for c in columns],
+                            [None] * len(columns)))
+    return Comparison(columns, rows, differences(cards, shown))
+
+
+def untrusted_note(comparison: Comparison) -> str:
+    names = [c.name for c in comparison.columns if not c.trusted]
+    return (f"† untrusted: the sanity gate failed for {', '.join(names)}; its numbers say "
+            "nothing about its judgement." if names else "")
+
+
+def markdown_cell(text: str | None) -> str:
+    return "–" if text is None else text.replace("|", "\\|").replace("\n", " ")
+
+
+def compare_markdown(comparison: Comparison) -> str:
+    """The table as Markdown (GitHub renders it), differences and marks above it."""
+    lines = [f"> **{d}**" for d in comparison.differences]
+    lines += [""] if lines else []
+    note = untrusted_note(comparison)
+    lines += [note, ""] if note else []
+    head = ["test", *(c.name + ("†" if not c.trusted else "") for c in comparison.columns)]
+    lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
+              "|" + "---|" * len(head)]
+    for group, rows in comparison.groups():
+        lines.append(f"| **{GROUPS[group]}** |" + " |" * len(comparison.columns))
+        for row in rows:
+            lines.append("| " + " | ".join([markdown_cell(row.test),
+                                            *(markdown_cell(c) for c in row.cells)]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def compare_html(comparison: Comparison, title: str = "Evaluator cards side by side") -> str:
+    """The table as one self-contained page (the card's style and content-security policy)."""
+    columns = comparison.columns
+    head = "".join(f"<th scope='col' class='l'>{esc(c.name)}{'' if c.trusted else '†'}</th>"
+                   for c in columns)
+    body = []
+    for group, rows in comparison.groups():
+        body.append(f"<tr><th scope='rowgroup' colspan='{len(columns) + 1}' class='l'>"
+                    f"{esc(GROUPS[group])}</th></tr>")
+        for row in rows:
+            cells = []
+            for index, cell in enumerate(row.cells):
+                verdict = row.verdicts[index] if index < len(row.verdicts) else None
+                klass = "l" + ("" if columns[index].trusted else " untrusted")
+                text = esc(markdown_cell(cell).replace("\\|", "|"))
+                if verdict in ("pass", "fail") and columns[index].trusted:
+                    text = f"<span class='verdict verdict-{verdict}'>{text}</span>"
+                cells.append(f"<td class='{klass}'>{text}</td>")
+            body.append(f"<tr><th scope='row' class='l'>{esc(row.test)}</th>{''.join(cells)}"
+                        "</tr>")
+    notes = "".join(f"<div class='banner' role='note'><strong>{esc(d)}</strong></div>"
+                    for d in comparison.differences)
+    note = untrusted_note(comparison)
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+            f"<title>{esc(title)}</title><style>{CARD_CSS}</style></head><body><main>"
+            f"<h1>{esc(title)}</h1>{notes}"
+            + (f"<p class='note'>{esc(note)}</p>" if note else "")
+            + f"<table class='compare'><thead><tr><th scope='col' class='l'>test</th>{head}"
+            f"</tr></thead><tbody>{''.join(body)}</tbody></table></main></body></html>")

@@ -1,0 +1,95 @@
+"""The atlas: the committed page is what `evalstress atlas` writes from the committed cards (a
+pure function of them), every card of the atlas is there with the figures the page shows, and
+(slow) BLEU's card made again end to end says what the committed one says."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstress.card.atlas import ATLAS, atlas_page, entries, read_atlas, slug
+from evalstress.card.compare import read_card
+from evalstress.cli import app
+from evalstress.core.strict import UnknownNameError
+from tests.card.conftest import runner
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLISHED = ROOT / "docs" / "atlas"
+PAGE = ROOT / "docs" / "atlas.md"
+
+
+def test_the_committed_page_is_what_the_command_writes_from_the_committed_cards() -> None:
+    cards = read_atlas(PUBLISHED)
+    assert [entry.name for entry, _ in cards] == [entry.name for entry in ATLAS]
+    assert PAGE.read_text(encoding="utf-8") == atlas_page(cards, "atlas")
+
+
+def test_the_command_writes_the_page_from_published_cards_alone(tmp_path: Path) -> None:
+    page = tmp_path / "docs" / "atlas.md"
+    page.parent.mkdir()
+    result = runner.invoke(app, ["atlas", "--page-only", "--published", str(PUBLISHED),
+                                 "--page", str(page), "--quiet"])
+    assert result.exit_code == 0, result.output
+    written = page.read_text(encoding="utf-8")
+    base = Path(os.path.relpath(PUBLISHED, page.parent)).as_posix()
+    assert written == PAGE.read_text(encoding="utf-8").replace("](atlas/", f"]({base}/") \
+        .replace("(in `atlas/` beside", f"(in `{base}/` beside")
+    linked = re.findall(r"\]\(([^)#]+)\)", written)
+    assert linked and all((page.parent / link).resolve().exists() for link in linked), linked
+
+
+def test_every_card_of_the_atlas_is_committed_small_with_what_the_page_shows() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    for entry in ATLAS:
+        folder = PUBLISHED / entry.name
+        card = read_card(folder)  # follows the card schema
+        assert card["evaluator"]["spec"] == entry.spec
+        assert card["budget"]["name"] == entry.budget
+        assert card["data"]["source"] == "built-in corpus"
+        assert f"## {entry.title}\n" in text and f"(#{slug(entry.title)})" in text
+        for figure in card["files"]["figures"]:
+            assert (folder / figure).is_file() and f"atlas/{entry.name}/{figure}" in text
+        assert {p.name for p in folder.iterdir()} == {"card.json", "figures"}  # no runs
+        if entry.note:
+            assert entry.note in text
+    committed = sum(p.stat().st_size for p in PUBLISHED.rglob("*") if p.is_file())
+    assert committed < 3_000_000
+
+
+def test_only_names_atlas_evaluators() -> None:
+    assert [e.name for e in entries(["bleu", "rouge2"])] == ["bleu", "rouge2"]
+    with pytest.raises(UnknownNameError, match="Did you mean 'bleu'"):
+        entries(["blue"])
+
+
+def deterministic(card: dict[str, Any]) -> dict[str, Any]:
+    """What a card made again must repeat: data, budget, evaluator, gate, findings and every
+    method's results (not its timings, paths or creation time)."""
+    return {"data": card["data"], "budget": card["budget"],
+            "evaluator": {k: v for k, v in card["evaluator"].items() if k != "signature"},
+            "gate": card["gate"], "findings": card["findings"],
+            "methods": {key: {k: v for k, v in section.items() if k not in ("cost",)}
+                        for key, section in card["methods"].items()},
+            "figures": card["files"]["figures"]}
+
+
+@pytest.mark.slow
+def test_bleu_s_card_made_again_says_what_the_committed_one_says(tmp_path: Path) -> None:
+    (entry,) = entries(["bleu"])
+    committed = read_card(PUBLISHED / "bleu")
+    result = runner.invoke(app, ["atlas", "--only", "bleu", "--work", str(tmp_path / "work"),
+                                 "--published", str(tmp_path / "published"), "--page",
+                                 str(tmp_path / "atlas.md"), "--cache-dir",
+                                 str(tmp_path / "cache"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    again = json.loads((tmp_path / "published" / "bleu" / "card.json").read_text("utf-8"))
+    assert again["budget"]["name"] == entry.budget
+    assert deterministic(again) == deterministic(committed)
+    for figure in committed["files"]["figures"]:  # the same figures, byte for byte
+        assert (tmp_path / "published" / "bleu" / figure).read_bytes() == \
+            (PUBLISHED / "bleu" / figure).read_bytes()

@@ -1,0 +1,136 @@
+"""card.html in a real browser (Debian's Chromium through Playwright, as the report's browser
+tests drive it; skipped with the reason where either is missing): at 1400 px with no console
+error, the gate and the findings visible, each evidence link landing on an element of the
+page, every visible text at a contrast of 4.5:1 or more, no SVG without a text alternative,
+and two A4 pages when printed. An untrusted card and the comparison page too."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstress.card.assemble import write_card_files
+from evalstress.card.compare import compare_cards, compare_html
+from tests.report.test_browser import browser_page
+
+pytestmark = pytest.mark.slow
+
+#: WCAG 2 contrast of each element's own visible text against the background it sits on
+#: (ancestors' backgrounds composited over white); SVG text by its fill
+CONTRASTS = """() => {
+  const rgba = s => { const m = /rgba?\\(([^)]+)\\)/.exec(s || ''); if (!m) return null;
+    const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3]))
+    .concat([1]);
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92
+    : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c[0]) + 0.7152 * f(c[1])
+    + 0.0722 * f(c[2]); };
+  const backdrop = el => { const layers = [];
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]); };
+  const out = [], seen = new Set();
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const el = walk.currentNode.parentElement;
+    if (!walk.currentNode.textContent.trim() || seen.has(el)) continue;
+    seen.add(el);
+    const style = getComputedStyle(el);
+    if (!el.getClientRects().length || style.visibility === 'hidden') continue;
+    const fg = rgba(el.closest('svg') ? style.fill : style.color);
+    if (!fg) continue;
+    const bg = backdrop(el), a = lum(over(fg, bg)), b = lum(bg);
+    out.push({text: walk.currentNode.textContent.trim().slice(0, 50), tag: el.tagName,
+              ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)});
+  }
+  return out;
+}"""
+
+
+def pdf_pages(pdf: bytes) -> int:
+    """Pages of a PDF: its /Type /Page objects (not the /Pages tree)."""
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf))
+
+
+def check_page(page: Any, path: Path) -> dict[str, Any]:
+    """Open `path` at 1400 px and check what every card page must hold; return what was
+    measured (the lowest contrast, the printed pages)."""
+    page.goto(path.as_uri())
+    assert page.problems == []
+    contrasts = page.evaluate(CONTRASTS)
+    assert contrasts, "no visible text"
+    low = min(contrasts, key=lambda c: c["ratio"])
+    assert low["ratio"] >= 4.5, low
+    for svg in page.locator("svg").all():  # every figure carries its finding
+        label = svg.get_attribute("aria-label") or ""
+        caption = svg.evaluate("s => s.closest('figure')?.querySelector('figcaption')"
+                               "?.textContent || ''")
+        assert svg.get_attribute("role") == "img" and len(label) > 40 and caption, label
+    pages = pdf_pages(page.pdf(format="A4", print_background=True))
+    assert page.problems == []
+    return {"contrast": low["ratio"], "pages": pages, "texts": len(contrasts)}
+
+
+def test_the_card_reads_at_1400_px_and_prints_on_two_a4_pages(
+        bleu_card: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = bleu_card
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    with browser_page(tmp_path / "profile", width=1400) as page:
+        measured = check_page(page, out / "card.html")
+        assert measured["pages"] == 2, measured
+        gate = page.locator("#gate h2")
+        assert gate.is_visible() and "passed" in gate.inner_text()
+        findings = page.locator("li.finding")
+        assert findings.count() == len(card["findings"]) >= 3
+        for number in range(findings.count()):
+            finding = findings.nth(number)
+            assert finding.is_visible()
+            for link in finding.locator("a[href^='#']").all():
+                target = link.get_attribute("href")
+                assert page.locator(target).count() == 1, target
+                link.click()
+                assert page.evaluate("location.hash") == target
+                assert page.locator(target).is_visible()
+            example = finding.locator(".example")
+            if card["findings"][number]["example"]:
+                assert example.is_visible() and example.locator(".pane").count() == 2
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # no sideways
+        print(f"\ncard.html: lowest text contrast {measured['contrast']:.2f}:1 over "
+              f"{measured['texts']} texts; {measured['pages']} A4 pages")
+
+
+def test_an_untrusted_card_and_the_comparison_read_as_well(
+        bleu_card: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = bleu_card
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    bad = copy.deepcopy(card)
+    bad["gate"].update(trusted=False, verdict="fail", degenerate=True,
+                       reasons=["degenerate: aspect bleu gave 0 for 400 of 412 scored texts"])
+    bad["findings"] = []
+    for section in bad["methods"].values():
+        if section["status"] == "run":
+            section.update(trusted=False, trust_note="degenerate")
+    folder = tmp_path / "untrusted"
+    folder.mkdir()
+    write_card_files(bad, folder)
+    (tmp_path / "compare.html").write_text(
+        compare_html(compare_cards([card, bad], ["bleu", "degenerate"])), encoding="utf-8")
+    with browser_page(tmp_path / "profile", width=1400) as page:
+        measured = check_page(page, folder / "card.html")
+        assert measured["pages"] == 2, measured
+        banner = page.locator("[role=alert]")
+        assert banner.is_visible() and "sanity gate failed" in banner.inner_text()
+        stamps = page.locator(".method .stamp")
+        assert stamps.count() == 3 and all(s.is_visible() for s in stamps.all())
+        assert "No findings" in page.locator("#findings").inner_text()
+        compared = check_page(page, tmp_path / "compare.html")
+        assert page.locator("th", has_text="degenerate†").is_visible()
+        print(f"\nuntrusted card: lowest contrast {measured['contrast']:.2f}:1, "
+              f"{measured['pages']} pages; comparison: lowest contrast "
+              f"{compared['contrast']:.2f}:1")

@@ -1,0 +1,125 @@
+"""`evalstress card-compare`: several cards in one table (evaluators as columns, one per aspect;
+tests and findings as rows), as Markdown and HTML; a difference in data or budget named above
+the table; an untrusted card marked; a bad card file refused in one line."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
+from evalstress.cli import app
+from evalstress.core.data import DataError
+from tests.card.conftest import runner
+
+
+@pytest.fixture
+def bleu(bleu_card: tuple[Path, str]) -> dict[str, Any]:
+    return read_card(bleu_card[0])
+
+
+def row_of(markdown: str, test: str) -> list[str]:
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == test:
+            return cells[1:]
+    raise AssertionError(f"no row {test!r}")
+
+
+def top_drop(card: dict[str, Any], perturbation: str) -> str:
+    """The drop at the top severity as card.json holds it, written as the table writes it."""
+    row = next(r for r in card["methods"]["blindspot"]["results"]["rows"]
+               if r["perturbation"] == perturbation)
+    top = max(row["severities"], key=lambda s: s["severity_rank"])
+    return f"{top['relative_change']:+.1%}"
+
+
+def test_two_cards_of_the_same_data_and_budget_side_by_side(bleu: dict[str, Any]) -> None:
+    other = copy.deepcopy(bleu)
+    other["evaluator"]["label"] = "bleu-again"
+    markdown = compare_markdown(compare_cards([bleu, other]))
+    assert markdown.startswith("| test | bleu | bleu-again |")  # nothing differs: no note
+    cells = row_of(markdown, "sentence-switching")
+    verdict = next(r["verdict"] for r in bleu["methods"]["blindspot"]["results"]["rows"]
+                   if r["perturbation"] == "sentence-switching")
+    assert cells[0] == cells[1] and cells[0].startswith(
+        f"{'FAIL' if verdict == 'fail' else verdict} {top_drop(bleu, 'sentence-switching')} (")
+    assert row_of(markdown, "verdict") == ["pass", "pass"]
+    assert row_of(markdown, "status")[0] == "not run: needs --gold"
+
+
+def test_a_difference_in_data_or_budget_is_named_above_the_table(bleu: dict[str, Any]) -> None:
+    other = copy.deepcopy(bleu)
+    other["evaluator"]["label"] = "judge"
+    other["data"]["sha256"] = "f" * 64
+    other["budget"]["name"] = "standard"
+    other["gate"].update(trusted=False, verdict="fail",
+                         reasons=["degenerate: aspect bleu gave 3 for 100 of 100"])
+    markdown = compare_markdown(compare_cards([bleu, other], ["bleu", "judge"]))
+    head = markdown.split("| test |")[0]
+    assert "The data differs" in head and "sha256 ffffffffffff" in head
+    assert "The budget differs" in head and "bleu: small; judge: standard" in head
+    assert "untrusted: the sanity gate failed for judge" in head
+    assert "| test | bleu | judge† |" in markdown
+    assert row_of(markdown, "verdict")[1] == "FAIL (degenerate)"
+    page = compare_html(compare_cards([bleu, other], ["bleu", "judge"]))
+    assert "<script" not in page and "default-src 'none'" in page
+    assert "<th scope='col' class='l'>judge†</th>" in page and "scope='row'" in page
+    assert page.count("class='banner' role='note'") == 2
+
+
+def test_an_evaluator_of_several_aspects_gets_a_column_each(bleu: dict[str, Any]) -> None:
+    two = copy.deepcopy(bleu)
+    two["evaluator"]["aspects"] = ["bleu", "x"]
+    rows = two["methods"]["blindspot"]["results"]["rows"]
+    for row in list(rows):
+        twin = copy.deepcopy(row)
+        twin["aspect"], twin["verdict"] = "x", "fail"
+        for point in twin["severities"]:
+            point["relative_change"] = 0.5
+        rows.append(twin)
+    markdown = compare_markdown(compare_cards([two]))
+    assert "| test | bleu · bleu | bleu · x |" in markdown
+    cells = row_of(markdown, "truncation")
+    assert cells[0].split(" (")[0].endswith(top_drop(bleu, "truncation"))
+    assert cells[1].startswith("FAIL +50.0% (")
+
+
+def test_the_command_writes_markdown_and_html_and_refuses_what_is_no_card(
+        bleu_card: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = bleu_card
+    printed = runner.invoke(app, ["card-compare", str(out), str(out / "card.json"),
+                                  "--name", "one", "--name", "two"])
+    assert printed.exit_code == 0, printed.output
+    assert "| test | one | two |" in printed.output
+    md, page = tmp_path / "c.md", tmp_path / "c.html"
+    wrote = runner.invoke(app, ["card-compare", str(out), "--md", str(md), "--html", str(page)])
+    assert wrote.exit_code == 0, wrote.output
+    assert md.read_text(encoding="utf-8").startswith("| test | bleu |")
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"card_version": "1.1",\n "evalstress": }', encoding="utf-8")
+    not_a_card = tmp_path / "other.json"
+    not_a_card.write_text(json.dumps({"card_version": "1.1"}), encoding="utf-8")
+    for path, said in ((broken, f"{broken}, line 2, column 16: expected a value"),
+                       (not_a_card, f"{not_a_card}: is not a card"),
+                       (tmp_path / "none.json", "does not exist")):
+        result = runner.invoke(app, ["card-compare", str(out), str(path)])
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and said in lines[0], result.output
+    mismatch = runner.invoke(app, ["card-compare", str(out), "--name", "a", "--name", "b"])
+    assert mismatch.exit_code == 2 and "2 names for 1 cards" in mismatch.output
+
+
+def test_read_card_names_the_missing_field(tmp_path: Path, bleu: dict[str, Any]) -> None:
+    card = copy.deepcopy(bleu)
+    del card["gate"]
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    with pytest.raises(DataError, match="'gate' is a required property"):
+        read_card(tmp_path)
