@@ -14,7 +14,7 @@ from evalstress.cli import app
 from evalstress.cli.levels import level_specs
 from evalstress.core.data import builtin_corpus
 from evalstress.criteria import load_criteria
-from evalstress.engine import runner
+from evalstress.engine import pipeline
 from evalstress.engine.variantfile import read_records
 from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.report.schema import schema_problems
@@ -28,7 +28,7 @@ def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """criteria-levels has no --workers: it takes every core, as on a one-core machine here.
     Two worker processes importing spaCy cost more than perturbing six texts, and a pool's
     table equals a serial run's (tests/engine/test_pipeline.py)."""
-    monkeypatch.setattr(runner, "default_workers", lambda: 1)
+    monkeypatch.setattr(pipeline, "default_workers", lambda: 1)
 
 
 def _examples(tmp_path: Path) -> tuple[Path, set[str]]:
