@@ -70,8 +70,9 @@ class Examples:
         self.asked: list[tuple[str, ...]] = []
 
     def __call__(self, method: str, aspect: str, perturbation: str, severity: str,
-                 pick: str) -> dict[str, Any]:
-        self.asked.append((method, aspect, perturbation, severity, pick))
+                 pick: str, task: str | None = None) -> dict[str, Any]:
+        self.asked.append((method, aspect, perturbation, severity, pick)
+                          + ((task,) if task else ()))
         return {"example_id": f"{perturbation}@{severity}", "pick": pick}
 
 
@@ -102,6 +103,9 @@ def test_failures_come_first_and_each_rests_on_its_rows_interval_and_example() -
     assert ("criteria", "fluency", "sentence-exchange", "2", "most") in examples.asked
     weak = found[2]
     assert "sentence-reordering (major)" in weak.text and "D = 0.30" in weak.text
+    # a finding about dialogue shows a dialogue example, not the first summary's
+    assert ("discernment", "bleu", "sentence-reordering", "major", "least", "dialogue") \
+        in examples.asked
     assert "random-answer" not in " ".join(f.text for f in found)  # 3 pairs: no finding
     fooled = found[3]
     assert "3 of 10 searches (30%, 95% CI 11%-60%)" in fooled.text

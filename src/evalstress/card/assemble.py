@@ -78,9 +78,10 @@ def assemble(plan: CardPlan, outcomes: Mapping[str, MethodOutcome], out: Path, *
                        declared=plan.evaluator.score_range)
 
     def example(method: str, aspect: str, perturbation: str, severity: str,
-                pick: str) -> dict[str, Any] | None:
+                pick: str, task: str | None = None) -> dict[str, Any] | None:
         source = evidence.get(method)
-        return source.before_after(aspect, perturbation, severity, pick) if source else None
+        return (source.before_after(aspect, perturbation, severity, pick, task) if source
+                else None)
 
     findings = headline_findings(sections, gate.to_dict(), example)
     timings = {key: MethodCost(o.seconds, o.status == "reused", o.first_seconds)

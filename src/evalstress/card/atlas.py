@@ -26,7 +26,7 @@ from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import FIGURES, card_figures, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import interval_text
-from evalstress.card.model import CARD_JSON, write_atomic
+from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 
 #: where `evalstress atlas` works (run directories), publishes the cards, and writes the page
@@ -117,12 +117,6 @@ def minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def build_seconds(card: Mapping[str, Any]) -> float:
-    """How long the card's methods took when they ran (a reused method: its first run)."""
-    return sum(float(m.get("first_seconds") or m.get("seconds") or 0)
-               for m in (card["cost"].get("methods") or {}).values())
-
-
 def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     gate = card["gate"]
     verdict = gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
@@ -131,7 +125,7 @@ def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     failed = sorted({r["perturbation"] for r in blind if r.get("rank_pass") is False})
     return (f"| [{entry.title}](#{slug(entry.title)}) | {card['budget']['name']} | {verdict} | "
             f"{', '.join(failed) or 'none'} | {len(card['findings'])} | "
-            f"{minutes(build_seconds(card))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
+            f"{minutes(build_seconds(card['cost']))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
 
 
 def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list[str]:
@@ -140,7 +134,7 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
              f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · "
              f"{budget['name']} budget ({data['examples']} of {data['available']} examples, "
              f"data sha256 `{data['sha256'][:12]}…`) · made in "
-             f"{minutes(build_seconds(card))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
+             f"{minutes(build_seconds(card['cost']))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
              ""]
     if entry.note:
         lines += ["!!! note \"Budget\"", f"    This card was {entry.note}.", ""]

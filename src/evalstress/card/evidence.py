@@ -35,16 +35,18 @@ class RunEvidence:
         return pd.read_parquet(self.run_dir / "scores.parquet", columns=columns)
 
     @cached_property
-    def originals(self) -> dict[str, str]:
-        texts: dict[str, str] = {}
+    def examples(self) -> dict[str, tuple[str, str]]:
+        """Each example's (task, text to score), from the run's examples.jsonl."""
+        found: dict[str, tuple[str, str]] = {}
         path = self.run_dir / "examples.jsonl"
         if path.exists():
             with path.open(encoding="utf-8") as handle:
                 for line in handle:
                     if line.strip():
                         record = json.loads(line)
-                        texts[str(record.get("id"))] = str(record.get("hypothesis", ""))
-        return texts
+                        found[str(record.get("id"))] = (str(record.get("task") or ""),
+                                                        str(record.get("hypothesis", "")))
+        return found
 
     def variant_text(self, example_id: str, perturbation: str, severity: str,
                      seed: int) -> str | None:
@@ -59,9 +61,10 @@ class RunEvidence:
         return None
 
     def before_after(self, aspect: str, perturbation: str, severity: str,
-                     pick: str = "least") -> dict[str, Any] | None:
+                     pick: str = "least", task: str | None = None) -> dict[str, Any] | None:
         """One variant of `perturbation` at `severity` with its original, both scores and the
-        files they come from; `pick` chooses which (PICKS). None when none was scored."""
+        files they come from; `pick` chooses which (PICKS), among the examples of `task` when a
+        finding is about one task. None when none was scored."""
         if pick not in PICKS:
             raise ValueError(f"pick '{pick}': choose one of {', '.join(PICKS)}")
         table = self.scores
@@ -69,6 +72,9 @@ class RunEvidence:
         gold = ok[ok["perturbation"] == ORIGINAL].groupby("example_id")["score"].mean()
         rows = ok[(ok["perturbation"] == perturbation) & (ok["severity"].astype(str) == severity)]
         rows = rows[rows["example_id"].isin(gold.index)]
+        if task is not None:
+            rows = rows[rows["example_id"].astype(str).map(
+                lambda i: self.examples.get(i, ("", ""))[0]) == task]
         if rows.empty:
             return None
         sign = 1.0 if bool(rows["higher_is_better"].iloc[0]) else -1.0
@@ -82,7 +88,7 @@ class RunEvidence:
         variants = variantfile.variants_path(self.run_dir)
         return {"run_dir": self.name, "example_id": example_id, "aspect": aspect,
                 "perturbation": perturbation, "severity": severity, "seed": seed,
-                "original": self.originals.get(example_id, ""), "variant": text,
+                "original": self.examples.get(example_id, ("", ""))[1], "variant": text,
                 "original_score": float(gold[example_id]), "variant_score": float(chosen["score"]),
                 "files": [f"{self.name}/examples.jsonl",
                           f"{self.name}/{variants.name if variants else variantfile.FILE}",

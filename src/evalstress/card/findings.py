@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 #: a change below this share of the original score reads as "no change" in a finding
 BLIND = 0.01
@@ -32,7 +32,12 @@ PER_METHOD = 2
 #: a DHP unit with fewer cannot reach D = 1 whatever the evaluator does, so it is no finding
 MIN_PAIRS = 5
 #: (method, aspect, perturbation, severity, pick) -> a before/after example, or None
-ExampleSource = Callable[[str, str, str, str, str], "dict[str, Any] | None"]
+class ExampleSource(Protocol):
+    """Finds a finding's before/after example: (method, aspect, perturbation, severity, pick)
+    and, for a finding about one task, that task."""
+
+    def __call__(self, method: str, aspect: str, perturbation: str, severity: str, pick: str,
+                 task: str | None = None) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -182,7 +187,7 @@ def discernment_findings(section: Mapping[str, Any], example: ExampleSource) -> 
             [unit], interval("relative change", unit.get("relative_ci_low"),
                              unit.get("relative_ci_high")),
             example("discernment", unit["aspect"], unit["perturbation"], unit["severity"],
-                    "least"), evidence, magnitude=threshold - unit["d"]))
+                    "least", unit.get("task")), evidence, magnitude=threshold - unit["d"]))
     inverted = []
     for minor in powered:
         if minor.get("severity") != "minor" or minor.get("relative_change") is None:
@@ -208,7 +213,7 @@ def discernment_findings(section: Mapping[str, Any], example: ExampleSource) -> 
                                      minor.get("relative_ci_low"),
                                      minor.get("relative_ci_high")),
             example("discernment", minor["aspect"], minor["perturbation"], minor["severity"],
-                    "most"), evidence,
+                    "most", minor.get("task")), evidence,
             magnitude=minor["relative_change"] - major["relative_change"]))
     return out
 

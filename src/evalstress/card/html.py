@@ -16,6 +16,7 @@ from typing import Any
 
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.markdown import ci, interval_text, pct
+from evalstress.card.model import cost_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
 from evalstress.report.common import num as report_num
@@ -358,14 +359,12 @@ def header_html(card: Mapping[str, Any]) -> str:
     signature = evaluator.get("signature") or {}
     versions = ", ".join(f"{k} {v}" for k, v in (signature.get("versions") or {}).items())
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
-    calls = f", {cost['calls']} calls" if cost.get("calls") is not None else ""
-    tokens = f", {cost['tokens']} tokens" if cost.get("tokens") is not None else ""
     facts = [("signature", Raw(f"<code>{esc(evaluator['short_signature'])}</code>"
                                + (f" ({esc(versions)})" if versions else ""))),
              ("data", Raw(f"{esc(data['source'])}: {data['examples']} of {data['available']} "
                           f"examples ({esc(tasks)}); sha256 <code>{esc(data['sha256'])}</code>")),
              ("budget", f"{budget['name']}: {budget['description']}"),
-             ("cost", f"{cost['seconds']:.0f} s{calls}{tokens}")]
+             ("cost", cost_text(cost))]
     rows = "".join(f"<dt>{esc(name)}</dt><dd>{value.html if isinstance(value, Raw) else esc(value)}"
                    "</dd>" for name, value in facts)
     return (f"<header><h1>Evaluator card: {esc(evaluator['label'])}</h1>"

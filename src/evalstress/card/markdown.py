@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.card.figures import FigurePlan, figure_plans
+from evalstress.card.model import cost_text
 
 #: characters of a text shown in an example (the run directory holds the whole text)
 TEXT_CHARS = 600
@@ -257,14 +258,12 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     lines = [f"# Evaluator card: {evaluator['label']}", "",
              f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · evalstress "
              f"{card['evalstress']} · {card['created']}", "", *gate_lines(card["gate"])]
-    calls = f", {cost['calls']} calls" if cost.get("calls") is not None else ""
-    tokens = f", {cost['tokens']} tokens" if cost.get("tokens") is not None else ""
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
     lines += table(["", ""], [
         ["data", f"{data['source']}: {data['examples']} of {data['available']} examples "
                  f"({tasks}); sha256 {data['sha256'][:16]}…"],
         ["budget", f"{budget['name']}: {budget['description']}"],
-        ["cost", f"{cost['seconds']:.0f} s{calls}{tokens}"]])
+        ["cost", cost_text(cost)]])
     lines += finding_lines(card["findings"], card["gate"])
     methods = card["methods"]
     lines += ["## Methods", "", *table(

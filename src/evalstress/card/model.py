@@ -47,6 +47,30 @@ class MethodCost:
                                   if self.first_seconds is not None else None)}
 
 
+def build_seconds(cost: Mapping[str, Any]) -> float:
+    """How long a card's methods took when they ran (a reused method: its first run), where
+    the card's own `seconds` counts only this card's wall time."""
+    return sum(float(m.get("first_seconds") or m.get("seconds") or 0)
+               for m in (cost.get("methods") or {}).values())
+
+
+def cost_text(cost: Mapping[str, Any]) -> str:
+    """The cost line of card.md and card.html: a card whose methods were all reused names
+    what they took when they ran, not its own 0 s."""
+    calls = f", {cost['calls']} calls" if cost.get("calls") is not None else ""
+    tokens = f", {cost['tokens']} tokens" if cost.get("tokens") is not None else ""
+    methods = list((cost.get("methods") or {}).values())
+    reused = [m for m in methods if m.get("reused")]
+    seconds = f"{cost['seconds']:.0f} s"
+    if methods and len(reused) == len(methods):
+        seconds = (f"{build_seconds(cost):.0f} s when its methods ran (this card reused "
+                   "them)")
+    elif reused:
+        seconds += (f" ({len(reused)} method{'s' if len(reused) > 1 else ''} reused from an "
+                    f"earlier run; {build_seconds(cost):.0f} s in all when they ran)")
+    return f"{seconds}{calls}{tokens}"
+
+
 @dataclass
 class Card:
     """One evaluator's card: everything card.json and card.md say."""
