@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.card.figures import FigurePlan, gate_failures
-from evalstress.card.markdown import ci, interval_text, pct
+from evalstress.card.markdown import ci, gate_checks, interval_text, pct
 from evalstress.card.model import cost_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
@@ -160,27 +160,7 @@ def findings_html(card: Mapping[str, Any], rendered: set[str]) -> str:
 
 
 def gate_html(gate: Mapping[str, Any]) -> str:
-    rows: list[list[Any]] = []
-    for spread in gate.get("spread") or []:
-        covered = spread.get("range_share")
-        rows.append(["spread", spread["aspect"],
-                     f"commonest value {num(spread['modal_value'])} on "
-                     f"{pct(spread['modal_share'], False)} of {spread['scored']} scores"
-                     + (f"; scores span {pct(covered, False)} of the declared range"
-                        if covered is not None else ""),
-                     badge("fail" if spread["degenerate"] else "pass")])
-    ranking = gate.get("ranking")
-    if ranking:
-        rows.append(["ranking", "all",
-                     f"original above its heaviest damage in {ranking['above']} of "
-                     f"{ranking['pairs']} pairs ({pct(ranking['share'], False)}; 95% CI "
-                     f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)})",
-                     badge(ranking["verdict"])])
-    missing = gate["missing"]
-    rows.append(["missing", "all", f"{missing['missing']} of {missing['rows']} scores "
-                 f"({pct(missing['share'], False)})"
-                 + (f"; most often: {missing['top_reason']}" if missing["top_reason"] else ""),
-                 badge("fail" if missing["mostly_missing"] else "pass")])
+    rows = [[c.check, c.aspect, c.measured, badge(c.state)] for c in gate_checks(gate, num)]
     return table(["check", "aspect", "measured", "verdict"], rows, left=3, row_headers=True,
                  table_id="gate-table")
 

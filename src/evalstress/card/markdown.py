@@ -9,7 +9,8 @@ that card.html draws inline.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalstress.card.figures import FigurePlan, figure_plans
@@ -89,6 +90,49 @@ def example_block(example: Mapping[str, Any] | None) -> list[str]:
     return [*lines, "</details>", ""]
 
 
+@dataclass(frozen=True)
+class GateCheck:
+    """One row of the sanity gate's table: `state` (pass, warn or fail) is the badge card.html
+    shows, `word` what card.md says."""
+
+    check: str
+    aspect: str
+    measured: str
+    state: str
+    word: str
+
+
+def gate_checks(gate: Mapping[str, Any], value: Callable[[Any], str]) -> list[GateCheck]:
+    """The gate's checks as card.md and card.html show them; `value` writes a score."""
+    rows = []
+    for spread in gate.get("spread") or []:
+        covered = spread.get("range_share")
+        rows.append(GateCheck(
+            "spread", spread["aspect"],
+            f"commonest value {value(spread['modal_value'])} on "
+            f"{pct(spread['modal_share'], False)} of {spread['scored']} scores"
+            + (f"; scores span {pct(covered, False)} of the declared range"
+               if covered is not None else ""),
+            "fail" if spread["degenerate"] else "pass",
+            "degenerate" if spread["degenerate"] else "varies"))
+    ranking = gate.get("ranking")
+    if ranking:
+        rows.append(GateCheck(
+            "ranking", "all",
+            f"original above its heaviest damage in {ranking['above']} of "
+            f"{ranking['pairs']} pairs ({pct(ranking['share'], False)}; 95% CI "
+            f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)})",
+            ranking["verdict"], ranking["verdict"]))
+    missing = gate["missing"]
+    rows.append(GateCheck(
+        "missing", "all", f"{missing['missing']} of {missing['rows']} scores "
+        f"({pct(missing['share'], False)})"
+        + (f"; most often: {missing['top_reason']}" if missing["top_reason"] else ""),
+        "fail" if missing["mostly_missing"] else "pass",
+        "mostly missing" if missing["mostly_missing"] else "ok"))
+    return rows
+
+
 def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     verdict = gate["verdict"]
     head = {"pass": "passed", "warn": "passed with a warning",
@@ -97,27 +141,7 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     for reason in gate.get("reasons") or []:
         lines.append(f"> - {reason}")
     lines.append("")
-    rows = []
-    for spread in gate.get("spread") or []:
-        covered = spread.get("range_share")
-        rows.append(["spread", spread["aspect"],
-                     f"commonest value {cell(spread['modal_value'])} on "
-                     f"{pct(spread['modal_share'], False)} of {spread['scored']} scores"
-                     + (f"; scores span {pct(covered, False)} of the declared range"
-                        if covered is not None else ""),
-                     "degenerate" if spread["degenerate"] else "varies"])
-    ranking = gate.get("ranking")
-    if ranking:
-        rows.append(["ranking", "all",
-                     f"original above its heaviest damage in {ranking['above']} of "
-                     f"{ranking['pairs']} pairs ({pct(ranking['share'], False)}; 95% CI "
-                     f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)})",
-                     ranking["verdict"]])
-    missing = gate["missing"]
-    rows.append(["missing", "all", f"{missing['missing']} of {missing['rows']} scores "
-                 f"({pct(missing['share'], False)})"
-                 + (f"; most often: {missing['top_reason']}" if missing["top_reason"] else ""),
-                 "mostly missing" if missing["mostly_missing"] else "ok"])
+    rows = [[c.check, c.aspect, c.measured, c.word] for c in gate_checks(gate, cell)]
     return lines + table(["check", "aspect", "measured", "verdict"], rows)
 
 
