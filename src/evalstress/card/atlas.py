@@ -28,6 +28,7 @@ from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import interval_text
 from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
 from evalstress.card.run import CardOptions, card_workers
+from evalstress.core.strict import check_names
 
 #: where `evalstress atlas` works (run directories), publishes the cards, and writes the page
 WORK = Path("runs/atlas")
@@ -84,7 +85,6 @@ def entries(only: Sequence[str] | None = None) -> list[AtlasEntry]:
     """The atlas's entries, or those named in `only` (an unknown name: a did-you-mean)."""
     if not only:
         return list(ATLAS)
-    from evalstress.core.strict import check_names
 
     known = [e.name for e in ATLAS]
     check_names("atlas evaluator", {name: None for name in only}, known, "--only")

@@ -18,6 +18,7 @@ from statistics import mean
 from typing import Any
 
 from evalstress.card.findings import MIN_PAIRS
+from evalstress.report.common import esc
 from evalstress.report.plots import BLUE, FAIL, ORANGE, PASS, RC, svg_text
 
 #: the folder of a card's figures, beside card.md
@@ -348,7 +349,6 @@ def draw_figure(card: Mapping[str, Any], plan: FigurePlan) -> str:
     """The planned figure as an SVG file's text, with its text alternative as its <title>."""
     import matplotlib
 
-    from evalstress.report.common import esc
 
     with matplotlib.rc_context({**RC, "text.color": INK, "axes.labelcolor": INK,
                                 "xtick.color": INK, "ytick.color": INK}):

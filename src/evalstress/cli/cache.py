@@ -10,7 +10,11 @@ import typer
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail, make_evaluators
+from evalstress.core.cache import default_cache_dir
 from evalstress.engine.scoring import open_cache
+from evalstress.evaluators.base import ScoreRequest
+from evalstress.evaluators.judge import JudgeEvaluator
+from evalstress.llm.cache import ResponseCache, explain, key_parts
 
 cache_app = typer.Typer(help="Inspect the score and LLM response caches.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -21,8 +25,6 @@ def cache_stats(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
 ) -> None:
     """Entries per namespace in the score cache and the LLM response cache, with file sizes."""
-    from evalstress.core.cache import default_cache_dir
-    from evalstress.llm.cache import ResponseCache
 
     folder = cache_dir or default_cache_dir()
     table = Table(title=f"Caches in {folder}")
@@ -59,8 +61,6 @@ def cache_merge(
     cache`: that last run scores nothing a shard scored and analyses the whole dataset.
     Corpus-level evaluators (MAUVE) score whole sets, so the last run computes them.
     """
-    from evalstress.core.cache import default_cache_dir
-    from evalstress.llm.cache import ResponseCache
 
     target = cache_dir or default_cache_dir()
     stores = {"scores.sqlite": open_cache(target / "scores.sqlite"),
@@ -98,9 +98,6 @@ def cache_explain(
     Example: `evalstress cache explain -e 'judge:model=m,base_url=http://127.0.0.1:8080/v1'
     --text "The cat sat." --task summarization --source "..."`
     """
-    from evalstress.core.cache import default_cache_dir
-    from evalstress.evaluators.base import ScoreRequest
-    from evalstress.llm.cache import ResponseCache, explain, key_parts
 
     if request is not None:
         try:
@@ -111,8 +108,6 @@ def cache_explain(
             raise fail(f"{request}: need a JSON object with base_url, model, messages "
                         f"(params, sample optional): {exc}") from None
     elif evaluator and text is not None:
-        from evalstress.evaluators.judge import JudgeEvaluator
-
         judge = make_evaluators([evaluator])[0]
         if not isinstance(judge, JudgeEvaluator):
             raise fail(f"'{evaluator}' is not an LLM judge")

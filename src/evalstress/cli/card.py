@@ -13,6 +13,7 @@ from rich.table import Table
 
 from evalstress.card import CardError, CardOptions, CardPlan, card_folders, make_card, plan_card
 from evalstress.card.estimate import estimate_card
+from evalstress.card.model import write_atomic
 from evalstress.card.run import card_workers
 from evalstress.cli.common import (
     ForceOption,
@@ -25,6 +26,12 @@ from evalstress.cli.common import (
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.core.data import DataError
+from evalstress.core.interrupts import set_resume_hint
+from evalstress.core.storage import StorageError
+from evalstress.core.strict import ConfigError
+from evalstress.engine.runhealth import MissingShare
+from evalstress.job import SettingsError
 
 
 @app.command("card")
@@ -70,10 +77,6 @@ def card_command(
     scores there). Writes card.md and card.json, with each method's run directory under
     runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
     """
-    from evalstress.core.data import DataError
-    from evalstress.core.interrupts import set_resume_hint
-    from evalstress.core.storage import StorageError
-    from evalstress.job import SettingsError
 
     try:
         plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
@@ -112,8 +115,6 @@ def card_command(
         if made.mostly_missing:
             mostly_missing.append(made)
     if mostly_missing:
-        from evalstress.engine.runhealth import MissingShare
-
         exit_if_mostly_missing(
             [MissingShare(c.evaluator["label"], c.gate.missing.missing, c.gate.missing.rows,
                           c.gate.missing.top_reason) for c in mostly_missing],
@@ -197,8 +198,6 @@ def card_compare_command(
     `evalstress card-compare cards/bleu cards/chrf`.
     """
     from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
-    from evalstress.card.model import write_atomic
-    from evalstress.core.data import DataError
 
     if name and len(name) != len(cards):
         raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
@@ -251,9 +250,6 @@ def atlas_command(
     published card. Example: `evalstress atlas --only bleu`.
     """
     from evalstress.card.atlas import build_atlas, entries, write_page
-    from evalstress.core.data import DataError
-    from evalstress.core.storage import StorageError
-    from evalstress.core.strict import ConfigError
 
     try:
         chosen = entries(only)

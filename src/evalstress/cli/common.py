@@ -21,12 +21,15 @@ from rich.console import Console
 
 from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.core.bars import RichBars
-from evalstress.core.cache import SQLiteCache
+from evalstress.core.cache import SQLiteCache, default_cache_dir
 from evalstress.core.redact import redact
+from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
-from evalstress.engine.runhealth import MissingShare, check_max_missing
+from evalstress.engine.outdir import OutLock, check_out_dir
+from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING, MissingShare, check_max_missing
 from evalstress.engine.scoring import open_run_cache
 from evalstress.evaluators.base import Evaluator
+from evalstress.job import build_evaluators
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -130,7 +133,6 @@ def use_cache_dir(cache_dir: Path | None) -> None:
 def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
     """The score cache of a command that scores outside a run (attack, correlate, the dry run):
     see `use_cache_dir`."""
-    from evalstress.core.storage import StorageError
 
     use_cache_dir(cache_dir)
     try:
@@ -142,7 +144,6 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 def make_evaluators(specs: list[str]) -> list[Evaluator]:
     """An evaluator per spec (`evalstress.job.build_evaluators`), labels told apart; a bad
     spec or two evaluators that still share a label end the command."""
-    from evalstress.job import build_evaluators
 
     try:
         made = build_evaluators(specs)
@@ -178,9 +179,6 @@ def owned_out(out: Path, *, force: bool, inputs: Sequence[tuple[str, Path | None
     """For a study that writes its run directory itself: refuse, before any work, an `--out`
     whose replacement would delete what evalstress did not write (or the command's inputs or
     cache), and hold its lock while the command writes it."""
-    from evalstress.core.cache import default_cache_dir
-    from evalstress.core.storage import StorageError
-    from evalstress.engine.outdir import OutLock, check_out_dir
 
     cache = () if no_cache else (("cache folder", cache_dir or default_cache_dir()),)
     lock = OutLock(out)
@@ -201,7 +199,6 @@ def exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) 
     """Name each evaluator whose answers are mostly missing and exit 3 (outputs are written)."""
     from rich.markup import escape
 
-    from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING
 
     if not failing:
         return

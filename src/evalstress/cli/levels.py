@@ -19,13 +19,13 @@ from evalstress.cli.common import ForceOption, app, console, fail, make_evaluato
 from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.strict import check_names
 from evalstress.criteria import LEVELS
+from evalstress.evaluators.base import parse_spec
 
 ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
 
 def level_specs(judge: str, levels: list[str]) -> list[str]:
     """The judge spec once per level; the spec itself must not fix a level."""
-    from evalstress.evaluators.base import parse_spec
 
     name, params = parse_spec(judge)
     if name != "judge":

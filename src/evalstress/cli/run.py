@@ -21,9 +21,12 @@ from evalstress.cli.common import (
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
+from evalstress.core.strict import ConfigError
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
+from evalstress.engine.runhealth import long_text_skips
 from evalstress.job import (
     LEXICAL_DEFAULT,
     JobError,
@@ -80,7 +83,6 @@ def _warn_long_rows(result: RunResult) -> None:
     """Rows left out for their length: a warning each (five at most, then a count)."""
     from rich.markup import escape
 
-    from evalstress.engine.runhealth import long_text_skips
 
     long_rows = long_text_skips(result)
     for reason in long_rows[:5]:
@@ -92,7 +94,6 @@ def _warn_long_rows(result: RunResult) -> None:
 def job_from(settings: RunSettings, **extra: Any) -> StressJob:
     """`build_job` for a command: a setting or input that cannot be used ends the command in
     one line (exit 2) before any work; the job's notes (the built-in corpus) go to stderr."""
-    from evalstress.core.data import DataError
 
     try:
         job = build_job(settings, progress=progress_bars(enabled=not settings.quiet), **extra)
@@ -107,7 +108,6 @@ def job_from(settings: RunSettings, **extra: Any) -> StressJob:
 def settings_from(flags: dict[str, Any], config: Path | None = None, *,
                   face: str = "run") -> RunSettings:
     """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
-    from evalstress.core.strict import ConfigError
 
     try:
         return RunSettings.resolve(flags, config, face=face)

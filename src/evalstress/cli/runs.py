@@ -9,8 +9,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from evalstress.analyses.outcomes import outcomes
 from evalstress.cli.common import app, console, fail
+from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
+from evalstress.engine.outdir import check_not_run_file
+from evalstress.engine.variantfile import export_variants
+from evalstress.report.rundir import RunDirError, read_run
 
 
 def cannot_write(exc: OSError, path: Path) -> str:
@@ -22,7 +27,6 @@ def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
              rewrites: tuple[str, ...] = ()) -> None:
     """End the command before any work when its output file cannot be written, or would be
     written over a file of a run it `reads` (other than the ones it `rewrites`)."""
-    from evalstress.engine.outdir import check_not_run_file
 
     try:
         check_not_run_file(path, reads, what, allowed=rewrites)
@@ -35,9 +39,7 @@ def verdicts_of(run_dir: Path, command: str, *, applicable: bool = True) -> dict
     """results.json of a run whose test verdicts `command` reads; ends the command (exit 2, one
     line) when the run directory is broken or incomplete, or when the run has no verdict (with
     `applicable`, no verdict other than not-applicable) for it to read."""
-    from evalstress.analyses.outcomes import outcomes
     from evalstress.report.check import untested
-    from evalstress.report.rundir import RunDirError, read_run
 
     try:
         results = read_run(run_dir)
@@ -67,7 +69,6 @@ def report_command(
     Example: `evalstress report runs/summeval && open runs/summeval/report.html`
     """
     from evalstress.report.html import write_report
-    from evalstress.report.rundir import RunDirError, read_run
 
     if out is not None:
         writable(out, "--out", (run_dir,), rewrites=("report.html",))
@@ -174,7 +175,6 @@ def combine_command(
     """Which evaluators to combine (paper 002, sec. 8): the smallest set whose union passes the
     most tests, and the tests no evaluator passes."""
     from evalstress.analyses.combination import combine
-    from evalstress.analyses.outcomes import outcomes
 
     if by not in ("aspect", "evaluator"):
         raise fail(f"--by must be aspect or evaluator, not '{by}'")
@@ -207,8 +207,6 @@ def export_command(
 
     Example: `evalstress export runs/summeval --variants variants.csv --originals`
     """
-    from evalstress.core.data import DataError
-    from evalstress.engine.variantfile import export_variants
 
     writable(variants, "--variants", (run_dir,))
     try:

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import app, err, fail
-from evalstress.serve import API_KEY_ENV
+from evalstress.core.extras import MissingExtra
+from evalstress.serve import API_KEY_ENV, ListenError, ServeSettings, serve
 
 
 @app.command("serve")
@@ -46,8 +47,6 @@ def serve_command(
     in its spec, the variable set in its shell too. Listening beyond loopback (`--host
     0.0.0.0`) refuses to start without a key. The key is never printed.
     """
-    from evalstress.core.extras import MissingExtra
-    from evalstress.serve import ListenError, ServeSettings, serve
 
     try:
         serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key),
