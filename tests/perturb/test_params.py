@@ -127,3 +127,10 @@ def test_a_plugin_tuple_of_names_still_declares_parameters_of_any_value() -> Non
     assert _Plugin(colour=["red", 3]).params == {"colour": ["red", 3]}
     with pytest.raises(UnknownNameError, match="Did you mean 'colour'"):
         _Plugin(color="red")
+
+
+@pytest.mark.parametrize("name", ["abbreviation", "truncation"])
+def test_a_parameter_named_self_is_unknown_not_a_crash(name: str) -> None:
+    # the constructor's own first argument must not swallow a user's `self=` setting
+    with pytest.raises(UnknownNameError, match="unknown parameter 'self'"):
+        get_perturbation(name, self=None)

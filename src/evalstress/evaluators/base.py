@@ -101,7 +101,7 @@ class Evaluator(ABC):
     #: the package whose version ends the printable form (`bleu|tok:13a|v2.4.3`), if any
     library: ClassVar[str] = ""
 
-    def __init__(self, **params: Any):
+    def __init__(self, /, **params: Any):
         self.params = params
         self.spec_params: dict[str, Any] = {}  # what the user set; names the evaluator in tables
         self.settings: dict[str, Any] = dict(params)  # every setting, for the printable form

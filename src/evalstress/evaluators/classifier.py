@@ -36,7 +36,7 @@ class HFClassifier(Evaluator):
         max_length=models.max_length(None),
         device=models.DEVICE)
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         if not values["model"]:
             raise ValueError("hf-classifier needs model=PATH (or hub name) of a sequence "

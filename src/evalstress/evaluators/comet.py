@@ -34,7 +34,7 @@ class _CometBase(Evaluator):
     PARAMS = declare_params(model=models.MODEL_PATH, batch_size=models.model_batch(16),
                             device=models.DEVICE)
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         if not values["model"]:
             raise ValueError(f"{self.name} needs model=PATH of a local COMET checkpoint "
@@ -113,7 +113,7 @@ class Bleurt(Evaluator):
     PARAMS = declare_params(model=models.MODEL_PATH, batch_size=models.model_batch(16),
                             device=models.DEVICE, max_length=models.max_length(512))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         if not values["model"]:
             raise ValueError("bleurt needs model=PATH of a local BLEURT PyTorch checkpoint")

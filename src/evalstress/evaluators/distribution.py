@@ -63,7 +63,7 @@ class Mauve(Evaluator):
         reference_where=Param(optional(TEXT), None, "FIELD=VALUE: the .jsonl records to keep",
                               signed="never"))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         reference_set = values["reference_set"]
         against = values["against"] or ("file" if reference_set else "gold")

@@ -126,7 +126,7 @@ class BertScore(Evaluator):
         device=models.DEVICE,
         use_fast_tokenizer=Param(BOOLEAN, False, "use the model's fast tokenizer"))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         model, num_layers = values["model"], values["num_layers"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model
@@ -328,7 +328,7 @@ class EmbeddingSimilarity(Evaluator):
         batch_size=models.model_batch(64),
         device=models.DEVICE)
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         model = values["model"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model

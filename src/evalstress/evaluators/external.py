@@ -229,7 +229,7 @@ class CommandEvaluator(Evaluator):
         timeout=Param(duration(), 600.0, "seconds one batch may take", signed="never"),
         version=VERSION)
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         self.argv = shlex.split(values["cmd"])
         program = self.argv[0] if self.argv else ""

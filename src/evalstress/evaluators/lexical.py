@@ -64,7 +64,7 @@ class _SacreBleuMetric(Evaluator):
     metric_name = ""
     library = "sacrebleu"
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         """The settings are sacreBLEU's own keywords (`tests/evaluators/test_params.py` holds
         the declarations to sacreBLEU's signatures); only those a spec gives are handed on and
         enter `params`, since the resolved ones, defaults included, are in `resolved()`."""
@@ -345,7 +345,7 @@ class Rouge(Evaluator):
         types=Param(words(one_of(ROUGE_TYPES)), "rouge1 rouge2 rougeL",
                     "the ROUGE types reported", short="types"))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         self.measure = values["measure"]
         self.types = tuple(values["types"].split())
@@ -432,7 +432,7 @@ class Repetition(Evaluator):
         orders=Param(words(whole_number(1)), "2 3 4", "the n-gram lengths, one rep-n each",
                      short="n"))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         self.orders = tuple(int(n) for n in values["orders"].split())
 

@@ -29,7 +29,7 @@ class _LanguageModelMetric(Evaluator):
     package_versions: tuple[str, ...] = ()
     library = "transformers"
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         self.model_name = self.require(values["model"])
         self.rows_per_batch = int(values["batch_size"])

@@ -55,7 +55,7 @@ class MoverScore(Evaluator):
         max_length=models.max_length(512),
         device=models.DEVICE)
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_params(given)
         model = values["model"]
         name = models.DEFAULT_EMBEDDING_MODEL if model in ("default", "") else model

@@ -41,7 +41,7 @@ class PrismStyle(Seq2SeqMetric):
         max_length=SEQ2SEQ_PARAMS["max_length"],
         device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_model(given)
         self.variants = tuple(values["variants"].split())
         self.lang_tag = values["lang_tag"]

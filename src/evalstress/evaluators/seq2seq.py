@@ -93,7 +93,7 @@ class BartScore(Seq2SeqMetric):
         max_length=SEQ2SEQ_PARAMS["max_length"],
         device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_model(given)
         self.variants = tuple(values["variants"].split())
         self.agg = values["agg"]
@@ -267,7 +267,7 @@ class BooleanQA(Seq2SeqMetric):
         unieval_task=Param(one_of(tuple(UNIEVAL_FORMS)), "summarization", "the task whose "
                            "UniEval forms are asked (forms=unieval)", signed="never"))
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_model(given)
         self.ask(values["dimensions"], values["question"], values["aspect"], values["yes"],
                  values["no"], values["forms"], values["unieval_task"])
@@ -437,7 +437,7 @@ class UniEval(BooleanQA):
         max_length=SEQ2SEQ_PARAMS["max_length"],
         device=SEQ2SEQ_PARAMS["device"])
 
-    def __init__(self, **given: Any):
+    def __init__(self, /, **given: Any):
         values = self.take_model(given)
         self.ask(values["dimensions"], None, "yes", values["yes"], values["no"], "unieval",
                  values["task"])

@@ -107,7 +107,7 @@ class Perturbation(ABC):
     #: not write
     paper_grid: ClassVar[tuple[Severity, ...]] = ()
 
-    def __init__(self, **params: Any):
+    def __init__(self, /, **params: Any):
         self.params = check_params(type(self), params)
 
     def unmet(self) -> str | None:

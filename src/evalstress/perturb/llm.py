@@ -515,7 +515,7 @@ class LLMPerturbation(Perturbation):
                                                         rule=one_of(RULES))
     paper_rule: ClassVar[str] = ""
 
-    def __init__(self, **params: Any):
+    def __init__(self, /, **params: Any):
         super().__init__(**params)
         self.spec: AttackSpec = type(self).default_spec
 
