@@ -130,7 +130,8 @@ def attack_command(
                 tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_, budget=budget,
                 candidates=candidates, trajectory=trajectory, max_iterations=max_iterations,
                 gold_samples=gold_samples, stop_threshold=stop_threshold,
-                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule)
+                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule,
+                protocol=chosen.protocol)
             attacker = build_attacker(
                 examples, victims=victim, gold=gold, generator=chosen.generator,
                 methods=method or ["adveval"], direction=direction, params=params,

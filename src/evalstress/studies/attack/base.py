@@ -11,7 +11,12 @@ from typing import Any
 
 from evalstress.core.data import Example
 from evalstress.perturb.base import derive_seed
-from evalstress.studies.attack.objective import AttackParams, Direction, feedback, succeeded
+from evalstress.studies.attack.objective import (
+    AttackParams,
+    Direction,
+    search_feedback,
+    succeeded,
+)
 from evalstress.studies.attack.scoring import Gold, Measured, Victim
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
@@ -62,7 +67,7 @@ class AttackSetup:
         self.budget = Budget(self.params.budget)
 
     def verdict(self, gold: float, victim: float) -> tuple[float, bool]:
-        return (feedback(self.direction, gold, victim, self.params.lam),
+        return (search_feedback(self.direction, gold, victim, self.params),
                 succeeded(self.direction, gold, victim, self.params))
 
     def victim_scores(self, texts: Sequence[str]) -> list[Measured]:

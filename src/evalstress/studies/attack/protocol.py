@@ -23,8 +23,7 @@ from typing import Any
 
 from evalstress.core.strict import unknown_name_error
 from evalstress.llm.generate import generator_params
-
-PROTOCOLS = ("default", "paper")
+from evalstress.studies.attack.objective import PROTOCOLS
 
 #: What each protocol sets when the user leaves it out.
 SETTINGS: Mapping[str, Mapping[str, Any]] = {

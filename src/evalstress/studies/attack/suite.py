@@ -40,7 +40,8 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any],
                      reference=picked.get("reference"), patience=settings.pop("patience", None),
                      generator=picked.get("generator"))
     params = AttackParams.from_options({**settings, "stop_rule": chosen.stop_rule,
-                                        "patience": chosen.patience})
+                                        "patience": chosen.patience,
+                                        "protocol": chosen.protocol})
     victims = picked.get("victims")
     if not victims:
         pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)
