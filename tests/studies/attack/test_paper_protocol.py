@@ -161,6 +161,21 @@ def test_the_paper_top_k_keeps_the_later_of_equal_scores() -> None:
     assert [c.text for c in t.top(2)] == ["second", "first"]
 
 
+def test_a_paper_search_shows_the_latest_of_equal_scores(scripted: Callable[..., Any]) -> None:
+    # the top 1 only; iteration 1 (samples 2, 3) writes EARLY and WIN; gold 60 and victim 50
+    # for every text, so the original and both candidates have S = 10. Iteration 2's prompt
+    # shows the original under ours (the earliest of equals) and WIN under the paper's.
+    answers = {2: EARLY, 3: WIN}
+    server, script = scripted(lambda seed: f"<text>{answers.get(seed, f'Draft {seed}.')}</text>",
+                              lambda text: 60.0)
+    shown = {}
+    for protocol in ("default", "paper"):
+        run_one(server, {}, params(protocol, candidates=2, max_iterations=2, trajectory=1))
+        prompt = [b for b in script.generations() if b["seed"] == 4][-1]["messages"][-1]
+        shown[protocol] = prompt["content"].split("Text:\n", 1)[1].split("\nScore:", 1)[0]
+    assert shown == {"default": ORIGINAL, "paper": WIN}
+
+
 def test_the_paper_protocol_rounds_s_to_one_decimal(scripted: Callable[..., Any]) -> None:
     assert search_feedback("good", 75.26, 20.0, AttackParams(protocol="paper")) == 55.3
     assert search_feedback("good", 75.26, 20.0, AttackParams()) == pytest.approx(55.26)
