@@ -36,6 +36,13 @@ def params(protocol: str, **extra: Any) -> AttackParams:
 def run_one(server: Any, victim: dict[str, float], chosen: AttackParams, *,
             method: Any = None, directions: tuple[str, ...] = ("good",),
             examples: int = 1) -> list[Any]:
+    return make_attacker(server, victim, chosen, method=method, directions=directions,
+                         examples=examples).run()
+
+
+def make_attacker(server: Any, victim: dict[str, float], chosen: AttackParams, *,
+                  method: Any = None, directions: tuple[str, ...] = ("good",),
+                  examples: int = 1) -> Attacker:
     cache = open_cache()
     gold = Gold([gold_evaluator(judge_spec(server), 1)], cache=cache)
     method = method or AdvEvalMethod(TextGenerator.from_spec(generator_spec(server)))
@@ -43,7 +50,7 @@ def run_one(server: Any, victim: dict[str, float], chosen: AttackParams, *,
     attacker = Attacker(pool,
                         [Victim(TableVictim(victim), cache=cache)], gold, [method],
                         list(directions), chosen)  # type: ignore[arg-type]
-    return attacker.run()
+    return attacker
 
 
 def test_a_repeat_is_no_reason_to_give_up_under_the_paper_protocol(
@@ -116,10 +123,14 @@ def test_a_gold_of_exactly_70_is_no_paper_success(scripted: Callable[..., Any]) 
     server, _ = scripted(lambda seed: f"<text>{EARLY}</text>",
                          lambda text: 70.0 if text == EARLY else 60.0)
     victim = {ORIGINAL: 50.0, EARLY: 20.0}
-    [ours] = run_one(server, victim, params("default", max_iterations=1))
-    [paper] = run_one(server, victim, params("paper", max_iterations=1))
+    ours_attack = make_attacker(server, victim, params("default", max_iterations=1))
+    paper_attack = make_attacker(server, victim, params("paper", max_iterations=1))
+    [ours], [paper] = ours_attack.run(), paper_attack.run()
     assert (ours.text, ours.gold, ours.success) == (EARLY, 70.0, True)
     assert (paper.text, paper.gold, paper.success) == (EARLY, 70.0, False)
+    # the report's note states the comparison that ran
+    assert "gold >= tau+" in ours_attack.result([ours]).notes[0]
+    assert "gold > tau+" in paper_attack.result([paper]).notes[0]
 
 
 def user_prompt(task_example: Any, paper: bool) -> str:

@@ -117,11 +117,12 @@ class Attacker:
         if self.generator is not None:
             info["generator"] = self.generator.signature()
             info["usage"] = asdict(self.generator.usage)
+        above, below = (">", "<") if self.params.paper else (">=", "<=")
         notes = [
-            "ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold >= tau+ "
-            "and gold - victim >= delta for good; gold <= tau- and victim - gold >= delta for "
-            "bad); 95% Wilson intervals; queries = distinct texts the victim scored per attack, "
-            "the start included.",
+            f"ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold {above} "
+            f"tau+ and gold - victim >= delta for good; gold {below} tau- and victim - gold >= "
+            "delta for bad); 95% Wilson intervals; queries = distinct texts the victim scored "
+            "per attack, the start included.",
             "The gold judge stands in for human readers: a success is only as real as the "
             "gold's rating (paper 004 checks its gold by hand)."]
         fitted = [m.label for m in [*self.victims, *self.gold.members]
