@@ -12,15 +12,31 @@ from typing import Any
 import pytest
 
 from evalstress.engine.scoring import open_cache
+from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.methods import AdvEvalMethod, AdvEvalVictimMethod
 from evalstress.studies.attack.objective import AttackParams, search_feedback, succeeded
 from evalstress.studies.attack.prompt import build_messages
+from evalstress.studies.attack.protocol import resolve
 from evalstress.studies.attack.run import Attacker
-from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator
+from evalstress.studies.attack.scoring import (
+    FRESH_SEED_SHIFT,
+    Gold,
+    Victim,
+    fresh_gold_evaluator,
+    gold_evaluator,
+)
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
-from .conftest import ORIGINAL, TableVictim, example, generator_spec, judge_spec
+from .conftest import (
+    GENERATOR_SYSTEM,
+    ORIGINAL,
+    TableVictim,
+    example,
+    generator_spec,
+    judge_spec,
+    judged_text,
+)
 
 EARLY = "The bridge will be rebuilt from May."
 WIN = "Twelve million euros buy the harbour a new bridge from May."
@@ -207,3 +223,53 @@ def test_the_protocol_is_a_checked_parameter() -> None:
     with pytest.raises(ValueError, match="Did you mean 'paper'"):
         AttackParams(protocol="papr")
     assert AttackParams(protocol="paper").to_dict()["protocol"] == "paper"
+
+
+def fresh_responder(bodies: list[dict[str, Any]]) -> Any:
+    """The generator writes WIN; the gold rates WIN 90 on the search's samples and 65 on fresh
+    ones (a seed moved by FRESH_SEED_SHIFT), anything else 60."""
+    def respond(body: dict[str, Any]) -> Reply:
+        bodies.append(body)
+        if body["messages"][0]["content"] == GENERATOR_SYSTEM:
+            return Reply(f"<text>{WIN}</text>")
+        if judged_text(body) != WIN:
+            return Reply("60")
+        return Reply("65" if int(body["seed"]) >= FRESH_SEED_SHIFT else "90")
+
+    return respond
+
+
+def test_the_returned_text_is_judged_on_fresh_gold_samples() -> None:
+    # direction good, one iteration: WIN has search gold 90 and victim 5, S = 85 > 80, an
+    # eq. 3 success (90 > 70, gap 85). Asked again on fresh samples the gold says 65 < 70:
+    # judged on those, as the released code's evaluate() does, the attack fails.
+    bodies: list[dict[str, Any]] = []
+    with FakeServer(responder=fresh_responder(bodies)) as server:
+        victim = {ORIGINAL: 35.0, WIN: 5.0}
+        [kept] = run_one(server, victim, params("paper", max_iterations=1))
+        assert (kept.text, kept.gold, kept.feedback, kept.success) == (WIN, 90.0, 85.0, True)
+        cache = open_cache()
+        fresh = Gold([fresh_gold_evaluator(judge_spec(server), 1)], cache=cache)
+        attacker = Attacker(
+            [example()], [Victim(TableVictim(victim), cache=cache)],
+            Gold([gold_evaluator(judge_spec(server), 1)], cache=cache),
+            [AdvEvalMethod(TextGenerator.from_spec(generator_spec(server)))], ["good"],
+            params("paper", max_iterations=1, rescore_final=True), fresh_gold=fresh)
+        [record] = attacker.run()
+    assert (record.stop, record.text, record.victim_score) == ("threshold", WIN, 5.0)
+    assert (record.gold, record.feedback, record.success) == (65.0, 60.0, False)
+    assert record.extra["rescored"] == {"search_gold": 90.0, "search_success": True,
+                                        "gold": 65.0}
+    assert record.trajectory[-1]["note"] == "rated again on fresh gold samples"
+    asked = sorted(int(b["seed"]) for b in bodies
+                   if b["messages"][0]["content"] != GENERATOR_SYSTEM and judged_text(b) == WIN)
+    # one fresh sample; the search's sample (seed 0) the second run read from the response cache
+    assert asked == [0, FRESH_SEED_SHIFT]
+    with pytest.raises(ValueError, match="rescore_final needs a fresh gold"):
+        make_attacker(server, victim, params("paper", rescore_final=True))
+
+
+def test_the_paper_protocol_rescores_unless_told_not_to() -> None:
+    assert not resolve(None).rescore_final and resolve("paper").rescore_final
+    assert not resolve("paper", rescore_final=False).rescore_final
+    assert resolve(None, rescore_final=True).rescore_final

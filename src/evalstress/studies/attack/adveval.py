@@ -6,7 +6,9 @@ ones are scored by the gold judge and then by the victim; the search stops as th
 (`AttackParams.stop_rule`: on the first eq. 3 success, or only when S passes the threshold),
 after `max_iterations`, when the victim budget is spent, or after `patience` iterations in a row
 without a usable candidate (under the paper protocol: without a parseable text, as the released
-code), and returns the text its rule picks (`Trajectory.best`).
+code), and returns the text its rule picks (`Trajectory.best`). With `rescore_final` (the paper
+protocol) the gold rates that text again on fresh samples and eq. 3 is judged on that rating
+(the search-time verdict is kept, and says so in `extra.rescored`, if the fresh one is missing).
 
 `adveval-victim` is the paper's Table 8 ablation: the same loop guided by the victim alone
 (`objective.victim_feedback`), started from another example's text (a good original would end a
@@ -79,9 +81,18 @@ def adveval(setup: AttackSetup, generator: TextGenerator, *,
                       stop="original-unscored", iterations=0)
     stop, iterations, calls = _search(setup, generator, trajectory, setup.evaluate,
                                       setup.stopped, criteria)
+    extra: dict[str, Any] = {"answers": calls, "criteria": bool(criteria)}
+    result = None
+    if setup.params.rescore_final:
+        chosen = trajectory.best(setup.params.stop_rule)
+        assert chosen is not None
+        result = setup.rescore(chosen)
+        extra["rescored"] = {"search_gold": chosen.gold, "search_success": chosen.success,
+                             "gold": result.gold if result else None}
+        if result is not None:
+            trajectory.add(result)
     return finish(setup, METHOD, trajectory, start="original", start_text=example.hypothesis,
-                  stop=stop, iterations=iterations, extra={"answers": calls,
-                                                           "criteria": bool(criteria)})
+                  stop=stop, iterations=iterations, result=result, extra=extra)
 
 
 def victim_only_start(setup: AttackSetup) -> str:

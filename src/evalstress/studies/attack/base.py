@@ -55,6 +55,7 @@ class AttackSetup:
     direction: Direction
     params: AttackParams
     pool: Sequence[Example] = ()  # the other examples (random starts, rule pools)
+    fresh_gold: Gold | None = None  # the gold on fresh samples (`AttackParams.rescore_final`)
     budget: Budget = field(init=False)
     gold_queries: int = field(default=0, init=False)
     rejections: Counter[str] = field(default_factory=Counter, init=False)
@@ -124,6 +125,21 @@ class AttackSetup:
         s, ok = self.verdict(gold.value, victim)
         return Candidate(text, iteration, gold.value, victim, s, ok, victim_raw, gold.detail,
                          note)
+
+    def rescore(self, chosen: Candidate) -> Candidate | None:
+        """`chosen` with the fresh gold's rating and the verdict on it (the victim's score
+        stays: asked again, a victim gives the score its cache holds); None, counted in
+        `rejections`, when there is no fresh gold or its score is missing."""
+        if self.fresh_gold is None:
+            return None
+        self.gold_queries += 1
+        [gold] = self._counted("gold", self.fresh_gold.score(self.example, [chosen.text]))
+        if gold.value is None:
+            self.rejections["fresh-gold-missing"] += 1
+            return None
+        s, ok = self.verdict(gold.value, chosen.victim)
+        return Candidate(chosen.text, chosen.iteration, gold.value, chosen.victim, s, ok,
+                         chosen.victim_raw, gold.detail, "rated again on fresh gold samples")
 
     def stopped(self, trajectory: Trajectory) -> str | None:
         """Why the search should stop now, if it should: on the first success only under the

@@ -32,6 +32,11 @@ class AttackParams:
     paper's released code) and `patience` (iterations in a row without one usable candidate
     before giving up; the released code gives up after 1) are ours to set.
 
+    `rescore_final` (on under the paper protocol): once an AdvEval search has picked its text,
+    ask the gold about it again on fresh samples (a judge's seeds moved past the search's) and
+    judge eq. 3 on that score, as the released code's `evaluate()` rates the returned text
+    anew. Off, the verdict uses the scores the search already had.
+
     `stop_rule` says when a search ends and what it returns:
     - `first-success` (our default): stop at the first candidate that meets eq. 3 and return the
       successful candidate with the highest S. It answers "did the search meet any text that
@@ -65,6 +70,7 @@ class AttackParams:
     seed: int = 0
     stop_rule: str = "first-success"
     protocol: str = "default"
+    rescore_final: bool = False
 
     def __post_init__(self) -> None:
         if self.stop_rule not in STOP_RULES:
