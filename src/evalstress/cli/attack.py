@@ -66,7 +66,8 @@ def attack_command(
         help="Stop when S exceeds this (80 in paper 004's code).")] = 80.0,
     patience: Annotated[int | None, typer.Option(
         help="Iterations in a row without a usable candidate before giving up (default 3; 1 "
-        "under --protocol paper).")] = None,
+        "under --protocol paper, which counts only iterations without a parseable text).")]
+    = None,
     rescore_final: Annotated[bool | None, typer.Option(
         "--rescore-final/--no-rescore-final",
         help="Ask the gold again, on fresh samples, about the text an adveval search returns "
