@@ -232,7 +232,8 @@ def run_attack_method(plan: CardPlan, method: MethodPlan, options: CardOptions
                           trajectory=settings["trajectory"],
                           max_iterations=settings["max_iterations"],
                           gold_samples=settings["gold_samples"], stop_rule=chosen.stop_rule,
-                          patience=chosen.patience)
+                          patience=chosen.patience, protocol=chosen.protocol,
+                          rescore_final=chosen.rescore_final)
     examples = spread_over_tasks(plan.examples, settings.get("examples"))
     cache_folder = options.cache_dir or default_cache_dir()
     inputs = [] if options.no_cache else [("cache folder", cache_folder)]

@@ -66,11 +66,18 @@ def attack_command(
         help="Stop when S exceeds this (80 in paper 004's code).")] = 80.0,
     patience: Annotated[int | None, typer.Option(
         help="Iterations in a row without a usable candidate before giving up (default 3; 1 "
-        "under --protocol paper).")] = None,
+        "under --protocol paper, which counts only iterations without a parseable text).")]
+    = None,
+    rescore_final: Annotated[bool | None, typer.Option(
+        "--rescore-final/--no-rescore-final",
+        help="Ask the gold again, on fresh samples, about the text an adveval search returns "
+        "and judge eq. 3 on that rating (paper 004's code; on under --protocol paper).")]
+    = None,
     seed: Annotated[int, typer.Option(help="Seed of random starts and sampled positions.")] = 0,
     protocol: Annotated[str | None, typer.Option(
         help="default, or paper: paper 004's stop rule (highest-feedback), --reference "
-        "original, --patience 1 and generator temperature 1.0 / 512 tokens, unless given.")]
+        "original, --patience 1, --rescore-final and generator temperature 1.0 / 512 tokens, "
+        "unless given, and its code's details (docs/reproductions.md).")]
     = None,
     stop_rule: Annotated[str | None, typer.Option(
         help="first-success (default: stop at the first eq. 3 success and return it) or "
@@ -125,12 +132,14 @@ def attack_command(
         try:
             examples = load_examples(data, map_, task=task, limit=limit)
             chosen = resolve(protocol, stop_rule=stop_rule, reference=reference,
-                             patience=patience, generator=generator)
+                             patience=patience, generator=generator,
+                             rescore_final=rescore_final)
             params = AttackParams(
                 tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_, budget=budget,
                 candidates=candidates, trajectory=trajectory, max_iterations=max_iterations,
                 gold_samples=gold_samples, stop_threshold=stop_threshold,
-                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule)
+                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule,
+                protocol=chosen.protocol, rescore_final=chosen.rescore_final)
             attacker = build_attacker(
                 examples, victims=victim, gold=gold, generator=chosen.generator,
                 methods=method or ["adveval"], direction=direction, params=params,

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from evalstress.cli import app
 from evalstress.llm.fake_server import FakeServer, Reply
+from evalstress.studies.attack.scoring import FRESH_SEED_SHIFT
 
 from .conftest import GENERATOR_SYSTEM, ORIGINAL, example, judged_text
 
@@ -68,6 +69,15 @@ def test_the_paper_protocol_runs_and_records_the_papers_settings(tmp_path: Path)
         # example 0: BLEU of fresh wording against the original is 0 and the gold says 90, so
         # S = 90 > 80 ends the search after one iteration with a success
         assert (ours["stop"], ours["iterations"], ours["success"]) == ("threshold", 1, True)
+        # the returned text is rated again by the gold on fresh samples (90 again: a success)
+        assert block["params"]["rescore_final"] is True
+        assert ours["extra"]["rescored"] == {"search_gold": 90.0, "search_success": True,
+                                             "gold": 90.0}
+        fresh = [b for b in bodies if b["messages"][0]["content"] != GENERATOR_SYSTEM
+                 and int(b["seed"]) >= FRESH_SEED_SHIFT]
+        # example 1 returns its original, which is rated again too (60: no success)
+        assert [judged_text(b) for b in fresh] == [ours["text"], ORIGINAL]
+        assert theirs["extra"]["rescored"]["gold"] == 60.0 and not theirs["success"]
         # example 1: one iteration without a usable candidate ends it (patience 1)
         assert (theirs["stop"], theirs["iterations"]) == ("no-candidates", 1)
         assert "Protocol <b>paper</b>" in (tmp_path / "paper" / "report.html").read_text()
@@ -75,11 +85,14 @@ def test_the_paper_protocol_runs_and_records_the_papers_settings(tmp_path: Path)
         bodies.clear()
         mine = run(tmp_path, server, "mine", "--protocol", "paper", "--stop-rule",
                    "first-success", "--reference", "example", "--patience", "2",
+                   "--no-rescore-final",
                    "--generator", f"model=writer,base_url={server.base_url},max_attempts=1,"
                    "temperature=0.3")
     block = mine["analyses"]["adversarial"]
     assert (block["params"]["stop_rule"], block["params"]["patience"]) == ("first-success", 2)
     assert block["victims"][0]["reference_mode"] == "example"
+    assert block["params"]["rescore_final"] is False
+    assert "rescored" not in records(tmp_path, "mine")[0]["extra"]
     asked = [b for b in bodies if b["messages"][0]["content"] == GENERATOR_SYSTEM]
     assert {(b["temperature"], b["max_tokens"]) for b in asked} == {(0.3, 512)}
     assert records(tmp_path, "mine")[1]["iterations"] == 2  # patience 2

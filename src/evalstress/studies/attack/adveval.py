@@ -5,11 +5,15 @@ candidates so far with their feedback S (ascending), and proposes `candidates` n
 ones are scored by the gold judge and then by the victim; the search stops as the stop rule says
 (`AttackParams.stop_rule`: on the first eq. 3 success, or only when S passes the threshold),
 after `max_iterations`, when the victim budget is spent, or after `patience` iterations in a row
-without a usable candidate, and returns the text its rule picks (`Trajectory.best`).
+without a usable candidate (under the paper protocol: without a parseable text, as the released
+code), and returns the text its rule picks (`Trajectory.best`). With `rescore_final` (the paper
+protocol) the gold rates that text again on fresh samples and eq. 3 is judged on that rating
+(the search-time verdict is kept, and says so in `extra.rescored`, if the fresh one is missing).
 
 `adveval-victim` is the paper's Table 8 ablation: the same loop guided by the victim alone
 (`objective.victim_feedback`), started from another example's text (a good original would end a
-bad-direction search at once), the gold asked only about the text it returns.
+bad-direction search at once; the paper protocol starts so only towards bad), the gold asked only
+about the text it returns.
 
 Every generation and every score is cached (the sample index of candidate c in iteration i is
 i * candidates + c), so rerunning a killed attack replays it from the caches without a call.
@@ -22,7 +26,7 @@ from typing import Any
 
 from evalstress.llm.generate import GenerationJob, TextGenerator
 from evalstress.studies.attack.base import AttackRecord, AttackSetup, finish, start_point
-from evalstress.studies.attack.candidates import usable_candidates
+from evalstress.studies.attack.candidates import new_texts, parsed_texts
 from evalstress.studies.attack.objective import victim_feedback
 from evalstress.studies.attack.prompt import TAG, build_messages
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
@@ -45,18 +49,22 @@ def _search(setup: AttackSetup, generator: TextGenerator, trajectory: Trajectory
             stop = "iterations"
             break
         iterations += 1
-        messages = build_messages(example, trajectory.top(params.trajectory), criteria=criteria)
+        history = trajectory.top(params.trajectory, later_ties=params.paper)
+        messages = build_messages(example, history, criteria=criteria, paper=params.paper)
         first = iterations * params.candidates
         jobs = [GenerationJob.of(messages, first + c) for c in range(params.candidates)]
         answers = generator.generate_many(jobs)
         calls["generated"] += len(answers)
-        texts = usable_candidates(answers, source=example.source, seen=trajectory,
-                                  rejections=setup.rejections, tag=TAG)
+        parsed = parsed_texts(answers, rejections=setup.rejections, tag=TAG)
+        texts = new_texts(parsed, source=example.source, seen=trajectory,
+                          rejections=setup.rejections)
         scored = score(texts, iterations) if texts else []
         calls["usable"] += len(texts)
         for candidate in scored:
             trajectory.add(candidate)
-        idle = 0 if scored else idle + 1
+        # the paper's code gives up only on an iteration without one parseable text; ours
+        # also on one whose texts were all repeats, copies of the source or left unscored
+        idle = 0 if (parsed if params.paper else scored) else idle + 1
         stop = stopped(trajectory)
         if stop is None and idle >= params.patience:
             stop = "no-candidates"
@@ -73,17 +81,37 @@ def adveval(setup: AttackSetup, generator: TextGenerator, *,
                       stop="original-unscored", iterations=0)
     stop, iterations, calls = _search(setup, generator, trajectory, setup.evaluate,
                                       setup.stopped, criteria)
+    extra: dict[str, Any] = {"answers": calls, "criteria": bool(criteria)}
+    result = None
+    if setup.params.rescore_final:
+        chosen = trajectory.best(setup.params.stop_rule)
+        assert chosen is not None
+        result = setup.rescore(chosen)
+        extra["rescored"] = {"search_gold": chosen.gold, "search_success": chosen.success,
+                             "gold": result.gold if result else None}
+        if result is not None:
+            trajectory.add(result)
     return finish(setup, METHOD, trajectory, start="original", start_text=example.hypothesis,
-                  stop=stop, iterations=iterations, extra={"answers": calls,
-                                                           "criteria": bool(criteria)})
+                  stop=stop, iterations=iterations, result=result, extra=extra)
+
+
+def victim_only_start(setup: AttackSetup) -> str:
+    """Where the victim-only search starts when the method spec does not say: from another
+    example's text, except towards good under the paper protocol, where sec. 4.6 starts from
+    the original (the random start is there only to keep a bad-direction search from ending
+    on its first text)."""
+    if setup.params.paper and setup.direction == "good":
+        return "original"
+    return "random"
 
 
 def adveval_victim_only(setup: AttackSetup, generator: TextGenerator, *,
-                        criteria: str | None = None, start: str = "random") -> AttackRecord:
+                        criteria: str | None = None, start: str | None = None) -> AttackRecord:
     """The victim-guided search: S from the victim alone, stop at S > threshold (or the
-    iterations, budget or patience), return the highest S, and let the gold judge that text."""
+    iterations, budget or patience), return the highest S, and let the gold judge that text.
+    `start`: original or random (default: `victim_only_start`)."""
     params = setup.params
-    label, text = start_point(setup, start)
+    label, text = start_point(setup, start or victim_only_start(setup))
 
     def score(texts: list[str], iteration: int) -> list[Candidate]:
         out = []
@@ -92,7 +120,7 @@ def adveval_victim_only(setup: AttackSetup, generator: TextGenerator, *,
                 setup.rejections["victim-missing"] += 1
                 continue
             out.append(Candidate(t, iteration, None, m.value,
-                                 victim_feedback(setup.direction, m.value, params.lam), False,
+                                 victim_feedback(setup.direction, m.value, params), False,
                                  m.raw, note=label if iteration == 0 else ""))
         return out
 

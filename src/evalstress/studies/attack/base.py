@@ -11,7 +11,12 @@ from typing import Any
 
 from evalstress.core.data import Example
 from evalstress.perturb.base import derive_seed
-from evalstress.studies.attack.objective import AttackParams, Direction, feedback, succeeded
+from evalstress.studies.attack.objective import (
+    AttackParams,
+    Direction,
+    search_feedback,
+    succeeded,
+)
 from evalstress.studies.attack.scoring import Gold, Measured, Victim
 from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
@@ -50,6 +55,7 @@ class AttackSetup:
     direction: Direction
     params: AttackParams
     pool: Sequence[Example] = ()  # the other examples (random starts, rule pools)
+    fresh_gold: Gold | None = None  # the gold on fresh samples (`AttackParams.rescore_final`)
     budget: Budget = field(init=False)
     gold_queries: int = field(default=0, init=False)
     rejections: Counter[str] = field(default_factory=Counter, init=False)
@@ -62,7 +68,7 @@ class AttackSetup:
         self.budget = Budget(self.params.budget)
 
     def verdict(self, gold: float, victim: float) -> tuple[float, bool]:
-        return (feedback(self.direction, gold, victim, self.params.lam),
+        return (search_feedback(self.direction, gold, victim, self.params),
                 succeeded(self.direction, gold, victim, self.params))
 
     def victim_scores(self, texts: Sequence[str]) -> list[Measured]:
@@ -119,6 +125,21 @@ class AttackSetup:
         s, ok = self.verdict(gold.value, victim)
         return Candidate(text, iteration, gold.value, victim, s, ok, victim_raw, gold.detail,
                          note)
+
+    def rescore(self, chosen: Candidate) -> Candidate | None:
+        """`chosen` with the fresh gold's rating and the verdict on it (the victim's score
+        stays: asked again, a victim gives the score its cache holds); None, counted in
+        `rejections`, when there is no fresh gold or its score is missing."""
+        if self.fresh_gold is None:
+            return None
+        self.gold_queries += 1
+        [gold] = self._counted("gold", self.fresh_gold.score(self.example, [chosen.text]))
+        if gold.value is None:
+            self.rejections["fresh-gold-missing"] += 1
+            return None
+        s, ok = self.verdict(gold.value, chosen.victim)
+        return Candidate(chosen.text, chosen.iteration, gold.value, chosen.victim, s, ok,
+                         chosen.victim_raw, gold.detail, "rated again on fresh gold samples")
 
     def stopped(self, trajectory: Trajectory) -> str | None:
         """Why the search should stop now, if it should: on the first success only under the

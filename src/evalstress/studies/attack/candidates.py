@@ -26,11 +26,10 @@ def copies_source(text: str, source: str, share: float = COPY_SHARE) -> bool:
     return LCSseq.similarity(words, _norm(text)) >= share * len(words)
 
 
-def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str,
-                      seen: Container[str], rejections: Counter[str],
-                      tag: str = "text") -> list[str]:
-    """The new, valid texts among the answers, in order; each rejection is counted by category
-    (request-failed, refusal, empty, cut-off, no-block, copy-of-source, duplicate)."""
+def parsed_texts(answers: Sequence[ChatResponse | LLMError], *, rejections: Counter[str],
+                 tag: str = "text") -> list[str]:
+    """The texts the answers hold, in order, repeats included; an answer without one is counted
+    by category (request-failed, refusal, empty, cut-off, no-block)."""
     out: list[str] = []
     for answer in answers:
         if isinstance(answer, LLMError):
@@ -40,7 +39,16 @@ def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str
         if found.text is None:
             rejections[found.category] += 1
             continue
-        text = found.text
+        out.append(found.text)
+    return out
+
+
+def new_texts(texts: Sequence[str], *, source: str, seen: Container[str],
+              rejections: Counter[str]) -> list[str]:
+    """The texts that are neither a copy of the source nor a repeat (of `seen` or of an earlier
+    one here), in order; each rejection is counted (copy-of-source, duplicate)."""
+    out: list[str] = []
+    for text in texts:
         if copies_source(text, source):
             rejections["copy-of-source"] += 1
         elif text in seen or text in out:
@@ -48,3 +56,4 @@ def usable_candidates(answers: Sequence[ChatResponse | LLMError], *, source: str
         else:
             out.append(text)
     return out
+

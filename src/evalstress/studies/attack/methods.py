@@ -55,8 +55,8 @@ class AdvEvalVictimMethod:
     name = "adveval-victim"
 
     def __init__(self, generator: TextGenerator, criteria: str | None = None,
-                 start: str = "random"):
-        if start not in ("random", "original"):
+                 start: str | None = None):
+        if start is not None and start not in ("random", "original"):
             raise ValueError(f"adveval-victim start= must be random or original, got '{start}'")
         self.generator, self.criteria, self.start = generator, criteria, start
 

@@ -18,6 +18,8 @@ DIRECTIONS: tuple[Direction, ...] = ("good", "bad")
 
 #: How a search ends and which candidate it returns (see `AttackParams.stop_rule`).
 STOP_RULES = ("first-success", "highest-feedback")
+#: Whose details a search follows (see `AttackParams.protocol` and `protocol.py`).
+PROTOCOLS = ("default", "paper")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class AttackParams:
     paper's released code) and `patience` (iterations in a row without one usable candidate
     before giving up; the released code gives up after 1) are ours to set.
 
+    `rescore_final` (on under the paper protocol): once an AdvEval search has picked its text,
+    ask the gold about it again on fresh samples (a judge's seeds moved past the search's) and
+    judge eq. 3 on that score, as the released code's `evaluate()` rates the returned text
+    anew. Off, the verdict uses the scores the search already had.
+
     `stop_rule` says when a search ends and what it returns:
     - `first-success` (our default): stop at the first candidate that meets eq. 3 and return the
       successful candidate with the highest S. It answers "did the search meet any text that
@@ -37,6 +44,16 @@ class AttackParams:
     - `highest-feedback` (paper 004, sec. 3.2, and its released code): stop only when S exceeds
       `stop_threshold` or the iterations (or budget) run out, return the candidate with the
       highest S (the latest among equals), and judge eq. 3 on that text alone.
+
+    `protocol` (`default` or `paper`, set by `--protocol`) decides the details where paper 004's
+    released code and ours differ and no other parameter names them; under `paper`:
+    - eq. 3 compares strictly with the thresholds (gold above tau+, below tau-; appendix A.2);
+    - S is rounded to one decimal, as the code's `combine_score`, before anything compares it;
+    - the top-k the generator sees keeps the later of equal scores (the code's stable sort);
+    - an iteration counts towards `patience` only when no answer held a parseable text (the
+      code gives up only then), not when every text was a repeat or could not be scored;
+    - the generator's prompt states the code's length bounds (`prompt.TASK_PROMPTS_PAPER`);
+    - the victim-only ablation starts from another example's text only towards bad (sec. 4.6).
     """
 
     tau_plus: float = 70.0
@@ -52,10 +69,14 @@ class AttackParams:
     patience: int = 3
     seed: int = 0
     stop_rule: str = "first-success"
+    protocol: str = "default"
+    rescore_final: bool = False
 
     def __post_init__(self) -> None:
         if self.stop_rule not in STOP_RULES:
             raise unknown_name_error("stop rule", self.stop_rule, STOP_RULES)
+        if self.protocol not in PROTOCOLS:
+            raise unknown_name_error("attack protocol", self.protocol, PROTOCOLS)
         for name in ("budget", "candidates", "trajectory", "max_iterations", "gold_samples",
                      "patience"):
             if int(getattr(self, name)) < 1:
@@ -80,6 +101,11 @@ class AttackParams:
             values[name] = value
         return cls(**values)
 
+    @property
+    def paper(self) -> bool:
+        """True under `--protocol paper` (see the class docstring for what it changes)."""
+        return self.protocol == "paper"
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["lambda"] = out.pop("lam")
@@ -95,22 +121,34 @@ def feedback(direction: Direction, gold: float, victim: float, lam: float = 1.0)
     raise ValueError(f"unknown direction '{direction}'; choose good or bad")
 
 
-def victim_feedback(direction: Direction, victim: float, lam: float = 1.0) -> float:
+def search_feedback(direction: Direction, gold: float, victim: float,
+                    params: AttackParams) -> float:
+    """S as a search compares it: eq. 2, rounded to one decimal under the paper protocol (the
+    released code's `combine_score` rounds, which makes near-equal scores ties)."""
+    s = feedback(direction, gold, victim, params.lam)
+    return round(s, 1) if params.paper else s
+
+
+def victim_feedback(direction: Direction, victim: float, params: AttackParams) -> float:
     """Feedback without a gold (paper 004's Table 8 ablation): eq. 2 with the gold score fixed
     at the direction's ideal, 100 for good and 0 for bad, so S = 100 * lambda - victim (good) or
     victim (bad), and S > 80 means a victim under 20 (good) or over 80 (bad)."""
-    return feedback(direction, 100.0 if direction == "good" else 0.0, victim, lam)
+    return search_feedback(direction, 100.0 if direction == "good" else 0.0, victim, params)
 
 
 def succeeded(direction: Direction, gold: float, victim: float, params: AttackParams) -> bool:
     """Paper 004 eq. 3: a confident gold label and a gap of at least delta the wrong way.
 
     good: gold >= tau+ and gold - victim >= delta; bad: gold <= tau- and victim - gold >= delta.
+    Under the paper protocol the gold must lie strictly beyond tau ("exceeding 70", "below
+    30", appendix A.2): a gold of exactly 70 or 30 is no confident label there.
     """
     if direction == "good":
-        return gold >= params.tau_plus and gold - victim >= params.delta
+        confident = gold > params.tau_plus if params.paper else gold >= params.tau_plus
+        return confident and gold - victim >= params.delta
     if direction == "bad":
-        return gold <= params.tau_minus and victim - gold >= params.delta
+        confident = gold < params.tau_minus if params.paper else gold <= params.tau_minus
+        return confident and victim - gold >= params.delta
     raise ValueError(f"unknown direction '{direction}'; choose good or bad")
 
 

@@ -9,6 +9,9 @@ the scores.
 Per task (`TASK_PROMPTS`): what the generator writes, what the source is called, and a length
 bound. The summary bounds are those of the paper's released prompts (three sentences and 40
 words for a document, two sentences and 30 words for a conversation); the others are ours.
+Under the paper protocol (`TASK_PROMPTS_PAPER`) the tasks of the released code ask for what its
+PaLM-2 prompts ask: a factually consistent summary of a document, and a dialogue response or a
+question with no length bound.
 Two tasks read their source in parts:
 - `dialogue-response`: the conversation, one turn a line as `Speaker: words`; the prompt names
   who speaks next (the last speaker other than the one who spoke last).
@@ -60,6 +63,17 @@ TASK_PROMPTS = {
     "qa": TaskPrompt("an answer to the question about the passage", "Passage and question"),
     "translation": TaskPrompt("an English translation of the source text", "Source text"),
     "open-ended": TaskPrompt("a text for the task the source describes", "Task"),
+}
+
+#: Where the paper protocol asks what the released code's prompts ask, in our words.
+TASK_PROMPTS_PAPER = {
+    **TASK_PROMPTS,
+    "summarization": TaskPrompt("a factually consistent summary of the document", "Document",
+                                3, 40),
+    "dialogue-response": TaskPrompt("the next turn of the conversation, one reply that fits "
+                                    "what was said", "Conversation"),
+    "question-generation": TaskPrompt("a question about the passage that the passage answers, "
+                                      "with the given answer as its answer", "Passage"),
 }
 
 SYSTEM = ("You write texts for a given task and improve them using scores from earlier "
@@ -115,9 +129,11 @@ def _source_parts(example: Example, prompt: TaskPrompt) -> list[str]:
 
 
 def build_messages(example: Example, history: Sequence[Candidate], *,
-                   criteria: str | None = None) -> list[dict[str, str]]:
-    """Chat messages asking for one new candidate; `history` is already the top-k, ascending."""
-    prompt = TASK_PROMPTS.get(example.task, TASK_PROMPTS["open-ended"])
+                   criteria: str | None = None, paper: bool = False) -> list[dict[str, str]]:
+    """Chat messages asking for one new candidate; `history` is already the top-k, ascending.
+    `paper`: word the task as the released code does (`TASK_PROMPTS_PAPER`)."""
+    prompts = TASK_PROMPTS_PAPER if paper else TASK_PROMPTS
+    prompt = prompts.get(example.task, prompts["open-ended"])
     parts = [" ".join(filter(None, [f"Your task is to write {prompt.kind}.", prompt.length()]))]
     if criteria:
         parts.append(f"A good text meets these criteria:\n{criteria.strip()}")

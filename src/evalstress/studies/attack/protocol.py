@@ -10,6 +10,12 @@ where ours differ, one option away.
 | patience           | 3                | 1: the code gives up after one iteration with nothing   |
 | generator sampling | the spec's       | temperature 1.0, at most 512 new tokens (the code's     |
 |                    |                  | PaLM-2 generator)                                       |
+| rescore final      | off              | on: the gold rates the returned text again on fresh     |
+|                    |                  | samples and eq. 3 is judged on that (`evaluate()`)      |
+
+The protocol itself travels in `AttackParams.protocol`, which decides what no other setting
+names (see its docstring): the idle rule of `patience`, eq. 3's strict thresholds, S rounded to
+one decimal, ties in the top-k, the prompts' wording and the victim-only ablation's start.
 
 A setting the user gives explicitly wins over the protocol; the settings that ran are recorded
 in results.json (`protocol`, `params`, `victims[].reference_mode`, `generator`).
@@ -23,13 +29,14 @@ from typing import Any
 
 from evalstress.core.strict import unknown_name_error
 from evalstress.llm.generate import generator_params
-
-PROTOCOLS = ("default", "paper")
+from evalstress.studies.attack.objective import PROTOCOLS
 
 #: What each protocol sets when the user leaves it out.
 SETTINGS: Mapping[str, Mapping[str, Any]] = {
-    "default": {"stop_rule": "first-success", "reference": "example", "patience": 3},
-    "paper": {"stop_rule": "highest-feedback", "reference": "original", "patience": 1},
+    "default": {"stop_rule": "first-success", "reference": "example", "patience": 3,
+                "rescore_final": False},
+    "paper": {"stop_rule": "highest-feedback", "reference": "original", "patience": 1,
+              "rescore_final": True},
 }
 #: Generator sampling the paper protocol sets unless the generator spec names it.
 PAPER_GENERATOR = {"temperature": 1.0, "max_tokens": 512}
@@ -44,6 +51,7 @@ class ProtocolSettings:
     reference: str
     patience: int
     generator: str | Mapping[str, Any] | None
+    rescore_final: bool
 
 
 def _with_generator_defaults(spec: str | Mapping[str, Any] | None,
@@ -57,7 +65,8 @@ def _with_generator_defaults(spec: str | Mapping[str, Any] | None,
 
 def resolve(protocol: str | None, *, stop_rule: str | None = None,
             reference: str | None = None, patience: int | None = None,
-            generator: str | Mapping[str, Any] | None = None) -> ProtocolSettings:
+            generator: str | Mapping[str, Any] | None = None,
+            rescore_final: bool | None = None) -> ProtocolSettings:
     """Fill the settings the user left out (None) from the protocol (default: `default`)."""
     name = protocol or "default"
     if name not in PROTOCOLS:
@@ -67,4 +76,5 @@ def resolve(protocol: str | None, *, stop_rule: str | None = None,
         generator = _with_generator_defaults(generator, PAPER_GENERATOR)
     return ProtocolSettings(
         name, str(stop_rule or chosen["stop_rule"]), str(reference or chosen["reference"]),
-        int(patience if patience is not None else chosen["patience"]), generator)
+        int(patience if patience is not None else chosen["patience"]), generator,
+        bool(chosen["rescore_final"] if rescore_final is None else rescore_final))

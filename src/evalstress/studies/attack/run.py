@@ -36,7 +36,7 @@ class Attacker:
                  params: AttackParams, *, ranges: Mapping[str, tuple[float, float]] | None = None,
                  scale_references: Mapping[str, ScaleReference] | None = None,
                  protocol: str = "default", generator: TextGenerator | None = None,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, fresh_gold: Gold | None = None):
         if not examples:
             raise ValueError("no examples to attack")
         if not victims:
@@ -53,6 +53,11 @@ class Attacker:
             if unknown:
                 raise ValueError(f"{option} names no victim: {', '.join(unknown)}; victims: "
                                  f"{', '.join(v.label for v in self.victims)}")
+        if params.rescore_final and fresh_gold is None:
+            raise ValueError("rescore_final needs a fresh gold to ask (build_attacker makes "
+                             "one from the gold specs)")
+        #: the gold on fresh samples that rates a search's returned text (`rescore_final`)
+        self.fresh_gold = fresh_gold
         self.protocol = protocol
         self.generator = generator
         self.progress = progress or Progress()
@@ -72,6 +77,8 @@ class Attacker:
         started = time.perf_counter()
         shared = self.references.get("")
         self.gold.calibrate(self.examples, shared=shared)
+        if self.fresh_gold is not None:
+            self.fresh_gold.adopt_scales(self.gold)
         for victim in self.victims:
             victim.calibrate(self.examples, self._range(victim), named=self._named(victim),
                              shared=shared)
@@ -85,7 +92,7 @@ class Attacker:
         try:
             for example, victim, direction, method in units:
                 setup = AttackSetup(example, victim, self.gold, direction, self.params,
-                                    self.examples)
+                                    self.examples, self.fresh_gold)
                 record = method.run(setup)
                 records.append(record)
                 if handle is not None:
@@ -117,11 +124,12 @@ class Attacker:
         if self.generator is not None:
             info["generator"] = self.generator.signature()
             info["usage"] = asdict(self.generator.usage)
+        above, below = (">", "<") if self.params.paper else (">=", "<=")
         notes = [
-            "ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold >= tau+ "
-            "and gold - victim >= delta for good; gold <= tau- and victim - gold >= delta for "
-            "bad); 95% Wilson intervals; queries = distinct texts the victim scored per attack, "
-            "the start included.",
+            f"ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold {above} "
+            f"tau+ and gold - victim >= delta for good; gold {below} tau- and victim - gold >= "
+            "delta for bad); 95% Wilson intervals; queries = distinct texts the victim scored "
+            "per attack, the start included.",
             "The gold judge stands in for human readers: a success is only as real as the "
             "gold's rating (paper 004 checks its gold by hand)."]
         fitted = [m.label for m in [*self.victims, *self.gold.members]

@@ -176,6 +176,21 @@ def gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
     return gold
 
 
+#: how far a fresh gold judge's seeds lie from the search's (sample i of the search asks with
+#: seed + i, re-asks included): far enough that no search-time sample is drawn again
+FRESH_SEED_SHIFT = 1_000_000
+
+
+def fresh_gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
+    """The gold of `spec` drawing fresh samples: a judge with its seed moved by
+    `FRESH_SEED_SHIFT` (so neither the response cache nor the score cache returns the search's
+    ratings); any other evaluator as it is, since it would give the same score again."""
+    name, params = parse_spec(spec)
+    if name == "judge":
+        params["seed"] = int(params.get("seed", 0)) + FRESH_SEED_SHIFT
+    return gold_evaluator({"name": name, **params}, samples)
+
+
 class Gold:
     """The human proxy: one evaluator or the mean of several (an ensemble), each on 0-100."""
 
@@ -194,6 +209,12 @@ class Gold:
                   shared: ScaleReference | None = None) -> None:
         for member in self.members:
             member.calibrate(examples, shared=shared)
+
+    def adopt_scales(self, other: Gold) -> None:
+        """Take `other`'s 0-100 maps member by member (a fresh gold rates on the search gold's
+        scale, not on one fitted to its own ratings)."""
+        for mine, theirs in zip(self.members, other.members, strict=True):
+            mine.scale = theirs.scale
 
     def score(self, example: Example, texts: Sequence[str]) -> list[Measured]:
         per_member = [m.score(example, texts) for m in self.members]

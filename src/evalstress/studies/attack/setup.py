@@ -17,7 +17,13 @@ from evalstress.studies.attack.methods import make_methods
 from evalstress.studies.attack.normalise import DEFAULT_PERCENTILES, ScaleReference, parse_range
 from evalstress.studies.attack.objective import AttackParams, parse_directions
 from evalstress.studies.attack.run import Attacker
-from evalstress.studies.attack.scoring import Gold, Victim, gold_evaluator, split_victim_spec
+from evalstress.studies.attack.scoring import (
+    Gold,
+    Victim,
+    fresh_gold_evaluator,
+    gold_evaluator,
+    split_victim_spec,
+)
 
 
 def resolve_criteria(value: str | None) -> str | None:
@@ -95,11 +101,14 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
                                   reference_mode=reference))
     distinct_victims([v.evaluator for v in victim_list])
     golds = [gold_evaluator(spec, params.gold_samples) for spec in gold]
-    configure_caches([*(v.evaluator for v in victim_list), *golds], cache_dir, no_cache)
+    fresh = ([fresh_gold_evaluator(spec, params.gold_samples) for spec in gold]
+             if params.rescore_final else [])
+    configure_caches([*(v.evaluator for v in victim_list), *golds, *fresh], cache_dir, no_cache)
     return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
                     method_list, directions, params, ranges=parse_ranges(ranges),
                     scale_references=scale_references, protocol=protocol, generator=gen,
-                    progress=progress)
+                    progress=progress,
+                    fresh_gold=Gold(fresh, cache=cache, progress=progress) if fresh else None)
 
 
 def distinct_victims(evaluators: list[Evaluator]) -> None:
@@ -113,7 +122,8 @@ def distinct_victims(evaluators: list[Evaluator]) -> None:
 
 
 def close(attacker: Attacker) -> None:
-    for victim in [*attacker.victims, *attacker.gold.members]:
+    fresh = attacker.fresh_gold.members if attacker.fresh_gold is not None else []
+    for victim in [*attacker.victims, *attacker.gold.members, *fresh]:
         victim.evaluator.close()
     if attacker.generator is not None:
         attacker.generator.close()

@@ -38,9 +38,12 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any],
     picked = {k: settings.pop(k) for k in ATTACK_KEYS if k in settings}
     chosen = resolve(picked.get("protocol"), stop_rule=settings.pop("stop_rule", None),
                      reference=picked.get("reference"), patience=settings.pop("patience", None),
-                     generator=picked.get("generator"))
+                     generator=picked.get("generator"),
+                     rescore_final=settings.pop("rescore_final", None))
     params = AttackParams.from_options({**settings, "stop_rule": chosen.stop_rule,
-                                        "patience": chosen.patience})
+                                        "patience": chosen.patience,
+                                        "protocol": chosen.protocol,
+                                        "rescore_final": chosen.rescore_final})
     victims = picked.get("victims")
     if not victims:
         pairs = run.table[["evaluator", "aspect"]].drop_duplicates().itertuples(index=False)

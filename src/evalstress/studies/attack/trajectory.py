@@ -53,9 +53,14 @@ class Trajectory:
         self.items.append(candidate)
         self._texts.add(candidate.text)
 
-    def top(self, k: int) -> list[Candidate]:
+    def top(self, k: int, *, later_ties: bool = False) -> list[Candidate]:
         """The k highest-feedback candidates in ascending order of feedback, as the prompt shows
-        them (paper 004, sec. 3.3); among equal scores the earlier candidate ranks higher."""
+        them (paper 004, sec. 3.3). Among equal scores the earlier candidate ranks higher (kept
+        first, shown nearer the end); with `later_ties` (the paper protocol) the later one does,
+        as the released code's stable ascending sort, whose last k it shows, leaves it."""
+        if later_ties:
+            order = sorted(range(len(self.items)), key=lambda i: (self.items[i].feedback, i))
+            return [self.items[i] for i in order[-k:]]
         order = sorted(range(len(self.items)), key=lambda i: (-self.items[i].feedback, i))[:k]
         return [self.items[i] for i in sorted(order, key=lambda i: (self.items[i].feedback, -i))]
 
