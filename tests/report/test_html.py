@@ -75,7 +75,7 @@ def test_banners_for_missing_scores_and_inconclusive_tests():
     html = render_html(results)
     assert "8 missing scores" in html and "over 10 texts sent to evaluators" in html
     assert "banner severe" in html  # most scores missing
-    assert "1 tests are INCONCLUSIVE" in html
+    assert "1 test is INCONCLUSIVE" in html
     assert "v v-inconclusive" in html and ">INCONCLUSIVE<" in html
 
 

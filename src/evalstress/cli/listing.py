@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
+from evalstress.core.wording import plural
 from evalstress.evaluators.base import Evaluator, printable_form
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
@@ -76,6 +77,6 @@ def list_command(
         for name in builtin_suites():
             s = load_suite(name)
             console.print(f"[bold]{name}[/]: {s.description} "
-                          f"({len(s.perturbations)} perturbations, {len(s.seeds)} seeds)")
+                          f"({plural(len(s.perturbations), 'perturbation')}, {plural(len(s.seeds), 'seed')})")
     else:
         raise fail(f"cannot list '{what}': choose perturbations, evaluators or suites")

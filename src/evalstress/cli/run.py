@@ -24,6 +24,7 @@ from evalstress.cli.guard import keeps
 from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.strict import ConfigError
+from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import long_text_skips
@@ -88,7 +89,7 @@ def _warn_long_rows(result: RunResult) -> None:
     for reason in long_rows[:5]:
         err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
     if len(long_rows) > 5:
-        err.print(f"[yellow]warning:[/] and {len(long_rows) - 5} more rows beyond the limit")
+        err.print(f"[yellow]warning:[/] and {plural(len(long_rows) - 5, 'more row')} beyond the limit")
 
 
 def job_from(settings: RunSettings, **extra: Any) -> StressJob:

@@ -13,6 +13,7 @@ from evalstress.analyses.outcomes import outcomes
 from evalstress.cli.common import app, console, fail
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
+from evalstress.core.wording import plural
 from evalstress.engine.outdir import check_not_run_file
 from evalstress.engine.variantfile import export_variants
 from evalstress.report.rundir import RunDirError, read_run
@@ -161,7 +162,7 @@ def check_command(
             "evalstress": results.get("evalstress", "")}), encoding="utf-8")
     for c in checks:
         typer.echo(("ok    " if c.ok else "FAIL  ") + c.reason)
-    typer.echo(f"{len(checks) - len(broken)} of {len(checks)} expectations met")
+    typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")
     raise typer.Exit(1 if broken else 0)
 
 
@@ -215,4 +216,4 @@ def export_command(
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
         raise fail(cannot_write(exc, variants)) from None
-    console.print(f"Wrote {count} variants to {variants}")
+    console.print(f"Wrote {plural(count, 'variant')} to {variants}")

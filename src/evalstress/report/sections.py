@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, tally
+from evalstress.core.wording import plural
 from evalstress.report.common import (
     Raw,
     anchor,
@@ -84,7 +85,7 @@ def overview(outcomes: Sequence[Outcome], short: Mapping[str, str]) -> str:
     parts = [
         "<p class='tally'>"
         f"<span class='v v-pass'>{counts['pass']} pass</span> "
-        f"<span class='v v-fail'>{counts['fail']} blind spots</span> "
+        f"<span class='v v-fail'>{plural(counts['fail'], 'blind spot')}</span> "
         f"<span class='v v-inconclusive'>{counts['inconclusive']} inconclusive</span> "
         f"<span class='v v-not-applicable'>{counts['not-applicable']} not applicable</span>"
         "<span class='note'> · click a cell for its details; hover for the numbers</span></p>"]
@@ -635,7 +636,7 @@ def combination(outcomes: Sequence[Outcome], short: Mapping[str, str]) -> str:
         return label_html(evaluator, short, aspect).html
 
     parts = [f"<p>Smallest set passing the most tests: <b>{' + '.join(map(name, result.best)) or '–'}"
-             f"</b> — passes {result.covered} of {total} tests"
+             f"</b> — passes {result.covered} of {plural(total, 'test')}"
              + ("" if result.exact else " (greedy: too many candidates for an exact search)")
              + ".</p>"]
     if result.alternatives:

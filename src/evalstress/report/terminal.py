@@ -17,6 +17,7 @@ from rich.table import Table
 
 from evalstress.analyses.adversarial import AdversarialResult
 from evalstress.analyses.blindspot import BlindspotResult
+from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.report import meant_for
 from evalstress.report.renderers import TERMINAL, terminal_tables
@@ -79,9 +80,10 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
     """Counts, the blind-spot table and its verdict line; `untrusted` names evaluators whose
     scores are mostly missing, so the line does not read as a clean bill of health for them."""
     plan = run.plan
-    console.print(f"[bold]{len(plan.examples)}[/] examples, [bold]{len(plan.variants)}[/] variants, "
-                  f"{len(plan.skips)} skipped (perturbation not applicable), "
-                  f"{plan.parses} texts parsed")
+    console.print(f"[bold]{plural(len(plan.examples), 'example')}[/], "
+                  f"[bold]{plural(len(plan.variants), 'variant')}[/], "
+                  f"{len(plan.skips):,} skipped (perturbation not applicable), "
+                  f"{plural(plan.parses, 'text')} parsed")
     for label, stats in run.stats.items():
         console.print(f"  {_t(label)}: {stats.requested} score requests, {stats.distinct} distinct, "
                       f"{stats.cached} from cache, {stats.scored} scored in {stats.calls} batches, "
@@ -95,8 +97,9 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                     for r in blind.rows]
         counts = {v: verdicts.count(v) for v in ("pass", "fail", "inconclusive",
                                                  "not-applicable")}
-        console.print(f"{counts['pass']} of {len(verdicts)} tests pass; {counts['fail']} blind "
-                      f"spots found" + (f", {counts['inconclusive']} inconclusive"
+        console.print(f"{counts['pass']} of {plural(len(verdicts), 'test passes', 'tests pass')}; "
+                      f"{plural(counts['fail'], 'blind spot')} found"
+                      + (f", {counts['inconclusive']} inconclusive"
                                         if counts["inconclusive"] else "")
                       + (f", {counts['not-applicable']} not applicable (the evaluator is not "
                          "meant for them)" if counts["not-applicable"] else "") + ".")
