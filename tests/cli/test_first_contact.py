@@ -110,3 +110,9 @@ def test_one_blind_spot_is_counted_in_the_singular(one_seed_swaps: str) -> None:
     blind spot among ROUGE's three aspects; ROUGE-2's word pairs break and it passes."""
     assert "2 of 3 tests pass; 1 blind spot found." in one_seed_swaps
     assert "2 examples, " in one_seed_swaps
+
+
+def test_a_one_seed_run_says_one_seed_and_no_lower_is_better_legend(one_seed_swaps: str) -> None:
+    """--seeds 1: the title counts one seed; ROUGE is higher-is-better, so no ↓ legend."""
+    assert "mean score over 1 seed as noise grows" in one_seed_swaps
+    assert "lower is better" not in one_seed_swaps

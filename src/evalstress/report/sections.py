@@ -19,6 +19,7 @@ from evalstress.report.common import (
     esc,
     label_html,
     num,
+    spread,
     table,
     verdict_badge,
 )
@@ -163,7 +164,8 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
         for row in rows:
             o = by_key.get((evaluator, aspect, str(row["perturbation"])))
             points = sorted(row.get("points") or [], key=lambda p: p["noise_ratio"])
-            curve = " → ".join(f"{num(p['mean'])}±{num(p.get('std'), 2)}" for p in points)
+            curve = " → ".join(f"{num(p['mean'])}±{num(spread(p.get('std'), p['mean']), 2)}"
+                               for p in points)
             ratios = (f"{points[0]['noise_ratio']:.2f}–{points[-1]['noise_ratio']:.2f}"
                       if points else "–")
             verdict = o.verdict if o else row.get("verdict")
@@ -607,7 +609,8 @@ def style(data: Mapping[str, Any], context: SectionContext) -> str:
         for name in ("original", "perturbed"):
             d = r.get(name) or {}
             rows.append([label_html(str(r["evaluator"]), short, str(r["aspect"])), name,
-                         d.get("n"), d.get("n_missing"), d.get("mean"), d.get("std"),
+                         d.get("n"), d.get("n_missing"), d.get("mean"),
+                         spread(d.get("std"), d.get("mean")),
                          d.get("minimum"), d.get("median"), d.get("maximum")])
     return table(["evaluator / aspect", "set", "n", "missing", "mean", "std", "min", "median",
                   "max"], rows, left=2)

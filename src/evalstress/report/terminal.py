@@ -20,6 +20,7 @@ from evalstress.analyses.blindspot import BlindspotResult
 from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.report import meant_for
+from evalstress.report.common import spread
 from evalstress.report.renderers import TERMINAL, terminal_tables
 
 
@@ -43,7 +44,9 @@ VERDICT_CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]",
 
 def blindspot_table(result: BlindspotResult,
                     applies: Callable[[str, str], bool] | None = None) -> Table:
-    table = Table(title="Blind-spot tests (paper 002): mean score over 5 seeds as noise grows",
+    seeds = max((p.n_seeds for row in result.rows for p in row.points), default=0)
+    over = f" over {plural(seeds, 'seed')}" if seeds else ""
+    table = Table(title=f"Blind-spot tests (paper 002): mean score{over} as noise grows",
                   header_style="bold")
     table.add_column("evaluator / aspect")
     table.add_column("perturbation")
@@ -68,7 +71,8 @@ def blindspot_table(result: BlindspotResult,
             "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
             VERDICT_CELL[verdict],
         )
-    table.caption = (f"↓ lower is better. rank: every severity scores below gold; mono: no rise as "
+    lower = "↓ lower is better. " if any(not r.higher_is_better for r in result.rows) else ""
+    table.caption = (f"{lower}rank: every severity scores below gold; mono: no rise as "
                      f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
                      "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
                      "scores missing. Standard deviations are in results.json and report.html.")
@@ -253,8 +257,8 @@ def style_table(result: Any) -> Table:
         for name, d in (("original", row.original), ("perturbed", row.perturbed)):
             table.add_row(_t(f"{row.evaluator} / {row.aspect}"), name, str(d.n),
                           str(d.n_missing),
-                          *(_opt(v) for v in (d.mean, d.std, d.minimum, d.q25, d.median, d.q75,
-                                              d.maximum)))
+                          *(_opt(v) for v in (d.mean, spread(d.std, d.mean), d.minimum, d.q25,
+                                              d.median, d.q75, d.maximum)))
     return table
 
 
