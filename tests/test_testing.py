@@ -84,7 +84,7 @@ def test_assert_passes_and_the_fixture_inside_pytest(pytester: pytest.Pytester) 
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*AssertionError: evalstress suite '*tiny.yaml': 1 of 1 expectations not met:*",
-        "*1 tests fail, more than the 0 allowed: constant/score:truncation*",
+        "*1 test fails, more than the 0 allowed: constant/score:truncation*",
         "*report: *report.html*",
     ])
 

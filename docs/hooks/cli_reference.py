@@ -39,6 +39,8 @@ def _names(param: Any) -> str:
 
 def command_markdown(command: Any, path: list[str], level: int = 2) -> list[str]:
     """The section of one command (and of its subcommands, one level deeper)."""
+    from evalstress.cli.helpformat import placeholder
+
     name = " ".join(path)
     out = [f"{'#' * level} {name}", ""]
     ctx = command.context_class(command, info_name=name)
@@ -55,6 +57,7 @@ def command_markdown(command: Any, path: list[str], level: int = 2) -> list[str]
         for param in params:
             shown = getattr(param, "display_type", None)
             kind = str(shown(ctx) if callable(shown) else "").strip("<>")
+            kind = placeholder(param) or kind  # as --help names values: TEXT, N, NUMBER, PATH
             if getattr(param, "is_flag", False):
                 kind = "flag"
             out.append(f"| {_names(param)} | {_cell(kind)} | {_default(param)} | "

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from evalstress.analyses.blindspot import blindspot
+from evalstress.analyses.blindspot import BlindspotRow, blindspot
 from evalstress.core.records import ORIGINAL, SCORE_COLUMNS
 
 
@@ -177,3 +177,10 @@ def test_a_perturbation_with_no_score_stays_in_the_results() -> None:
     assert rows["t"].n_empty_severities == 2
     assert json.loads(json.dumps(rows["t"].to_dict()))["gold"] == pytest.approx(1.0)
     assert rows["u"].verdict == "pass"
+
+
+def test_an_empty_severity_is_counted_in_the_singular() -> None:
+    row = BlindspotRow("bleu", "bleu", "negation", True, float("nan"), [], 0.0, False, False,
+                       n_scores=4, n_missing=4, n_empty_severities=1)
+    assert row.inconclusive_reason == "1 severity has no score at all"
+    assert row.verdict == "inconclusive"

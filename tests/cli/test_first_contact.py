@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
@@ -91,3 +92,27 @@ def test_run_help_says_what_runs_without_data() -> None:
     out = _text(ran.output)
     assert f"No data given: using the built-in corpus (2 of its {len(rows)} examples" in out
     assert "Dry run: 2 examples" in out
+
+
+@pytest.fixture(scope="module")
+def one_seed_swaps(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The terminal output of ROUGE on swapped neighbours, one seed, two built-in examples."""
+    out = tmp_path_factory.mktemp("swaps") / "run"
+    result = runner.invoke(app, ["run", "-e", "rouge", "-p", "local-swap", "--seeds", "1",
+                                 "--limit", "2", "--out", str(out), "--workers", "1",
+                                 "--no-cache"])
+    assert result.exit_code == 0, result.output
+    return _text(result.output)
+
+
+def test_one_blind_spot_is_counted_in_the_singular(one_seed_swaps: str) -> None:
+    """ROUGE-1 counts words, not their order, so swapping neighbours cannot move it: its one
+    blind spot among ROUGE's three aspects; ROUGE-2's word pairs break and it passes."""
+    assert "2 of 3 tests pass; 1 blind spot found." in one_seed_swaps
+    assert "2 examples, " in one_seed_swaps
+
+
+def test_a_one_seed_run_says_one_seed_and_no_lower_is_better_legend(one_seed_swaps: str) -> None:
+    """--seeds 1: the title counts one seed; ROUGE is higher-is-better, so no ↓ legend."""
+    assert "mean score over 1 seed as noise grows" in one_seed_swaps
+    assert "lower is better" not in one_seed_swaps

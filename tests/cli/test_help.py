@@ -77,3 +77,43 @@ def test_every_command_help_fits_80_columns_and_keeps_its_text(path: tuple[str, 
             continue
         column = _description_column(lines, option, text.split()[0])
         assert column is not None and 80 - column >= 30, (option, result.output)
+
+
+def _options_section(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Options")), len(lines))
+    return lines[start:]
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_help_at_80_columns_breaks_lines_between_words_only(path: tuple[str, ...],
+                                                            command: Any) -> None:
+    """Every word of every option's help is printed whole: never cut where the column ends
+    (`max_concu` / `rrency`) nor after a hyphen (`--variant-` / `map`)."""
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    printed = set(result.output.split())
+    for param in command.params:
+        if getattr(param, "hidden", False):
+            continue
+        cut = [word for word in (getattr(param, "help", None) or "").split()
+               if word not in printed]
+        assert not cut, (param.name, cut, result.output)
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_option_values_read_as_placeholders(path: tuple[str, ...], command: Any) -> None:
+    """A value is TEXT, N, NUMBER or PATH (or a command's own name for it), not a Python type
+    such as <list[str]> or <int range>; an off-by-default switch is one flag, not
+    `--no-cache / --no-no-cache [default: no-no-cache]`."""
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    options = "\n".join(_options_section(result.output))
+    for python_type in ("<list[", "range>", "<int>", "<float>", "<str>", "<path>", "--no-no-"):
+        assert python_type not in options, (python_type, result.output)
+
+
+def test_run_help_names_its_values() -> None:
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
+    rows = {line.strip().split("  ")[0] for line in _options_section(result.output)}
+    assert {"-m, --map TEXT", "--seeds N", "--limit N", "--rel-tol NUMBER", "--out PATH",
+            "--no-cache"} <= rows, result.output

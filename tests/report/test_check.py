@@ -65,6 +65,9 @@ def test_met_expectations_exit_0(tmp_path: Path) -> None:
                    "--require", "bleu:truncation=fail", "--max-failures", "2", "--min-d", "1")
     assert result.exit_code == 0, result.output
     assert "4 of 4 expectations met" in result.output
+    assert "rouge/rougeL:truncation=pass: 1 verdict is pass" in result.output
+    assert "1 test fails (at most 2 allowed)" not in result.output  # two fail: bleu and rouge1
+    assert "2 tests fail (at most 2 allowed)" in result.output
 
 
 def test_broken_expectations_exit_1_with_one_line_each(tmp_path: Path) -> None:
@@ -191,10 +194,10 @@ def test_a_run_whose_every_test_is_not_applicable_has_nothing_to_count(tmp_path:
     (run / "results.json").write_text(json.dumps(data))
     result = check(str(run))
     assert result.exit_code == 2, result.output
-    assert "none of the run's 1 tests applies to its evaluators" in " ".join(result.output.split())
+    assert "none of the run's 1 test applies to its evaluators" in " ".join(result.output.split())
     assert check(str(run), "--max-failures", "2").exit_code == 2
     met = check(str(run), "--require", "rep:truncation=not-applicable")
-    assert met.exit_code == 0 and "1 of 1 expectations met" in met.output, met.output
+    assert met.exit_code == 0 and "1 of 1 expectation met" in met.output, met.output
 
 
 def test_a_requirement_on_an_evaluator_the_run_lacks_is_an_input_error(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_banners_for_missing_scores_and_inconclusive_tests():
     html = render_html(results)
     assert "8 missing scores" in html and "over 10 texts sent to evaluators" in html
     assert "banner severe" in html  # most scores missing
-    assert "1 tests are INCONCLUSIVE" in html
+    assert "1 test is INCONCLUSIVE" in html
     assert "v v-inconclusive" in html and ">INCONCLUSIVE<" in html
 
 
@@ -136,8 +136,15 @@ def test_unreadable_runs_name_the_file(tmp_path: Path):
     with pytest.raises(RunDirError, match="no such file"):
         load_results(tmp_path)
     (tmp_path / "results.json").write_text("{\n oops", encoding="utf-8")
-    with pytest.raises(RunDirError, match=r"results.json: line 2: not valid JSON"):
+    with pytest.raises(RunDirError, match=r"results.json, line 2, column 2: not valid JSON: "
+                                          r"expected a field name"):
         load_results(tmp_path)
+    (tmp_path / "results.json").write_text('{"a": "x\ty"}', encoding="utf-8")  # a raw tab
+    with pytest.raises(RunDirError) as caught:
+        load_results(tmp_path)
+    assert "results.json, line 1, column 9: not valid JSON: invalid control character" \
+        in str(caught.value)
+    assert "character at" not in str(caught.value)  # not Python's message cut short
     (tmp_path / "results.json").write_text('{"schema_version": "2.0", "analyses": {}}')
     with pytest.raises(RunDirError, match="newer than this evalstress reads"):
         load_results(tmp_path)
@@ -234,3 +241,15 @@ def test_browser_names_a_damaged_score_table(tmp_path: Path):
     (tmp_path / "scores.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(RunDirError, match=r"scores\.parquet: cannot read"):
         browser_payload(tmp_path)
+
+
+def test_a_spread_of_float_rounding_prints_as_zero():
+    """Seeds that scored the same texts the same way differ only in the last bits of their mean:
+    the table shows no spread, where a real one still shows."""
+    results = hostile_results()
+    row = results["analyses"]["blindspot"]["rows"][0]
+    row["points"] = [{**row["points"][0], "mean": 14.694, "std": 1.8e-15},
+                     {**row["points"][0], "noise_ratio": 0.2, "mean": 13.5, "std": 0.25}]
+    html = render_html(results)
+    assert "14.694±0.00 → 13.500±0.25" in html
+    assert "e-15" not in html

@@ -35,6 +35,7 @@ import pandas as pd
 
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, perturbation_groups
+from evalstress.core.wording import plural
 
 COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
            "score", "higher_is_better", "status")
@@ -88,7 +89,8 @@ class BlindspotRow:
     def inconclusive_reason(self) -> str | None:
         """Why the data cannot support a pass or a fail, or None when it can."""
         if self.n_empty_severities:
-            return f"{self.n_empty_severities} severities have no score at all"
+            return (f"{plural(self.n_empty_severities, 'severity has', 'severities have')} no "
+                    "score at all")
         if self.n_scores and self.n_missing / self.n_scores > self.max_missing:
             return (f"{self.n_missing} of {self.n_scores} scores are missing "
                     f"(more than {self.max_missing:.0%})")

@@ -24,6 +24,7 @@ from evalstress.card.findings import Finding
 from evalstress.card.gate import Gate
 from evalstress.core.redact import redact_value
 from evalstress.core.version import __version__
+from evalstress.core.wording import plural
 
 #: the layout of card.json; keys are only added within a major version
 CARD_VERSION = "1.1"
@@ -66,7 +67,7 @@ def cost_text(cost: Mapping[str, Any]) -> str:
         seconds = (f"{build_seconds(cost):.0f} s when its methods ran (this card reused "
                    "them)")
     elif reused:
-        seconds += (f" ({len(reused)} method{'s' if len(reused) > 1 else ''} reused from an "
+        seconds += (f" ({plural(len(reused), 'method')} reused from an "
                     f"earlier run; {build_seconds(cost):.0f} s in all when they ran)")
     return f"{seconds}{calls}{tokens}"
 

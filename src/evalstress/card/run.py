@@ -29,6 +29,7 @@ from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import DataError
 from evalstress.core.records import Progress
 from evalstress.core.strict import ConfigError
+from evalstress.core.wording import plural
 from evalstress.engine.outdir import MARKER, OutDirError, OutLock, check_out_dir, write_marker
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
 from evalstress.engine.scoring import open_run_cache
@@ -318,9 +319,8 @@ def describe_method(plan: CardPlan, method: MethodPlan) -> str:
     if method.kind == "study":
         attack = method.attack
         examples = len(spread_over_tasks(plan.examples, attack.get("examples")))
-        return (f"{', '.join(attack['methods'])}, {examples} examples, both directions, up to "
+        return (f"{', '.join(attack['methods'])}, {plural(examples, 'example')}, both directions, up to "
                 f"{attack['budget']} queries per search")
-    seeds = "the suite's seeds" if method.seeds is None else (
-        f"{method.seeds} seed{'s' if method.seeds != 1 else ''}")
+    seeds = "the suite's seeds" if method.seeds is None else plural(method.seeds, "seed")
     protocol = f", protocol {method.protocol}" if method.protocol != "default" else ""
-    return f"suite {method.suite}, {len(plan.examples)} examples, {seeds}{protocol}"
+    return f"suite {method.suite}, {plural(len(plan.examples), 'example')}, {seeds}{protocol}"

@@ -107,7 +107,7 @@ def attack_command(
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
     = None,
-    no_cache: Annotated[bool, typer.Option(help="Score and generate everything afresh.")]
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score and generate everything afresh.")]
     = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,

@@ -58,7 +58,7 @@ def card_command(
         "each).")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
     = None,
-    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
     workers: Annotated[int | None, typer.Option(
         min=0, help="Processes for perturbations and CPU-bound metrics; 0: every core. "
         "Default: one for a card of up to 100 examples (starting workers costs more than "

@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
+from evalstress.cli.helpformat import WholeWordContext, name_placeholders
 from evalstress.core.bars import RichBars
 from evalstress.core.cache import SQLiteCache, default_cache_dir
 from evalstress.core.redact import redact
@@ -49,7 +50,8 @@ def terminal_width() -> int:
 def plain_help_when_narrow(group: Any) -> None:
     """Commands of `group` (and of its subgroups) print plain two-column help when the
     terminal is narrower than RICH_HELP_MIN_WIDTH; the same text, laid out to be read at 80
-    columns. Groups keep their rich command list, which wraps well at any width."""
+    columns, with lines broken between words only. Groups keep their rich command list, which
+    wraps well at any width."""
     if terminal_width() >= RICH_HELP_MIN_WIDTH:
         return
     for command in getattr(group, "commands", {}).values():
@@ -57,6 +59,7 @@ def plain_help_when_narrow(group: Any) -> None:
             plain_help_when_narrow(command)
         else:
             command.rich_markup_mode = None
+            command.context_class = WholeWordContext
 
 
 class EvalstressGroup(GuardedGroup):
@@ -64,6 +67,7 @@ class EvalstressGroup(GuardedGroup):
     error (`GuardedGroup`), and help stays readable in a narrow terminal."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        name_placeholders(self)
         plain_help_when_narrow(self)
         return super().main(*args, **kwargs)
 

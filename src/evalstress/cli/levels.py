@@ -45,8 +45,9 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
 def criteria_levels_command(
     data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
     judge: Annotated[str, typer.Option(
-        "--judge", "-j", help="The LLM judge, without level=: e.g. 'judge:model=m,base_url="
-        "http://127.0.0.1:8080/v1,aspect=fluency coherence informativeness'.")],
+        "--judge", "-j", help="The LLM judge, without level=: e.g. 'judge:model=m,base_url=URL,"
+        "aspect=fluency coherence informativeness' (URL: the server's /v1 address, such as "
+        "http://127.0.0.1:8080/v1).")],
     levels: Annotated[str, typer.Option(
         help="Comma-separated criteria levels to compare.")] = ALL_LEVELS,
     suite: Annotated[str, typer.Option(
@@ -65,7 +66,7 @@ def criteria_levels_command(
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
     = None,
-    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     force: ForceOption = False,
 ) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from evalstress.cli.common import app, console, fail
+from evalstress.cli.helpformat import wrap_words
+from evalstress.core.wording import plural
 from evalstress.evaluators.base import Evaluator, printable_form
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
@@ -24,6 +26,24 @@ def evaluator_info(cls: type[Evaluator]) -> dict[str, Any]:
               for key, param in (cls.PARAMS or {}).items()}
     return {"description": cls.description, "level": cls.level,
             "signature": printable_form(cls), "params": params}
+
+
+#: how far an item's lines sit under its name
+INDENT = 4
+
+
+def print_entry(name: str, about: str, lines: Sequence[str], *, dim: int = 0) -> None:
+    """One listed item: its name and a note on one line, then each of `lines` indented under
+    it (the first `dim` of them dimmed), wrapped to the terminal between words only, a line's
+    continuation two columns deeper: a table's narrow columns would cut names and words."""
+    console.print(f"[bold]{escape(name)}[/]  [dim]{escape(about)}[/]", soft_wrap=True,
+                  highlight=False)
+    for number, line in enumerate(lines):
+        parts = wrap_words(line, max(console.width - INDENT - 2, 20))
+        for indent, part in zip([INDENT] + [INDENT + 2] * len(parts), parts, strict=False):
+            console.print(" " * indent + part, style="dim" if number < dim else None,
+                          markup=False, highlight=False, soft_wrap=True)
+    console.print()
 
 
 @app.command("list")
@@ -45,37 +65,29 @@ def list_command(
         if as_json:
             console.print_json(json.dumps(rows))
             return
-        table = Table(title="Perturbations", show_lines=False)
-        for column in ("name", "family", "level", "method", "grid", "damages", "preserves",
-                       "description"):
-            table.add_column(column, overflow="fold")
+        console.print("[bold]Perturbations[/]\n")
         for row in rows:
             grid = f"{row['severity_param']}: {', '.join(map(str, row['grid']))}"
-            table.add_row(row["name"], row["family"], row["level"], row["method"], grid,
-                          ", ".join(row["damages"]), ", ".join(row["preserves"]),
-                          row["description"])
-        console.print(table)
+            print_entry(row["name"], f"{row['family']}, {row['level']} level, {row['method']}",
+                        [row["description"], f"grid: {grid}",
+                         f"damages: {', '.join(row['damages'])}",
+                         f"preserves: {', '.join(row['preserves'])}"])
     elif what.startswith("eval"):
         evals = evaluator_registry()
         if as_json:
             console.print_json(json.dumps({n: evaluator_info(c) for n, c in evals.items()}))
             return
-        table = Table(title="Evaluators", show_lines=True)
-        table.add_column("name", overflow="fold")
-        table.add_column("level")
-        table.add_column("parameters: name = default (kind)", overflow="fold")
-        table.add_column("description", overflow="fold")
+        console.print("[bold]Evaluators[/] (parameters: name = default (kind))\n")
         for name, cls in evals.items():
             info = evaluator_info(cls)
-            shown = "\n".join(f"{key} = {p['default']} ({p['kind']})"
-                              for key, p in info["params"].items())
-            table.add_row(f"{name}\n[dim]{escape(info['signature'])}[/]", cls.level,
-                          escape(shown or "(its constructor's keywords)"), cls.description)
-        console.print(table)
+            shown = [f"{key} = {p['default']} ({p['kind']})" for key, p in info["params"].items()]
+            print_entry(name, f"{cls.level} level",
+                        [info["signature"], cls.description,
+                         *(shown or ["(its constructor's keywords)"])], dim=1)
     elif what.startswith("suite"):
         for name in builtin_suites():
             s = load_suite(name)
             console.print(f"[bold]{name}[/]: {s.description} "
-                          f"({len(s.perturbations)} perturbations, {len(s.seeds)} seeds)")
+                          f"({plural(len(s.perturbations), 'perturbation')}, {plural(len(s.seeds), 'seed')})")
     else:
         raise fail(f"cannot list '{what}': choose perturbations, evaluators or suites")

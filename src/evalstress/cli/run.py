@@ -24,6 +24,7 @@ from evalstress.cli.guard import keeps
 from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.strict import ConfigError
+from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import long_text_skips
@@ -88,7 +89,7 @@ def _warn_long_rows(result: RunResult) -> None:
     for reason in long_rows[:5]:
         err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
     if len(long_rows) > 5:
-        err.print(f"[yellow]warning:[/] and {len(long_rows) - 5} more rows beyond the limit")
+        err.print(f"[yellow]warning:[/] and {plural(len(long_rows) - 5, 'more row')} beyond the limit")
 
 
 def job_from(settings: RunSettings, **extra: Any) -> StressJob:
@@ -122,7 +123,7 @@ def quickstart(
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N built-in examples.")]
     = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     workers: Annotated[int | None, typer.Option(
         help="Processes for perturbations and CPU-bound metrics; 0 (default): every core.")]
@@ -174,7 +175,7 @@ def run_command(
     rel_tol: Annotated[float | None, typer.Option(
         min=0.0, help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option(help="Score everything afresh.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
@@ -200,8 +201,8 @@ def run_command(
     = False,
     generator: Annotated[str | None, typer.Option(
         help="LLM that writes the LLM perturbations (paper 000's attacks, paper 003's LLM "
-        "half): 'model=NAME,base_url=URL,temperature=0.7,max_concurrency=16'. Same cache and "
-        "retries as judges.")] = None,
+        "half), a spec of comma-separated KEY=VALUE pairs: 'model=NAME,base_url=URL', also "
+        "temperature=0.7, max_concurrency=16. Same cache and retries as judges.")] = None,
     verifier: Annotated[str | None, typer.Option(
         help="Optional second LLM (same spec) that checks each accepted rewrite (uncommon-phrase: "
         "each changed sentence means the same both ways; rewriting-and-insertion: the text "

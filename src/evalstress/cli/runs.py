@@ -13,6 +13,7 @@ from evalstress.analyses.outcomes import outcomes
 from evalstress.cli.common import app, console, fail
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
+from evalstress.core.wording import plural
 from evalstress.engine.outdir import check_not_run_file
 from evalstress.engine.variantfile import export_variants
 from evalstress.report.rundir import RunDirError, read_run
@@ -93,7 +94,13 @@ def compare_command(
     Prints the verdicts that changed (a regression is a pass that became anything else) and
     writes both verdict grids, row by row, to one HTML page.
     """
-    from evalstress.report.compare import changes, paired_outcomes, relabelled, render_compare
+    from evalstress.report.compare import (
+        changes,
+        paired_outcomes,
+        relabelled,
+        render_compare,
+        unchanged_note,
+    )
 
     writable(out, "--out", (run_a, run_b))
     a, b = (verdicts_of(run, "compare", applicable=False) for run in (run_a, run_b))
@@ -101,7 +108,8 @@ def compare_command(
         atomic_write_text(out, render_compare(a, b, name_a=str(run_a), name_b=str(run_b)))
     except OSError as exc:
         raise fail(cannot_write(exc, out)) from None
-    listed = changes(*paired_outcomes(a, b))
+    paired = paired_outcomes(a, b)
+    listed = changes(*paired)
     for label_b, label_a in relabelled(a, b).items():
         console.print(f"B's {escape(label_b)} is paired with A's {escape(label_a)}: the same "
                       "evaluator with the same parameters under another label.")
@@ -111,7 +119,7 @@ def compare_command(
     for c in listed:
         table.add_row(c.analysis, c.subject, c.test, c.before or "-", c.after or "-",
                       f"[red]{c.kind}[/]" if c.kind == "regression" else c.kind)
-    console.print(table if listed else "No verdict changed between the runs' common evaluators.")
+    console.print(table if listed else unchanged_note(*paired))
     console.print(f"Wrote {out}")
 
 
@@ -161,7 +169,7 @@ def check_command(
             "evalstress": results.get("evalstress", "")}), encoding="utf-8")
     for c in checks:
         typer.echo(("ok    " if c.ok else "FAIL  ") + c.reason)
-    typer.echo(f"{len(checks) - len(broken)} of {len(checks)} expectations met")
+    typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")
     raise typer.Exit(1 if broken else 0)
 
 
@@ -215,4 +223,4 @@ def export_command(
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
         raise fail(cannot_write(exc, variants)) from None
-    console.print(f"Wrote {count} variants to {variants}")
+    console.print(f"Wrote {plural(count, 'variant')} to {variants}")

@@ -25,6 +25,7 @@ from evalstress.core.data import (
 )
 from evalstress.core.records import Progress
 from evalstress.core.strict import ConfigError, UnknownNameError
+from evalstress.core.wording import plural
 from evalstress.engine.generation import GenerationSetup, build_setup
 from evalstress.engine.pipeline import execution_sizes
 from evalstress.engine.planning import shard_examples
@@ -142,9 +143,9 @@ def corpus_note(examples: Sequence[Example], all_ids: Sequence[str]) -> str:
     """What a run without data runs on: '57 examples of 7 tasks', or '5 of its 57 examples'
     under a limit or a shard."""
     tasks = len({e.task for e in examples})
-    of_tasks = f"of {tasks} task{'s' if tasks != 1 else ''}"
-    share = (f"{len(examples)} examples {of_tasks}" if len(examples) == len(all_ids)
-             else f"{len(examples)} of its {len(all_ids)} examples, {of_tasks}")
+    of_tasks = f"of {plural(tasks, 'task')}"
+    share = (f"{plural(len(examples), 'example')} {of_tasks}" if len(examples) == len(all_ids)
+             else f"{len(examples)} of its {plural(len(all_ids), 'example')}, {of_tasks}")
     return (f"No data given: using the built-in corpus ({share}, written for evalstress); give "
             "DATA.jsonl to run on yours.")
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import TESTED, Outcome, outcomes
+from evalstress.core.wording import plural
 from evalstress.report.common import short_labels
 from evalstress.suites.expect import (
     CheckInputError,
@@ -100,7 +101,7 @@ def untested(results: Mapping[str, Any], found: Sequence[Outcome], *,
         return (f"the run has no test verdicts (its analyses: {analyses}; verdicts come from "
                 f"{', '.join(TESTED)})")
     if applicable and all(o.verdict == "not-applicable" for o in found):
-        return (f"none of the run's {len(found)} tests applies to its evaluators (every "
+        return (f"none of the run's {plural(len(found), 'test')} applies to its evaluators (every "
                 "verdict is not-applicable)")
     return None
 
@@ -140,8 +141,9 @@ def evaluate(results: Mapping[str, Any], expectations: Expectations, *,
                 f"{req.text}: expected {req.verdict}, got {first.verdict} on "
                 f"{first.analysis} {first.subject} {first.test}: {first.detail}{more}")))
         else:
-            checks.append(CheckResult(req.text, True, f"{req.text}: {len(chosen)} verdicts "
-                                                      f"are {req.verdict}"))
+            checks.append(CheckResult(req.text, True, f"{req.text}: "
+                                                      f"{plural(len(chosen), 'verdict is', 'verdicts are')} "
+                                                      f"{req.verdict}"))
     if expect.max_failures is not None:
         failed = [o for o in found if o.verdict == "fail"]
         name = f"max_failures={expect.max_failures}"
@@ -149,10 +151,11 @@ def evaluate(results: Mapping[str, Any], expectations: Expectations, *,
             listed = ", ".join(f"{o.subject}:{o.test}" for o in failed[:6])
             more = f", … ({len(failed) - 6} more)" if len(failed) > 6 else ""
             checks.append(CheckResult(name, False, (
-                f"{len(failed)} tests fail, more than the {expect.max_failures} allowed: "
+                f"{plural(len(failed), 'test fails', 'tests fail')}, more than the "
+                f"{expect.max_failures} allowed: "
                 f"{listed}{more}")))
         else:
-            checks.append(CheckResult(name, True, f"{len(failed)} tests fail "
+            checks.append(CheckResult(name, True, f"{plural(len(failed), 'test fails', 'tests fail')} "
                                                   f"(at most {expect.max_failures} allowed)"))
     if expect.min_d is not None:
         checks.extend(_min_d(results, expect.min_d))

@@ -32,6 +32,18 @@ def num(value: Any, digits: int = 3) -> str:
     return esc(value)
 
 
+#: a standard deviation below this share of its mean is rounding in the mean of equal scores
+FLOAT_NOISE = 1e-9
+
+
+def spread(std: Any, mean: Any) -> Any:
+    """A standard deviation to print: 0.0 where it is float rounding (seeds that scored the
+    same texts the same way give 14.694 ± 1.8e-15), else `std` as it is."""
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                  for v in (std, mean))
+    return 0.0 if numbers and abs(std) <= FLOAT_NOISE * abs(mean) else std
+
+
 def anchor(*parts: Any) -> str:
     """A safe, stable element id from any texts: readable prefix plus a short hash."""
     raw = "\x1f".join(str(p) for p in parts)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes, tally
+from evalstress.core.wording import plural
 from evalstress.report import sections
 from evalstress.report.common import esc, short_labels, table, verdict_badge
 from evalstress.report.html import asset
@@ -57,6 +58,20 @@ def changes(a: list[Outcome], b: list[Outcome], *, one_sided: bool = False) -> l
         if va != vb:
             out.append(Change(key[0], key[1], key[2], va, vb))
     return out
+
+
+def unchanged_note(a: list[Outcome], b: list[Outcome]) -> str:
+    """What to say when `changes` lists nothing: how many tests both runs have, or why no
+    verdict pairs up (no evaluator in common, or the common ones were tested on different
+    perturbations, as with two different suites)."""
+    common = {o.evaluator for o in a} & {o.evaluator for o in b}
+    if not common:
+        return "The runs share no evaluator, so no verdict pairs up."
+    shared = {_key(o) for o in a if o.evaluator in common} & {_key(o) for o in b}
+    if not shared:
+        return ("The runs share no test: their common evaluators were not tested on the same "
+                "perturbations, so no verdict pairs up.")
+    return f"No verdict changed on the {plural(len(shared), 'test')} both runs have."
 
 
 def _identity(entry: Any) -> str | None:
@@ -137,11 +152,7 @@ def render_compare(results_a: Mapping[str, Any], results_b: Mapping[str, Any], *
                            [[c.analysis, c.subject, c.test, verdict_badge(c.before),
                              verdict_badge(c.after), c.kind] for c in listed], left=3))
     else:
-        common = {o.evaluator for o in found_a} & {o.evaluator for o in found_b}
-        parts.append("<p class='note'>" + (
-            "No verdict changed." if common else
-            "The runs share no evaluator, so no verdict pairs up: compare the rows above.")
-            + "</p>")
+        parts.append(f"<p class='note'>{esc(unchanged_note(found_a, found_b))}</p>")
     for label_b, label_a in renamed.items():
         parts.append(f"<p class='note'>B's {esc(label_b)} is paired with A's {esc(label_a)}: the "
                      "same evaluator with the same parameters under another label.</p>")

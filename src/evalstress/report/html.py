@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes
+from evalstress.core.wording import plural
 from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels
 from evalstress.report.renderers import SECTIONS, SectionContext
@@ -84,16 +85,16 @@ def banners(results: Mapping[str, Any], found: Sequence[Outcome]) -> list[str]:
     unsure = [o for o in found if o.verdict == "inconclusive"]
     if unsure:
         reasons = list(dict.fromkeys(o.detail.split(";")[0] for o in unsure))
-        out.append(f"<div class='banner' role='alert'><b>{len(unsure)} tests are "
+        out.append(f"<div class='banner' role='alert'><b>{plural(len(unsure), 'test is', 'tests are')} "
                    "INCONCLUSIVE</b>: too few examples to reach significance, or too many "
                    f"missing scores, so no pass or fail is given. e.g. {esc(reasons[0])}"
-                   + (f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else "")
+                   + (f" (and {plural(len(reasons) - 1, 'other reason')})" if len(reasons) > 1 else "")
                    + "</div>")
     notes = [str(n) for data in (results.get("analyses") or {}).values()
              if isinstance(data, Mapping) for n in data.get("notes") or []]
     if not results.get("analyses"):
         out.append("<div class='banner'>This run has no analyses.</div>")
-    return out + ([f"<p class='note'>{len(notes)} analysis notes below.</p>"] if notes else [])
+    return out + ([f"<p class='note'>{plural(len(notes), 'analysis note')} below.</p>"] if notes else [])
 
 
 def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
@@ -130,8 +131,8 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
     suite = (results.get("suite") or {}).get("name", "")
     meta = " · ".join(x for x in (
         f"suite {suite}" if suite else "",
-        f"{counts['examples']:,} examples" if isinstance(counts.get("examples"), int) else "",
-        f"{counts['variants']:,} variants" if isinstance(counts.get("variants"), int) else "",
+        plural(counts["examples"], "example") if isinstance(counts.get("examples"), int) else "",
+        plural(counts["variants"], "variant") if isinstance(counts.get("variants"), int) else "",
         f"{len(results.get('evaluators') or {})} evaluators",
         str(results.get("created") or "")) if x)
     toc = " ".join(f"<a href='#{esc(name)}'>{esc(sections.SECTION_TITLES.get(name, name))}</a>"

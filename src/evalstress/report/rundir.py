@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError
 from evalstress.core.records import ORIGINAL
+from evalstress.core.userfile import json_problem
 from evalstress.engine import variantfile
 
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
@@ -53,7 +54,7 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise RunDirError(f"{path}: cannot read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise RunDirError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        raise broken_json(path, exc.lineno, exc) from None
     if not isinstance(data, dict) or not isinstance(data.get("analyses", {}), dict):
         raise RunDirError(f"{path}: not an evalstress results file (no 'analyses' mapping)")
     version = str(data.get("schema_version", "1.0"))
@@ -109,6 +110,13 @@ def read_run(run_dir: str | Path) -> dict[str, Any]:
     return results
 
 
+def broken_json(path: Path, line: int, exc: json.JSONDecodeError) -> RunDirError:
+    """A run file's broken JSON, located by line and column and said in words (Python's own
+    message ends in a dangling "at" once its position text is cut off)."""
+    where = DataError(path, line, None, f"not valid JSON: {json_problem(exc)}", column=exc.colno)
+    return RunDirError(str(where))
+
+
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, 1):
@@ -117,7 +125,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise RunDirError(f"{path}: line {line_no}: not valid JSON ({exc.msg})") from None
+                raise broken_json(path, line_no, exc) from None
             if not isinstance(record, dict):
                 raise RunDirError(f"{path}: line {line_no}: expected a JSON object")
             yield line_no, record

@@ -12,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, tally
+from evalstress.core.wording import plural
 from evalstress.report.common import (
     Raw,
     anchor,
     esc,
     label_html,
     num,
+    spread,
     table,
     verdict_badge,
 )
@@ -84,7 +86,7 @@ def overview(outcomes: Sequence[Outcome], short: Mapping[str, str]) -> str:
     parts = [
         "<p class='tally'>"
         f"<span class='v v-pass'>{counts['pass']} pass</span> "
-        f"<span class='v v-fail'>{counts['fail']} blind spots</span> "
+        f"<span class='v v-fail'>{plural(counts['fail'], 'blind spot')}</span> "
         f"<span class='v v-inconclusive'>{counts['inconclusive']} inconclusive</span> "
         f"<span class='v v-not-applicable'>{counts['not-applicable']} not applicable</span>"
         "<span class='note'> · click a cell for its details; hover for the numbers</span></p>"]
@@ -162,7 +164,8 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
         for row in rows:
             o = by_key.get((evaluator, aspect, str(row["perturbation"])))
             points = sorted(row.get("points") or [], key=lambda p: p["noise_ratio"])
-            curve = " → ".join(f"{num(p['mean'])}±{num(p.get('std'), 2)}" for p in points)
+            curve = " → ".join(f"{num(p['mean'])}±{num(spread(p.get('std'), p['mean']), 2)}"
+                               for p in points)
             ratios = (f"{points[0]['noise_ratio']:.2f}–{points[-1]['noise_ratio']:.2f}"
                       if points else "–")
             verdict = o.verdict if o else row.get("verdict")
@@ -606,7 +609,8 @@ def style(data: Mapping[str, Any], context: SectionContext) -> str:
         for name in ("original", "perturbed"):
             d = r.get(name) or {}
             rows.append([label_html(str(r["evaluator"]), short, str(r["aspect"])), name,
-                         d.get("n"), d.get("n_missing"), d.get("mean"), d.get("std"),
+                         d.get("n"), d.get("n_missing"), d.get("mean"),
+                         spread(d.get("std"), d.get("mean")),
                          d.get("minimum"), d.get("median"), d.get("maximum")])
     return table(["evaluator / aspect", "set", "n", "missing", "mean", "std", "min", "median",
                   "max"], rows, left=2)
@@ -635,7 +639,7 @@ def combination(outcomes: Sequence[Outcome], short: Mapping[str, str]) -> str:
         return label_html(evaluator, short, aspect).html
 
     parts = [f"<p>Smallest set passing the most tests: <b>{' + '.join(map(name, result.best)) or '–'}"
-             f"</b> — passes {result.covered} of {total} tests"
+             f"</b> — passes {result.covered} of {plural(total, 'test')}"
              + ("" if result.exact else " (greedy: too many candidates for an exact search)")
              + ".</p>"]
     if result.alternatives:

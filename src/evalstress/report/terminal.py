@@ -17,8 +17,10 @@ from rich.table import Table
 
 from evalstress.analyses.adversarial import AdversarialResult
 from evalstress.analyses.blindspot import BlindspotResult
+from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.report import meant_for
+from evalstress.report.common import spread
 from evalstress.report.renderers import TERMINAL, terminal_tables
 
 
@@ -42,7 +44,9 @@ VERDICT_CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]",
 
 def blindspot_table(result: BlindspotResult,
                     applies: Callable[[str, str], bool] | None = None) -> Table:
-    table = Table(title="Blind-spot tests (paper 002): mean score over 5 seeds as noise grows",
+    seeds = max((p.n_seeds for row in result.rows for p in row.points), default=0)
+    over = f" over {plural(seeds, 'seed')}" if seeds else ""
+    table = Table(title=f"Blind-spot tests (paper 002): mean score{over} as noise grows",
                   header_style="bold")
     table.add_column("evaluator / aspect")
     table.add_column("perturbation")
@@ -67,7 +71,8 @@ def blindspot_table(result: BlindspotResult,
             "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
             VERDICT_CELL[verdict],
         )
-    table.caption = (f"↓ lower is better. rank: every severity scores below gold; mono: no rise as "
+    lower = "↓ lower is better. " if any(not r.higher_is_better for r in result.rows) else ""
+    table.caption = (f"{lower}rank: every severity scores below gold; mono: no rise as "
                      f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
                      "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
                      "scores missing. Standard deviations are in results.json and report.html.")
@@ -79,9 +84,10 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
     """Counts, the blind-spot table and its verdict line; `untrusted` names evaluators whose
     scores are mostly missing, so the line does not read as a clean bill of health for them."""
     plan = run.plan
-    console.print(f"[bold]{len(plan.examples)}[/] examples, [bold]{len(plan.variants)}[/] variants, "
-                  f"{len(plan.skips)} skipped (perturbation not applicable), "
-                  f"{plan.parses} texts parsed")
+    console.print(f"[bold]{plural(len(plan.examples), 'example')}[/], "
+                  f"[bold]{plural(len(plan.variants), 'variant')}[/], "
+                  f"{len(plan.skips):,} skipped (perturbation not applicable), "
+                  f"{plural(plan.parses, 'text')} parsed")
     for label, stats in run.stats.items():
         console.print(f"  {_t(label)}: {stats.requested} score requests, {stats.distinct} distinct, "
                       f"{stats.cached} from cache, {stats.scored} scored in {stats.calls} batches, "
@@ -95,8 +101,9 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                     for r in blind.rows]
         counts = {v: verdicts.count(v) for v in ("pass", "fail", "inconclusive",
                                                  "not-applicable")}
-        console.print(f"{counts['pass']} of {len(verdicts)} tests pass; {counts['fail']} blind "
-                      f"spots found" + (f", {counts['inconclusive']} inconclusive"
+        console.print(f"{counts['pass']} of {plural(len(verdicts), 'test passes', 'tests pass')}; "
+                      f"{plural(counts['fail'], 'blind spot')} found"
+                      + (f", {counts['inconclusive']} inconclusive"
                                         if counts["inconclusive"] else "")
                       + (f", {counts['not-applicable']} not applicable (the evaluator is not "
                          "meant for them)" if counts["not-applicable"] else "") + ".")
@@ -250,8 +257,8 @@ def style_table(result: Any) -> Table:
         for name, d in (("original", row.original), ("perturbed", row.perturbed)):
             table.add_row(_t(f"{row.evaluator} / {row.aspect}"), name, str(d.n),
                           str(d.n_missing),
-                          *(_opt(v) for v in (d.mean, d.std, d.minimum, d.q25, d.median, d.q75,
-                                              d.maximum)))
+                          *(_opt(v) for v in (d.mean, spread(d.std, d.mean), d.minimum, d.q25,
+                                              d.median, d.q75, d.maximum)))
     return table
 
 
