@@ -36,8 +36,10 @@ def _description_column(lines: list[str], option: str, first_word: str) -> int |
     start = next(i for i, line in enumerate(lines) if "Options" in line)
     for i, line in enumerate(lines[start:], start):
         words = line.replace("│", " ").replace(",", " ").split()
-        if option not in words[:2] or (words[0] != option and not words[0].startswith("-")):
-            continue  # not the option's own row (e.g. an example in the command's help)
+        indent = len(line) - len(line.lstrip(" │"))
+        if (option not in words[:2] or (words[0] != option and not words[0].startswith("-"))
+                or indent > 4):
+            continue  # not the option's own row (an example, or another option's help)
         found = line.find(f" {first_word}", line.find(option) + len(option))
         if found < 0 and i + 1 < len(lines):  # a long option name: its help on the next line
             line = lines[i + 1]
