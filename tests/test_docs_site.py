@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,8 @@ PAGES = sorted(p for p in DOCS.rglob("*.md"))
 def site_commands(text: str) -> list[str]:
     """`evalstress` commands of a page's shell code blocks (fences tracked line by line, so a
     yaml or text block never pairs with the next one), also those after `&&` on a line
-    (`pip install -e . && evalstress quickstart`); backslash continuations joined."""
+    (`pip install -e . && evalstress quickstart`); backslash continuations joined, a trailing
+    comment left out."""
     commands, language = [], None
     for line in text.replace("\\\n", " ").splitlines():
         stripped = line.strip()
@@ -33,7 +35,8 @@ def site_commands(text: str) -> list[str]:
             language = None if language is not None else (stripped[3:].strip() or "text")
             continue
         if language in ("bash", "sh", "console", "shell"):
-            commands += [part.strip() for part in stripped.split("&&")
+            commands += [shlex.join(shlex.split(part, comments=True))
+                         for part in stripped.split("&&")
                          if part.strip().startswith("evalstress ")]
     return commands
 

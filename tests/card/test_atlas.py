@@ -37,8 +37,10 @@ def test_the_command_writes_the_page_from_published_cards_alone(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     written = page.read_text(encoding="utf-8")
     base = Path(os.path.relpath(PUBLISHED, page.parent)).as_posix()
+    card_doc = Path(os.path.relpath(ROOT / "docs" / "card.md", page.parent)).as_posix()
     assert written == PAGE.read_text(encoding="utf-8").replace("](atlas/", f"]({base}/") \
-        .replace("(in `atlas/` beside", f"(in `{base}/` beside")
+        .replace("(in `atlas/` beside", f"(in `{base}/` beside") \
+        .replace("](card.md)", f"]({card_doc})")
     linked = re.findall(r"\]\(([^)#]+)\)", written)
     assert linked and all((page.parent / link).resolve().exists() for link in linked), linked
 

@@ -5,10 +5,12 @@ hand below (Wilson intervals from the closed formula, z = 1.959964)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from evalstress.card.assemble import read_table
 from evalstress.card.gate import rank_check, sanity_gate
 
 Z = 1.959964
@@ -114,3 +116,25 @@ def test_the_spread_shows_the_share_of_the_declared_range_it_covers() -> None:
     spread = sanity_gate([frame], None, declared={"overall": (1.0, 5.0)}).spread[0]
     assert (spread.low, spread.high) == (1.6, 1.9)
     assert spread.range_share == pytest.approx(0.3 / 4.0)
+
+
+def test_a_judge_that_writes_one_label_in_its_run_files_is_degenerate(tmp_path: Path) -> None:
+    """The gate reads the answers from the run's own scores.parquet: the shipped 135M judge
+    wrote "1" to every text while its expected ratings varied between 1.4 and 2.0."""
+    rows = [row(f"e{i}", "original", "", -1, 1.4 + i / 50) for i in range(12)]
+    rows += [row(f"e{i}", "drop", "0.9", 1, 1.5 + i / 40) for i in range(12)]
+    frame = pd.DataFrame([{**r, "answer": "1"} for r in rows])
+    run = tmp_path / "run"
+    run.mkdir()
+    frame.to_parquet(run / "scores.parquet")
+    read = read_table(run)
+    assert read is not None
+    gate = sanity_gate([read], read)
+    assert gate.degenerate and not gate.trusted and gate.verdict == "fail"
+    (spread,) = gate.spread
+    assert spread.by == "answer" and spread.modal.scored == 24
+    # a run written before score rows carried answers: its scores vary, so it is no judge of
+    # one label
+    frame.drop(columns="answer").to_parquet(run / "scores.parquet")
+    older = read_table(run)
+    assert older is not None and not sanity_gate([older], older).degenerate

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from evalstress.card.evidence import RunEvidence
 from evalstress.card.figures import FIGURES, card_figures
@@ -35,8 +36,13 @@ def source_of(key: str) -> str:
 
 
 def read_table(run_dir: Path) -> pd.DataFrame | None:
+    """The score rows the gate and the findings read; a run written before score rows carried
+    the judge's answer has no `answer` column, and its gate counts scores."""
     path = run_dir / "scores.parquet"
-    return pd.read_parquet(path, columns=COLUMNS) if path.exists() else None
+    if not path.exists():
+        return None
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in COLUMNS if c in present])
 
 
 def evaluator_block(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> dict[str, Any]:

@@ -67,11 +67,11 @@ ATLAS = (
                "precision, recall and F on the shipped all-MiniLM-L6-v2"),
     AtlasEntry("gpt-ppl", "gpt-ppl", "GPT-PPL",
                "negated perplexity under the shipped SmolLM2-135M"),
-    AtlasEntry("judge-local", "judge:model=local,form=score-only", "LLM judge, score only",
+    AtlasEntry("judge-local", "judge:form=score-only,model=local", "LLM judge, score only",
                "the shipped SmolLM2-135M-Instruct rating overall quality 1-5", budget="small",
-               note="made with the small budget (8 examples, one seed): the judge scores about "
-                    "1.5 s a text on this project's 2-core machine, so the standard budget's "
-                    "6,800 texts would take about three hours"),
+               note="made with the small budget (8 examples, one seed): the judge took 0.57 s "
+                    "a text on this project's 2-core machine (377 texts in 3.6 min), so the "
+                    "standard budget's 6,800 texts would take over an hour"),
 )
 
 
@@ -161,11 +161,12 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
     return lines
 
 
-def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str = "atlas"
-               ) -> str:
-    """docs/atlas.md from the published cards (`base`: their folder, relative to the page)."""
+def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str = "atlas",
+               card_doc: str = "card.md") -> str:
+    """docs/atlas.md from the published cards (`base`: their folder, and `card_doc`: the page
+    on reading a card, both relative to the page)."""
     lines = ["# Blind spots of common evaluators", "",
-             "The [evaluator cards](card.md) of every evaluator that scores offline with what "
+             f"The [evaluator cards]({card_doc}) of every evaluator that scores offline with what "
              "ships in evalstress, made by `evalstress atlas` on the built-in corpus (57 "
              "examples over 7 tasks). Each card runs the blind-spot tests (paper 002), "
              "discernment (paper 003) and the criteria response (paper 000) after a sanity "
@@ -195,7 +196,8 @@ def write_page(published: Path, page: Path) -> Path:
     if not cards:
         raise ValueError(f"{published}: no published card (run `evalstress atlas` first)")
     base = Path(os.path.relpath(published, page.parent)).as_posix()
-    write_atomic(page, atlas_page(cards, base))
+    card_doc = Path(os.path.relpath(published.parent / "card.md", page.parent)).as_posix()
+    write_atomic(page, atlas_page(cards, base, card_doc))
     return page
 
 

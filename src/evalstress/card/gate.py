@@ -37,7 +37,7 @@ from evalstress.engine.runhealth import (
 
 #: columns of a score table the gate reads
 COLUMNS = ["example_id", "perturbation", "severity", "severity_rank", "seed", "aspect", "score",
-           "higher_is_better", "status", "reason"]
+           "higher_is_better", "status", "reason", "answer"]
 
 
 @dataclass
