@@ -78,12 +78,15 @@ def test_a_judge_answering_one_rating_gets_a_degenerate_card_and_a_second_costs_
     card = json.loads((tmp_path / "one" / "card.json").read_text(encoding="utf-8"))
     gate = card["gate"]
     assert gate["degenerate"] and not gate["trusted"] and gate["verdict"] == "fail"
-    assert gate["spread"][0]["modal_value"] == 3.0 and gate["spread"][0]["modal_share"] == 1.0
+    # the judge wrote the label "3" to every text: the gate counts the answers it wrote
+    spread = gate["spread"][0]
+    assert (spread["by"], spread["modal_value"], spread["modal_share"]) == ("answer", "3", 1.0)
+    assert spread["low"] == pytest.approx(3.0) and spread["high"] == pytest.approx(3.0)
     assert card["findings"] == []
     assert all(s["trusted"] is False for s in card["methods"].values() if s["status"] == "run")
     head = (tmp_path / "one" / "card.md").read_text(encoding="utf-8").splitlines()[:8]
     assert any("Sanity gate FAILED" in line for line in head)
-    assert any("degenerate: aspect overall gave 3" in line for line in head)
+    assert any("degenerate: aspect overall gave '3'" in line for line in head)
     assert "sanity gate: fail" in one_line(first.output)
     page = (tmp_path / "one" / "card.html").read_text(encoding="utf-8")
     assert "<div class='banner' role='alert'>" in page and "sanity gate failed" in page
