@@ -60,12 +60,16 @@ def test_a_living_parent_keeps_its_worker() -> None:
 
 @pytest.mark.slow
 def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalstress.cli", "run", str(CORPUS), "--suite", "blindspot-full",
-         "--workers", "2", "--chunk-size", "2", "--quiet", "--no-cache",
-         "--out", str(tmp_path / "run")],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
+    """The workers and the resource tracker end with the killed parent, and the tracker
+    removes the pool's semaphores without a warning about them on the run's stderr."""
+    errors = tmp_path / "stderr.txt"
+    with errors.open("w") as sink:  # the child keeps its own copy of the file
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evalstress.cli", "run", str(CORPUS), "--suite", "blindspot-full",
+             "--workers", "2", "--chunk-size", "2", "--quiet", "--no-cache",
+             "--out", str(tmp_path / "run")],
+            env=_env(), stdout=subprocess.DEVNULL, stderr=sink,
+            start_new_session=True)
     parent = psutil.Process(proc.pid)
     workers: list[psutil.Process] = []
     deadline = time.monotonic() + 120
@@ -86,6 +90,7 @@ def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path) -> None
     for process in alive:  # never leave them to the next test, whatever the verdict
         process.kill()
     assert alive == [], f"left behind: {[' '.join(w.cmdline())[:60] for w in alive]}"
+    assert "leaked semaphore" not in errors.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -228,6 +229,19 @@ def interrupts_blocked() -> Iterator[None]:
                 signal.raise_signal(signal.SIGINT)
 
 
+#: a -W option for the processes multiprocessing starts: its resource tracker (the helper that
+#: removes the pool's semaphores when the parent dies without doing so) would otherwise warn
+#: about "leaked semaphore objects" after every kill -9, while it removes them as it should
+TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
+def quiet_resource_tracker() -> None:
+    """Start the resource tracker (and the pool's workers) with TRACKER_QUIET: a child
+    process receives the -W options of `sys.warnoptions` when it starts."""
+    if TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_QUIET)
+
+
 class ChunkExecutor:
     """Runs chunk tasks in this process, or in a pool of `workers` processes."""
 
@@ -237,6 +251,7 @@ class ChunkExecutor:
         self._pool: ProcessPoolExecutor | None = None
         if workers > 1 and spec is not None:
             # spawn: a clean interpreter per worker, safe beside threads of the parent
+            quiet_resource_tracker()
             self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
                                              initializer=_init_worker, initargs=(spec,))
 
