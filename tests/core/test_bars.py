@@ -76,7 +76,7 @@ def test_slow_work_still_writes_a_line_each_interval_and_nothing_after_its_end()
     lines.finish("generating")
     said = _lines(stream)
     assert said[0] == "generating: 0/4 (0%)"
-    assert said.count("generating: 0/4 (0%)") >= 3, said
+    assert said.count("generating: 0/4 (0%)") >= 2, said  # the start and a heartbeat or more
     assert said[-1].startswith("generating: 4/4 (100%), ")
     time.sleep(0.2)
     assert _lines(stream) == said
