@@ -21,7 +21,7 @@ from rich.console import Console
 
 from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.cli.helpformat import WholeWordContext, name_placeholders
-from evalstress.core.bars import RichBars
+from evalstress.core.bars import PlainLines, RichBars, progress_for
 from evalstress.core.cache import SQLiteCache, default_cache_dir
 from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
@@ -119,10 +119,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def progress_bars(enabled: bool = True) -> RichBars:
-    """Progress bars on stderr for each long phase; an interrupted command leaves no live
+def progress_bars(enabled: bool = True) -> RichBars | PlainLines:
+    """Progress of each long phase on stderr: bars on a terminal, a plain line at least every
+    EVALSTRESS_PROGRESS_INTERVAL seconds in a log; an interrupted command leaves no live
     display behind."""
-    bars = RichBars(console=err, enabled=enabled and err.is_terminal)
+    try:
+        bars = progress_for(err, enabled=enabled)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     on_stop(bars.stop)
     return bars
 
