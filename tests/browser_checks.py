@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: WCAG 2 contrast of each element's own visible text against the background it sits on
-#: (ancestors' backgrounds composited over white); SVG text by its fill
+#: (ancestors' backgrounds composited over white); SVG text by its fill; the text of a disabled
+#: control is left out, as WCAG 1.4.3 exempts it; `large`: 24 px, or 18.66 px bold
 CONTRASTS = """() => {
   const rgba = s => { const m = /rgba?\\(([^)]+)\\)/.exec(s || ''); if (!m) return null;
     const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
@@ -29,6 +30,7 @@ CONTRASTS = """() => {
     seen.add(el);
     const style = getComputedStyle(el);
     if (!el.getClientRects().length || style.visibility === 'hidden') continue;
+    if (el.closest(':disabled')) continue;  // WCAG 1.4.3 exempts inactive controls
     const fg = rgba(el.closest('svg') ? style.fill : style.color);
     if (!fg) continue;
     const bg = backdrop(el), a = lum(over(fg, bg)), b = lum(bg);

@@ -16,6 +16,8 @@ from typing import Any
 from evalstress.report.common import anchor
 
 PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#bc4c00"
+#: grey for text (a title, a label): 4.5:1 or more on white, where GREY is for lines
+MUTED = "#59636e"
 RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "text.parse_math": False,
       "font.size": 8, "axes.titlesize": 8.5, "axes.labelsize": 8, "xtick.labelsize": 7,
       "ytick.labelsize": 7, "axes.spines.top": False, "axes.spines.right": False,
@@ -136,7 +138,7 @@ def _panel(ax: Any, row: Mapping[str, Any]) -> None:
                    zorder=4, label="rises")
     title = str(row["perturbation"])
     mark = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}.get(verdict, verdict)
-    ax.set_title(f"{title[:30]} · {mark}", color={"fail": FAIL, "pass": PASS}.get(verdict, GREY),
+    ax.set_title(f"{title[:30]} · {mark}", color={"fail": FAIL, "pass": PASS}.get(verdict, MUTED),
                  loc="left")
     ax.margins(x=0.06)
     ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
