@@ -3,6 +3,7 @@ Playwright for Python. Never downloads a browser; skips with the reason where no
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -186,6 +187,11 @@ def test_report_meets_wcag_aa_at_1400px(e2e_run: Path, tmp_path: Path) -> None:
         curves = [p["text"] for p in pictures if p["where"] == "blindspot"]
         # each curve figure says in words which perturbation moved the score, and by how much
         assert curves and all("truncation" in t and "%" in t for t in curves), curves
+        # the first figure (bleu) says what the overview's first cell says (+10% reads rises)
+        said = re.search(r"truncation: score (drops|rises) (\d+)%", curves[0])
+        cell = page.locator("#overview table.grid[data-analysis='blindspot'] tbody tr").first
+        shown = cell.locator("td i").first.inner_text()
+        assert said and shown == f"{'+' if said[1] == 'rises' else '-'}{said[2]}%", (said, shown)
         empty = page.evaluate(EMPTY_HEADERS)
         assert empty == [], f"{len(empty)} empty header cells, e.g. {empty[:3]}"
         assert skipped_levels(page.evaluate(HEADINGS)) == []
