@@ -133,7 +133,7 @@ def _grid(analysis: str, items: Sequence[Outcome], short: Mapping[str, str]) -> 
     return (f"<div class='gridwrap'><div class='gridtitle'><a href='#{esc(analysis)}'>"
             f"{esc(title)}</a> <span class='note'>{esc(EFFECT_NOTE.get(analysis, ''))}</span>"
             f"</div><table class='grid' data-analysis='{esc(analysis)}'><thead><tr>"
-            f"<th class='l'><span class='sr-only'>evaluator / aspect</span></th>{head}</tr>"
+            f"<th class='l rl'><span class='sr-only'>evaluator / aspect</span></th>{head}</tr>"
             f"</thead><tbody>{''.join(body)}</tbody>"
             "</table></div>")
 
