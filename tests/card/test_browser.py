@@ -16,41 +16,10 @@ import pytest
 
 from evalstress.card.assemble import write_card_files
 from evalstress.card.compare import compare_cards, compare_html
+from tests.browser_checks import CONTRASTS
 from tests.report.test_browser import browser_page
 
 pytestmark = pytest.mark.slow
-
-#: WCAG 2 contrast of each element's own visible text against the background it sits on
-#: (ancestors' backgrounds composited over white); SVG text by its fill
-CONTRASTS = """() => {
-  const rgba = s => { const m = /rgba?\\(([^)]+)\\)/.exec(s || ''); if (!m) return null;
-    const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
-  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3]))
-    .concat([1]);
-  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92
-    : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c[0]) + 0.7152 * f(c[1])
-    + 0.0722 * f(c[2]); };
-  const backdrop = el => { const layers = [];
-    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
-      const c = rgba(getComputedStyle(e).backgroundColor);
-      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
-    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]); };
-  const out = [], seen = new Set();
-  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (walk.nextNode()) {
-    const el = walk.currentNode.parentElement;
-    if (!walk.currentNode.textContent.trim() || seen.has(el)) continue;
-    seen.add(el);
-    const style = getComputedStyle(el);
-    if (!el.getClientRects().length || style.visibility === 'hidden') continue;
-    const fg = rgba(el.closest('svg') ? style.fill : style.color);
-    if (!fg) continue;
-    const bg = backdrop(el), a = lum(over(fg, bg)), b = lum(bg);
-    out.push({text: walk.currentNode.textContent.trim().slice(0, 50), tag: el.tagName,
-              ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)});
-  }
-  return out;
-}"""
 
 
 def pdf_pages(pdf: bytes) -> int:

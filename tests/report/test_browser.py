@@ -3,6 +3,7 @@ Playwright for Python. Never downloads a browser; skips with the reason where no
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.browser_checks import (
+    ALTERNATIVES,
+    CONTRASTS,
+    EMPTY_HEADERS,
+    HEADINGS,
+    low_contrasts,
+    skipped_levels,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -154,3 +164,49 @@ def test_overview_is_above_the_fold_at_1400px(e2e_run: Path, tmp_path: Path) -> 
         assert box["overview"] < 450
         assert box["firstGrid"]["bottom"] <= 900 and box["firstGrid"]["right"] <= 1400
         assert box["scrollWidth"] <= 1400  # nothing pushes the verdicts sideways
+
+
+#: each row of the overview's grids must span at least this share of a 1400 px window
+GRID_SHARE = 0.6
+
+
+def test_report_meets_wcag_aa_at_1400px(e2e_run: Path, tmp_path: Path) -> None:
+    """Contrast of every visible text, a text alternative for every picture that carries its
+    finding, no empty header cell, no skipped heading level, and an overview that uses the
+    window's width."""
+    with browser_page(tmp_path / "profile", width=1400, height=900) as page:
+        open_report(page, e2e_run)
+        contrasts = page.evaluate(CONTRASTS)
+        assert len(contrasts) > 100
+        low = low_contrasts(contrasts)
+        assert low == [], f"{len(low)} texts under AA contrast, e.g. {low[:5]}"
+        pictures = page.evaluate(ALTERNATIVES)
+        assert sum(p["tag"] == "svg" for p in pictures) >= 5
+        bare = [p for p in pictures if len(p["text"]) < 20]
+        assert bare == [], f"{len(bare)} pictures without a text alternative: {bare[:5]}"
+        curves = [p["text"] for p in pictures if p["where"] == "blindspot"]
+        # each curve figure says in words which perturbation moved the score, and by how much
+        assert curves and all("truncation" in t and "%" in t for t in curves), curves
+        # the first figure (bleu) says what the overview's first cell says (+10% reads rises)
+        said = re.search(r"truncation: score (drops|rises) (\d+)%", curves[0])
+        cell = page.locator("#overview table.grid[data-analysis='blindspot'] tbody tr").first
+        shown = cell.locator("td i").first.inner_text()
+        assert said and shown == f"{'+' if said[1] == 'rises' else '-'}{said[2]}%", (said, shown)
+        empty = page.evaluate(EMPTY_HEADERS)
+        assert empty == [], f"{len(empty)} empty header cells, e.g. {empty[:3]}"
+        assert skipped_levels(page.evaluate(HEADINGS)) == []
+        # grids side by side share a row; each row of grids, the last one too, spans most of
+        # the window rather than a narrow column of cells
+        rows = page.evaluate("""() => {
+            const rows = {};
+            for (const g of document.querySelectorAll('#overview table.grid')) {
+                const b = g.getBoundingClientRect(), row = rows[b.top] || [1e9, -1e9];
+                rows[b.top] = [Math.min(row[0], b.left), Math.max(row[1], b.right)]; }
+            return Object.values(rows).map(r => r[1] - r[0]);
+        }""")
+        assert rows and min(rows) >= GRID_SHARE * 1400, f"grid rows span {rows} of 1400 px"
+        span = min(rows)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+        print(f"\nreport.html: lowest contrast {min(c['ratio'] for c in contrasts):.2f}:1 over "
+              f"{len(contrasts)} texts; {len(pictures)} pictures described; overview grids "
+              f"span {span:.0f} px ({span / 1400:.0%} of 1400)")

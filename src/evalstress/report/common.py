@@ -184,3 +184,30 @@ def label_html(label: str, short: Mapping[str, str], aspect: str = "") -> Raw:
     same = aspect in (name, name.rpartition(" · ")[2])  # "bleu / bleu" says nothing new
     text = f"{name} / {aspect}" if aspect and not same else name
     return Raw(f'<span class="ev" title="{esc(label)}">{esc(text)}</span>')
+
+
+#: the verdicts' colours (red, green, blue): the grid's cells are tints of them, the badges'
+#: text is them; dark enough that each keeps 4.5:1 against white and its own light tint
+VERDICT_RGB = {"pass": (17, 99, 41), "fail": (164, 14, 38), "inc": (191, 135, 0),
+               "na": (140, 149, 159)}
+
+
+def verdict_css_vars() -> str:
+    """The CSS custom properties (--pass, --fail, --inc, --na) of VERDICT_RGB."""
+    return ";".join(f"--{name}:{r},{g},{b}" for name, (r, g, b) in VERDICT_RGB.items())
+
+
+def luminance(rgb: Sequence[float]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour given in 0-255."""
+    def linear(v: float) -> float:
+        v /= 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(rgb[0]) + 0.7152 * linear(rgb[1]) + 0.0722 * linear(rgb[2])
+
+
+def white_text_on(rgb: Sequence[float], alpha: float) -> bool:
+    """Whether white text reads better than black on `rgb` laid at `alpha` over white: the
+    better of the two always keeps WCAG's 4.5:1 (their contrasts multiply to 21)."""
+    tint = [c * alpha + 255 * (1 - alpha) for c in rgb]
+    return luminance(tint) < math.sqrt(1.05 * 0.05) - 0.05

@@ -13,7 +13,7 @@ from evalstress.analyses.outcomes import Outcome, outcomes, tally
 from evalstress.core.wording import plural
 from evalstress.report import sections
 from evalstress.report.common import esc, short_labels, table, verdict_badge
-from evalstress.report.html import asset
+from evalstress.report.html import style
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def render_compare(results_a: Mapping[str, Any], results_b: Mapping[str, Any], *
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
              "style-src 'unsafe-inline'\">"
-             f"<title>evalstress compare</title><style>{asset('report.css')}</style></head>"
+             f"<title>evalstress compare</title><style>{style()}</style></head>"
              "<body><main><header class='top'><h1>evalstress compare</h1></header>",
              table(["run", "created", "suite", "evaluators", "pass", "fail", "inconclusive",
                     "n/a"], rows, left=4),

@@ -21,7 +21,7 @@ from typing import Any
 from evalstress.analyses.outcomes import Outcome, outcomes
 from evalstress.core.wording import plural
 from evalstress.report import sections
-from evalstress.report.common import esc, json_for_script, short_labels
+from evalstress.report.common import esc, json_for_script, short_labels, verdict_css_vars
 from evalstress.report.renderers import SECTIONS, SectionContext
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
 
@@ -31,6 +31,11 @@ ORDER = ("blindspot", "discernment", "criteria-confusion", "correlation", "adver
 @cache
 def asset(name: str) -> str:
     return (resources.files("evalstress.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def style() -> str:
+    """The report's CSS: the verdicts' colours as custom properties, then report.css."""
+    return f":root{{{verdict_css_vars()}}}\n{asset('report.css')}"
 
 
 def script_hash() -> str:
@@ -141,7 +146,7 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>"
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
              f"style-src 'unsafe-inline'; script-src '{script_hash()}'; img-src data:\">"
-             f"<title>{esc(title)}</title><style>{asset('report.css')}</style></head><body><main>"
+             f"<title>{esc(title)}</title><style>{style()}</style></head><body><main>"
              f"<header class='top'><h1>{esc(title)}</h1><span class='meta'>{esc(meta)}</span>"
              f"</header><nav class='toc'>{toc}</nav>", *banners(results, found)]
     for name, html in body:

@@ -13,9 +13,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalstress.report.common import anchor
+from evalstress.report.common import anchor, esc
 
 PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#bc4c00"
+#: grey for text (a title, a label): 4.5:1 or more on white, where GREY is for lines
+MUTED = "#59636e"
 RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "text.parse_math": False,
       "font.size": 8, "axes.titlesize": 8.5, "axes.labelsize": 8, "xtick.labelsize": 7,
       "ytick.labelsize": 7, "axes.spines.top": False, "axes.spines.right": False,
@@ -30,15 +32,18 @@ def svg_text(fig: Any) -> str:
     return buffer.getvalue()
 
 
-def to_svg(fig: Any, prefix: str) -> str:
-    """The figure as an <svg> element for inline use: no XML prolog, unique ids, scalable."""
-    return inline_svg(svg_text(fig), prefix)
+def to_svg(fig: Any, prefix: str, label: str = "") -> str:
+    """The figure as an <svg> element for inline use: no XML prolog, unique ids, scalable,
+    `label` its text alternative."""
+    return inline_svg(svg_text(fig), prefix, label)
 
 
-def inline_svg(svg: str, prefix: str) -> str:
+def inline_svg(svg: str, prefix: str, label: str = "") -> str:
     """An SVG file's text as an <svg> element for inline use (`to_svg`): the prolog dropped,
     each id prefixed with `prefix` so several figures can share a page, width and height
-    replaced by a style that scales it down to its container, never up past its own size."""
+    replaced by a style that scales it down to its container, never up past its own size;
+    `label`, the figure's finding in words, becomes its aria-label (what a screen reader says
+    for the picture)."""
     svg = svg[svg.index("<svg"):]
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
     if ids:
@@ -47,7 +52,44 @@ def inline_svg(svg: str, prefix: str) -> str:
     width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)pt"', svg)
     svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", svg, count=2)
     max_width = f"max-width:{float(width.group(1)) * 4 / 3:.0f}px;" if width else ""
-    return svg.replace("<svg", f'<svg role="img" style="width:100%;{max_width}height:auto"', 1)
+    alternative = f' aria-label="{esc(label)}"' if label else ""
+    return svg.replace(
+        "<svg", f'<svg role="img"{alternative} style="width:100%;{max_width}height:auto"', 1)
+
+
+def curves_alt(rows: Sequence[Mapping[str, Any]], ylabel: str) -> str:
+    """The curves' finding in words: for each perturbation, how far the mean score moved from
+    gold at the strongest noise, and the verdict."""
+    said = []
+    for row in rows:
+        points = sorted(row.get("points") or [], key=lambda p: p["noise_ratio"])
+        if not points:
+            continue
+        gold, last = float(row["gold"]), points[-1]
+        mean = float(last["mean"])
+        where = f"at noise ratio {float(last['noise_ratio']):.2f}"
+        if gold:
+            change = 100 * (mean - gold) / abs(gold)
+            moved = ("score stays level" if abs(change) < 0.5 else
+                     f"score {'drops' if change < 0 else 'rises'} {abs(change):.0f}%")
+        else:
+            moved = f"score goes from 0 to {mean:.3g}"
+        verdict = row.get("verdict") or ("pass" if row.get("passed") else "fail")
+        said.append(f"{row['perturbation']}: {moved} {where} ({verdict})")
+    return (f"{ylabel} against noise ratio, one panel per perturbation: " + "; ".join(said)
+            if said else "")
+
+
+def discernment_alt(units: Sequence[Mapping[str, Any]], evaluator: str) -> str:
+    """The discernment bars' finding in words: how many perturbations reach D >= 1
+    (p <= 0.05), and each one's D."""
+    if not units:
+        return ""
+    seen = [u for u in units if (u.get("d") or 0.0) >= 1.0]
+    each = "; ".join(f"{u['perturbation']}@{u['severity']}: D {float(u.get('d') or 0.0):.2f}"
+                     for u in units)
+    return (f"Discernment of {evaluator}: {len(seen)} of {len(units)} perturbations reach "
+            f"D of 1 or more (p at most 0.05). {each}")
 
 
 def _figure(width: float, height: float, layout: Any = "constrained") -> Any:
@@ -97,7 +139,8 @@ def curves_svg(rows: Sequence[Mapping[str, Any]], *, ylabel: str, columns: int =
                 ax.set_xlabel("noise ratio")
                 ax.xaxis.set_tick_params(labelbottom=True)
         axes[0, 0].yaxis.get_major_formatter().set_useOffset(False)
-        svg = to_svg(fig, anchor("curves", ylabel, *(r["perturbation"] for r in rows)))
+        svg = to_svg(fig, anchor("curves", ylabel, *(r["perturbation"] for r in rows)),
+                     curves_alt(rows, ylabel))
     return svg
 
 
@@ -136,7 +179,7 @@ def _panel(ax: Any, row: Mapping[str, Any]) -> None:
                    zorder=4, label="rises")
     title = str(row["perturbation"])
     mark = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}.get(verdict, verdict)
-    ax.set_title(f"{title[:30]} · {mark}", color={"fail": FAIL, "pass": PASS}.get(verdict, GREY),
+    ax.set_title(f"{title[:30]} · {mark}", color={"fail": FAIL, "pass": PASS}.get(verdict, MUTED),
                  loc="left")
     ax.margins(x=0.06)
     ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
@@ -184,5 +227,5 @@ def discernment_svg(units: Sequence[Mapping[str, Any]], *, evaluator: str) -> st
             ax.grid(True, axis="x", color="#eaeef2", lw=0.6)
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside upper right", ncol=2, fontsize=7, frameon=False)
-        svg = to_svg(fig, anchor("discernment", evaluator))
+        svg = to_svg(fig, anchor("discernment", evaluator), discernment_alt(units, evaluator))
     return svg

@@ -14,6 +14,7 @@ from typing import Any
 from evalstress.analyses.outcomes import Outcome, tally
 from evalstress.core.wording import plural
 from evalstress.report.common import (
+    VERDICT_RGB,
     Raw,
     anchor,
     esc,
@@ -22,6 +23,7 @@ from evalstress.report.common import (
     spread,
     table,
     verdict_badge,
+    white_text_on,
 )
 from evalstress.report.renderers import SectionContext, report_section
 
@@ -118,8 +120,11 @@ def _grid(analysis: str, items: Sequence[Outcome], short: Mapping[str, str]) -> 
                 cells.append("<td class='c c-none'></td>")
                 continue
             tip = f"{o.subject} · {o.test}: {o.verdict.upper()} — {o.detail}"
+            strength = _strength(o, scale)
+            tone = {"pass": "pass", "fail": "fail"}.get(o.verdict)
+            dark = " on-dark" if tone and white_text_on(VERDICT_RGB[tone], strength) else ""
             cells.append(
-                f"<td class='c c-{esc(o.verdict)}' style='--a:{_strength(o, scale):.2f}'>"
+                f"<td class='c c-{esc(o.verdict)}{dark}' style='--a:{strength:.2f}'>"
                 f"<a href='#{test_anchor(o)}' title='{esc(tip)}'>"
                 f"<b>{GLYPH[o.verdict]}</b><i>{esc(_effect_text(o))}</i></a></td>")
         body.append(f"<tr><th class='l rl'>{label_html(evaluator, short, aspect)}</th>"
@@ -128,7 +133,8 @@ def _grid(analysis: str, items: Sequence[Outcome], short: Mapping[str, str]) -> 
     return (f"<div class='gridwrap'><div class='gridtitle'><a href='#{esc(analysis)}'>"
             f"{esc(title)}</a> <span class='note'>{esc(EFFECT_NOTE.get(analysis, ''))}</span>"
             f"</div><table class='grid' data-analysis='{esc(analysis)}'><thead><tr>"
-            f"<th class='l'></th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            f"<th class='l rl'><span class='sr-only'>evaluator / aspect</span></th>{head}</tr>"
+            f"</thead><tbody>{''.join(body)}</tbody>"
             "</table></div>")
 
 
@@ -179,7 +185,7 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
                 f"<td>{_texts_link(str(row['perturbation']))}</td></tr>"))
         parts.append(_rows_table(["perturbation", "gold", "mean ± sd by severity",
                                   "noise ratio", "rank", "mono", "verdict", "skipped",
-                                  "missing", ""], table_rows))
+                                  "missing", "texts"], table_rows))
         parts.append("</div></div>")
     return "".join(parts)
 
@@ -251,7 +257,7 @@ def discernment(data: Mapping[str, Any], context: SectionContext) -> str:
                 f"<td class='l small'>{esc(aspects)}</td>"
                 f"<td>{_texts_link(str(u['perturbation']))}</td></tr>"))
         parts.append(_rows_table(["perturbation", "severity", "level", "p", "D", "p (EW)",
-                                  "D (EW)", "verdict", "aspects", ""], rows))
+                                  "D (EW)", "verdict", "aspects", "texts"], rows))
         if any(_fallback(u) for u in members):
             parts.append("<p class='note'>* D (EW) on default weights: no expert weights for "
                          "that perturbation.</p>")
@@ -377,7 +383,8 @@ def matrix(m: Mapping[str, Any], short: Mapping[str, str] | None = None) -> str:
     title = _shorten(str(m.get("name", "")), short)
     # a wide matrix scrolls in its own box, never the page
     return (f"<div class='matrixwrap'><table class='heat matrix'><caption>{esc(title)} "
-            f"({esc(m.get('method', ''))}, n = {num(m.get('n'))})</caption><thead><tr><th></th>"
+            f"({esc(m.get('method', ''))}, n = {num(m.get('n'))})</caption><thead><tr>"
+            "<th><span class='sr-only'>aspect</span></th>"
             f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
@@ -548,7 +555,7 @@ def signature(results: Mapping[str, Any], short: Mapping[str, str]) -> str:
         parts.append(f"<dt>command</dt><dd><code>{esc(_command_line(config))}</code></dd>"
                      if command else "")
     parts.append("</dl>")
-    parts.append(table(["", *counts.keys()], [["counts", *counts.values()]]))
+    parts.append(table(["what", *counts.keys()], [["counts", *counts.values()]]))
     evaluators = results.get("evaluators") or {}
     if evaluators:
         rows = []

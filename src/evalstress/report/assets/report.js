@@ -105,7 +105,7 @@
     box.setAttribute("data-perturbation", v[2]);
     box.setAttribute("data-severity", String(v[3]));
     box.setAttribute("data-example", v[1]);
-    box.appendChild(el("div", "head", v[2] + " · severity " + v[3] + " · seed " + v[4] +
+    box.appendChild(el("h3", "head", v[2] + " · severity " + v[3] + " · seed " + v[4] +
       " · noise ratio " + fmt(v[5]) + " · example " + v[1] + " · variant " + v[0]));
     var example = data.examples[v[1]];
     var panes = el("div", "panes");
@@ -123,7 +123,7 @@
     if (data.columns.length) {
       panes.className = "panes with-scores";
       var table = el("table"), head = el("tr");
-      ["evaluator / aspect", "original", "variant", "change", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
+      ["evaluator / aspect", "original", "variant", "change", "note"].forEach(function (h) { head.appendChild(el("th", null, h)); });
       table.appendChild(head);
       var notes = data.notes[String(v[0])] || {};
       var base = (example && example.scores) || [];
