@@ -164,3 +164,54 @@ def test_ctrl_c_with_many_requests_in_flight_keeps_every_answer_that_arrived(
         assert not paid & again, (f"{len(paid & again)} answers that had arrived were asked "
                                   "again")
         assert len(paid | again) == 4 * 6  # 4 originals + 4 x 5 truncations
+
+
+def test_a_sigterm_while_spacy_loads_waits_for_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyboardInterrupt inside `import spacy` (which imports torch) left torch half made,
+    and the command then ended on SIGINT (exit -2) instead of 143: the signal now waits."""
+    import spacy
+
+    from evalstress.core.text import load_spacy
+
+    finished = []
+
+    def slow_load(model: str) -> str:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler has run by now
+        finished.append(model)
+        return "pipeline"
+
+    monkeypatch.setattr(spacy, "load", slow_load)
+    interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            load_spacy.__wrapped__("a-model")
+        assert finished == ["a-model"]  # the load ran to its end before the interrupt
+        assert interrupts.exit_code() == 143
+    finally:
+        interrupts.uninstall()
+
+
+def test_only_the_main_thread_defers_a_signal() -> None:
+    """A section deferred in another thread must not swallow the main thread's interrupt."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with interrupts.deferred():
+            inside.set()
+            release.wait(5)
+
+    helper = threading.Thread(target=hold)
+    interrupts.install()
+    try:
+        helper.start()
+        assert inside.wait(5)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+    finally:
+        release.set()
+        helper.join()
+        interrupts.uninstall()

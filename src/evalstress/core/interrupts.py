@@ -129,7 +129,13 @@ def cancelled_on_signal() -> Iterator[None]:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold a signal back until the block ends (for a few quick steps that must not be cut)."""
+    """Hold a signal back until the block ends: a few steps that must not be cut (the rename
+    of a run directory), or the import of a large library (a KeyboardInterrupt inside
+    `import torch` left it half made, and the interpreter then ended on SIGINT instead of
+    the command's 143). Only the main thread, where Python runs the handler, defers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _STATE.deferring += 1
     try:
         yield

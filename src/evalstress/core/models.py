@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalstress.core import interrupts
 from evalstress.core.params import Param, optional, text, whole_number
 
 T = TypeVar("T")
@@ -259,7 +260,11 @@ def _load_sentence_transformer(resolved: str, device: str) -> Loaded:
 def load(kind: str, name: str, device: str = "auto") -> Loaded:
     """Load once, then share: kind is base, causal-lm, masked-lm, seq2seq, seq-cls or st."""
     resolved = resolve_model(name)
-    where = choose_device(device)
+    with interrupts.deferred():  # a signal waits for torch's import and the weights to load
+        return _load_shared(kind, resolved, choose_device(device))
+
+
+def _load_shared(kind: str, resolved: str, where: str) -> Loaded:
     key = (kind, resolved, where)
     with _LOCK:
         if key not in _CACHE:

