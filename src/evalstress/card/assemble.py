@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from evalstress.card.evidence import RunEvidence
-from evalstress.card.figures import FIGURES, card_figures
+from evalstress.card.figures import FIGURES, FigurePlan, card_figures
 from evalstress.card.findings import headline_findings
 from evalstress.card.gate import COLUMNS, sanity_gate
 from evalstress.card.html import render_card_html
@@ -106,9 +106,9 @@ def write_card(card: Card) -> dict[str, Path]:
     return write_card_files(data, card.out)
 
 
-def write_card_files(data: Mapping[str, Any], out: Path) -> dict[str, Path]:
-    """A card's files from its card.json data into `out`: card.json, its figures, card.md
-    and card.html (figures left from an earlier card of the folder are removed)."""
+def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, str]]:
+    """The card's figures into `out/figures` (figures left from an earlier card of the folder
+    are removed); returns each figure's plan with its SVG."""
     drawn = card_figures(data)
     folder = out / FIGURES
     folder.mkdir(parents=True, exist_ok=True)
@@ -118,6 +118,13 @@ def write_card_files(data: Mapping[str, Any], out: Path) -> dict[str, Path]:
             old.unlink()
     for plan, svg in drawn:
         write_atomic(out / plan.path, svg)
+    return drawn
+
+
+def write_card_files(data: Mapping[str, Any], out: Path) -> dict[str, Path]:
+    """A card's files from its card.json data into `out`: card.json, its figures, card.md
+    and card.html."""
+    drawn = write_figures(data, out)
     json_path = write_card_json(data, out)
     md_path, html_path = out / CARD_MD, out / CARD_HTML
     write_atomic(md_path, render_markdown(data))

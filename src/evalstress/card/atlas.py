@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
-from evalstress.card.figures import FIGURES, card_figures, gate_failures
+from evalstress.card.figures import gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import interval_text
 from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
@@ -94,15 +95,7 @@ def entries(only: Sequence[str] | None = None) -> list[AtlasEntry]:
 def publish_card(card: Mapping[str, Any], dest: Path) -> None:
     """What the page needs of a card into `dest`: its card.json and its figures (no run
     directory, no score table)."""
-    folder = dest / FIGURES
-    folder.mkdir(parents=True, exist_ok=True)
-    drawn = card_figures(card)
-    kept = {dest / plan.path for plan, _ in drawn}
-    for old in folder.glob("*.svg"):
-        if old not in kept:
-            old.unlink()
-    for plan, svg in drawn:
-        write_atomic(dest / plan.path, svg)
+    write_figures(card, dest)
     write_atomic(dest / CARD_JSON, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
 
 
