@@ -10,6 +10,8 @@ import pytest
 from evalstress.core.data import Example
 from evalstress.core.text import TextParser
 from evalstress.perturb.base import PerturbContext, Severity, Skip, Variant, get_perturbation
+from evalstress.perturb.labelled import KINDS
+from evalstress.perturb.llm import builtin_attacks
 
 MARKET = ("Maria drove to the market in Lisbon on Monday. She bought fresh bread and two kilos "
           "of oranges. Her brother has repaired the old bicycle, but the shop will close early.")
@@ -57,4 +59,24 @@ def text_of(result: Variant | Skip) -> str:
     assert isinstance(result, Variant), result
     return result.text
 
+
+def assert_every_kind_of_reply(cases: Mapping[str, Sequence[Any]], min_kinds: int = 0) -> None:
+    """A labelled set (tuning or held-out) covers every LLM attack with at least 8 correct
+    and 8 wrong replies; the wrong ones are cut off, refusals and remarks, unchanged or
+    over-rewritten, the wrong attack or a new fact (at least `min_kinds` kinds); and every
+    severity of a graded attack has correct replies."""
+    attacks = builtin_attacks()
+    assert set(cases) == set(attacks)  # all 17
+    wrong_kinds = set(KINDS) - {"correct"}
+    for name, answers in cases.items():
+        correct = [a for a in answers if a.correct]
+        wrong = [a for a in answers if not a.correct]
+        assert len(correct) >= 8 and len(wrong) >= 8, name
+        kinds = {a.kind for a in wrong}
+        assert {"cut-off", "refusal", "preamble"} <= kinds, (name, kinds)
+        assert kinds & {"unchanged", "over-rewritten"}, (name, kinds)
+        assert kinds & {"wrong-attack", "new-fact"}, (name, kinds)
+        assert len(kinds) >= min_kinds and kinds <= wrong_kinds, (name, kinds)
+        for level in attacks[name].grid:
+            assert any(a.level in (level, None) for a in correct), (name, level)
 

@@ -20,9 +20,10 @@ from wordfreq import zipf_frequency
 
 from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
-from evalstress.perturb.labelled import KINDS, checks_table, load_labelled, measure
+from evalstress.perturb.labelled import checks_table, load_labelled, measure
 from evalstress.perturb.llm import builtin_attacks
 from evalstress.perturb.precision import FLOOR, attack_trust, precision_table
+from tests.perturb.conftest import assert_every_kind_of_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 HELDOUT = Path(__file__).resolve().parent / "heldout"
@@ -50,19 +51,7 @@ def _sources() -> Iterator[Path]:
 
 
 def test_every_llm_attack_has_a_held_out_set_of_each_kind() -> None:
-    cases = load_labelled(HELDOUT)
-    assert set(cases) == set(builtin_attacks())  # all 17
-    for name, answers in cases.items():
-        correct = [a for a in answers if a.correct]
-        wrong = [a for a in answers if not a.correct]
-        assert len(correct) >= 8 and len(wrong) >= 8, name
-        kinds = {a.kind for a in wrong}
-        assert {"cut-off", "refusal", "preamble"} <= kinds, (name, kinds)
-        assert kinds & {"unchanged", "over-rewritten"}, (name, kinds)
-        assert kinds & {"wrong-attack", "new-fact"}, (name, kinds)
-        assert kinds <= set(KINDS) - {"correct"}
-        for level in builtin_attacks()[name].grid:  # every severity has correct replies
-            assert any(a.level in (level, None) for a in correct), (name, level)
+    assert_every_kind_of_reply(load_labelled(HELDOUT))
 
 
 def test_the_held_out_set_has_originals_of_its_own() -> None:

@@ -14,7 +14,6 @@ import pytest
 
 from evalstress.core.text import TextParser
 from evalstress.perturb.labelled import (
-    KINDS,
     LabelledError,
     Measurement,
     load_labelled,
@@ -22,6 +21,7 @@ from evalstress.perturb.labelled import (
 )
 from evalstress.perturb.llm import builtin_attacks
 from evalstress.perturb.precision import FLOOR, attack_trust, precision_table
+from tests.perturb.conftest import assert_every_kind_of_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = Path(__file__).resolve().parent / "labelled"
@@ -56,22 +56,7 @@ def results(parser: TextParser) -> dict[str, Measurement]:
 
 
 def test_every_llm_attack_has_a_labelled_set_of_each_kind() -> None:
-    cases = load_labelled(FOLDER)
-    assert set(cases) == set(builtin_attacks())  # all 17
-    wrong_kinds = set(KINDS) - {"correct"}
-    for name, answers in cases.items():
-        correct = [a for a in answers if a.correct]
-        wrong = [a for a in answers if not a.correct]
-        assert len(correct) >= 8 and len(wrong) >= 8, name
-        kinds = {a.kind for a in wrong}
-        # unchanged or over-rewritten, the wrong attack or a new fact, cut off, refusal, remarks
-        assert {"cut-off", "refusal", "preamble"} <= kinds, (name, kinds)
-        assert kinds & {"unchanged", "over-rewritten"}, (name, kinds)
-        assert kinds & {"wrong-attack", "new-fact"}, (name, kinds)
-        assert len(kinds) >= 5 and kinds <= wrong_kinds, (name, kinds)
-        spec = builtin_attacks()[name]
-        for level in spec.grid:  # graded attacks have correct replies at every severity
-            assert any(a.level in (level, None) for a in correct), (name, level)
+    assert_every_kind_of_reply(load_labelled(FOLDER), min_kinds=5)
 
 
 @pytest.mark.parametrize("attack", sorted(builtin_attacks()))
