@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalstress.core.text import TextParser, noise_ratio, rebuild, rebuild_parsed
+from evalstress.core.text import (
+    TextParser,
+    noise_ratio,
+    rebuild,
+    rebuild_parsed,
+    treebank_units,
+)
 
 
 def test_each_distinct_text_is_parsed_once() -> None:
@@ -81,6 +87,32 @@ TEXTS = [
     "Line one.\n\nLine two has  two spaces and a (parenthesis).",
     "Numbers: 3.5 kg, $20, and 1,000 people; done.",
 ]
+
+
+def test_treebank_units_cut_punctuation_and_clitics_as_the_cnndm_summaries_are_cut() -> None:
+    # SummEval's tokenized highlight reads "... in Tottenham 's draw with Burnley ." there
+    assert treebank_units("A sub in Tottenham's draw with Burnley.") == \
+        ["A", "sub", "in", "Tottenham", "'s", "draw", "with", "Burnley", "."]
+    assert treebank_units('He said: "the U.S. (again)," and left...') == \
+        ["He", "said", ":", '"', "the", "U.S.", "(", "again", ")", ",", '"', "and", "left",
+         ".", ".", "."]
+    # n't stays whole: paper 002's negation writes "hasn't" into its tokenized text as one word
+    assert treebank_units("She hasn't gone, they're late-ish.") == \
+        ["She", "hasn't", "gone", ",", "they", "'re", "late-ish", "."]
+
+
+def test_noise_ratio_over_treebank_units_counts_periods() -> None:
+    # two sentences switched: 4 of 4 whitespace words differ, halved: 0.5; over the 6 treebank
+    # units (She left . He stayed .) the periods stay in place, so 4 of 6 edits, halved: 1/3
+    before, after = "She left. He stayed.", "He stayed. She left."
+    assert noise_ratio(before, after, swap=True) == pytest.approx(0.5)
+    assert noise_ratio(before, after, swap=True, units="treebank") == pytest.approx(1 / 3)
+    # went -> didn't go: 2 edits over 6 units (She went to the office .)
+    assert noise_ratio("She went to the office.", "She didn't go to the office.",
+                       units="treebank") == pytest.approx(2 / 6)
+    with pytest.raises(ValueError, match="units 'tokens' are unknown; choose one of words, "
+                                         "treebank"):
+        noise_ratio(before, after, units="tokens")
 
 
 @pytest.mark.parametrize("text", TEXTS)

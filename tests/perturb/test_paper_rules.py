@@ -229,3 +229,65 @@ def test_unknown_rule_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"rule' = 'paperr': expected one of default, paper\. "
                                          r"Did you mean 'paper'"):
         run("truncation", "She went to the office today.", 0.5, params={"rule": "paperr"})
+
+
+SIX = ("One came. Two went. Three stayed. Four slept. Five ran. Six sang.")
+
+
+@pytest.mark.parametrize("pairs", [1, 2, 3])
+def test_sentence_switching_makes_exactly_the_severitys_switches(pairs: int) -> None:
+    # the code switches `pairs` random pairs in a row, never the same pair twice running: one
+    # switch moves exactly 2 of the 6 sentences, k switches at most 2k, and the order never
+    # comes back (two different transpositions in a row never undo each other)
+    sentences = SIX.split(". ")
+    for seed in range(12):
+        out = text_of(paper("sentence-switching", SIX, pairs, seed)).rstrip(".").split(". ")
+        assert sorted(out) == sorted(s.rstrip(".") for s in sentences)
+        moved = sum(a != b.rstrip(".") for a, b in zip(out, sentences, strict=True))
+        assert (moved == 2) if pairs == 1 else (2 <= moved <= 2 * pairs)
+
+
+def test_summary_sentence_switching_is_measured_over_treebank_units() -> None:
+    # She left . He stayed . -> He stayed . She left . : 4 edits of 6 units, halved (a switch)
+    out = paper("sentence-switching", "She left. He stayed.", 1)
+    assert isinstance(out, Variant) and out.noise_ratio == pytest.approx(1 / 3)
+    # WikiText was plain text in the code: whitespace words there (4 of 4, halved)
+    wiki = paper("sentence-switching", "She left. He stayed.", 1, task="open-ended")
+    assert isinstance(wiki, Variant) and wiki.noise_ratio == pytest.approx(0.5)
+    # the default rule keeps evalstress's whitespace words on summaries too
+    default = run("sentence-switching", "She left. He stayed.", 1)
+    assert isinstance(default, Variant) and default.noise_ratio == pytest.approx(0.5)
+
+
+TABLE_16 = "She went to the office in Boston. And she talked to her staff about business."
+
+
+def test_verb_switching_of_table_16() -> None:
+    # Table 16's example swaps went and talked; both are past forms, so the swapped words read
+    # as the example whether re-inflected (the default and the code) or not
+    assert text_of(run("verb-switching", TABLE_16, 1)) == \
+        "She talked to the office in Boston. And she went to her staff about business."
+    # the code leaves a text with two or fewer verbs alone, this one included
+    assert isinstance(paper("verb-switching", TABLE_16, 1), Skip)
+
+
+def test_paper_verb_switching_inflects_each_verb_to_its_new_slot() -> None:
+    text = "She went to the office. She was talking to her staff and they laughed."
+    # one switch of two of the three verbs (went VBD, talking VBG, laughed VBD), each verb in the
+    # form of the slot it lands in
+    swaps = {"She talked to the office. She was going to her staff and they laughed.",
+             "She laughed to the office. She was talking to her staff and they went.",
+             "She went to the office. She was laughing to her staff and they talked."}
+    outs = {text_of(paper("verb-switching", text, 1, seed)) for seed in range(12)}
+    assert outs <= swaps and len(outs) >= 2
+
+
+def test_paper_verb_switching_lets_verbs_of_one_lemma_trade_places() -> None:
+    # the default only switches different lemmas; the code draws any two verbs, so a switch
+    # of ran and runs changes only the forms' slots: runs -> ran, ran -> runs stays ran/runs
+    text = "He ran home, she runs daily and they walked."
+    outs = {text_of(r) for seed in range(20)
+            if isinstance(r := paper("verb-switching", text, 1, seed), Variant)}
+    assert "He walked home, she runs daily and they ran." in outs
+    results = [paper("verb-switching", text, 1, seed) for seed in range(20)]
+    assert any(isinstance(r, Skip) for r in results)  # ran <-> runs: nothing changes

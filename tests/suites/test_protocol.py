@@ -15,9 +15,9 @@ LISTED = {"truncation", "verb-lemmatization", "token-drop", "repeated-token", "l
           "frequent-ngram"}
 #: ... and the ones a reading of the same code found besides: independent per-unit coins
 #: (article / preposition / stop-word removal, negation; article removal on whitespace words),
-#: and the capital a repeated 4-gram gets after a period.
+#: the capital a repeated 4-gram gets after a period, and verbs of any lemma switching places.
 FOUND = {"article-removal", "preposition-removal", "stopword-removal", "negation",
-         "repetition"}
+         "repetition", "verb-switching"}
 
 #: SummEval grids of the paper's public code (sum_mt/SUM/score.py), as the issue lists them.
 SUMMEVAL_GRIDS = {

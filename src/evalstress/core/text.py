@@ -8,6 +8,7 @@ cache parses by text and rebuild any edited text exactly, whitespace included.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -297,16 +298,63 @@ def _original_units(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-def noise_ratio(original: str, perturbed: str, *, swap: bool = False) -> float:
-    """Paper 002 eq. 1 for one hypothesis: Levenshtein(h', h) / len(h), over word units.
+_LEADING = re.compile(r"^(?:[\"(\[`]+|'(?=[A-Za-z]))")
+_TRAILING = re.compile(r"[.,!?;:\")\]']$")
+_CLITIC = re.compile(r"(?i)(?:'s|'re|'ve|'ll|'d|'m)$")
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)+")
+
+
+def treebank_units(text: str) -> list[str]:
+    """Word units as a Penn-Treebank tokenization cuts them: opening quotes and brackets, closing
+    punctuation and the clitics 's, 're, 've, 'll, 'd and 'm stand apart ("Tottenham's draw."
+    -> Tottenham 's draw .); hyphens and initials (U.S.) stay whole.
+
+    Paper 002's code measures its noise ratio over the whitespace words of texts tokenized this
+    way (its CNN/DM summaries), so a period or a clitic is a unit there. n't stays on its word:
+    the code's negation writes its contractions (hasn't, didn't) into that text whole."""
+    out: list[str] = []
+    for word in text.split():
+        head = _LEADING.match(word)
+        if head and head.end() < len(word):
+            out.append(head.group())
+            word = word[head.end():]
+        tail: list[str] = []
+        while not _INITIALS.fullmatch(word):
+            cut = _TRAILING.search(word)
+            if cut is None or cut.start() == 0:
+                break
+            tail.insert(0, cut.group())
+            word = word[:cut.start()]
+        clitic = _CLITIC.search(word)
+        if clitic and clitic.start() > 0:
+            tail.insert(0, clitic.group())
+            word = word[:clitic.start()]
+        out.append(word)
+        out.extend(tail)
+    return out
+
+
+#: how a noise ratio counts units: whitespace words (evalstress) or treebank tokens (paper 002's
+#: code, whose texts were tokenized)
+UNITS = {"words": word_units, "treebank": treebank_units}
+
+
+def noise_ratio(original: str, perturbed: str, *, swap: bool = False,
+                units: str = "words") -> float:
+    """Paper 002 eq. 1 for one hypothesis: Levenshtein(h', h) / len(h), over word units
+    (`units`: whitespace "words", or "treebank" tokens as the paper's code counts them).
 
     Averaging over the set of gold hypotheses happens in the analysis. Swap-type noise is halved
     because Levenshtein counts a transposition as two edits (paper 002, footnote 7).
     """
-    ref = _original_units(original)
+    if units not in UNITS:
+        raise ValueError(f"noise ratio units '{units}' are unknown; choose one of "
+                         f"{', '.join(UNITS)}")
+    ref: Sequence[str] = _original_units(original) if units == "words" \
+        else treebank_units(original)
     if not ref:
         return 0.0 if not perturbed.strip() else 1.0
-    ratio = word_distance(ref, word_units(perturbed)) / len(ref)
+    ratio = word_distance(ref, UNITS[units](perturbed)) / len(ref)
     return ratio / 2 if swap else ratio
 
 

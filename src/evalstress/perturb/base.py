@@ -115,6 +115,10 @@ class Perturbation(ABC):
         sentence, or None; a job refuses to start while any of its perturbations says so."""
         return None
 
+    def noise_units(self, ctx: PerturbContext) -> str:
+        """How this variant's noise ratio counts units (`evalstress.core.text.UNITS`)."""
+        return "words"
+
     @abstractmethod
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         """Return the perturbed text, or a Skip saying why the text does not admit this damage."""
@@ -129,7 +133,7 @@ class Perturbation(ABC):
             return result
         if result == ctx.text or (not result.strip() and not ctx.text.strip()):
             return Skip("the perturbation left the text unchanged")
-        ratio = noise_ratio(ctx.text, result, swap=self.swap_type)
+        ratio = noise_ratio(ctx.text, result, swap=self.swap_type, units=self.noise_units(ctx))
         return Variant(ctx.example.id, self.name, severity, seed, result, ratio)
 
     @classmethod

@@ -50,7 +50,9 @@ PAPER_HEADER = """
 `--protocol paper` (or `protocol: paper` in a suite) follows each paper's own settings where
 evalstress's defaults differ. Paper 002: every perturbation below from that paper takes the rule
 of its public code (the `paper-summarization`, `paper-translation`, `paper-translation-ted` and
-`paper-open-ended` suites carry the protocol with that code's grids), and the blind-spot
+`paper-open-ended` suites carry the protocol with that code's grids), a summary's noise ratio
+under such a rule counts Penn-Treebank units (a period, a comma, 's apart) as the code counted
+its tokenized CNN/DM summaries, and the blind-spot
 analysis averages every severity over the whole gold set (an example the perturbation could not
 change counts with its gold score at noise ratio 0) and tests without tolerance. Paper 003: its
 LLM-written types below take the counts its Table 2 names per task. Paper 000: its four rule

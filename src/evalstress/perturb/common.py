@@ -125,6 +125,15 @@ def inflect(lemma: str, tag: str, upos: str) -> str:
     return forms[0] if forms else lemma
 
 
+def known_inflection(lemma: str, tag: str) -> str | None:
+    """`lemma` in the form `tag` asks for, from lemminflect's lexicon only (no guess for an
+    unknown word, as pyinflect, which paper 002's code used, does by default); None without."""
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag=tag, inflect_oov=False)
+    return forms[0] if forms else None
+
+
 def lemma_of(token: Token) -> str:
     """A verb or noun lemma from lemminflect, falling back to spaCy's."""
     from lemminflect import getLemma
@@ -148,6 +157,14 @@ class PaperRule:
 
     PARAMS: ClassVar[Mapping[str, ParamKind]] = declare(rule=one_of(RULES))
     paper_rule: ClassVar[str] = ""
+
+    def noise_units(self, ctx: PerturbContext) -> str:
+        """Treebank tokens for a summary under the paper rule: the code measured its CNN/DM
+        summaries, which were tokenized ("Burnley ." , "Tottenham 's"), word by word; its
+        WikiText paragraphs and translations were plain text, as evalstress counts."""
+        if follows_paper(self) and ctx.example.task == "summarization":
+            return "treebank"
+        return "words"
 
 
 def follows_paper(perturbation: Any) -> bool:

@@ -16,11 +16,13 @@ from evalstress.perturb.base import (
     perturbation,
     sample_count,
 )
+from evalstress.perturb.checklist_negation import negate_sentences
 from evalstress.perturb.common import (
     PaperRule,
     choose,
     follows_paper,
     inflect,
+    known_inflection,
     lemma_of,
     match_case,
     nonempty_sentences,
@@ -263,10 +265,15 @@ class Negation(PaperRule, Perturbation):
     grid = (0.2, 0.4, 0.6, 0.8, 1.0)
     description = ("Negate the main verb of a random portion of the sentences, with the right "
                    "auxiliary (went -> did not go, has gone -> has not gone).")
-    paper_rule = "each sentence is negated with probability ratio"
+    paper_rule = ("each sentence is drawn with probability ratio and negated by CheckList's "
+                  "rules (hasn't gone, won't go, didn't go, is not); a sentence CheckList "
+                  "declines takes the code's fallback, which mostly takes a negation away "
+                  "(did not go -> did go) or adds one after were/are")
     source_papers = ("002", "000")
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            return negate_sentences(ctx.parsed, float(severity), rng)
         parsed = ctx.parsed
         edits = parsed.memo("negations", lambda p: [
             e for s, t in p.sentences if (e := negate_sentence(p, s, t))])
@@ -411,15 +418,18 @@ class EntitySwitching(PaperRule, Perturbation):
         return replace_spans(ctx.parsed, spans)
 
 
-def _paper_slot_switches(n: int, pairs: int, rng: random.Random) -> list[int] | None:
+def _paper_slot_switches(n: int, pairs: int, rng: random.Random,
+                         max_draws: int | None = None) -> list[int] | None:
     """Which item ends in each of n slots after `pairs` sequential random switches, as paper
-    002's code does them (never the same pair twice in a row); None for n <= 2."""
+    002's code does them (never the same pair twice in a row; its verb switching stops after
+    `max_draws` draws); None for n <= 2."""
     if n <= 2:
         return None
     order = list(range(n))
     last: tuple[int, int] | None = None
-    done = 0
-    while done < pairs:
+    done = draws = 0
+    while done < pairs and (max_draws is None or draws < max_draws):
+        draws += 1
         i, j = rng.sample(range(n), 2)
         if last in ((i, j), (j, i)):
             continue
@@ -470,7 +480,7 @@ def _distinct_pairs(free: Sequence[int], lemma_at: dict[int, str],
 
 
 @perturbation("verb-switching")
-class VerbSwitching(Perturbation):
+class VerbSwitching(PaperRule, Perturbation):
     family = "consistency"
     level = "word"
     damages = FACT_DAMAGES
@@ -478,11 +488,39 @@ class VerbSwitching(Perturbation):
     severity_param = "pairs"
     grid = (1, 2, 3)
     description = "Switch random pairs of verbs, each re-inflected to fit its new slot."
+    paper_rule = ("verbs of any lemma switch places, `pairs` sequential switches (never the same "
+                  "pair twice in a row, at most 100 draws); each moved verb takes the form of "
+                  "its new slot where one is known and keeps its own surface form otherwise; a "
+                  "text with two or fewer verbs stays as it is")
     swap_type = True
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
+        if follows_paper(self):
+            return _paper_verb_switch(ctx.parsed, int(severity), rng)
         return _switch_words(ctx, severity, rng, "VERB", "verb")
+
+
+#: paper 002's code gives up its verb switching after this many draws of a pair
+PAPER_VERB_DRAWS = 100
+
+
+def _paper_verb_switch(parsed: ParsedText, pairs: int, rng: random.Random) -> str | Skip:
+    """Paper 002's verb switching: slots keep their tags, the verbs move between them."""
+    tokens = parsed.tokens
+    verbs = parsed.memo("paper_verbs", lambda p: [
+        i for i, t in enumerate(p.tokens) if t.pos == "VERB"])
+    order = _paper_slot_switches(len(verbs), pairs, rng, PAPER_VERB_DRAWS)
+    if order is None:
+        return Skip("two or fewer verbs (the paper's rule leaves such texts alone)")
+    replacements = {}
+    for slot, mover in enumerate(order):
+        if mover == slot:
+            continue
+        moved = tokens[verbs[mover]]
+        form = known_inflection(lemma_of(moved), tokens[verbs[slot]].tag)
+        replacements[verbs[slot]] = match_case(form, moved.text) if form else moved.text
+    return rebuild_parsed(parsed, replacements)
 
 
 @perturbation("noun-switching")
