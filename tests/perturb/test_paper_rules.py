@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from evalstress.core.data import Example
+from evalstress.core.text import TextParser
 from evalstress.perturb.base import Skip, Variant
+from evalstress.perturb.common import lemma_of
 from tests.perturb.conftest import run, text_of
 
 PAPER = {"rule": "paper"}
@@ -291,3 +293,22 @@ def test_paper_verb_switching_lets_verbs_of_one_lemma_trade_places() -> None:
     assert "He walked home, she runs daily and they ran." in outs
     results = [paper("verb-switching", text, 1, seed) for seed in range(20)]
     assert any(isinstance(r, Skip) for r in results)  # ran <-> runs: nothing changes
+
+
+def test_paper_verb_switching_only_moves_verbs(parser: TextParser) -> None:
+    # the damage promised: verbs trade places (each lemma still used once), nothing else moves
+    text = "Maria drove to the market, bought bread, paid the baker and walked home."
+    original = parser.parse(text)
+    verbs = [i for i, t in enumerate(original.tokens) if t.pos == "VERB"]
+    assert len(verbs) >= 3
+    lemmas = sorted(lemma_of(original.tokens[i]) for i in verbs)
+    for seed in range(10):
+        result = paper("verb-switching", text, 8, seed)
+        if isinstance(result, Skip):  # the switches may put every verb back
+            continue
+        out = parser.parse(result.text)
+        assert len(out.tokens) == len(original.tokens)
+        for i, (a, b) in enumerate(zip(original.tokens, out.tokens, strict=True)):
+            if i not in verbs:
+                assert a.text == b.text
+        assert sorted(lemma_of(out.tokens[i]) for i in verbs) == lemmas
