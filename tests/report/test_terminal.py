@@ -1,9 +1,13 @@
+import math
+
+import pandas as pd
 import pytest
 from rich.console import Console
 
 from evalstress.analyses.blindspot import BlindspotResult, BlindspotRow, SeverityPoint
+from evalstress.analyses.discernment import discernment_analysis
 from evalstress.job import LEXICAL_DEFAULT, JobResult, RunSettings, build_job, run_job
-from evalstress.report.terminal import blindspot_table, print_summary
+from evalstress.report.terminal import blindspot_table, discernment_tables, print_summary
 
 
 def point(mean: float) -> SeverityPoint:
@@ -98,3 +102,24 @@ def test_at_120_columns_the_tests_stay_one_table_a_row_each(quickstart_run: JobR
     assert [row[:2] for row in rows] == [[label, name] for label in QUICKSTART_LABELS
                                          for name in perturbations]
     assert not any(line.strip() in QUICKSTART_LABELS for line in lines)  # no per-aspect headings
+
+
+def test_the_discernment_units_name_their_task_and_show_d_ew() -> None:
+    """One perturbation on two tasks gave two identical-looking rows (no task column), and a
+    lexical metric's D^EW was '–' on every row."""
+    from tests.analyses.conftest import table_from
+
+    originals = [4.0, 5.0, 4.0, 5.0, 3.0, 4.0]
+    worse = [2.0, 3.0, 3.0, 2.0, 2.0, 3.0]  # every pair drops: one-sided exact p = 1/64
+    parts = []
+    for task in ("summarization", "translation"):
+        part = table_from(originals, {("char-deletion", "minor"): worse}, evaluator="bleu",
+                          aspect="bleu")
+        part["task"] = task
+        parts.append(part)
+    result = discernment_analysis(pd.concat(parts, ignore_index=True), expert_weights="builtin")
+    units = discernment_tables(result)[1]
+    column = {c.header: list(c.cells) for c in units.columns}
+    assert column["task"] == ["summarization", "translation"]
+    d = math.log(1 / 64) / math.log(0.05)  # D = log_0.05(p) = 1.39
+    assert column["D^EW"] == column["D"] == [f"[green]{d:.2f}[/]"] * 2

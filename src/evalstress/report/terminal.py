@@ -236,15 +236,15 @@ def discernment_tables(result: Any) -> list[Table]:
                         f"{per.get('char', 0)}/{per.get('word', 0)}/{per.get('sentence', 0)}")
     summary.caption = "D_avg: each level (char, word, sentence) weighs equally; red: D < 1"
     units = Table(title="Discernment per perturbation", header_style="bold")
-    for column in ("evaluator", "perturbation", "severity", "level", "p", "D", "p^EW", "D^EW",
-                   "aspect p-values (n)"):
+    for column in ("evaluator", "task", "perturbation", "severity", "level", "p", "D", "p^EW",
+                   "D^EW", "aspect p-values (n)"):
         units.add_column(column)
     for u in result.units:
         tests = ", ".join(f"{_t(t.aspect)} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})"
                           for t in u.tests)
         fallback = "*" if u.weight_source.startswith("default") else ""
-        units.add_row(_t(u.evaluator), _t(u.perturbation), _t(u.severity), _t(u.level or "?"),
-                      _opt(u.p, 4),
+        units.add_row(_t(u.evaluator), _t(u.task), _t(u.perturbation), _t(u.severity),
+                      _t(u.level or "?"), _opt(u.p, 4),
                       _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew) + fallback, tests)
     if any(u.weight_source.startswith("default") for u in result.units):
         units.caption = "* D^EW on default weights: no expert weights for that perturbation"
