@@ -21,7 +21,8 @@ tree (an overall score covers fluency), shared equally; a score that names no qu
 and D^EW = D, as paper 003 has for its one-metric QA task. Without weights for a unit the
 default is derived from paper 000's expectation data: equal weight on every evaluator aspect
 whose quality aspect the perturbation should move (the S_T cells of Table 21, or the
-perturbation's declared damages and their ancestors), zero elsewhere. When no aspect qualifies, D^EW is missing with that reason.
+perturbation's declared damages and their ancestors), zero elsewhere. When no aspect
+qualifies, D^EW is missing with that reason.
 
 LLM-written variants nothing verified (`analyses.trust`) are left out unless `trust` keeps them;
 each unit counts the pairs behind it from an attack below the precision floor (`n_below_floor`)
