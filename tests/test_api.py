@@ -145,3 +145,28 @@ def test_stress_runs_a_suite_under_the_papers_protocol(tmp_path: Path) -> None:
     assert set(two.variants()["seed"]) == {0, 1}
     with pytest.raises(ValueError, match=r"stress\(protocol=...\): expected one of default, paper"):
         evalstress.stress(rows, "rouge", protocol="exact", cache=False, progress=False)
+
+
+def test_the_result_signature_has_no_private_fields(tmp_path: Path) -> None:
+    """The API page printed `_tmp=None, _paths=None` in StressResult's signature."""
+    import inspect
+
+    from evalstress.api import StressResult
+
+    assert list(inspect.signature(StressResult).parameters) == [
+        "run", "analyses", "config", "out"]
+    result = evalstress.stress(None, "bleu", perturbations=["truncation"], seeds=1, limit=2,
+                               cache=False, progress=False)
+    assert result.report_html().startswith("<!")  # saved to a folder of its own on demand
+    assert result.out is not None and (result.out / "report.html").is_file()
+
+
+def test_stress_writes_plain_progress_lines_to_a_stderr_that_is_no_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A notebook's stderr is a cell, a script's may be a log: there it was rich bars' escape
+    codes; now, as with the command line, plain lines."""
+    evalstress.stress(None, "bleu", perturbations=["truncation"], seeds=1, limit=2, cache=False)
+    said = capsys.readouterr().err.splitlines()
+    assert "examples: 0/2 (0%)" in said
+    assert any(line.startswith("examples: 2/2 (100%), ") for line in said)
+    assert not any("\x1b[" in line for line in said)

@@ -4,8 +4,10 @@ typer app), and every `evalstress` command on any page parses with today's comma
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -113,6 +115,12 @@ def test_mkdocs_build_strict_offline(tmp_path: Path) -> None:
     assert "evalstress attack" in cli and "--gold" in cli
     api = (site / "reference" / "api" / "index.html").read_text("utf-8")
     assert "assert_passes" in api and "OutputContract" in api
+    assert "StressResult" in api and "_tmp" not in api and "_paths" not in api  # no private field
     judges = (site / "judges" / "index.html").read_text("utf-8")
     assert "json:reasoning|score" in judges and "PASS or FAIL" in judges  # snippets included
+    # a pipe in a table's code cell shows as one: mkdocs keeps the backslash of `a\|b` literally
+    shown = html.unescape(judges)
+    assert "<code>http://a/v1|http://b/v1</code>" in shown
+    assert "<code>labels:A=5|B=4|C=3</code>" in shown
+    assert not re.search(r"<code>[^<]*\\\|", judges)
     assert not list(site.rglob("cli_reference.py"))  # the hook is not published

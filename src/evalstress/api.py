@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from evalstress.core.bars import RichBars
+from evalstress.core.bars import progress_for
+from evalstress.core.consoles import FittedConsole
 from evalstress.core.data import Example, FieldMap
 from evalstress.engine.result import RunResult
 from evalstress.engine.variantfile import COLUMNS, read_records, variants_path
@@ -48,8 +49,9 @@ class StressResult:
     analyses: dict[str, Any]
     config: dict[str, Any] = field(default_factory=dict)
     out: Path | None = None
-    _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
-    _paths: dict[str, Path] | None = field(default=None, repr=False)
+    # bookkeeping of save(), outside the constructor's signature (not for callers to pass)
+    _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, init=False, repr=False)
+    _paths: dict[str, Path] | None = field(default=None, init=False, repr=False)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -159,6 +161,8 @@ def stress(data: Any = None,
     `protocol="paper"` runs the suite under the papers' own settings, as `--protocol paper`.
     Scores go through the same caches as the command line (`cache=False` scores afresh).
     With `out`, the run directory is written there at once; else on first `save()` or display.
+    `progress` goes to stderr as the command line's does: bars in a terminal or a notebook cell,
+    plain lines in a log.
     """
     path, rows = _data_source(data)
     named = isinstance(suite, str | Path)
@@ -175,7 +179,7 @@ def stress(data: Any = None,
                             "label -> evaluator)")
     job = build_job(settings, rows=rows, evaluators=made,
                     suite=None if named else suite,  # type: ignore[arg-type]
-                    progress=RichBars() if progress else None)
+                    progress=progress_for(FittedConsole(stderr=True)) if progress else None)
     done = run_job(job)
     stressed = StressResult(done.run, done.analyses, dict(job.config))
     if out is not None:

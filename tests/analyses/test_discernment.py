@@ -240,9 +240,64 @@ def test_a_unit_without_expert_weights_is_named_and_marked(make_table):
     assert any("no expert weights for truncation (summarization)" in n for n in result.notes)
     assert not any("char-typo" in n for n in result.notes)
     units = discernment_tables(result)[1]
-    cells, perts = list(units.columns[7].cells), list(units.columns[1].cells)
+    column = {c.header: list(c.cells) for c in units.columns}
+    cells, perts = column["D^EW"], column["perturbation"]
     assert cells[perts.index("truncation")].endswith("*")
     assert not cells[perts.index("char-typo")].endswith("*")
     # a judge that moves nothing: p^EW = 1, D^EW = log_0.05(1) = 0 (shown without a sign)
     assert cells[perts.index("char-deletion")] == "[red]0.00[/]"
     assert "default weights" in str(units.caption)
+
+
+# --- D^EW of evaluators whose scores name no task metric (BLEU, ROUGE, an overall judge) ------
+
+
+def _p(worse):
+    return stats.wilcoxon(np.array(ORIG) - np.array(worse), alternative="greater").pvalue
+
+
+def test_a_one_score_metric_takes_the_whole_expert_weight_so_d_ew_equals_d(make_table):
+    """The built-in weights for char-typo name fluency and coherence; BLEU's one score stands
+    for overall quality, which covers both, so all the weight is BLEU's: p^EW = p, as paper 003
+    finds for its one-metric QA task (D^EW was undefined for every lexical metric)."""
+    table = make_table(ORIG, {("char-typo", "minor"): WORSE}, evaluator="bleu", aspect="bleu")
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"bleu": 1.0})
+    assert unit.p == pytest.approx(_p(WORSE)) and unit.p_ew == pytest.approx(_p(WORSE))
+    assert unit.d_ew == pytest.approx(discernment(_p(WORSE))) and unit.d_ew is not None
+
+
+def test_several_overall_scores_share_the_weight_equally(make_table):
+    slightly = [o - 0.5 if i % 3 else o for i, o in enumerate(ORIG)]
+    table = pd.concat([make_table(ORIG, {("char-deletion", "major"): worse}, evaluator="rouge",
+                                  aspect=aspect)
+                       for aspect, worse in (("rouge1", WORSE), ("rouge2", slightly),
+                                             ("rougeL", SAME))], ignore_index=True)
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"rouge1": 1 / 3, "rouge2": 1 / 3, "rougeL": 1 / 3})
+    p1, p2, p_l = _p(WORSE), _p(slightly), 1.0  # rougeL never moves: p = 1
+    assert unit.p_ew == pytest.approx(1 / ((1 / 3) / p1 + (1 / 3) / p2 + (1 / 3) / p_l))
+
+
+def test_a_weight_without_its_own_aspect_goes_to_the_aspect_that_covers_it(make_table):
+    """sentence-reordering: coherence 9, fluency 1 (built-in). A judge scoring fluency and
+    overall: fluency keeps its 0.1, coherence's 0.9 climbs the aspect tree (coherence ->
+    readability -> overall) to the judge's overall score."""
+    table = pd.concat([make_table(ORIG, {("sentence-reordering", "major"): SAME},
+                                  aspect="fluency"),
+                       make_table(ORIG, {("sentence-reordering", "major"): WORSE},
+                                  aspect="overall")], ignore_index=True)
+    (unit,) = discernment_analysis(table, expert_weights="builtin").units
+    assert unit.weights == pytest.approx({"fluency": 0.1, "overall": 0.9})
+    assert unit.p_ew == pytest.approx(1 / (0.1 / 1.0 + 0.9 / _p(WORSE)))
+
+
+def test_a_weight_no_scored_aspect_covers_leaves_d_ew_undefined_and_says_so(make_table):
+    """random-answer weighs answer-quality (overall); a judge scoring fluency alone does not
+    cover overall quality: no weight falls on it, and the notes name the unit."""
+    table = make_table(ORIG, {("random-answer", "major"): WORSE})
+    table["task"] = "qa"
+    result = discernment_analysis(table, expert_weights="builtin")
+    (unit,) = result.units
+    assert unit.weights == {} and unit.p_ew is None and unit.d_ew is None
+    assert any(n.startswith("D^EW undefined for judge on random-answer:") for n in result.notes)

@@ -7,15 +7,13 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
-from evalstress.cli.common import console
 from evalstress.cli.listing import evaluator_info
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
 
 
 def listed(what: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(console, "width", 80)  # what an 80-column terminal gives the console
-    result = CliRunner().invoke(app, ["list", what])
+    result = CliRunner().invoke(app, ["list", what], env={"COLUMNS": "80"})  # an 80-column pipe
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
     return result.output

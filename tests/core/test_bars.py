@@ -131,3 +131,10 @@ def test_a_bad_interval_is_an_error_naming_the_variable(monkeypatch: pytest.Monk
         progress_interval()
     with pytest.raises(ValueError, match=INTERVAL_ENV):
         progress_for(Console(file=io.StringIO()))
+
+
+def test_a_jupyter_cell_keeps_the_rich_bar() -> None:
+    """Rich says a notebook cell is no terminal; its bars still draw there (stress() in Jupyter)."""
+    cell = Console(file=io.StringIO(), force_jupyter=True)
+    assert not cell.is_terminal
+    assert isinstance(progress_for(cell), RichBars)

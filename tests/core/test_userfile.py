@@ -61,3 +61,14 @@ def test_a_json_line_that_ends_early_or_nests_too_deep(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"f\.jsonl, line 1: is nested too deeply"):
         parse_json_line("[" * 50_000 + "]" * 50_000, "f.jsonl", 1)
     assert parse_json_line('{"a": [1]}\n', "f.jsonl", 1) == {"a": [1]}
+
+
+def test_a_json_message_not_listed_loses_its_dangling_position_words() -> None:
+    """Python's JSON messages end in "at" (their position text follows); a message without its
+    own sentence is quoted without it, so it never reads "... at, column 33"."""
+    import json
+
+    odd = json.JSONDecodeError("Something odd at", '{"a": 1}', 3)
+    assert userfile.json_problem(odd) == "broken JSON (Something odd)"
+    odd = json.JSONDecodeError("Unheard-of text starting at", '{"a": 1}', 3)
+    assert userfile.json_problem(odd) == "broken JSON (Unheard-of text)"

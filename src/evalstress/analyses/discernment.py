@@ -15,10 +15,14 @@ normalised to sum 1): a mapping, a YAML file of that shape (under `tasks:`), or 
 weights shipped in criteria/expert_weights.yaml (this project's votes for paper 003's task
 metrics; the paper gives its survey only as a chart). A weight's name matches an evaluator
 aspect directly or through the aspect aliases (consistency -> faithfulness, accuracy ->
-adequacy, ...). Without weights for a unit the default is derived from paper 000's expectation
-data: equal weight on every evaluator aspect whose quality aspect the perturbation should move
-(the S_T cells of Table 21, or the perturbation's declared damages and their ancestors), zero
-elsewhere. When no aspect qualifies, D^EW is missing with that reason.
+adequacy, ...), else the evaluator's aspects that stand for its nearest ancestor in the aspect
+tree (an overall score covers fluency), shared equally; a score that names no quality aspect
+(BLEU, ROUGE-L) stands for overall quality here, so a one-score metric gets the whole weight
+and D^EW = D, as paper 003 has for its one-metric QA task. Without weights for a unit the
+default is derived from paper 000's expectation data: equal weight on every evaluator aspect
+whose quality aspect the perturbation should move (the S_T cells of Table 21, or the
+perturbation's declared damages and their ancestors), zero elsewhere. When no aspect
+qualifies, D^EW is missing with that reason.
 
 LLM-written variants nothing verified (`analyses.trust`) are left out unless `trust` keeps them;
 each unit counts the pairs behind it from an attack below the precision floor (`n_below_floor`)
@@ -52,8 +56,11 @@ from evalstress.analyses.stats import (
 from evalstress.analyses.trust import VariantTrust
 from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
+from evalstress.criteria import ancestors
 
 LEVELS = ("char", "word", "sentence")
+#: the root of the aspect tree: what a score that names no narrower aspect stands for
+OVERALL = "overall"
 SEVERITY_LABELS = ("minor", "major")
 
 ExpertWeights = Mapping[str, Mapping[str, Mapping[str, float]]]
@@ -175,8 +182,7 @@ def default_weights(perturbation: str, evaluator: str, evaluator_aspects: list[s
     if row is None:
         return {}
     chosen = [a for a in evaluator_aspects
-              if (q := quality_aspect(evaluator, a, aspect_map)) is not None
-              and q in row.should_move]
+              if weighed_as(evaluator, a, aspect_map) in row.should_move]
     return {a: 1.0 / len(chosen) for a in chosen} if chosen else {}
 
 
@@ -249,28 +255,39 @@ def _checked(table: Mapping[str, Any], where: str) -> dict[str, dict[str, dict[s
     return out
 
 
+def weighed_as(evaluator: str, aspect: str, aspect_map: Mapping[str, str] | None,
+               aliases: Mapping[str, str] | None = None) -> str:
+    """The quality aspect an evaluator's aspect takes expert weight for: the one it stands for
+    (`quality_aspect`, or the weights file's aliases), else `overall`: a metric's own score
+    (bleu, rougeL) claims the text's whole quality, as the one metric of paper 003's QA task,
+    where D^EW = D."""
+    return ((aliases or {}).get(aspect) or quality_aspect(evaluator, aspect, aspect_map)
+            or OVERALL)
+
+
 def _match_weights(weights: Mapping[str, float], evaluator: str, tested: list[str],
                    aspect_map: Mapping[str, str] | None,
                    aliases: Mapping[str, str]) -> dict[str, float]:
     """Weights keyed by the evaluator's own aspect names.
 
-    A weight named like a tested aspect goes to it; otherwise to the tested aspect that stands
-    for the same quality aspect (through `quality_aspect` and the weights file's aliases).
-    Weights on aspects the evaluator does not score are dropped.
+    A weight named like a tested aspect goes to it; otherwise to the tested aspects that stand
+    for its quality aspect or, when none does, for the nearest ancestor of it that one does
+    (aspects.yaml: an overall score covers fluency, coherence, ...), shared equally among them
+    (`weighed_as`). A weight on a metric no tested aspect covers is dropped.
     """
-
-    def quality(name: str) -> str | None:
-        return aliases.get(name) or quality_aspect(evaluator, name, aspect_map)
-
+    stands = {a: weighed_as(evaluator, a, aspect_map, aliases) for a in tested}
     out: dict[str, float] = {}
     for name, weight in weights.items():
         if name in tested:
             out[name] = out.get(name, 0.0) + weight
             continue
-        target = quality(name)
-        match = next((a for a in tested if target is not None and quality(a) == target), None)
-        if match is not None:
-            out[match] = out.get(match, 0.0) + weight
+        target = aliases.get(name) or quality_aspect(evaluator, name, aspect_map)
+        for scope in (target, *ancestors(target)) if target is not None else ():
+            match = [a for a in tested if stands[a] == scope]
+            if match:
+                for a in match:
+                    out[a] = out.get(a, 0.0) + weight / len(match)
+                break
     return out
 
 
@@ -355,6 +372,11 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
         notes.append(f"no expert weights for {named}: their D^EW uses default weights derived "
                      "from paper 000's expectation matrix (Table 21) and the aspect hierarchy, "
                      "not expert votes (weight_source of each unit; give expert_weights rows)")
+    unweighed = sorted({f"{u.evaluator} on {u.perturbation}" for u in units
+                        if u.p is not None and u.p_ew is None})
+    if unweighed:
+        notes.append(f"D^EW undefined for {', '.join(unweighed)}: no expert weight falls on an "
+                     "aspect the evaluator scores (give expert_weights or an aspect_map)")
     missing_level = sorted({u.perturbation for u in units if u.level is None})
     if missing_level:
         notes.append(f"no level known for {', '.join(missing_level)}: left out of D_avg "

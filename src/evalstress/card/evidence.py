@@ -4,7 +4,6 @@ the original text (examples.jsonl), one variant (variants.parquet) and the score
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalstress.core.data import read_jsonl
 from evalstress.core.records import ORIGINAL
 from evalstress.engine import variantfile
 
@@ -39,13 +39,10 @@ class RunEvidence:
         """Each example's (task, text to score), from the run's examples.jsonl."""
         found: dict[str, tuple[str, str]] = {}
         path = self.run_dir / "examples.jsonl"
-        if path.exists():
-            with path.open(encoding="utf-8") as handle:
-                for line in handle:
-                    if line.strip():
-                        record = json.loads(line)
-                        found[str(record.get("id"))] = (str(record.get("task") or ""),
-                                                        str(record.get("hypothesis", "")))
+        if path.exists():  # a broken line: a DataError naming the file, line and column
+            for _, record in read_jsonl(path):
+                found[str(record.get("id"))] = (str(record.get("task") or ""),
+                                                str(record.get("hypothesis", "")))
         return found
 
     def variant_text(self, example_id: str, perturbation: str, severity: str,

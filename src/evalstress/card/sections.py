@@ -4,7 +4,6 @@ tables the card shows (the analyses' verdicts with the change figures and interv
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from evalstress.card.profile import (
     paired_rows,
     sensitivity_profile,
 )
+from evalstress.core.data import read_jsonl
 from evalstress.core.scoretable import ScoreTable
 from evalstress.engine import variantfile
 
@@ -178,14 +178,11 @@ def attack_cost(results: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
     """Searches, victim and gold queries (attacks.jsonl) and the generator's usage."""
     victim = gold = searches = 0
     path = run_dir / "attacks.jsonl"
-    if path.exists():
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    record = json.loads(line)
-                    searches += 1
-                    victim += int(record.get("queries") or 0)
-                    gold += int(record.get("gold_queries") or 0)
+    if path.exists():  # a broken line: a DataError naming the file, line and column
+        for _, record in read_jsonl(path):
+            searches += 1
+            victim += int(record.get("queries") or 0)
+            gold += int(record.get("gold_queries") or 0)
     usage = ((results.get("analyses") or {}).get("adversarial") or {}).get("usage") or {}
     return {"searches": searches, "victim_queries": victim, "gold_queries": gold,
             "calls": usage.get("calls"), "prompt_tokens": usage.get("prompt_tokens"),

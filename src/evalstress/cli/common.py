@@ -11,18 +11,17 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.cli.helpformat import WholeWordContext, name_placeholders
 from evalstress.core.bars import PlainLines, RichBars, progress_for
 from evalstress.core.cache import SQLiteCache, default_cache_dir
+from evalstress.core.consoles import FittedConsole
 from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
@@ -91,8 +90,9 @@ app = typer.Typer(
     # plain help (narrow terminals) wraps to the terminal's width up to this, not click's 80
     context_settings={"max_content_width": RICH_HELP_MIN_WIDTH - 1},
 )
-console = Console(width=None if sys.stdout.isatty() else 132)
-err = Console(stderr=True)
+#: standard output and standard error, each as wide as where it goes (`core.consoles`)
+console = FittedConsole()
+err = FittedConsole(stderr=True)
 
 
 @app.callback(invoke_without_command=True)

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
 from evalstress.core import interrupts
+from evalstress.core.consoles import FittedConsole
 from evalstress.core.redact import redact
 from evalstress.core.storage import describe
 
@@ -72,7 +72,7 @@ class GuardedGroup(TyperGroup):
         interrupts.install()
         _KEPT.clear()
         _DEBUG.clear()
-        err = Console(stderr=True)
+        err = FittedConsole(stderr=True)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:

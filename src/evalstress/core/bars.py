@@ -182,9 +182,10 @@ def progress_line(label: str, done: int, total: int, elapsed: float, ended: bool
 
 
 def progress_for(console: Console, enabled: bool = True) -> RichBars | PlainLines:
-    """Rich bars when `console` is a terminal, plain lines on its stream otherwise; nothing when
-    not `enabled` (`--quiet`). A bad $EVALSTRESS_PROGRESS_INTERVAL is a ValueError either way."""
+    """Rich bars when `console` is a terminal or a Jupyter output cell, plain lines on its stream
+    otherwise; nothing when not `enabled` (`--quiet`). A bad $EVALSTRESS_PROGRESS_INTERVAL is a
+    ValueError either way."""
     interval = progress_interval()
-    if enabled and not console.is_terminal:
+    if enabled and not (console.is_terminal or console.is_jupyter):
         return PlainLines(console.file, interval=interval)
     return RichBars(console=console, enabled=enabled)

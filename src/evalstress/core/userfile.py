@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +118,9 @@ def json_problem(exc: json.JSONDecodeError) -> str:
     for prefix, sentence in _JSON_PROBLEMS:
         if exc.msg.startswith(prefix):
             return sentence
-    return f"broken JSON ({exc.msg})"
+    # a message not listed above, without the "at" / "starting at" its position text followed
+    said = re.sub(r"(\s+starting)?\s+at$", "", exc.msg.strip())
+    return f"broken JSON ({said})"
 
 
 def parse_json_line(text: str, path: str | Path, line: int) -> Any:

@@ -11,12 +11,15 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from evalstress.analyses.adversarial import AdversarialResult
-from evalstress.analyses.blindspot import BlindspotResult
+from evalstress.analyses.blindspot import BlindspotResult, BlindspotRow
 from evalstress.core.wording import plural
 from evalstress.engine.result import RunResult
 from evalstress.report import meant_for
@@ -42,41 +45,115 @@ VERDICT_CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]",
                 "inconclusive": "[yellow]INCONCLUSIVE[/]", "not-applicable": "[dim]n/a[/]"}
 
 
-def blindspot_table(result: BlindspotResult,
-                    applies: Callable[[str, str], bool] | None = None) -> Table:
+#: the narrowest console that gets the blind-spot tests as one table: eight columns with the
+#: built-in names whole and each row in at most two lines (the lexical quickstart's table is
+#: 125 wide; at 100 its rows ran to three lines). A narrower console (an 80-column terminal,
+#: output piped at the default 100) gets a table per evaluator aspect.
+WIDE_TABLE_MIN = 120
+
+
+def _blindspot_title(result: BlindspotResult) -> str:
     seeds = max((p.n_seeds for row in result.rows for p in row.points), default=0)
     over = f" over {plural(seeds, 'seed')}" if seeds else ""
-    table = Table(title=f"Blind-spot tests (paper 002): mean score{over} as noise grows",
-                  header_style="bold")
-    table.add_column("evaluator / aspect")
-    table.add_column("perturbation")
-    table.add_column("gold", justify="right")
-    table.add_column("score by severity →", overflow="fold")
-    table.add_column("noise", justify="right")
-    table.add_column("rank", justify="center")
-    table.add_column("mono", justify="center")
-    table.add_column("verdict", justify="center")
-    for row in result.rows:
-        points = sorted(row.points, key=lambda p: p.noise_ratio)
-        curve = " ".join(_fmt(p.mean) for p in points) or "no scores"
-        noise = f"{points[0].noise_ratio:.2f}–{points[-1].noise_ratio:.2f}" if points else "–"
-        arrow = "" if row.higher_is_better else " ↓"
-        verdict = row.verdict
-        if applies is not None and not applies(row.evaluator, row.perturbation):
-            verdict = "not-applicable"
-        table.add_row(
-            _t(f"{row.evaluator}/{row.aspect}") + arrow, _t(row.perturbation),
-            _fmt(row.gold) if math.isfinite(row.gold) else "–", curve, noise,
-            "[green]✓[/]" if row.rank_pass else "[red]✗[/]",
-            "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
-            VERDICT_CELL[verdict],
-        )
+    return f"Blind-spot tests (paper 002): mean score{over} as noise grows"
+
+
+def _blindspot_caption(result: BlindspotResult) -> str:
     lower = "↓ lower is better. " if any(not r.higher_is_better for r in result.rows) else ""
-    table.caption = (f"{lower}rank: every severity scores below gold; mono: no rise as "
-                     f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
-                     "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
-                     "scores missing. Standard deviations are in results.json and report.html.")
+    return (f"{lower}rank: every severity scores below gold; mono: no rise as "
+            f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
+            "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
+            "scores missing. Standard deviations are in results.json and report.html.")
+
+
+def _blindspot_cells(row: BlindspotRow,
+                     applies: Callable[[str, str], bool] | None) -> dict[str, str]:
+    """One test's cells, as both layouts show them."""
+    points = sorted(row.points, key=lambda p: p.noise_ratio)
+    verdict = row.verdict
+    if applies is not None and not applies(row.evaluator, row.perturbation):
+        verdict = "not-applicable"
+    return {
+        "label": _t(f"{row.evaluator}/{row.aspect}") + ("" if row.higher_is_better else " ↓"),
+        "perturbation": _t(row.perturbation),
+        "gold": _fmt(row.gold) if math.isfinite(row.gold) else "–",
+        "curve": " ".join(_fmt(p.mean) for p in points) or "no scores",
+        "noise": f"{points[0].noise_ratio:.2f}–{points[-1].noise_ratio:.2f}" if points else "–",
+        "rank": "[green]✓[/]" if row.rank_pass else "[red]✗[/]",
+        "mono": "[green]✓[/]" if row.monotonic_pass else "[red]✗[/]",
+        "verdict": VERDICT_CELL[verdict],
+    }
+
+
+def blindspot_table(result: BlindspotResult,
+                    applies: Callable[[str, str], bool] | None = None) -> Table:
+    """Every test in one table, a row each: the layout of a console WIDE_TABLE_MIN wide."""
+    table = Table(title=_blindspot_title(result), header_style="bold")
+    table.add_column("evaluator / aspect", no_wrap=True)  # a name is never cut: the scores wrap
+    table.add_column("perturbation", no_wrap=True)
+    table.add_column("gold", justify="right", no_wrap=True)
+    table.add_column("score by severity →", overflow="fold")
+    table.add_column("noise", justify="right", no_wrap=True)
+    table.add_column("rank", justify="center", no_wrap=True)
+    table.add_column("mono", justify="center", no_wrap=True)
+    table.add_column("verdict", justify="center", no_wrap=True)
+    for row in result.rows:
+        cells = _blindspot_cells(row, applies)
+        table.add_row(cells["label"], cells["perturbation"], cells["gold"], cells["curve"],
+                      cells["noise"], cells["rank"], cells["mono"], cells["verdict"])
+    table.caption = _blindspot_caption(result)
     return table
+
+
+def blindspot_by_evaluator(result: BlindspotResult,
+                           applies: Callable[[str, str], bool] | None = None
+                           ) -> list[RenderableType]:
+    """The narrow layout: the title, then per evaluator aspect its name on a line of its own and
+    a table of its tests, a test in two lines (perturbation over its gold score; the scores
+    by severity, wrapped between numbers, over their noise range; rank, mono, verdict), then
+    the legend as a paragraph."""
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for row in result.rows:
+        cells = _blindspot_cells(row, applies)
+        grouped.setdefault(cells["label"], []).append(cells)
+    widest = max((len(row.perturbation) for row in result.rows), default=0)
+    out: list[RenderableType] = [Text(_blindspot_title(result), style="bold")]
+    for label, rows in grouped.items():
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False,
+                      collapse_padding=True)
+        table.add_column("perturbation", no_wrap=True, min_width=widest)
+        table.add_column("score by severity →", overflow="fold")
+        table.add_column("rank", justify="center", no_wrap=True)
+        table.add_column("mono", justify="center", no_wrap=True)
+        table.add_column("verdict", justify="center", no_wrap=True)
+        for cells in rows:
+            table.add_row(f"{cells['perturbation']}\ngold {cells['gold']}",
+                          f"{cells['curve']}\n[dim]noise {cells['noise']}[/]", cells["rank"],
+                          cells["mono"], cells["verdict"])
+        out += [Text.from_markup(f"\n[bold]{label}[/]"), table]
+    out.append(Text(_blindspot_caption(result), style="dim"))
+    return out
+
+
+def fits_whole(table: Table, console: Console) -> bool:
+    """Whether `table` fits `console` with its no-wrap columns whole and every other column as
+    wide as its longest word (rich would otherwise cut names to make it fit)."""
+    need = 3 * len(table.columns) + 1  # a border and two spaces of padding per column, one more
+    for column in table.columns:
+        sizes = [Measurement.get(console, console.options, cell)
+                 for cell in (column.header, *column.cells)]
+        need += max(m.maximum if column.no_wrap else m.minimum for m in sizes)
+    return need <= console.width
+
+
+def blindspot_view(result: BlindspotResult, applies: Callable[[str, str], bool] | None,
+                   console: Console) -> list[RenderableType]:
+    """The blind-spot tests laid out for `console`: one table from WIDE_TABLE_MIN columns on
+    (when its names fit whole), else a table per evaluator aspect."""
+    wide = blindspot_table(result, applies)
+    if console.width >= WIDE_TABLE_MIN and fits_whole(wide, console):
+        return [wide]
+    return blindspot_by_evaluator(result, applies)
 
 
 def print_summary(console: Console, run: RunResult, blind: BlindspotResult | None, *,
@@ -96,7 +173,8 @@ def print_summary(console: Console, run: RunResult, blind: BlindspotResult | Non
                          else ""))
     if blind is not None:
         applies = _applicability(run)
-        console.print(blindspot_table(blind, applies))
+        for part in blindspot_view(blind, applies, console):
+            console.print(part)
         verdicts = [r.verdict if applies(r.evaluator, r.perturbation) else "not-applicable"
                     for r in blind.rows]
         counts = {v: verdicts.count(v) for v in ("pass", "fail", "inconclusive",
@@ -158,15 +236,15 @@ def discernment_tables(result: Any) -> list[Table]:
                         f"{per.get('char', 0)}/{per.get('word', 0)}/{per.get('sentence', 0)}")
     summary.caption = "D_avg: each level (char, word, sentence) weighs equally; red: D < 1"
     units = Table(title="Discernment per perturbation", header_style="bold")
-    for column in ("evaluator", "perturbation", "severity", "level", "p", "D", "p^EW", "D^EW",
-                   "aspect p-values (n)"):
+    for column in ("evaluator", "task", "perturbation", "severity", "level", "p", "D", "p^EW",
+                   "D^EW", "aspect p-values (n)"):
         units.add_column(column)
     for u in result.units:
         tests = ", ".join(f"{_t(t.aspect)} {_opt(t.wilcoxon.pvalue, 3)} ({t.n})"
                           for t in u.tests)
         fallback = "*" if u.weight_source.startswith("default") else ""
-        units.add_row(_t(u.evaluator), _t(u.perturbation), _t(u.severity), _t(u.level or "?"),
-                      _opt(u.p, 4),
+        units.add_row(_t(u.evaluator), _t(u.task), _t(u.perturbation), _t(u.severity),
+                      _t(u.level or "?"), _opt(u.p, 4),
                       _d_cell(u.d), _opt(u.p_ew, 4), _d_cell(u.d_ew) + fallback, tests)
     if any(u.weight_source.startswith("default") for u in result.units):
         units.caption = "* D^EW on default weights: no expert weights for that perturbation"

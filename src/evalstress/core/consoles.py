@@ -1,0 +1,53 @@
+"""The consoles evalstress prints through, laid out for where their text goes.
+
+Rich alone lays piped output out at the width of whichever standard stream is a terminal, else
+80 columns, and a width fixed when the console is made ignores a $COLUMNS set later. Here the
+width is decided at each print: a terminal's own width (or $COLUMNS), and for a file or a pipe
+$COLUMNS when set, else PIPED_WIDTH."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console, ConsoleDimensions
+
+#: columns of output that goes to a file or a pipe when $COLUMNS does not give a width
+PIPED_WIDTH = 100
+
+
+def columns_setting() -> int | None:
+    """The width $COLUMNS gives, or None when it is unset or not a positive whole number."""
+    given = os.environ.get("COLUMNS", "").strip()
+    return int(given) if given.isdigit() and int(given) > 0 else None
+
+
+class FittedConsole(Console):
+    """A rich console whose width follows where its text goes (see the module docstring); a
+    width set on it (`console.width = 80`) wins over both."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        super().__init__(stderr=stderr)
+        self.fixed_width: int | None = None
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = super().size
+        if self.fixed_width is not None:
+            return ConsoleDimensions(self.fixed_width, measured.height)
+        if self.is_terminal or self.is_jupyter:
+            return measured
+        return ConsoleDimensions(columns_setting() or PIPED_WIDTH, measured.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        width, height = new_size
+        self.fixed_width = width
+        self.height = height
+
+    @property
+    def width(self) -> int:
+        return self.size.width
+
+    @width.setter
+    def width(self, width: int) -> None:
+        self.fixed_width = width
