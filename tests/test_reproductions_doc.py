@@ -4,6 +4,7 @@ perturbations and loadable suites, and the page keeps at least 12 findings with 
 
 from __future__ import annotations
 
+import inspect
 import re
 import shlex
 from pathlib import Path
@@ -13,8 +14,10 @@ import pytest
 import typer
 from typer.exceptions import TyperException
 
+from evalstress.analyses.confusion import criteria_confusion
 from evalstress.cli import app
 from evalstress.cli.levels import level_specs
+from evalstress.criteria import LEVELS
 from evalstress.evaluators.base import parse_spec
 from evalstress.evaluators.base import registry as evaluator_registry
 from evalstress.perturb.base import registry as perturbation_registry
@@ -102,3 +105,20 @@ def test_at_least_twelve_findings_each_with_both_numbers() -> None:
     for cells in findings:
         paper, ours = cells[2], cells[3]
         assert re.search(r"\d", paper) and re.search(r"\d", ours), cells[:4]
+
+
+def _row(text: str, start: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(start))
+
+
+def test_paper_000_rows_say_what_is_ours_and_give_the_tests_thresholds() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    criteria = _row(text, "| criteria at five levels of detail")
+    assert "written for this project" in criteria
+    for level in ("default", "simplified", "term", "detailed", "list"):
+        assert level in LEVELS and level in criteria
+    verdicts = _row(text, "| what counts as a pass")
+    assert "Wilcoxon tests we added" in verdicts
+    defaults = inspect.signature(criteria_confusion).parameters
+    alpha, effect = defaults["alpha"].default, defaults["min_effect"].default
+    assert verdicts.count(f"p < {alpha:g}") == 2 and verdicts.count(f"at least {effect:g}") == 2

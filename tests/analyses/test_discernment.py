@@ -80,6 +80,22 @@ def test_minor_and_major_are_summarised_separately_with_level_weights(make_table
     assert groups["all"].units_per_level == {"char": 2, "word": 2, "sentence": 1}
 
 
+def test_a_single_degree_unit_counts_in_the_minor_and_the_major_group(make_table):
+    # paper 003's QA: characters minor and major, the random answer at one degree only; both
+    # groups then span the character and the sentence level
+    variants = {("random-typos", "minor"): SAME, ("random-typos", "major"): WORSE,
+                ("random-answer", "default"): WORSE}
+    result = discernment_analysis(make_table(ORIG, variants, aspect="fluency"), by_task=False)
+    groups = {s.group: s for s in result.summaries}
+    d = {(u.perturbation, u.severity): u.d for u in result.units}
+    assert set(groups) == {"minor", "major", "all"}
+    for group in ("minor", "major"):
+        assert groups[group].units_per_level == {"char": 1, "sentence": 1}
+        assert groups[group].d_avg == pytest.approx(
+            (d[("random-typos", group)] + d[("random-answer", "default")]) / 2)
+    assert groups["minor"].d_min_at == "random-typos@minor"
+
+
 def test_missing_scores_are_excluded_pairwise_and_counted(make_table):
     worse = list(WORSE)
     worse[3] = None

@@ -31,6 +31,7 @@ def test_rule_attacks_of_paper_000_pick_their_table_21_rows() -> None:
 def test_an_identity_names_a_row_directly_for_unregistered_variants() -> None:
     row = expectation_for("000:negation")
     assert row is not None and row.source == "table21"
-    # Table 21: annotators judged negation to hurt non-hallucination, the hierarchy did not
+    # Table 21: annotators judged negation to hurt non-hallucination, the paper's expectation
+    # column did not
     assert row.disputed == {"non-hallucination"}
     assert expectation_for("negation-of-a-fact") is None

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from evalstress.criteria import LEVELS, aspects, builtin_criteria, criterion_text, load_criteria
+from evalstress.criteria import (
+    LEVELS,
+    ancestors,
+    aspects,
+    builtin_criteria,
+    criterion_text,
+    expectations,
+    load_criteria,
+)
 
 
 def test_every_aspect_has_distinct_texts_at_every_level() -> None:
@@ -40,3 +48,17 @@ def test_user_file_adds_criteria_and_bad_files_are_named(tmp_path: Path) -> None
         load_criteria(str(bad))
     with pytest.raises(ValueError, match="unknown criteria level"):
         builtin_criteria()["fluency"].text("verbose")
+
+
+def test_table_21_expectations_are_the_papers_not_the_hierarchys() -> None:
+    # Table 21's right-hand column, read off the paper: the target and its ancestors move,
+    # except that the three non-contradiction attacks also expect informativeness to move
+    beyond_the_tree = {"000:different-entity": {"informativeness"},
+                       "000:conflicting-fact": {"informativeness"},
+                       "000:negation": {"informativeness"}}
+    for attack, row in expectations().items():
+        assert row.target is not None
+        from_tree = {row.target, *ancestors(row.target)}
+        moved = {aspect for aspect, moves in row.expected.items() if moves}
+        assert moved - from_tree == beyond_the_tree.get(attack, set()), attack
+        assert from_tree <= moved, attack

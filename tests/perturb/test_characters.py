@@ -104,6 +104,32 @@ def test_char_deletion_deletes_the_k_of_the_task(task: str, severity: Severity, 
     assert _alnum(MARKET) - _alnum(out) == k
 
 
+@pytest.mark.parametrize(("task", "severity", "sumpubmed", "summeval"), [
+    # paper 003, Table 2: SumPubMed k = 20 (minor) and 100 (major), SummEval 10 and 50, for
+    # deletions and typos; the other tasks keep their own rows whatever the dataset: QA 5 / 25
+    ("summarization", "minor", 20, 10), ("summarization", "major", 100, 50),
+    ("dialogue", "minor", 20, 10), ("qa", "minor", 5, 5), ("qa", "major", 25, 25),
+])
+def test_dataset_sumpubmed_takes_its_own_k_for_summaries(task: str, severity: Severity,
+                                                         sumpubmed: int, summeval: int) -> None:
+    for dataset, k in (("sumpubmed", sumpubmed), ("summeval", summeval)):
+        params = {"dataset": dataset}
+        out = text_of(run("char-deletion", MARKET, severity, task=task, params=params))
+        assert _alnum(MARKET) - _alnum(out) == k, dataset
+    for seed in SEEDS:  # k typos make at most k edits
+        typed = text_of(run("char-typo", MARKET, severity, seed, task=task,
+                            params={"dataset": "sumpubmed"}))
+        assert typo_distance(MARKET, typed) <= sumpubmed
+    assert any(typo_distance(MARKET, text_of(run(
+        "char-typo", MARKET, "major", seed, task="summarization",
+        params={"dataset": "sumpubmed"}))) > 50 for seed in SEEDS)  # more than SummEval's k
+
+
+def test_an_unknown_dataset_is_an_error_naming_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="sumpubmed"):
+        run("char-deletion", MARKET, "minor", params={"dataset": "sumpubmd"})
+
+
 def test_dhp_severity_must_be_minor_major_or_a_number() -> None:
     with pytest.raises(ValueError, match="minor"):
         run("char-deletion", MARKET, "huge")

@@ -39,7 +39,7 @@ def test_an_unknown_parameter_is_an_error_naming_the_perturbation() -> None:
     with pytest.raises(UnknownNameError) as caught:
         get_perturbation("char-typo", kk=2)
     assert str(caught.value) == ("perturbation 'char-typo': unknown parameter 'kk'. Did you "
-                                 "mean 'k'? Known: k.")
+                                 "mean 'k'? Known: dataset, k.")
 
 
 def test_a_perturbation_without_parameters_says_so() -> None:

@@ -25,6 +25,38 @@ TABLE_1 = {
 }
 
 
+# The severity labels each unit of dhp-full carries, by hand from Tables 1-2: a type marked (M)
+# has a minor and a major unit; story's character and word types are its one degree, run with
+# Table 2's minor setting (k = 5, one entity, one error) and labelled minor; the endings and the
+# random answer have no degree at all and are labelled default, which discernment counts in the
+# minor and the major group alike (so QA's minor group keeps its sentence level)
+MINOR_MAJOR = {"minor", "major"}
+LABELS = {
+    "summarization": {"char-deletion": MINOR_MAJOR, "char-typo": MINOR_MAJOR,
+                      "fictional-named-entities": MINOR_MAJOR,
+                      "grammatical-errors": MINOR_MAJOR, "sentence-reordering": MINOR_MAJOR,
+                      "rewriting-and-insertion": MINOR_MAJOR},
+    "story": {"char-deletion": {"minor"}, "char-typo": {"minor"},
+              "fictional-named-entities": {"minor"}, "grammatical-errors": {"minor"},
+              "random-ending": {"default"}, "wrong-ending": {"default"}},
+    "qa": {"char-deletion": MINOR_MAJOR, "char-typo": MINOR_MAJOR,
+           "fictional-named-entities": MINOR_MAJOR, "grammatical-errors": MINOR_MAJOR,
+           "random-answer": {"default"}},
+    "translation": {"char-deletion": MINOR_MAJOR, "char-typo": MINOR_MAJOR,
+                    "word-span-deletion": MINOR_MAJOR, "fictional-named-entities": MINOR_MAJOR,
+                    "grammatical-errors": MINOR_MAJOR},
+}
+
+
+def test_dhp_full_labels_each_unit_as_tables_1_and_2_grade_it() -> None:
+    suite = load_suite("dhp-full")
+    for task, expected in LABELS.items():
+        planned: dict[str, set[str]] = {}
+        for plan, severity, _seed in suite.units(task):
+            planned.setdefault(plan.name, set()).add(str(severity))
+        assert planned == expected, task
+
+
 def test_criteria_full_covers_every_attack_of_table_21() -> None:
     suite = load_suite("criteria-full")
     names = [p.name for p in suite.perturbations]

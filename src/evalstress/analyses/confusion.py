@@ -3,8 +3,8 @@ only that?
 
 Each evaluator aspect is mapped to a quality aspect (`analyses.paired.quality_aspect`). For a
 perturbation, the expectation matrix (criteria/expectations.yaml: Table 21, or the fallback from
-the perturbation's metadata) splits quality aspects into S_T (should move: hierarchy and humans
-agree) and S_F (should stay: both agree it should not). Per item (evaluator aspect x
+the perturbation's metadata) splits quality aspects into S_T (should move: the expectation and
+the humans agree) and S_F (should stay: both agree it should not). Per item (evaluator aspect x
 perturbation x severity):
 
 - change = mean over examples of (original - perturbed), oriented so positive = scored worse;

@@ -9,6 +9,9 @@ For each evaluator, task and perturbation unit (perturbation x severity):
 4. per severity group (minor / major when the severities are labels, and "all"):
    D_avg, the mean over levels (character, word, sentence) of the mean D within each level,
    so every level counts equally whatever its number of perturbations; D_min, the minimum.
+   A unit of severity `default` (a perturbation paper 003 applies at one degree only, such as
+   QA's random answer) belongs to the minor and the major group alike, so neither group loses
+   that level.
 
 Expert weights come per task and perturbation ({task or "*": {perturbation: {aspect: weight}}},
 normalised to sum 1): a mapping, a YAML file of that shape (under `tasks:`), or `builtin`, the
@@ -57,6 +60,7 @@ from evalstress.analyses.trust import VariantTrust
 from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
 from evalstress.criteria import ancestors
+from evalstress.perturb.common import DEFAULT_LEVEL
 
 LEVELS = ("char", "word", "sentence")
 #: the root of the aspect tree: what a score that names no narrower aspect stands for
@@ -394,11 +398,12 @@ def _summaries(units: list[DiscernmentUnit]) -> list[DiscernmentSummary]:
         by_eval[(u.evaluator, u.task)].append(u)
     for (evaluator, task), members in by_eval.items():
         labels = {u.severity for u in members}
+        graded = [g for g in SEVERITY_LABELS if g in labels]
         groups = ["all"]
-        if labels and labels <= set(SEVERITY_LABELS):
-            groups = [g for g in SEVERITY_LABELS if g in labels] + ["all"]
+        if graded and labels <= {*SEVERITY_LABELS, DEFAULT_LEVEL}:
+            groups = [*graded, "all"]
         for group in groups:
-            chosen = [u for u in members if group == "all" or u.severity == group]
+            chosen = [u for u in members if group == "all" or u.severity in (group, DEFAULT_LEVEL)]
             out.append(_summary(evaluator, task, group, chosen))
     return out
 

@@ -91,8 +91,9 @@ def attack_command(
         "original (the original text, as paper 004's code and paper 002 app. J do).")] = None,
     range_: Annotated[list[str] | None, typer.Option(
         "--range", help="Score range of a victim for the 0-100 scale, NAME=LO:HI (default: a "
-        "--scale-reference named for it, its declared range, a shared --scale-reference, else "
-        "min-max over the originals, which the report warns about).")] = None,
+        "--scale-reference named for it, under --protocol paper the map of paper 004's code "
+        "where it has one, its declared range, a shared --scale-reference, else min-max over "
+        "the originals, which the report warns about).")] = None,
     scale_reference: Annotated[list[str] | None, typer.Option(
         help="[NAME=]FILE of examples (read like DATA) whose scores fix a victim's 0-100 scale "
         "at --scale-percentiles: FILE for every victim without a declared range, NAME=FILE for "

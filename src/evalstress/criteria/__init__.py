@@ -56,9 +56,12 @@ def affected_by(targets: tuple[str, ...] | list[str]) -> set[str]:
 class Expectation:
     """Which aspects a perturbation should move (True) or leave alone (False).
 
-    `expected` comes from the hierarchy; `human` from paper 000's annotators (None for
-    perturbations outside its Table 21). `source` says where the row came from: "table21" or
-    "metadata" (derived from the perturbation's declared damages / preserves).
+    `expected`: for a Table 21 row the paper's own expectation column as printed (mostly the
+    target and its ancestors, but the non-contradiction attacks also expect informativeness to
+    move); for any other perturbation, derived from the hierarchy. `human`: paper 000's
+    annotators (None for perturbations outside its Table 21). `source` says where the row came
+    from: "table21" or "metadata" (derived from the perturbation's declared damages /
+    preserves).
     """
 
     perturbation: str
@@ -80,7 +83,7 @@ class Expectation:
 
     @property
     def disputed(self) -> set[str]:
-        """Aspects where the human judgment and the hierarchy disagree (left out of both tests)."""
+        """Aspects where the human judgment and `expected` disagree (left out of both tests)."""
         return {a for a in self.expected if not self._agrees(a)}
 
     def _agrees(self, aspect: str) -> bool:

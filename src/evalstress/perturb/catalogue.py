@@ -17,10 +17,13 @@ Generated from the registry by `python scripts/catalogue.py` (or
 
 Severity grids are the defaults; override them per suite (`grid: [...]`). Paper 003 severities
 `minor`/`major` resolve to the per-task k of that paper's Table 2 (summarization, dialogue,
-data-to-text and open-ended use the SummEval values; stories have one level, `minor` = 5, and
-their `major` skips); a number gives k directly. Paper 000's four rule attacks also take the
-severity `paper`: that paper's own fixed rule (suite `criteria-rules-paper`). `damages` and
-`preserves` name aspects of the hierarchy in `criteria/aspects.yaml`.
+data-to-text and open-ended use the SummEval values, or SumPubMed's with `dataset: sumpubmed`;
+stories have one level, `minor` = 5, and their `major` skips); a number gives k directly. The
+perturbations that paper applies at one degree only (story endings, QA's random answer) have the
+severity `default`, which discernment counts in its minor and its major group alike. Paper 000's
+four rule attacks also take the severity `paper`: that paper's own fixed rule (suite `criteria-
+rules-paper`). `damages` and `preserves` name aspects of the hierarchy in
+`criteria/aspects.yaml`.
 """
 
 

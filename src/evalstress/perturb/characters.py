@@ -1,11 +1,12 @@
 """Character-level noise: random deletions and typos of paper 003, spelling mistakes of paper 000.
 
-Paper 003 sets the number of edits k per task and level (Table 2); `severity` is "minor" or
-"major" (the task's k) or a number (k itself). The product's tasks map onto the paper's as in
-`DHP_TASK`: summarization uses the SummEval values (the SumPubMed ones, 20/100, can be given
-with the `k` param), translation and QA their own rows; dialogue, data-to-text and open-ended use
-the summarization values. Stories are perturbed at one level only in the paper (k = 5): their
-"minor" is that level and "major" skips with a reason (give `k: {major: N}` to plan one anyway).
+Paper 003 sets the number of edits k per dataset and level (Table 2); `severity` is "minor" or
+"major" (the row's k) or a number (k itself). The product's tasks map onto the paper's as in
+`DHP_TASK`: summarization uses the SummEval row (10/50) unless the `dataset` param picks
+SumPubMed's (`dataset: sumpubmed`, 20/100: its texts are about twice as long), translation and
+QA their own rows; dialogue, data-to-text and open-ended use the summarization values. Stories
+are perturbed at one level only in the paper (k = 5): their "minor" is that level and "major"
+skips with a reason (give `k: {major: N}` to plan one anyway).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from evalstress.core.params import declare, level_counts, whole_number
+from evalstress.core.params import declare, level_counts, one_of, whole_number
 from evalstress.core.text import ParsedText
 from evalstress.perturb.base import (
     Perturbation,
@@ -29,14 +30,18 @@ from evalstress.perturb.base import (
 from evalstress.perturb.common import DHP_TASK, dhp_k
 from evalstress.perturb.paper000 import is_paper, spelling_mistakes
 
-#: Paper 003, Table 2: k characters for (C, R) random deletions and random typos.
+#: Paper 003, Table 2: k characters for (C, R) random deletions and random typos, per row (a
+#: task, or for summarization one of its two datasets: `SUMMARIZATION_ROWS`).
 CHAR_K = {
-    "summarization": {"minor": 10, "major": 50},
+    "summarization": {"minor": 10, "major": 50},  # SummEval
+    "sumpubmed": {"minor": 20, "major": 100},  # SumPubMed (scientific articles)
     "translation": {"minor": 10, "major": 50},
     "qa": {"minor": 5, "major": 25},
     "story": {"minor": 5},  # one level in the paper
 }
 
+#: The summarization datasets of Table 2 and their rows of `CHAR_K` (the `dataset` param).
+SUMMARIZATION_ROWS = {"summeval": "summarization", "sumpubmed": "sumpubmed"}
 DHP_LEVELS = ("minor", "major")
 CHAR_DAMAGES = ("fluency", "grammaticality", "readability", "overall")
 CHAR_KEEPS = ("coherence", "non-hallucination", "non-contradiction", "informativeness")
@@ -48,15 +53,22 @@ TYPO_OPS = ("char_swap", "missing_char", "extra_char", "nearby_char", "similar_c
 NEIGHBOUR_OPS = ("extra_char", "nearby_char")
 
 
-def char_k(ctx: PerturbContext, severity: Severity,
-           override: Mapping[str, int] | None) -> int | Skip:
-    """The k of Table 2 for this example's task, or a Skip where the paper has no such level."""
+def char_k(ctx: PerturbContext, severity: Severity, override: Mapping[str, int] | None,
+           dataset: str | None = None) -> int | Skip:
+    """The k of Table 2 for this example's task (a summarization text: the row of `dataset`,
+    SummEval by default), or a Skip where the paper has no such level."""
     level = str(severity).strip().lower()
     task = DHP_TASK.get(ctx.example.task, "summarization")
-    if level in DHP_LEVELS and level not in CHAR_K[task] and not (override and level in override):
-        only = ", ".join(f"{name} (k={k})" for name, k in CHAR_K[task].items())
+    row = SUMMARIZATION_ROWS[dataset] if dataset and task == "summarization" else task
+    if level in DHP_LEVELS and level not in CHAR_K[row] and not (override and level in override):
+        only = ", ".join(f"{name} (k={k})" for name, k in CHAR_K[row].items())
         return Skip(f"paper 003 perturbs {task} characters at one level only: {only}")
-    return dhp_k(ctx, severity, CHAR_K, override)
+    return dhp_k(ctx, severity, CHAR_K, override, row)
+
+
+#: the parameters of paper 003's character perturbations: k per level, and which summarization
+#: dataset's k (Table 2) a summarization text takes
+CHAR_PARAMS = declare(k=level_counts(DHP_LEVELS), dataset=one_of(tuple(SUMMARIZATION_ROWS)))
 
 
 def _alnum_positions(parsed: ParsedText) -> list[int]:
@@ -165,7 +177,7 @@ def _typo_words(parsed: ParsedText, counts: Counter[int], rng: random.Random) ->
 
 @perturbation("char-deletion")
 class CharDeletion(Perturbation):
-    PARAMS = declare(k=level_counts(DHP_LEVELS))
+    PARAMS = CHAR_PARAMS
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -173,11 +185,11 @@ class CharDeletion(Perturbation):
     severity_param = "k"
     grid = DHP_LEVELS
     description = ("Delete k random letters or digits; k per task of paper 003 for minor/major "
-                   "(e.g. summarization 10/50), or a number.")
+                   "(e.g. summarization 10/50, with dataset=sumpubmed 20/100), or a number.")
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        k = char_k(ctx, severity, self.params.get("k"))
+        k = char_k(ctx, severity, self.params.get("k"), self.params.get("dataset"))
         if isinstance(k, Skip):
             return k
         positions = _alnum_positions(ctx.parsed)
@@ -200,7 +212,7 @@ def _delete_positions(text: str, positions: list[int]) -> str:
 
 @perturbation("char-typo")
 class CharTypo(Perturbation):
-    PARAMS = declare(k=level_counts(DHP_LEVELS))
+    PARAMS = CHAR_PARAMS
     family = "character"
     level = "char"
     damages = CHAR_DAMAGES
@@ -209,11 +221,12 @@ class CharTypo(Perturbation):
     grid = DHP_LEVELS
     description = ("Add k random typos with the typo package (swapped, missing, extra, "
                    "neighbouring keys; a digit of another script, such as ٥, gets a neighbour "
-                   "in its own script); k per task of paper 003 for minor/major, or a number.")
+                   "in its own script); k per task of paper 003 for minor/major (dataset="
+                   "sumpubmed: SumPubMed's 20/100 for summaries), or a number.")
     source_papers = ("003",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
-        k = char_k(ctx, severity, self.params.get("k"))
+        k = char_k(ctx, severity, self.params.get("k"), self.params.get("dataset"))
         if isinstance(k, Skip):
             return k
         positions = _alnum_positions(ctx.parsed)

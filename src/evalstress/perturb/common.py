@@ -19,6 +19,10 @@ from evalstress.perturb.base import PerturbContext, Severity, Skipped, sample_co
 T = TypeVar("T")
 
 LEVELS = ("minor", "major")
+#: The one severity of a perturbation that has no graded levels: an LLM attack without levels,
+#: and paper 003's single-degree ones (Tables 1-2: the story endings, the random answer).
+#: Discernment counts such a unit in the minor and the major group alike.
+DEFAULT_LEVEL = "default"
 
 #: How the product's tasks map onto the task settings of paper 003 (Table 2). Dialogue,
 #: data-to-text and open-ended texts are paragraph-length outputs like SummEval summaries.
@@ -85,15 +89,16 @@ def sample_pairs(candidates: Sequence[int], pairs: int,
 
 
 def dhp_k(ctx: PerturbContext, severity: Severity, table: Mapping[str, Mapping[str, int]],
-          override: Mapping[str, int] | None = None) -> int:
-    """Resolve a paper-003 severity: 'minor'/'major' -> the task's k of Table 2; a number as is."""
+          override: Mapping[str, int] | None = None, row: str | None = None) -> int:
+    """Resolve a paper-003 severity: 'minor'/'major' -> the k of Table 2 in `row` (default: the
+    example's task's row); a number as is."""
     if isinstance(severity, str) and not severity.lstrip("-").isdigit():
         level = severity.lower()
         if level not in LEVELS:
             raise ValueError(f"severity '{severity}' must be 'minor', 'major' or a number")
         if override and level in override:
             return int(override[level])
-        task = DHP_TASK.get(ctx.example.task, "summarization")
+        task = row or DHP_TASK.get(ctx.example.task, "summarization")
         return int(table[task][level])
     k = int(severity)
     if k < 1:

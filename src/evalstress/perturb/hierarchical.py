@@ -2,11 +2,12 @@
 
 Paper 003 grades each perturbation minor/major (Table 2): k continuous words deleted (5/25; the
 paper defines it for translation only, and the `dhp` suite plans it there; other tasks get the
-same k if a suite asks), sentence reordering (2 sentences / all of them), and single-level
-replacements of the ending (stories) or the whole answer (QA). Paper 000 builds four
-aspect-targeted attacks by rule: sentence exchange (coherence), word exchange (grammaticality),
-spelling mistake (in `characters`) and sentence deletion (informativeness); severity `paper`
-applies each exactly as that paper's code does (see `paper000`).
+same k if a suite asks), sentence reordering (2 sentences / all of them); the replacements of
+the ending (stories) and of the whole answer (QA) come in one degree only (Tables 1-2), severity
+`default`. Paper 000 builds four aspect-targeted attacks by rule: sentence exchange (coherence),
+word exchange (grammaticality), spelling mistake (in `characters`) and sentence deletion
+(informativeness); severity `paper` applies each exactly as that paper's code does (see
+`paper000`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ import random
 from evalstress.core.params import TEXT, declare, level_counts, one_of
 from evalstress.core.text import ParsedText, rebuild_parsed
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, perturbation
-from evalstress.perturb.common import dhp_k, nonempty_sentences, sentence_words, word_indices
+from evalstress.perturb.common import (
+    DEFAULT_LEVEL,
+    dhp_k,
+    nonempty_sentences,
+    sentence_words,
+    word_indices,
+)
 from evalstress.perturb.consistency import other_text
 from evalstress.perturb.paper000 import count_severity, is_paper, word_exchange
 
@@ -103,7 +110,7 @@ class RandomEnding(Perturbation):
     damages = REPLACE_DAMAGES
     preserves = ("fluency", "grammaticality")
     severity_param = "level"
-    grid = ("major",)
+    grid = (DEFAULT_LEVEL,)  # one degree in paper 003 (no minor/major)
     description = "Replace the last sentence by the last sentence of another example of the task."
     source_papers = ("003",)
 
@@ -133,7 +140,7 @@ class RandomAnswer(Perturbation):
     damages = (*REPLACE_DAMAGES, "informativeness")
     preserves = ("fluency", "grammaticality")
     severity_param = "level"
-    grid = ("major",)
+    grid = (DEFAULT_LEVEL,)  # one degree in paper 003 (no minor/major)
     description = "Replace the whole answer by the answer of another example of the same task."
     source_papers = ("003",)
 
@@ -152,7 +159,7 @@ class WrongEnding(Perturbation):
     damages = REPLACE_DAMAGES
     preserves = ("fluency", "grammaticality")
     severity_param = "level"
-    grid = ("major",)
+    grid = (DEFAULT_LEVEL,)  # one degree in paper 003 (no minor/major)
     description = ("Replace the ending by the dataset's wrong ending (meta.wrong_ending), or the "
                    "answer by meta.wrong_answer (params: field, replace=last|all).")
     source_papers = ("003",)

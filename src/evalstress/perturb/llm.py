@@ -27,10 +27,7 @@ from evalstress.core.params import ParamKind, declare, one_of, whole_number
 from evalstress.core.userfile import DataError, read_user_text
 from evalstress.perturb import base
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, registry
-from evalstress.perturb.common import RULES
-
-#: the one severity of an attack that has no graded levels
-DEFAULT_LEVEL = "default"
+from evalstress.perturb.common import DEFAULT_LEVEL, RULES
 
 #: how each task's text is named in a prompt
 TASK_LABELS = {

@@ -28,6 +28,7 @@ SCALE_HOW = {
     "declared": "the evaluator's declared range",
     "reference": "percentiles of a reference set",
     "min-max": "min-max over the attacked originals (data-dependent)",
+    "paper-code": "paper 004's code's rule (--protocol paper)",
 }
 
 
@@ -101,7 +102,8 @@ def _scales(data: Mapping[str, Any], short: Mapping[str, str]) -> str:
         source = scale.get("reference") or {}
         where = (f"{source.get('file')} (percentiles {source.get('percentiles')}, "
                  f"{source.get('scored')} scores)" if source else
-                 f"{scale.get('originals')} originals" if how == "min-max" else "")
+                 f"{scale.get('originals')} originals" if how == "min-max" else
+                 str(scale.get("rule", "")))
         rows.append([label_html(str(member.get("label")), short), role,
                      SCALE_HOW.get(how, how), num(scale.get("low")), num(scale.get("high")),
                      "higher" if scale.get("higher_is_better", True) else "lower (flipped)",

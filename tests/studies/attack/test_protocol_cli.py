@@ -61,7 +61,10 @@ def test_the_paper_protocol_runs_and_records_the_papers_settings(tmp_path: Path)
         assert block["params"]["stop_rule"] == "highest-feedback"
         assert block["params"]["patience"] == 1
         [victim] = block["victims"]
-        assert victim["reference_mode"] == "original" and victim["scale"]["how"] == "declared"
+        # BLEU is a victim of the released code: its map (BLEU as it is, one decimal) is used
+        assert victim["reference_mode"] == "original" and victim["scale"]["how"] == "paper-code"
+        assert any("code's 0-100 map: bleu (sentence BLEU as it is" in note
+                   for note in block["notes"]), block["notes"]
         asked = [b for b in bodies if b["messages"][0]["content"] == GENERATOR_SYSTEM]
         assert asked and {(b["temperature"], b["max_tokens"]) for b in asked} == {(1.0, 512)}
         ours, theirs = records(tmp_path, "paper")

@@ -5,6 +5,8 @@ An evaluator's scale comes, in this order, from:
 2. a reference set the user names for it: `--scale-reference NAME=FILE` (`reference`: the
    low and high percentiles, 5 and 95 by default, of the evaluator's scores of that file's
    examples; the file's hash and the percentiles are recorded);
+   (under `--protocol paper`, a victim that paper 004's code attacks takes the code's own map
+   here instead of 3-5: `paper_scales`, `paper-code`);
 3. the evaluator's own range (`Evaluator.score_range`: BLEU 0-100, ROUGE and probabilities 0-1,
    cosines -1-1, a judge's rating scale; plugins declare theirs the same way) (`declared`);
 4. a reference set named for every victim without a declared range: `--scale-reference FILE`

@@ -1,7 +1,8 @@
 """Attack a set of examples: every victim x direction x method, one search per example.
 
 Gold and victims get their 0-100 scales first (`normalise`: given, reference set, declared, or
-min-max over all the originals). Each
+min-max over all the originals; under `--protocol paper` a victim paper 004's code attacks gets
+the code's own map, `paper_scales`). Each
 finished attack is appended to attacks.jsonl at once, so a killed run keeps what it finished;
 rerunning the same command replays the finished searches from the caches without a call and
 goes on where it stopped.
@@ -25,6 +26,7 @@ from evalstress.studies.attack.base import AttackRecord, AttackSetup
 from evalstress.studies.attack.methods import Method
 from evalstress.studies.attack.normalise import ScaleReference
 from evalstress.studies.attack.objective import AttackParams, Direction
+from evalstress.studies.attack.paper_scales import PaperScale, paper_scale
 from evalstress.studies.attack.scoring import Gold, Victim
 
 
@@ -58,6 +60,12 @@ class Attacker:
                              "one from the gold specs)")
         #: the gold on fresh samples that rates a search's returned text (`rescore_final`)
         self.fresh_gold = fresh_gold
+        #: per victim, the released code's map under the paper protocol where the code has one
+        #: and the user chose no scale; checked here, before any model is called
+        self.paper_scales: list[PaperScale | None] = [
+            paper_scale(v.evaluator, v.aspect, label=v.label)
+            if params.paper and self._range(v) is None and self._named(v) is None else None
+            for v in self.victims]
         self.protocol = protocol
         self.generator = generator
         self.progress = progress or Progress()
@@ -79,9 +87,9 @@ class Attacker:
         self.gold.calibrate(self.examples, shared=shared)
         if self.fresh_gold is not None:
             self.fresh_gold.adopt_scales(self.gold)
-        for victim in self.victims:
+        for victim, paper in zip(self.victims, self.paper_scales, strict=True):
             victim.calibrate(self.examples, self._range(victim), named=self._named(victim),
-                             shared=shared)
+                             shared=shared, paper=paper)
         units = self.units()
         records: list[AttackRecord] = []
         handle = None
@@ -144,9 +152,28 @@ class Attacker:
             + " (first-success stops at the first eq. 3 success and returns it; "
             "highest-feedback, paper 004's, returns the highest S and judges that text; "
             "final-text: a greedy baseline returns the text it ended on)")
+        notes.extend(self._paper_scale_notes())
         clipped = [v.label for v in self.victims if v.clipped]
         if clipped:
             notes.append(f"victim scores outside their range were clipped to 0-100 for "
                          f"{', '.join(clipped)} (see victims[].clipped)")
         return AdversarialResult.from_records(records, self.params.to_dict(), info=info,
                                               notes=notes)
+
+    def _paper_scale_notes(self) -> list[str]:
+        """Under the paper protocol: which victims took the released code's map, and which
+        kept another scale because the code attacks no such metric (or the user chose one)."""
+        if not self.params.paper:
+            return []
+        coded = [f"{v.label} ({v.scale.rule})" for v in self.victims
+                 if isinstance(v.scale, PaperScale)]
+        other = [f"{v.label} ({v.scale.how if v.scale is not None else 'none'})"
+                 for v in self.victims if not isinstance(v.scale, PaperScale)]
+        notes = []
+        if coded:
+            notes.append("victims on paper 004's code's 0-100 map: " + "; ".join(coded))
+        if other:
+            notes.append("victims not on paper 004's code's map keep our scale (the code "
+                         "attacks no such metric, or --range or --scale-reference chose one): "
+                         + "; ".join(other))
+        return notes

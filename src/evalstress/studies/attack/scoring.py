@@ -21,6 +21,7 @@ from evalstress.engine.scoring import Scorer
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, create_evaluator, parse_spec
 from evalstress.evaluators.judge import JudgeEvaluator
 from evalstress.studies.attack.normalise import Scale, ScaleReference, choose_scale, known_range
+from evalstress.studies.attack.paper_scales import PaperScale
 
 REFERENCE_MODES = ("example", "original")
 
@@ -75,7 +76,7 @@ class Victim:
         self.evaluator, self.aspect = evaluator, aspect
         self.reference_mode = reference_mode
         self.scorer = Scorer(evaluator, cache, progress)
-        self.scale: Scale | None = None
+        self.scale: Scale | PaperScale | None = None
         self.clipped = 0
 
     @classmethod
@@ -103,13 +104,18 @@ class Victim:
     def calibrate(self, examples: Sequence[Example],
                   given: tuple[float, float] | None = None, *,
                   named: ScaleReference | None = None,
-                  shared: ScaleReference | None = None) -> Scale:
+                  shared: ScaleReference | None = None,
+                  paper: PaperScale | None = None) -> Scale | PaperScale:
         """Fix the 0-100 map (`normalise`): given, a reference set named for this victim,
-        declared, the reference set for every undeclared victim, or min-max over the originals.
+        paper 004's code's rule (`paper`, under `--protocol paper`), declared, the reference
+        set for every undeclared victim, or min-max over the originals.
 
         A reference set is scored as it stands (each example's hypothesis against its own
         references), whatever `reference_mode`: it measures how the evaluator's scores spread
         over real pairs of texts, which comparing an original with itself would not."""
+        if paper is not None and given is None and named is None:
+            self.scale = paper
+            return paper
         declared = known_range(self.evaluator, self.aspect) is not None
         use = None if given is not None else named if named is not None else (
             shared if not declared else None)
