@@ -26,6 +26,7 @@ from evalstress.report.chart import (
     nice_ticks,
     padded,
     ramp,
+    readable,
     text_on,
     text_width,
     tick_labels,
@@ -368,7 +369,7 @@ def draw_confusion(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
         for j, aspect in enumerate(affected):
             cell = cells.get((attack, aspect))
             effect = (cell or {}).get("rank_biserial")
-            fill = ramp(anchors, ((effect if effect is not None else 0.0) + 1) / 2)
+            fill = readable(ramp(anchors, ((effect if effect is not None else 0.0) + 1) / 2))
             panel.rect(j - 0.5, j + 0.5, i - 0.5, i + 0.5, fill)
             if cell is None:
                 continue

@@ -353,5 +353,21 @@ def luminance(colour: str) -> float:
 
 def text_on(colour: str) -> str:
     """INK or white, whichever contrasts more with a background of `colour`."""
-    light = luminance(colour)
-    return INK if (light + 0.05) / (luminance(INK) + 0.05) >= 1.05 / (light + 0.05) else "#ffffff"
+    return INK if contrast(colour, INK) >= contrast(colour, "#ffffff") else "#ffffff"
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two colours '#rrggbb' (1 to 21)."""
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def readable(colour: str) -> str:
+    """`colour` as a background that INK or white text reads on at 4.5:1 (WCAG AA): a
+    mid-tone where neither does is mixed with white, 5% at a time, until INK does."""
+    mixed = colour
+    for step in range(21):
+        mixed = ramp((colour, "#ffffff"), step / 20)
+        if max(contrast(mixed, INK), contrast(mixed, "#ffffff")) >= 4.5:
+            break
+    return mixed
