@@ -2,12 +2,13 @@
 side by side on the same finished run.
 
 The drawing before is the package's own `report/plots.py` at commit `--before` (read from git,
-so the comparison needs matplotlib installed and the repository's history). Three numbers each:
-the import of what draws the plots (matplotlib before; report.plots with report.chart
-after) in a fresh interpreter; drawing every plot of the report in
-a warm interpreter (the median of `--repeat` rounds); and `write_report` of the whole
-report.html in a fresh process, as `evalstress report RUN_DIR` does it. The last column is the
-ratio after / before.
+so the comparison needs matplotlib installed and the repository's history). Three things are
+timed, each the median of `--repeat` runs: the import of what draws the plots (matplotlib
+before; report.plots with report.chart after) in a fresh interpreter; drawing every plot of
+the report in a warm interpreter; and `write_report` of the whole report.html in a fresh
+process, as `evalstress report RUN_DIR` does it. Each has its wall clock and the CPU time of
+the process (the steadier of the two on a shared machine), before, after, and the ratio
+after / before. Before and after run in turns, so a passing load falls on both alike.
 
 Usage: python bench/bench_plots.py RUN_DIR [--repeat 3] [--before 731b940]
 (RUN_DIR: a finished run, e.g. `evalstress quickstart --out RUN_DIR`).
@@ -33,13 +34,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: a fresh interpreter that times one import on top of the report package (loaded first: its
 #: own cost is the same before and after)
-IMPORT = ("import time, evalstress.report; start = time.perf_counter(); {imports}; "
-          "print(time.perf_counter() - start)")
-#: a fresh interpreter that writes report.html with the plotters of `module` (plots, or the
-#: drawing before, executed from its source) and prints how long write_report took
+IMPORT = ("import time, evalstress.report; start = time.perf_counter(); "
+          "cpu = time.process_time(); {imports}; "
+          "print(time.perf_counter() - start, time.process_time() - cpu)")
+#: a fresh interpreter that writes report.html with the plotters of the drawing before
+#: (executed from its source) or of report.plots, and prints how long that took, its import
+#: included
 WRITE = """
 import sys, time, types
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 from evalstress.report import html
 source = {source!r}
 if source:
@@ -47,7 +50,7 @@ if source:
     exec(compile(source, "plots_before.py", "exec"), before.__dict__)
     html.curves_svg, html.discernment_svg = before.curves_svg, before.discernment_svg
 html.write_report({run!r}, {out!r})
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
@@ -62,10 +65,28 @@ def load_before(source: str) -> types.ModuleType:
     return module
 
 
-def fresh(code: str) -> float:
+Timing = tuple[float, float]  # seconds: wall clock, CPU of this process
+
+
+def fresh(code: str) -> Timing:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
+
+
+def medians(runs: list[Timing]) -> Timing:
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def side_by_side(measure: Callable[[bool], Timing], repeat: int) -> tuple[Timing, Timing]:
+    """Before and after, `repeat` times each, taken in turns so that a load that comes and
+    goes on the machine falls on both alike; the medians."""
+    runs: dict[bool, list[Timing]] = {True: [], False: []}
+    for _ in range(repeat):
+        for before in (True, False):
+            runs[before].append(measure(before))
+    return medians(runs[True]), medians(runs[False])
 
 
 def figures(results: Mapping[str, Any]) -> tuple[list[tuple[list[Any], str]], list[Any]]:
@@ -83,14 +104,14 @@ def figures(results: Mapping[str, Any]) -> tuple[list[tuple[list[Any], str]], li
 
 
 def draw_all(curves_svg: Callable[..., str], discernment_svg: Callable[..., str],
-             results: Mapping[str, Any]) -> float:
+             results: Mapping[str, Any]) -> Timing:
     curves, units = figures(results)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for rows, ylabel in curves:
         curves_svg(rows, ylabel=ylabel)
     for evaluator, members in units:
         discernment_svg(members, evaluator=evaluator)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -104,29 +125,27 @@ def main() -> None:
     before = load_before(source)
     curves, units = figures(results)
     print(f"run {args.run}: {len(curves)} curve figures, {len(units)} discernment figures")
-    rows = []
-    rows.append(("import of the plotter (fresh)",
-                 statistics.median(fresh(IMPORT.format(
-                     imports="import matplotlib.figure, matplotlib.backends.backend_svg"))
-                     for _ in range(args.repeat)),
-                 statistics.median(fresh(IMPORT.format(imports="import evalstress.report.plots"))
-                                   for _ in range(args.repeat))))
-    draw_all(before.curves_svg, before.discernment_svg, results)  # warm both up
-    draw_all(plots.curves_svg, plots.discernment_svg, results)
-    rows.append(("every plot of the report (warm)",
-                 statistics.median(draw_all(before.curves_svg, before.discernment_svg, results)
-                                   for _ in range(args.repeat)),
-                 statistics.median(draw_all(plots.curves_svg, plots.discernment_svg, results)
-                                   for _ in range(args.repeat))))
+    imports = {True: "import matplotlib.figure, matplotlib.backends.backend_svg",
+               False: "import evalstress.report.plots"}
+    plotters = {True: (before.curves_svg, before.discernment_svg),
+                False: (plots.curves_svg, plots.discernment_svg)}
+    for pair in plotters.values():  # warm both up
+        draw_all(*pair, results)
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "report.html")
-        timings = {name: statistics.median(
-            fresh(WRITE.format(source=code, run=str(args.run), out=out))
-            for _ in range(args.repeat)) for name, code in (("before", source), ("after", ""))}
-    rows.append(("write_report, report.html (fresh)", timings["before"], timings["after"]))
-    print(f"{'':36} {'before':>10} {'after':>10} {'after/before':>13}")
-    for name, old, new in rows:
-        print(f"{name:36} {old:9.3f}s {new:9.3f}s {new / old:13.3f}")
+        rows = [("import of the plotter (fresh)",
+                 side_by_side(lambda old: fresh(IMPORT.format(imports=imports[old])),
+                              args.repeat)),
+                ("every plot of the report (warm)",
+                 side_by_side(lambda old: draw_all(*plotters[old], results), args.repeat)),
+                ("write_report, report.html (fresh)",
+                 side_by_side(lambda old: fresh(WRITE.format(
+                     source=source if old else "", run=str(args.run), out=out)), args.repeat))]
+    print(f"{'':34} {'wall: before':>12} {'after':>8} {'ratio':>6}   "
+          f"{'CPU: before':>11} {'after':>8} {'ratio':>6}")
+    for name, (old, new) in rows:
+        print(f"{name:34} {old[0]:11.3f}s {new[0]:7.3f}s {new[0] / old[0]:6.3f}   "
+              f"{old[1]:10.3f}s {new[1]:7.3f}s {new[1] / old[1]:6.3f}")
 
 
 if __name__ == "__main__":
