@@ -6,7 +6,7 @@ of intended against affected aspects).
 
 Each figure is planned first (`figure_plans`: its file name and a text alternative that says
 what it shows and what it finds) so card.md can link it without drawing anything, then drawn
-by matplotlib into SVG (`draw_figure`), the same bytes for the same card. card.html draws the
+into SVG by `report.chart` (`draw_figure`), the same bytes for the same card. card.html draws the
 same SVG inline (`report.plots.inline_svg`); an untrusted card's figures are drawn in grey.
 """
 
@@ -18,8 +18,22 @@ from statistics import mean
 from typing import Any
 
 from evalstress.card.findings import MIN_PAIRS
+from evalstress.report.chart import (
+    LABEL,
+    TICK,
+    Chart,
+    Panel,
+    nice_ticks,
+    padded,
+    ramp,
+    readable,
+    text_on,
+    text_width,
+    tick_labels,
+    ylabel_room,
+)
 from evalstress.report.common import esc
-from evalstress.report.plots import BLUE, FAIL, ORANGE, PASS, RC, svg_text
+from evalstress.report.plots import BLUE, FAIL, ORANGE, PASS
 
 #: the folder of a card's figures, beside card.md
 FIGURES = "figures"
@@ -184,95 +198,117 @@ def verdict_colour(card: Mapping[str, Any], failed: bool) -> str:
     return FAIL if failed else PASS
 
 
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.figure import Figure
+def shared_range(values: Sequence[float]) -> tuple[float, float]:
+    """The y range of panels that share a scale: the values padded; a range under two points
+    (a score that hardly moves) becomes two points around its middle, not 1e-17."""
+    low, high = padded(min(values), max(values))
+    if high - low < 2:
+        middle = (high + low) / 2
+        return middle - 1, middle + 1
+    return low, high
 
-    return Figure(figsize=(width, height), layout="constrained")
+
+#: a blind-spot panel's plotting box, the gap between columns, the room above (a two-line
+#: title) and below (tick labels and the axis label)
+PANEL_W, PANEL_H, GAP, ABOVE, BELOW = 142.0, 44.0, 22.0, 26.0, 32.0
 
 
-def draw_blindspot(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any:
+def draw_blindspot(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """Small multiples, one panel per perturbation: the relative drop at each severity with its
     interval, one line per aspect, the line of no change; the panel's title says its verdict."""
     rows = [r for r in results.get("rows") or [] if r.get("severities")]
     names = list(dict.fromkeys(r["perturbation"] for r in rows))
     aspects = list(dict.fromkeys(r["aspect"] for r in rows))
+    drawn = {id(r): [s for s in r["severities"] if s.get("relative_change") is not None]
+             for r in rows}
+    bounds = [0.0]
+    for points in drawn.values():
+        for s in points:
+            change = s["relative_change"]
+            bounds += [100 * change, 100 * _or(s.get("relative_ci_low"), change),
+                       100 * _or(s.get("relative_ci_high"), change)]
+    low, high = shared_range([tidy(b) for b in bounds])
+    yticks = nice_ticks(low, high, 4)
+    ylabels = tick_labels(yticks)
     cols = min(4, len(names))
     lines = -(-len(names) // cols)
-    fig = _figure(7.2, 0.92 * lines + 0.3)
-    axes = fig.subplots(lines, cols, sharey=True, squeeze=False)
-    for ax in axes.flat[len(names):]:
-        fig.delaxes(ax)
+    left = ylabel_room(ylabels) + 4
+    pitch = ABOVE + PANEL_H + BELOW
+    top = 18.0 if len(aspects) > 1 else 0.0
+    chart = Chart(left + cols * PANEL_W + (cols - 1) * GAP + 10, top + lines * pitch)
     palette = colours(card)
-    for ax, name in zip(axes.flat, names, strict=False):
+    for number, name in enumerate(names):
+        line, col = divmod(number, cols)
         mine = [r for r in rows if r["perturbation"] == name]
-        labels: list[str] = []
+        labels = max(([str(s["severity"]) for s in drawn[id(r)]] for r in mine), key=len)
+        panel = Panel.at(chart, (left + col * (PANEL_W + GAP), top + line * pitch + ABOVE,
+                                 PANEL_W, PANEL_H), (-0.5, max(len(labels), 1) - 0.5),
+                         (low, high))
+        panel.grid(yticks)
+        panel.hline(0, MUTED_INK, width=0.7, dash="4 2.5")
         for index, row in enumerate(mine):
-            points = [s for s in row["severities"] if s.get("relative_change") is not None]
-            labels = labels if len(labels) >= len(points) else [str(s["severity"])
-                                                               for s in points]
+            points = drawn[id(row)]
             xs = [i + (index - (len(mine) - 1) / 2) * 0.12 for i in range(len(points))]
             ys = [tidy(100 * s["relative_change"]) for s in points]
-            low = [100 * (s["relative_change"] - (s.get("relative_ci_low")
-                                                  if s.get("relative_ci_low") is not None
-                                                  else s["relative_change"])) for s in points]
-            high = [100 * ((s.get("relative_ci_high") if s.get("relative_ci_high") is not None
-                            else s["relative_change"]) - s["relative_change"]) for s in points]
-            ax.errorbar(xs, ys, yerr=[low, high], color=palette[index % len(palette)], lw=1.2,
-                        marker="o", ms=2.8, capsize=1.8, elinewidth=0.8,
-                        label=row["aspect"] if len(aspects) > 1 else None)
-        ax.axhline(0, color=MUTED_INK, lw=0.7, ls="--")
-        ax.set_xticks(range(len(labels)), labels)
+            colour = palette[index % len(palette)]
+            panel.errorbars(xs, [100 * _or(s.get("relative_ci_low"), s["relative_change"])
+                                 for s in points],
+                            [100 * _or(s.get("relative_ci_high"), s["relative_change"])
+                             for s in points], colour, cap=1.8)
+            panel.line(xs, ys, colour, width=1.2)
+            panel.markers(xs, ys, colour, size=2.2)
         failed = any(r.get("rank_pass") is False for r in mine)
         rising = any(r.get("monotonic_pass") is False for r in mine)
         mark = "FAIL rank" if failed else ("FAIL monotonic" if rising else "pass")
-        ax.set_title(f"{name}\n{mark}", loc="left", fontsize=7.5,
-                     color=verdict_colour(card, failed or rising))
-        ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
-        ax.tick_params(axis="x", labelsize=6.5)
-        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
-    low, high = axes[0, 0].get_ylim()
-    if high - low < 2:  # a score that hardly moves: two points of scale around it, not 1e-17
-        middle = (high + low) / 2
-        axes[0, 0].set_ylim(middle - 1, middle + 1)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("drop, % of score")
+        panel.chart.text(panel.left, panel.top - 17, f"{name}\n{mark}", size=9.5,
+                         fill=verdict_colour(card, failed or rising), bold=True)
+        panel.yaxis(yticks, ylabels if col == 0 else [], "drop, % of score" if col == 0 else None)
+        panel.xaxis(list(range(len(labels))), labels, "severity")
     if len(aspects) > 1:
-        handles, labels = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside upper right", ncol=len(aspects), fontsize=7,
-                   frameon=False)
-    return fig
+        chart.swatch_legend(chart.width - 8, 13, [(palette[i % len(palette)], aspect)
+                                                  for i, aspect in enumerate(aspects)])
+    return chart.svg()
 
 
-def draw_discernment(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any:
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else float(value)
+
+
+def draw_discernment(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """Every unit's D as a dot (hollow: fewer than MIN_PAIRS examples, too few to reach
     D = 1), the mean of each (level, severity) as a bar, the line D = threshold."""
     units = [u for u in results.get("units") or [] if u.get("d") is not None]
     threshold = float(results.get("threshold") or 1.0)
     groups = level_groups(units)
     palette = colours(card)
-    fig = _figure(3.45, 1.6)
-    ax = fig.subplots()
+    high = padded(0.0, max([float(u["d"]) for u in units] + [threshold]))[1]
+    yticks = nice_ticks(0.0, high, 4)
+    ylabels = tick_labels(yticks)
+    left = ylabel_room(ylabels) + 4
+    chart = Chart(331, 150)
+    panel = Panel.at(chart, (left, 12, 331 - left - 8, 92), (-0.5, len(groups) - 0.5),
+                     (0.0, high))
+    panel.grid(yticks)
     for position, (level, severity, values) in enumerate(groups):
         colour = palette[0] if severity == "minor" else palette[1]
-        ax.bar(position, mean(values), width=0.62, color=colour, alpha=0.28, lw=0)
-        mine = [u for u in units if str(u.get("level") or "?") == level
-                and str(u["severity"]) == severity]
-        for index, unit in enumerate(sorted(mine, key=lambda u: u["d"])):
-            offset = ((index % 7) - 3) * 0.06
-            powered = (unit.get("n") or 0) >= MIN_PAIRS
-            ax.plot(position + offset, unit["d"], marker="o", ms=3.2, ls="none",
-                    color=colour, mfc=colour if powered else "white", mew=0.9)
-    ax.axhline(threshold, color=MUTED_INK if not card["gate"]["trusted"] else FAIL, lw=0.9,
-               ls="--")
-    ax.set_xticks(range(len(groups)), [f"{level}\n{severity}" for level, severity, _ in groups])
-    ax.set_ylabel("D")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
-    ax.tick_params(axis="x", labelsize=6.5)
-    return fig
+        panel.rect(position - 0.31, position + 0.31, 0.0, mean(values), colour, opacity=0.28)
+        mine = sorted((u for u in units if str(u.get("level") or "?") == level
+                       and str(u["severity"]) == severity), key=lambda u: u["d"])
+        for powered in (True, False):
+            dots = [(position + ((index % 7) - 3) * 0.06, float(unit["d"]))
+                    for index, unit in enumerate(mine)
+                    if ((unit.get("n") or 0) >= MIN_PAIRS) is powered]
+            panel.markers([x for x, _ in dots], [y for _, y in dots], colour, size=2.4,
+                          hollow=not powered)
+    panel.hline(threshold, MUTED_INK if not card["gate"]["trusted"] else FAIL, width=0.9,
+                dash="4 2.5")
+    panel.yaxis(yticks, ylabels, "D")
+    panel.xaxis(list(range(len(groups))), [f"{level}\n{severity}" for level, severity, _ in groups],
+                "error level and severity")
+    return chart.svg()
 
 
-def draw_sensitivity(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any:
+def draw_sensitivity(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """One bar per (evaluator aspect, probed quality aspect): the relative drop under the
     attacks aimed at it, with its interval; a line at no change."""
     probed = probed_aspects(results)
@@ -281,81 +317,91 @@ def draw_sensitivity(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any
               for a in probed]
     palette = colours(card)
     order = list(dict.fromkeys(a["aspect"] for a in probed))
-    fig = _figure(3.45, 0.18 * len(probed) + 0.66)
-    ax = fig.subplots()
+    ends = [0.0] + [100 * _or(a.get(k), a["relative_change"]) for a in probed
+                    for k in ("relative_change", "relative_ci_low", "relative_ci_high")]
+    span = padded(min(ends), max(ends))
+    xticks = nice_ticks(*span, 5)
+    left = ylabel_room(labels) + 4
+    height = max(17.0 * len(probed), 70.0)  # tall enough for the upright y label
+    chart = Chart(331, height + 46)
+    panel = Panel.at(chart, (left, 8, 331 - left - 10, height), span,
+                     (height / 17.0 - 0.5, -0.5))
+    panel.grid(xticks, axis="x")
     for position, aspect in enumerate(probed):
-        value = 100 * aspect["relative_change"]
-        low = aspect.get("relative_ci_low")
-        high = aspect.get("relative_ci_high")
-        err = None if low is None or high is None else [[value - 100 * low],
-                                                          [100 * high - value]]
-        ax.barh(position, value, height=0.6,
-                color=palette[order.index(aspect["aspect"]) % len(palette)], alpha=0.85,
-                xerr=err, error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": INK})
-    ax.axvline(0, color=MUTED_INK, lw=0.7)
-    ax.set_yticks(range(len(probed)), labels)
-    ax.invert_yaxis()
-    ax.set_xlabel("drop of the score, % (heaviest severity)")
-    ax.grid(True, axis="x", color="#eaeef2", lw=0.6)
-    ax.set_axisbelow(True)
-    return fig
+        colour = palette[order.index(aspect["aspect"]) % len(palette)]
+        panel.rect(0.0, 100 * aspect["relative_change"], position - 0.3, position + 0.3,
+                   colour, opacity=0.85)
+        low, high = aspect.get("relative_ci_low"), aspect.get("relative_ci_high")
+        if low is not None and high is not None:
+            panel.errorbars([position], [100 * low], [100 * high], INK, cap=2,
+                            horizontal=True)
+    panel.vline(0, MUTED_INK, width=0.7)
+    panel.yaxis(list(range(len(probed))), labels, "quality aspect")
+    panel.xaxis(xticks, tick_labels(xticks), "drop of the score, % (heaviest severity)")
+    return chart.svg()
 
 
-def draw_confusion(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any:
+#: ColorBrewer's RdBu (red: the score drops, blue: it rises) and Greys, -1 to 1
+RED_BLUE = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7", "#d1e5f0",
+            "#92c5de", "#4393c3", "#2166ac", "#053061")
+GREYS = ("#ffffff", "#f0f0f0", "#d9d9d9", "#bdbdbd", "#969696", "#737373", "#525252",
+         "#252525", "#000000")
+
+
+def draw_confusion(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """Attacks (rows) against the aspects the evaluator rates (columns), each cell coloured by
     the rank-biserial effect of the drop and marked pass or FAIL; a cell whose aspect should
     move is framed."""
-    from matplotlib.patches import Rectangle
-
     matrix = (results.get("confusion") or {}).get("matrix") or {}
     attacks, affected = list(matrix.get("attacks") or []), list(matrix.get("affected") or [])
     cells = {(c["perturbation"], c["affected"]): c for c in matrix.get("cells") or []}
-    fig = _figure(3.45, 0.24 * len(attacks) + 0.9)
-    ax = fig.subplots()
-    grid = [[(cells.get((a, b)) or {}).get("rank_biserial") for b in affected] for a in attacks]
-    shown = [[v if v is not None else 0.0 for v in row] for row in grid]
-    cmap = "RdBu" if card["gate"]["trusted"] else "Greys"
-    ax.imshow(shown, cmap=cmap, vmin=-1, vmax=1, aspect="auto")
+    anchors = RED_BLUE if card["gate"]["trusted"] else GREYS
+    left = ylabel_room(attacks) + 4
+    below = max((text_width(a, TICK) for a in affected), default=0.0) * 0.5 + 40
+    height = max(23.0 * len(attacks), 70.0)
+    width = max(195.0, 56.0 * len(affected))
+    xlabel = "affected aspect (framed: the one the attack aims at)"
+    chart = Chart(max(left + width + 10, left + width / 2 + text_width(xlabel, LABEL) / 2 + 8),
+                  8 + height + below)
+    panel = Panel.at(chart, (left, 8, width, height), (-0.5, len(affected) - 0.5),
+                     (len(attacks) - 0.5, -0.5))
     for i, attack in enumerate(attacks):
         for j, aspect in enumerate(affected):
             cell = cells.get((attack, aspect))
+            effect = (cell or {}).get("rank_biserial")
+            fill = readable(ramp(anchors, ((effect if effect is not None else 0.0) + 1) / 2))
+            panel.rect(j - 0.5, j + 0.5, i - 0.5, i + 0.5, fill)
             if cell is None:
                 continue
             verdict = {True: "pass", False: "FAIL"}.get(cell.get("passed"), "–")
-            effect = cell.get("rank_biserial")
             text = f"{effect:+.2f}\n{verdict}" if effect is not None else verdict
-            ax.text(j, i, text, ha="center", va="center", fontsize=6,
-                    color="white" if effect is not None and abs(effect) > 0.55 else INK)
-            if cell.get("expected") == "move":
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.4,
-                                       ec=INK))
-    ax.set_xticks(range(len(affected)), affected, rotation=30, ha="right")
-    ax.set_yticks(range(len(attacks)), attacks)
-    ax.set_xlabel("affected aspect (framed: the one the attack aims at)")
-    return fig
+            chart.text(panel.x(j), panel.y(i), text, size=8, anchor="middle",
+                       fill=text_on(fill), middle=True)
+    for i, attack in enumerate(attacks):
+        for j, aspect in enumerate(affected):
+            if (cells.get((attack, aspect)) or {}).get("expected") == "move":
+                panel.rect(j - 0.47, j + 0.47, i - 0.47, i + 0.47, INK, outline=INK)
+    panel.yaxis(list(range(len(attacks))), attacks, "attack", line=False)
+    panel.xaxis(list(range(len(affected))), affected, xlabel, rotate=-30, line=False)
+    return chart.svg()
 
 
-def draw_criteria(card: Mapping[str, Any], results: Mapping[str, Any]) -> Any:
+def draw_criteria(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     if results.get("mode") == "confusion":
         return draw_confusion(card, results)
     return draw_sensitivity(card, results)
 
 
-DRAW: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
+DRAW: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], str]] = {
     "blindspot": draw_blindspot, "discernment": draw_discernment, "criteria": draw_criteria}
 
 
 def draw_figure(card: Mapping[str, Any], plan: FigurePlan) -> str:
     """The planned figure as an SVG file's text, with its text alternative as its <title>."""
-    import matplotlib
-
-
-    with matplotlib.rc_context({**RC, "text.color": INK, "axes.labelcolor": INK,
-                                "xtick.color": INK, "ytick.color": INK}):
-        fig = DRAW[plan.key](card, card["methods"][plan.key].get("results") or {})
-        svg = svg_text(fig)
-    start = svg.index(">", svg.index("<svg")) + 1
-    return f"{svg[:start]}\n <title>{esc(plan.alt)}</title>{svg[start:]}"
+    svg = DRAW[plan.key](card, card["methods"][plan.key].get("results") or {})
+    start = svg.index(">") + 1
+    return (f'<?xml version="1.0" encoding="utf-8"?>\n{svg[:start]}\n <title>{esc(plan.alt)}'
+            f"</title>{svg[start:]}\n")
 
 
 def card_figures(card: Mapping[str, Any]) -> list[tuple[FigurePlan, str]]:

@@ -22,6 +22,7 @@ from evalstress.analyses.outcomes import Outcome, outcomes
 from evalstress.core.wording import plural
 from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels, verdict_css_vars
+from evalstress.report.plots import curves_svg, discernment_svg
 from evalstress.report.renderers import SECTIONS, SectionContext
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
 
@@ -42,18 +43,6 @@ def script_hash() -> str:
     """The CSP source that lets exactly the report's own script run, and no other."""
     digest = hashlib.sha256(asset("report.js").encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
-
-
-def _plotters() -> tuple[Callable[..., str], Callable[..., str]]:
-    """matplotlib draws the plots; without it the report still renders, with a note."""
-    try:
-        from evalstress.report.plots import curves_svg, discernment_svg
-    except ImportError:  # pragma: no cover - matplotlib is a core dependency
-        def missing(*_: Any, **__: Any) -> str:
-            return "<p class='note'>plots need matplotlib (pip install matplotlib)</p>"
-
-        return missing, missing
-    return curves_svg, discernment_svg
 
 
 def banners(results: Mapping[str, Any], found: Sequence[Outcome]) -> list[str]:
@@ -106,7 +95,6 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
                 browser: Mapping[str, Any] | None = None) -> str:
     """The report for a results.json mapping; `browser` is the variant browser's data
     (`rundir.browser_payload`), absent when the run directory has no variants."""
-    curves, bars = _plotters()
     short = short_labels(results)
     found = outcomes(results)
     analyses = results.get("analyses") or {}
@@ -116,7 +104,7 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
     if combo:
         body.append(("combination", combo))
     names = [n for n in ORDER if n in analyses] + [n for n in analyses if n not in ORDER]
-    context = SectionContext(found, short, curves, bars)
+    context = SectionContext(found, short, curves_svg, discernment_svg)
     renderers = SECTIONS.all()
     for name in names:
         data = analyses[name]

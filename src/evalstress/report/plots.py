@@ -1,45 +1,42 @@
-"""Plots of the report as inline SVG drawn by matplotlib: real axes, titles and ticks, no script.
+"""Plots of the report as inline SVG: real axes, ticks, axis labels and titles, no script.
 
-Text stays text (svg.fonttype = none), mathtext is off (a '$' in a name is just a dollar), and
-each figure's internal ids get a unique prefix so several figures can live in one page.
+Drawn by `report.chart` (SVG written directly, a few milliseconds a figure): text stays text,
+the same results give the same bytes, and no figure has an id of its own, so several figures
+live in one page. Curve points whose noise ratios nearly coincide (sentence-switching moves a
+share of the text that hardly depends on its severity) are merged into one marker that shows
+their mean and their range, not drawn on top of each other.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from evalstress.report.common import anchor, esc
+from evalstress.report.chart import (
+    MUTED,
+    TITLE,
+    Chart,
+    Panel,
+    nice_ticks,
+    padded,
+    text_width,
+    tick_labels,
+    ylabel_room,
+)
+from evalstress.report.common import esc
 
 PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#bc4c00"
-#: grey for text (a title, a label): 4.5:1 or more on white, where GREY is for lines
-MUTED = "#59636e"
-RC: dict[Any, Any] = {"svg.fonttype": "none", "svg.hashsalt": "evalstress", "text.parse_math": False,
-      "font.size": 8, "axes.titlesize": 8.5, "axes.labelsize": 8, "xtick.labelsize": 7,
-      "ytick.labelsize": 7, "axes.spines.top": False, "axes.spines.right": False,
-      "font.family": "DejaVu Sans"}
-
-
-def svg_text(fig: Any) -> str:
-    """The figure as a whole SVG file's text (XML prolog included), the same bytes for the same
-    figure: no date, no creator, ids salted by RC's `svg.hashsalt`."""
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    return buffer.getvalue()
-
-
-def to_svg(fig: Any, prefix: str, label: str = "") -> str:
-    """The figure as an <svg> element for inline use: no XML prolog, unique ids, scalable,
-    `label` its text alternative."""
-    return inline_svg(svg_text(fig), prefix, label)
+#: curve points closer in noise ratio than this share of their panel's x range are drawn as one
+#: (their markers and whiskers would overlap), as long as the merged ones span no more than WIDEST
+CLOSE, WIDEST = 0.1, 0.2
 
 
 def inline_svg(svg: str, prefix: str, label: str = "") -> str:
-    """An SVG file's text as an <svg> element for inline use (`to_svg`): the prolog dropped,
+    """An SVG file's text as an <svg> element for inline use: any prolog dropped,
     each id prefixed with `prefix` so several figures can share a page, width and height
     replaced by a style that scales it down to its container, never up past its own size;
     `label`, the figure's finding in words, becomes its aria-label (what a screen reader says
@@ -49,9 +46,10 @@ def inline_svg(svg: str, prefix: str, label: str = "") -> str:
     if ids:
         pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(map(re.escape, ids)) + r')\b')
         svg = pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
-    width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)pt"', svg)
+    width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)(pt|px)"', svg)
     svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", svg, count=2)
-    max_width = f"max-width:{float(width.group(1)) * 4 / 3:.0f}px;" if width else ""
+    scale = 4 / 3 if width and width.group(2) == "pt" else 1.0
+    max_width = f"max-width:{float(width.group(1)) * scale:.0f}px;" if width else ""
     alternative = f' aria-label="{esc(label)}"' if label else ""
     return svg.replace(
         "<svg", f'<svg role="img"{alternative} style="width:100%;{max_width}height:auto"', 1)
@@ -92,12 +90,6 @@ def discernment_alt(units: Sequence[Mapping[str, Any]], evaluator: str) -> str:
             f"D of 1 or more (p at most 0.05). {each}")
 
 
-def _figure(width: float, height: float, layout: Any = "constrained") -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout=layout)
-
-
 def _rank_fails(points: Sequence[Mapping[str, Any]], sign: float, tol: float) -> list[bool]:
     return [sign * float(p["delta"]) >= -tol for p in points]
 
@@ -107,93 +99,147 @@ def _mono_fails(points: Sequence[Mapping[str, Any]], sign: float, tol: float) ->
     return [b > a + tol for a, b in itertools.pairwise(deltas)]
 
 
+@dataclass(frozen=True)
+class Spot:
+    """One drawn point of a curve: one severity, or several whose noise ratios nearly coincide
+    (then the mean of their means, and low..high spans every one's mean +/- sd)."""
+
+    x: float
+    y: float
+    low: float
+    high: float
+    severities: tuple[str, ...]
+    not_below: bool  # a severity here fails the rank test
+    rises: bool  # a severity here rises by more than the tolerance
+
+    @property
+    def merged(self) -> bool:
+        return len(self.severities) > 1
+
+
+def curve_spots(row: Mapping[str, Any]) -> list[Spot]:
+    """The points of a blind-spot row as drawn, by noise ratio: neighbours closer than CLOSE
+    of the x range (0 to the largest ratio) join one spot while it spans at most WIDEST."""
+    points = sorted(row["points"], key=lambda p: p["noise_ratio"])
+    gold, tol = float(row["gold"]), float(row.get("tolerance") or 0.0)
+    sign = 1.0 if row.get("higher_is_better", True) else -1.0
+    rank_bad, mono_bad = _rank_fails(points, sign, tol), _mono_fails(points, sign, tol)
+    extent = max([float(p["noise_ratio"]) for p in points] + [0.0]) or 1.0
+    groups: list[list[int]] = []
+    for index, point in enumerate(points):
+        x = float(point["noise_ratio"])
+        if (groups and x - float(points[groups[-1][-1]]["noise_ratio"]) < CLOSE * extent
+                and x - float(points[groups[-1][0]]["noise_ratio"]) <= WIDEST * extent):
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    spots = [Spot(0.0, gold, gold, gold, ("gold",), False, False)]
+    for group in groups:
+        members = [points[i] for i in group]
+        means = [float(p["mean"]) for p in members]
+        sds = [float(p.get("std") or 0.0) for p in members]
+        spots.append(Spot(
+            sum(float(p["noise_ratio"]) for p in members) / len(members),
+            sum(means) / len(means), min(m - s for m, s in zip(means, sds, strict=True)),
+            max(m + s for m, s in zip(means, sds, strict=True)),
+            tuple(str(p.get("severity", f"{float(p['noise_ratio']):.2f}")) for p in members),
+            any(rank_bad[i] for i in group), any(mono_bad[i] for i in group)))
+    return spots
+
+
+def fit(text: str, width: float, size: float) -> str:
+    """`text` cut with an ellipsis to about `width` pixels at font size `size`."""
+    most = max(4, int(width / (0.6 * size)))
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
+def verdict_of(row: Mapping[str, Any]) -> str:
+    return str(row.get("verdict") or ("pass" if row.get("passed") else "fail"))
+
+
+#: a curve panel's plotting box, the gap between columns, the room above (title) and below
+#: (tick labels and the axis label)
+PANEL_W, PANEL_H, GAP, ABOVE, BELOW = 150.0, 96.0, 26.0, 22.0, 40.0
+
+
 def curves_svg(rows: Sequence[Mapping[str, Any]], *, ylabel: str, columns: int = 6) -> str:
     """Score against noise ratio, one panel per perturbation, all on one y-scale.
 
     Each panel: the gold score at ratio 0, the mean over seeds per severity with the seed band
     (+/- one standard deviation) and error bars, the tolerance band around gold (where a score
     counts as "not below gold"), and red markers on the points that break the rank test (x) or
-    rise by more than the tolerance (ring)."""
-    import matplotlib
-
+    rise by more than the tolerance (ring); a diamond stands for severities merged (`Spot`)."""
     rows = [r for r in rows if r.get("points")]
     if not rows:
         return ""
+    drawn = [curve_spots(row) for row in rows]
+    tolerances = [float(r.get("tolerance") or 0.0) for r in rows]
+    lows = [min(s.low for s in spots) for spots in drawn]
+    highs = [max(s.high for s in spots) for spots in drawn]
+    low, high = padded(min(min(lows), *(float(r["gold"]) - t for r, t in zip(
+        rows, tolerances, strict=True))), max(max(highs), *(float(r["gold"]) + t for r, t in zip(
+            rows, tolerances, strict=True))))
+    yticks = nice_ticks(low, high, 5)
+    ylabels = tick_labels(yticks)
     cols = min(columns, len(rows))
     lines = math.ceil(len(rows) / cols)
-    width, height = 1.9 * cols + 0.65, 1.75 * lines + 0.2
-    with matplotlib.rc_context(RC):
-        fig = _figure(width, height, layout=None)
-        # fixed margins in inches: constrained layout would double the drawing time
-        fig.subplots_adjust(left=0.62 / width, right=1 - 0.08 / width, bottom=0.42 / height,
-                            top=1 - 0.22 / height, wspace=0.14, hspace=0.62 / 1.75 * 1.9)
-        axes = fig.subplots(lines, cols, sharey=True, squeeze=False)
-        for ax in axes.flat[len(rows):]:
-            fig.delaxes(ax)
-        for ax, row in zip(axes.flat, rows, strict=False):
-            _panel(ax, row)
-        for ax in axes[:, 0]:
-            ax.set_ylabel(ylabel)
-        for index, ax in enumerate(axes.flat[:len(rows)]):
-            if index + cols >= len(rows):
-                ax.set_xlabel("noise ratio")
-                ax.xaxis.set_tick_params(labelbottom=True)
-        axes[0, 0].yaxis.get_major_formatter().set_useOffset(False)
-        svg = to_svg(fig, anchor("curves", ylabel, *(r["perturbation"] for r in rows)),
-                     curves_alt(rows, ylabel))
-    return svg
+    left = ylabel_room(ylabels) + 4
+    pitch = ABOVE + PANEL_H + BELOW
+    chart = Chart(left + cols * PANEL_W + (cols - 1) * GAP + 12, lines * pitch + 6)
+    for index, (row, spots) in enumerate(zip(rows, drawn, strict=True)):
+        line, col = divmod(index, cols)
+        extent = max(s.x for s in spots) or 1.0
+        panel = Panel.at(chart, (left + col * (PANEL_W + GAP), line * pitch + ABOVE + 2,
+                                 PANEL_W, PANEL_H), padded(0.0, extent, 0.06), (low, high))
+        _panel(panel, row, spots, yticks)
+        panel.yaxis(yticks, ylabels if col == 0 else [], ylabel if col == 0 else None)
+        xticks = nice_ticks(0.0, extent, 4)
+        panel.xaxis(xticks, tick_labels(xticks), "noise ratio")
+    return inline_svg(chart.svg(), "curves", curves_alt(rows, ylabel))
 
 
-def _panel(ax: Any, row: Mapping[str, Any]) -> None:
-    from matplotlib.ticker import MaxNLocator
+def _panel(panel: Panel, row: Mapping[str, Any], spots: Sequence[Spot],
+           yticks: Sequence[float]) -> None:
+    gold, tol = float(row["gold"]), float(row.get("tolerance") or 0.0)
+    verdict = verdict_of(row)
+    colour = {"pass": BLUE, "fail": FAIL}.get(verdict, GREY)
+    panel.grid(yticks)
+    panel.rect(panel.x.low, panel.x.high, gold - tol, gold + tol, "#d0d7de", opacity=0.55)
+    panel.hline(gold, "#57606a", dash="4 2.5")
+    xs = [s.x for s in spots]
+    panel.band(xs, [s.low for s in spots], [s.high for s in spots], colour, 0.15)
+    panel.line(xs, [s.y for s in spots], colour)
+    spread = [s for s in spots if s.high > s.low]
+    panel.errorbars([s.x for s in spread], [s.low for s in spread], [s.high for s in spread],
+                    colour)
+    single = [s for s in spots if not s.merged]
+    panel.markers([s.x for s in single], [s.y for s in single], colour)
+    merged = [s for s in spots if s.merged]
+    panel.markers([s.x for s in merged], [s.y for s in merged], colour, shape="diamond",
+                  size=3.4, titles=[f"severities {', '.join(s.severities)} merged: their noise "
+                                    f"ratios nearly coincide; mean {s.y:.4g}, range "
+                                    f"{s.low:.4g} to {s.high:.4g}" for s in merged])
+    for spot in merged:
+        panel.chart.text(panel.x(spot.x) - 6, panel.y(spot.y) - 6, f"×{len(spot.severities)}",
+                         anchor="end", fill=MUTED)
+    bad = [s for s in spots if s.not_below]
+    panel.markers([s.x for s in bad], [s.y for s in bad], FAIL, shape="cross", size=4.0)
+    ring = [s for s in spots if s.rises]
+    panel.markers([s.x for s in ring], [s.y for s in ring], FAIL, shape="ring", size=5.5)
+    mark = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE",
+            "not-applicable": "n/a"}.get(verdict, verdict)
+    room = PANEL_W + GAP - 8 - text_width(f" · {mark}", TITLE)
+    panel.title(f"{fit(str(row['perturbation']), room, TITLE)} · {mark}",
+                {"fail": FAIL, "pass": PASS}.get(verdict, MUTED))
 
-    points = sorted(row["points"], key=lambda p: p["noise_ratio"])
-    gold = float(row["gold"])
-    tol = float(row.get("tolerance") or 0.0)
-    sign = 1.0 if row.get("higher_is_better", True) else -1.0
-    xs = [0.0] + [float(p["noise_ratio"]) for p in points]
-    ys = [gold] + [float(p["mean"]) for p in points]
-    sd = [0.0] + [float(p.get("std") or 0.0) for p in points]
-    verdict = row.get("verdict") or ("pass" if row.get("passed") else "fail")
-    color = {"pass": BLUE, "fail": FAIL}.get(verdict, GREY)
-    if verdict == "not-applicable":
-        verdict = "n/a"
-    ax.axhspan(gold - tol, gold + tol, color="#d0d7de", alpha=0.55, lw=0, zorder=0)
-    ax.axhline(gold, color="#57606a", lw=0.8, ls="--", zorder=1)
-    ax.fill_between(xs, [y - s for y, s in zip(ys, sd, strict=True)],
-                    [y + s for y, s in zip(ys, sd, strict=True)], color=color, alpha=0.15, lw=0,
-                    zorder=2)
-    ax.errorbar(xs, ys, yerr=sd, color=color, lw=1.4, marker="o", ms=3, capsize=2, elinewidth=0.8,
-                zorder=3)
-    rank_bad = _rank_fails(points, sign, tol)
-    mono_bad = _mono_fails(points, sign, tol)
-    bad_x = [x for x, bad in zip(xs[1:], rank_bad, strict=True) if bad]
-    bad_y = [y for y, bad in zip(ys[1:], rank_bad, strict=True) if bad]
-    if bad_x:
-        ax.scatter(bad_x, bad_y, marker="x", s=36, color=FAIL, lw=1.6, zorder=4,
-                   label="not below gold")
-    ring_x = [x for x, bad in zip(xs[1:], mono_bad, strict=True) if bad]
-    ring_y = [y for y, bad in zip(ys[1:], mono_bad, strict=True) if bad]
-    if ring_x:
-        ax.scatter(ring_x, ring_y, marker="o", s=70, facecolors="none", edgecolors=FAIL, lw=1.3,
-                   zorder=4, label="rises")
-    title = str(row["perturbation"])
-    mark = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}.get(verdict, verdict)
-    ax.set_title(f"{title[:30]} · {mark}", color={"fail": FAIL, "pass": PASS}.get(verdict, MUTED),
-                 loc="left")
-    ax.margins(x=0.06)
-    ax.grid(True, axis="y", color="#eaeef2", lw=0.6)
-    # few ticks: a tick is the costliest thing matplotlib draws, and four say enough here
-    ax.xaxis.set_major_locator(MaxNLocator(4))
-    ax.yaxis.set_major_locator(MaxNLocator(5))
-    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+
+#: a discernment panel's plotting width, each bar pair's height
+BARS_W, BAR_ROW = 240.0, 23.0
 
 
 def discernment_svg(units: Sequence[Mapping[str, Any]], *, evaluator: str) -> str:
     """D per perturbation as horizontal bars, one panel per severity group (minor, major, or
     all), D and D with expert weights side by side, the line D = 1 (p = 0.05)."""
-    import matplotlib
-
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for unit in units:
         groups.setdefault(str(unit["severity"]), []).append(unit)
@@ -204,28 +250,30 @@ def discernment_svg(units: Sequence[Mapping[str, Any]], *, evaluator: str) -> st
     groups = {g: groups[g] for g in labelled}
     if others:  # graded severities share one panel, each bar named perturbation@severity
         groups["other severities"] = others
-    order = list(groups)
-    tallest = max(len(groups[g]) for g in order)
-    with matplotlib.rc_context(RC):
-        fig = _figure(3.3 * len(order) + 0.6, 0.24 * tallest + 0.9)
-        axes = fig.subplots(1, len(order), squeeze=False, sharex=True)[0]
-        for ax, group in zip(axes, order, strict=True):
-            members = groups[group]
-            labels = [str(u["perturbation"]) if group in ("minor", "major")
-                      else f"{u['perturbation']}@{u['severity']}" for u in members]
-            pos = list(range(len(members)))
-            d = [u.get("d") or 0.0 for u in members]
-            d_ew = [u.get("d_ew") or 0.0 for u in members]
-            ax.barh([p + 0.2 for p in pos], d, height=0.38, color=BLUE, label="D")
-            ax.barh([p - 0.2 for p in pos], d_ew, height=0.38, color=ORANGE, alpha=0.8,
-                    label="D with expert weights")
-            ax.axvline(1.0, color=FAIL, lw=0.9, ls="--")
-            ax.set_yticks(pos, [label[:34] for label in labels])
-            ax.invert_yaxis()
-            ax.set_title(f"{group}", loc="left")
-            ax.set_xlabel("D = log_0.05(p)  (dashed: D = 1, p = 0.05)")
-            ax.grid(True, axis="x", color="#eaeef2", lw=0.6)
-        handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside upper right", ncol=2, fontsize=7, frameon=False)
-        svg = to_svg(fig, anchor("discernment", evaluator), discernment_alt(units, evaluator))
-    return svg
+    tallest = max(len(members) for members in groups.values())
+    names = {group: [(str(u["perturbation"]) if group in ("minor", "major")
+                      else f"{u['perturbation']}@{u['severity']}")[:34] for u in members]
+             for group, members in groups.items()}
+    values = [float(u.get(k) or 0.0) for u in units for k in ("d", "d_ew")]
+    span = (min(0.0, *values), max(1.0, *values) * 1.05)
+    xticks = nice_ticks(span[0], span[1], 5)
+    rooms = [ylabel_room(names[g]) + 4 for g in groups]
+    top, height = 46.0, max(BAR_ROW * tallest, 80.0)  # tall enough for the upright y label
+    chart = Chart(sum(rooms) + len(groups) * (BARS_W + 14), top + height + 44)
+    chart.swatch_legend(chart.width - 8, 14, [(BLUE, "D"), (ORANGE, "D with expert weights")])
+    left = 0.0
+    for room, (group, members) in zip(rooms, groups.items(), strict=True):
+        left += room
+        rows = max(len(members), height / BAR_ROW)
+        panel = Panel.at(chart, (left, top, BARS_W, height), span, (rows - 0.5, -0.5))
+        panel.grid(xticks, axis="x")
+        for position, unit in enumerate(members):
+            panel.rect(0.0, float(unit.get("d") or 0.0), position - 0.39, position - 0.01, BLUE)
+            panel.rect(0.0, float(unit.get("d_ew") or 0.0), position + 0.01, position + 0.39,
+                       ORANGE)
+        panel.vline(1.0, FAIL, width=0.9, dash="4 2.5")
+        panel.yaxis(list(range(len(members))), names[group], "perturbation")
+        panel.xaxis(xticks, tick_labels(xticks), "D = log_0.05(p)  (dashed: D = 1, p = 0.05)")
+        panel.title(group)
+        left += BARS_W + 14
+    return inline_svg(chart.svg(), "discernment", discernment_alt(units, evaluator))

@@ -155,7 +155,9 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
              f"Tolerance: {esc(tol.get('rule', ''))}, rel_tol = {num(tol.get('rel_tol'))}, "
              f"abs_tol = {num(tol.get('abs_tol'))}. Plots: mean over seeds, band and bars ± one "
              "standard deviation over seeds, grey band = gold ± tolerance, red × = not below "
-             "gold, red ring = rises.</p>"]
+             "gold, red ring = rises, diamond = severities whose noise ratios nearly coincide, "
+             "merged (×n: how many; their mean, bars from the lowest to the highest mean ± one "
+             "standard deviation).</p>"]
     for (evaluator, aspect), rows in groups.items():
         higher = bool(rows[0].get("higher_is_better", True))
         ylabel = f"{aspect}" + ("" if higher else " (lower is better)")
