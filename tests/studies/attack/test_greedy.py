@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import itertools
+import json
+import shlex
 from collections.abc import Callable
 from difflib import SequenceMatcher
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from evalstress.cli import app
 from evalstress.core.text import noise_ratio
 from evalstress.evaluators.base import create_evaluator
+from evalstress.llm.fake_server import FakeServer, Reply
 from evalstress.studies.attack.base import AttackSetup
 from evalstress.studies.attack.greedy import AppendixJ
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.scoring import Gold, Victim
+from tests.test_reproductions_doc import PAGE, page_commands
 
-from .conftest import TableVictim, example
+from .conftest import TableVictim, example, judge_spec
 
 TEXT = "the council will rebuild the old harbour bridge in may"
 
@@ -158,3 +165,43 @@ def test_a_given_budget_caps_the_search(tiny_masked_lm: str) -> None:
     record = AppendixJ(model=tiny_masked_lm, noise=0.3).run(
         similarity_setup(text, AttackParams(budget=50)))
     assert record.stop == "budget" and record.queries == 50 == record.extra["query_budget"]
+
+
+@pytest.mark.slow
+def test_the_documented_paper_command_runs_with_the_appendix_j_settings(
+        tmp_path: Path, tiny_masked_lm: str) -> None:
+    """docs/reproductions.md's appendix-J command, as written but for its inputs: one segment
+    of our own, the tiny masked LM for PATH and a scripted gold judge. Under --protocol paper
+    BERTScore compares with the original (its score of the start is 1, not its score against
+    ref_b), every word gets 1 + 8 + 8 trials, and the budget is the search's own: 10 words at
+    noise 0.2 take at most 1 + 2 * 10 * 17 = 341 queries."""
+    [line] = [c for c in page_commands(PAGE.read_text(encoding="utf-8")) if "appendix-j" in c]
+    segment = {"id": "seg-0", "source": "Der Rat baut die alte Hafenbrücke im Mai neu.",
+               "ref_a": "the council will rebuild the old harbour bridge in may",
+               "ref_b": "in May the council rebuilds the old bridge at the harbour"}
+    data = tmp_path / "wmt.jsonl"
+    data.write_text(json.dumps(segment) + "\n")
+    args = shlex.split(line)[1:]
+    given = {"--limit": "1", "--out": str(tmp_path / "run"), "--cache-dir": str(tmp_path / "c")}
+    with FakeServer(responder=lambda body: Reply("10")) as server:
+        given["-g"] = judge_spec(server)
+        for i, arg in enumerate(args[:-1]):
+            if arg in given:
+                args[i + 1] = given[arg]
+            elif arg == "--method":
+                args[i + 1] = args[i + 1].replace("model=PATH", f"model={tiny_masked_lm}")
+        args[1] = str(data)
+        result = CliRunner().invoke(app, [*args, "--quiet"])
+        assert result.exit_code == 0, result.output
+    block = json.loads((tmp_path / "run" / "results.json").read_text())["analyses"][
+        "adversarial"]
+    [victim] = block["victims"]
+    assert block["protocol"] == "paper" and victim["reference_mode"] == "original"
+    [record] = [json.loads(r) for r in (tmp_path / "run" / "attacks.jsonl").read_text()
+                .splitlines()]
+    extra = record["extra"]
+    assert record["method"] == "appendix-j" and record["victim_raw"] is not None
+    assert extra["path"][0]["victim_raw"] == pytest.approx(1.0, abs=1e-5)
+    assert (extra["mlm_top"], extra["neighbours"], extra["positions"]) == (8, 8, 0)
+    assert extra["query_budget"] == 1 + 2 * 10 * 17 and record["queries"] <= 341
+    assert record["stop"] == "noise" and extra["noise_ratio"] >= 0.2
