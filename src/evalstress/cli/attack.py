@@ -49,7 +49,10 @@ def attack_command(
         "appendix-j:model=PATH[,noise=0.2]; repeatable.")] = None,
     direction: Annotated[str, typer.Option(
         help="good (gold high, victim low), bad (gold low, victim high) or both.")] = "both",
-    budget: Annotated[int, typer.Option(help="Victim queries per attack.")] = 300,
+    budget: Annotated[int | None, typer.Option(
+        min=1, help="Victim queries per attack (default 300, paper 004's; an appendix-j search "
+        "by default gets what it needs to reach its noise target, as paper 002 sets no "
+        "budget).")] = None,
     candidates: Annotated[int, typer.Option(help="Candidates per iteration (adveval).")] = 8,
     trajectory: Annotated[int, typer.Option(help="Best candidates shown to the generator.")]
     = 10,

@@ -71,5 +71,7 @@ def test_contract_params_block_has_the_paper_defaults() -> None:
     assert {k: block[k] for k in ("tau_plus", "tau_minus", "delta", "lambda", "budget",
                                   "candidates", "trajectory", "max_iterations",
                                   "gold_samples")} == {
-        "tau_plus": 70, "tau_minus": 30, "delta": 40, "lambda": 1.0, "budget": 300,
+        "tau_plus": 70, "tau_minus": 30, "delta": 40, "lambda": 1.0, "budget": None,
         "candidates": 8, "trajectory": 10, "max_iterations": 30, "gold_samples": 8}
+    # no budget given: paper 004's 300 queries, which appendix-j may size up (test_greedy.py)
+    assert PAPER.victim_budget == 300 and AttackParams(budget=30).victim_budget == 30

@@ -65,7 +65,14 @@ class AttackSetup:
     started: float = field(default_factory=time.perf_counter, init=False)
 
     def __post_init__(self) -> None:
-        self.budget = Budget(self.params.budget)
+        self.budget = Budget(self.params.victim_budget)
+
+    def bound_budget(self, queries: int) -> None:
+        """The budget of a search that bounds its own length (appendix-j): `queries` when the
+        user gave no budget (`AttackParams.budget` None); a given budget stays. Call it before
+        the first query."""
+        if self.params.budget is None:
+            self.budget = Budget(queries)
 
     def verdict(self, gold: float, victim: float) -> tuple[float, bool]:
         return (search_feedback(self.direction, gold, victim, self.params),

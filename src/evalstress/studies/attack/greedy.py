@@ -10,6 +10,20 @@ scores every trial and the step applies the one it scores highest. Steps repeat 
 ratio against the start (paper 002 eq. 1) reaches the target, or the budget is spent (then the
 best trial of the unfinished step is applied). The record keeps the whole score path.
 
+Every step moves towards the target: a trial takes part only when its noise ratio is above the
+current text's, so no text is visited twice in a search. The paper says each step perturbs the
+hypothesis and that steps repeat "until the desired noise-ratio is reached", but not what a step
+may not do; taken literally, a victim that compares with the original (BERTScore(s, h', h))
+scores putting an earlier edit back highest, and the search undoes and redoes one edit until its
+budget ends (or walks among texts one edit away). The rule leaves out exactly the trials that
+undo an edit or trade it for another at the same noise, and they are never scored.
+
+Paper 002 gives the search no query budget: it ends at the noise target. Each step raises the
+word-level distance to the start by one or more, so a search of an n-word text takes at most
+ceil(noise * n) steps of at most n * (1 + k1 + k2) trials; with no `--budget` given
+(`AttackParams.budget` None) that bound is its budget (`queries_needed`), and a given budget caps
+it as it caps every method.
+
 The result is a `bad` attack: noised text the victim still rates high. Success uses eq. 3 with
 the gold judge's score of the final text, like every other method, so the ASR table compares
 them; the relative victim change and the reached noise ratio are reported beside it. No
@@ -21,6 +35,7 @@ trained masked-LM head (a sentence encoder such as the shipped MiniLM) is refuse
 from __future__ import annotations
 
 import functools
+import math
 import os
 import random
 from dataclasses import dataclass, field
@@ -141,14 +156,39 @@ class AppendixJ:
                             words[p], before + new + after))
         return out
 
+    def queries_needed(self, length: int) -> int:
+        """Victim queries that let a search of a `length`-word text always reach the target:
+        the start, then ceil(noise * length) steps (each adds at least one word of distance)
+        of one deletion and up to k1 + k2 replacements at each word tried."""
+        steps = math.ceil(float(self.noise) * length - 1e-9)
+        tried = min(self.positions, length) if self.positions > 0 else length
+        return 1 + steps * tried * (1 + self.mlm_top + self.neighbours)
+
+    @staticmethod
+    def forward(start: str, ratio: float, trials: list[tuple[str, int, str, str]]
+                ) -> list[tuple[tuple[str, int, str, str], float]]:
+        """The trials a step may take, each with its noise ratio against `start`: those that lie
+        farther from it than the current text (`ratio`), each text once. Along a search the
+        ratio only rises, so no text is visited twice and none of these was visited before."""
+        out, seen = [], set()
+        for trial in trials:
+            if trial[0] in seen:
+                continue
+            seen.add(trial[0])
+            reached = noise_ratio(start, trial[0])
+            if reached > ratio:
+                out.append((trial, reached))
+        return out
+
     def run(self, setup: AttackSetup) -> AttackRecord:
         text = setup.example.hypothesis
+        words = text.split()
+        setup.bound_budget(self.queries_needed(len(words)))
         trajectory = Trajectory(setup.evaluate([text], 0, ["original"]))
         if not trajectory.items:
             return finish(setup, METHOD, trajectory, start="original", start_text=text,
                           stop="original-unscored", iterations=0, rule="final-text")
         first = trajectory.items[0]
-        words = text.split()
         value, raw = first.victim, first.victim_raw
         path: list[dict[str, Any]] = [{"step": 0, "op": "start", "noise_ratio": 0.0,
                                        "victim": value, "victim_raw": raw}]
@@ -161,26 +201,30 @@ class AppendixJ:
             if not words:
                 stop = "empty"
                 break
-            step += 1
             positions = list(range(len(words)))
             if 0 < self.positions < len(positions):
                 positions = sorted(rng.sample(positions, self.positions))
-            trials = self.trials(words, positions)
-            scores = setup.victim_scores([t[0] for t in trials])
-            scored = [(t, m) for t, m in zip(trials, scores, strict=False) if m.value is not None]
+            trials = self.forward(text, ratio, self.trials(words, positions))
+            if not trials:
+                stop = "no-trials"
+                break
+            scores = setup.victim_scores([t[0] for t, _ in trials])
+            scored = [(t, r, m) for (t, r), m in zip(trials, scores, strict=False)
+                      if m.value is not None]
             if not scored:
                 stop = "no-trials"
                 break
-            (new_text, position, old, new), best = max(scored, key=lambda tm: tm[1].value or 0.0)
+            step += 1
+            (new_text, position, old, new), ratio, best = max(
+                scored, key=lambda trm: trm[2].value or 0.0)
             words = new_text.split()
             value, raw = best.value or 0.0, best.raw
-            ratio = noise_ratio(text, new_text)
             path.append({"step": step, "op": "substitute" if new else "delete",
                          "position": position, "old": old, "new": new, "noise_ratio": ratio,
-                         "victim": value, "victim_raw": raw,
+                         "victim": value, "victim_raw": raw, "text": new_text,
                          "complete": len(scores) == len(trials)})
         stop = stop or "noise"
-        final = " ".join(words)
+        final = " ".join(words) if step else text
         result = None
         if final != text:
             result = setup.judge_final(final, step, value, raw, f"noise ratio {ratio:.3f}")
@@ -188,8 +232,9 @@ class AppendixJ:
                 trajectory.add(result)
         change = ((raw - first.victim_raw) / abs(first.victim_raw)
                   if raw is not None and first.victim_raw else None)
-        record = finish(setup, METHOD, trajectory, start="original", start_text=text, stop=stop,
-                        iterations=step, result=result, rule="final-text",
-                        extra={"path": path, "noise_target": self.noise, "noise_ratio": ratio,
-                               "final_text": final, "relative_victim_change": change})
-        return record
+        return finish(setup, METHOD, trajectory, start="original", start_text=text, stop=stop,
+                      iterations=step, result=result, rule="final-text",
+                      extra={"path": path, "noise_target": self.noise, "noise_ratio": ratio,
+                             "final_text": final, "relative_victim_change": change,
+                             "mlm_top": self.mlm_top, "neighbours": self.neighbours,
+                             "positions": self.positions, "query_budget": setup.budget.total})

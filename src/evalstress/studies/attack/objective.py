@@ -20,17 +20,22 @@ DIRECTIONS: tuple[Direction, ...] = ("good", "bad")
 STOP_RULES = ("first-success", "highest-feedback")
 #: Whose details a search follows (see `AttackParams.protocol` and `protocol.py`).
 PROTOCOLS = ("default", "paper")
+#: Victim queries per search when none is given: paper 004's budget.
+DEFAULT_BUDGET = 300
 
 
 @dataclass(frozen=True)
 class AttackParams:
     """Everything that shapes a search; `to_dict` gives the `params` block of results.json.
 
-    Defaults are paper 004's: tau+ 70, tau- 30, delta 40, lambda 1, a 300-query victim budget,
-    8 candidates per iteration, the top 10 of the trajectory in the prompt, at most 30
-    iterations, 8 gold samples. `stop_threshold` (S above which the search stops; 80 in the
-    paper's released code) and `patience` (iterations in a row without one usable candidate
-    before giving up; the released code gives up after 1) are ours to set.
+    Defaults are paper 004's: tau+ 70, tau- 30, delta 40, lambda 1, a 300-query victim budget
+    (`DEFAULT_BUDGET`; `budget` None leaves it to the method: 300 for paper 004's methods, and
+    for paper 002's appendix-j search what it needs to reach its noise target, as that paper
+    bounds the search by the noise alone), 8 candidates per iteration, the top 10 of the
+    trajectory in the prompt, at most 30 iterations, 8 gold samples. `stop_threshold` (S above
+    which the search stops; 80 in the paper's released code) and `patience` (iterations in a
+    row without one usable candidate before giving up; the released code gives up after 1) are
+    ours to set.
 
     `rescore_final` (on under the paper protocol): once an AdvEval search has picked its text,
     ask the gold about it again on fresh samples (a judge's seeds moved past the search's) and
@@ -60,7 +65,7 @@ class AttackParams:
     tau_minus: float = 30.0
     delta: float = 40.0
     lam: float = 1.0
-    budget: int = 300
+    budget: int | None = None
     candidates: int = 8
     trajectory: int = 10
     max_iterations: int = 30
@@ -79,7 +84,7 @@ class AttackParams:
             raise unknown_name_error("attack protocol", self.protocol, PROTOCOLS)
         for name in ("budget", "candidates", "trajectory", "max_iterations", "gold_samples",
                      "patience"):
-            if int(getattr(self, name)) < 1:
+            if getattr(self, name) is not None and int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         for name in ("tau_plus", "tau_minus"):
             if not 0 <= float(getattr(self, name)) <= 100:
@@ -100,6 +105,12 @@ class AttackParams:
                 raise ValueError(f"unknown attack parameter '{key}'{hint}")
             values[name] = value
         return cls(**values)
+
+    @property
+    def victim_budget(self) -> int:
+        """Victim queries per search: the given budget, else `DEFAULT_BUDGET` (a method that
+        bounds its own search may size it instead, `AttackSetup.bound_budget`)."""
+        return DEFAULT_BUDGET if self.budget is None else int(self.budget)
 
     @property
     def paper(self) -> bool:

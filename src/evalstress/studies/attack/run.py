@@ -153,6 +153,12 @@ class Attacker:
             "highest-feedback, paper 004's, returns the highest S and judges that text; "
             "final-text: a greedy baseline returns the text it ended on)")
         notes.extend(self._paper_scale_notes())
+        sized = sorted({r.method for r in records if "query_budget" in r.extra})
+        if self.params.budget is None:
+            notes.append(f"budget: none given, so {self.params.victim_budget} victim queries per "
+                         "search (paper 004's)" + (
+                             f", except {', '.join(sized)}: what its search needs to reach its "
+                             "noise target (extra.query_budget of each record)" if sized else ""))
         clipped = [v.label for v in self.victims if v.clipped]
         if clipped:
             notes.append(f"victim scores outside their range were clipped to 0-100 for "
