@@ -61,10 +61,13 @@ class Attacker:
         #: the gold on fresh samples that rates a search's returned text (`rescore_final`)
         self.fresh_gold = fresh_gold
         #: per victim, the released code's map under the paper protocol where the code has one
-        #: and the user chose no scale; checked here, before any model is called
+        #: and the user chose no scale; checked here, before any model is called. Only paper
+        #: 004's methods use it: appendix-j (paper 002) picks edits by the victim's order alone
+        only_appendix_j = bool(self.methods) and all(m.name == "appendix-j" for m in self.methods)
+        paper_004 = params.paper and not only_appendix_j
         self.paper_scales: list[PaperScale | None] = [
             paper_scale(v.evaluator, v.aspect, label=v.label)
-            if params.paper and self._range(v) is None and self._named(v) is None else None
+            if paper_004 and self._range(v) is None and self._named(v) is None else None
             for v in self.victims]
         self.protocol = protocol
         self.generator = generator
