@@ -253,3 +253,15 @@ def test_a_spread_of_float_rounding_prints_as_zero():
     html = render_html(results)
     assert "14.694±0.00 → 13.500±0.25" in html
     assert "e-15" not in html
+
+
+def test_the_blindspot_note_names_the_tests_that_decided():
+    """Under the paper protocol the tests ran strict: the note must not describe a tolerance
+    that decided nothing."""
+    results = hostile_results()
+    results["analyses"]["blindspot"]["strict"] = True
+    strict = render_html(results)
+    assert "Strict tests (the paper's)" in strict
+    assert "by more than the tolerance" not in strict
+    results["analyses"]["blindspot"]["strict"] = False
+    assert "by more than the tolerance" in render_html(results)

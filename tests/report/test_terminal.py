@@ -55,6 +55,20 @@ def test_the_lower_is_better_legend_comes_with_a_lower_is_better_row() -> None:
     assert "↓ lower is better" in _table_text([higher, lower])
 
 
+def test_the_caption_names_the_tests_that_decided() -> None:
+    """A strict run (the paper protocol) must not claim a tolerance it did not apply."""
+    row = BlindspotRow("bleu", "bleu", "truncation", True, 1.0, [point(0.5)], 0.01, True, True)
+
+    def caption(strict: bool) -> str:
+        console = Console(record=True, width=200)
+        console.print(blindspot_table(BlindspotResult([row], 0.01, 0.0, strict=strict)))
+        return " ".join(console.export_text().split())
+
+    assert "strict tests, no tolerance" in caption(True)
+    assert "tolerance max(" not in caption(True)
+    assert "tolerance max(0.0, 0.01 × |gold|)" in caption(False)
+
+
 # --- the summary at 80 and 120 columns: the quickstart's own run ------------------------------
 
 

@@ -150,10 +150,16 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
     for row in data.get("rows") or []:
         groups[(str(row["evaluator"]), str(row["aspect"]))].append(row)
     tol = data.get("tolerance") or {}
-    parts = [f"<p class='note'>Rank test: every severity scores below gold by more than the "
-             f"tolerance; monotonic test: no rise by more than the tolerance as the noise grows. "
-             f"Tolerance: {esc(tol.get('rule', ''))}, rel_tol = {num(tol.get('rel_tol'))}, "
-             f"abs_tol = {num(tol.get('abs_tol'))}. Plots: mean over seeds, band and bars ± one "
+    tests = ("Strict tests (the paper's): the rank test asks every severity to score below gold, "
+             "the monotonic test no rise at all as the noise grows; the verdicts with the "
+             f"tolerance ({esc(tol.get('rule', ''))}, rel_tol = {num(tol.get('rel_tol'))}, "
+             f"abs_tol = {num(tol.get('abs_tol'))}) are in results.json too."
+             if data.get("strict") else
+             "Rank test: every severity scores below gold by more than the tolerance; monotonic "
+             "test: no rise by more than the tolerance as the noise grows. Tolerance: "
+             f"{esc(tol.get('rule', ''))}, rel_tol = {num(tol.get('rel_tol'))}, "
+             f"abs_tol = {num(tol.get('abs_tol'))}.")
+    parts = [f"<p class='note'>{tests} Plots: mean over seeds, band and bars ± one "
              "standard deviation over seeds, grey band = gold ± tolerance, red × = not below "
              "gold, red ring = rises, diamond = severities whose noise ratios nearly coincide, "
              "merged (×n: how many; their mean, bars from the lowest to the highest mean ± one "

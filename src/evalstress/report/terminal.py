@@ -60,10 +60,12 @@ def _blindspot_title(result: BlindspotResult) -> str:
 
 def _blindspot_caption(result: BlindspotResult) -> str:
     lower = "↓ lower is better. " if any(not r.higher_is_better for r in result.rows) else ""
+    tolerance = ("strict tests, no tolerance (the paper's)" if result.strict else
+                 f"tolerance max({result.abs_tol}, {result.rel_tol} × |gold|)")
     return (f"{lower}rank: every severity scores below gold; mono: no rise as "
-            f"the noise ratio grows; tolerance max({result.abs_tol}, {result.rel_tol} × "
-            "|gold|). n/a: the evaluator is not meant for this test; INCONCLUSIVE: most "
-            "scores missing. Standard deviations are in results.json and report.html.")
+            f"the noise ratio grows; {tolerance}. n/a: the evaluator is not meant for this "
+            "test; INCONCLUSIVE: most scores missing. Standard deviations are in results.json "
+            "and report.html.")
 
 
 def _blindspot_cells(row: BlindspotRow,
