@@ -1,3 +1,4 @@
+import copy
 import json
 import re
 from html.parser import HTMLParser
@@ -8,7 +9,7 @@ import pytest
 from evalstress.report.common import json_for_script, short_labels
 from evalstress.report.html import render_html, write_report
 from evalstress.report.rundir import RunDirError, browser_payload, load_results
-from tests.report.conftest import PAYLOAD, XSS
+from tests.report.conftest import ADVERSARIAL, PAYLOAD, XSS
 
 
 class Tags(HTMLParser):
@@ -265,3 +266,13 @@ def test_the_blindspot_note_names_the_tests_that_decided():
     assert "by more than the tolerance" not in strict
     results["analyses"]["blindspot"]["strict"] = False
     assert "by more than the tolerance" in render_html(results)
+
+
+def test_an_unset_attack_parameter_reads_not_set():
+    """With no --budget each search sizes its own: the parameter line says so in words."""
+    results = hostile_results()
+    results["analyses"]["adversarial"] = copy.deepcopy(ADVERSARIAL)
+    results["analyses"]["adversarial"]["params"]["budget"] = None
+    html = render_html(results)
+    assert "budget = not set" in html
+    assert "budget = None" not in html

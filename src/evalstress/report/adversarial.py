@@ -141,8 +141,10 @@ def adversarial(data: Mapping[str, Any], context: SectionContext) -> str:
     parts = []
     params = data.get("params") or {}
     if params:
-        parts.append("<p class='note'>" + " · ".join(f"{esc(k)} = {esc(v)}"
-                                                     for k, v in params.items()) + "</p>")
+        # a parameter left unset (a budget sized per search) says so in words, not "None"
+        parts.append("<p class='note'>" + " · ".join(
+            f"{esc(k)} = {esc('not set' if v is None else v)}" for k, v in params.items())
+            + "</p>")
     parts.append(_asr_table(data, short))
     parts.append(_stop_rules(data))
     parts.append(_scales(data, short))
