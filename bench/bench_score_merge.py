@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,14 +59,12 @@ def chunk_tables(index: int, size: int, plan: list[tuple[str, str, int, int]],
     """One chunk's tables as the runner hands them over: per evaluator, each aspect's rows of
     the originals, then of every variant (example by example)."""
     ids = [f"ex{index * CHUNK + i:07d}" for i in range(size)]
-    rows_of = [("original", "", -1, -1)] * 1 + plan
-    example_col = [e for e in ids] + [e for e in ids for _ in plan]
+    example_col = list(ids) + [e for e in ids for _ in plan]
     pert = ["original"] * size + [u[0] for _ in ids for u in plan]
     sev = [""] * size + [u[1] for _ in ids for u in plan]
     rank = [-1] * size + [u[2] for _ in ids for u in plan]
     seed = [-1] * size + [u[3] for _ in ids for u in plan]
     n = len(example_col)
-    del rows_of
     base = {"example_id": pa.array(example_col), "task": pa.array(["open-ended"] * n),
             "perturbation": pa.array(pert), "severity": pa.array(sev),
             "severity_rank": pa.array(rank, pa.int64()), "seed": pa.array(seed, pa.int64()),
@@ -85,6 +84,14 @@ def chunk_tables(index: int, size: int, plan: list[tuple[str, str, int, int]],
         order = np.arange(n * len(aspects)).reshape(len(aspects), n).T.ravel()
         tables.append(table.take(pa.array(order)))
     return tables
+
+
+def part_tables(staging: Staging, chunks: int) -> Iterator[pa.Table]:
+    """The chunk parts' tables, in order, as finalize reads them."""
+    for index in range(chunks):
+        part = pq.ParquetFile(staging.files.part(index, "scores.parquet"))
+        for group in range(part.num_row_groups):
+            yield part.read_row_group(group)
 
 
 def read_one_key(path: Path, key: dict[str, str]) -> tuple[float, int]:
@@ -137,10 +144,10 @@ def main() -> None:
             started = time.perf_counter()
             with pq.ParquetWriter(one_pass, SCORE_SCHEMA, compression="zstd",
                                   compression_level=9) as writer:
-                write_grouped(staging._score_parts(range(chunks)), writer)
+                write_grouped(part_tables(staging, chunks), writer)
             print(f"one pass: written in {time.perf_counter() - started:.0f} s; "
                   f"{describe(one_pass)}", flush=True)
-            for attempt in range(3):
+            for _ in range(3):
                 seconds, rows = read_one_key(one_pass, key)
                 print(f"one pass: read {key} ({rows:,} rows) in {seconds:.2f} s", flush=True)
             one_pass.unlink()
@@ -150,7 +157,7 @@ def main() -> None:
         print(f"merged: finalized in {time.perf_counter() - started:.0f} s; {describe(path)}",
               flush=True)
         times = []
-        for attempt in range(3):
+        for _ in range(3):
             seconds, rows = read_one_key(path, key)
             times.append(seconds)
             print(f"merged: read {key} ({rows:,} rows) in {seconds:.2f} s", flush=True)

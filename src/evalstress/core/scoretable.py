@@ -5,8 +5,9 @@ A chunk writes one row group per evaluator; the run's final file (`write_merged`
 skips every other row group by its statistics and an analysis reads the file about once, not
 once per perturbation. A large run's rows are grouped in two passes (a spill file first, then
 key by key), so a key keeps at most `MAX_GROUPS_PER_KEY` row groups and the footer, parsed on
-every read, stays small: at 100,000 examples one pass would leave ~16,000 row groups. Analyses ask for the columns they use and iterate over groups, so memory
-holds one group's columns at a time, never variant texts.
+every read, stays small: at 100,000 examples one pass would leave ~16,000 row groups.
+Analyses ask for the columns they use and iterate over groups, so memory holds one group's
+columns at a time, never variant texts.
 """
 
 from __future__ import annotations
