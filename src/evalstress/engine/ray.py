@@ -240,7 +240,7 @@ def run_on_ray(examples: Sequence[Example], suite: Suite, evaluators: Sequence[E
         replay = None
         if remote:
             started = _connect(ray, address, num_cpus, runtime_env)
-            replay = UnitReplay()
+            replay = UnitReplay(premade.handled if premade is not None else frozenset())
             backend = _run_shards(ray, examples, suite, remote, chunk, shards, premade,
                                   target_cache, scratch, progress, replay)
             if any(p["reused"] for p in backend["placement"]):
@@ -258,6 +258,14 @@ def run_on_ray(examples: Sequence[Example], suite: Suite, evaluators: Sequence[E
         shutil.rmtree(scratch, ignore_errors=True)
     result.summary["backend"] = backend
     return result
+
+
+def _chunk_of(part: list[Example], suite: Suite, chunk: int) -> dict[str, int]:
+    """The chunk of a shard's run each of its examples is in (those within the run's length
+    limit: the others' units are never looked up)."""
+    too_long = long_rows(part, suite)
+    return {part[i].id: c for c, positions in enumerate(chunk_positions(len(part), chunk))
+            for i in positions if part[i].id not in too_long}
 
 
 def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Evaluator],
@@ -308,10 +316,9 @@ def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Ev
             made = scratch / f"shard-{index}.{variantfile.FILE}"
             made.write_bytes(outcome["variants"])
             skipped = scratch / f"shard-{index}.skips.jsonl"
-            skipped.write_bytes(outcome["skips"])
-            replay.add_files(made, skipped, int(outcome["parses"]))
-            made.unlink()
-            skipped.unlink()
+            skipped.write_bytes(outcome["skips"])  # both read as the driver's pass goes
+            replay.add_shard(made, skipped, _chunk_of(parts[index], suite, chunk),
+                             int(outcome["parses"]))
             cache.put(SHARD_MARKERS, keys[index], {"examples": outcome["examples"]})
             for label, values in outcome["stats"].items():
                 totals.setdefault(label, EvaluatorStats()).add(EvaluatorStats(**values))
