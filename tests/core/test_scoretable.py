@@ -14,6 +14,7 @@ from evalstress.core.scoretable import (
     ScoreTable,
     perturbation_groups,
     write_grouped,
+    write_merged,
 )
 
 
@@ -123,3 +124,60 @@ def test_no_rows_write_nothing(tmp_path: Path, buffer_rows: int) -> None:
     path = tmp_path / "scores.parquet"
     assert _write(path, [SCORE_SCHEMA.empty_table()], buffer_rows=buffer_rows) == 0
     assert pq.ParquetFile(path).metadata.num_rows == 0
+
+
+def _groups_per_key(path: Path) -> dict[tuple[object, ...], int]:
+    counts: dict[tuple[object, ...], int] = {}
+    for keys in _keys_per_group(path):
+        [key] = keys
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_a_large_table_is_merged_to_at_most_the_cap_of_row_groups_per_key(tmp_path: Path
+                                                                        ) -> None:
+    # 40 chunks of 2 evaluators x 3 examples x 3 keys each: 720 rows, 6 keys of 120 rows
+    tables = [t for chunk in range(40) for t in _rows(chunk, ("bleu", "judge"), ("typo", "drop"))]
+    rows = sum(t.num_rows for t in tables)
+    one_pass = tmp_path / "one-pass.parquet"
+    _write(one_pass, tables, buffer_rows=18)  # a flush every chunk: 40 row groups per key
+    assert set(_groups_per_key(one_pass).values()) == {40}
+    merged = tmp_path / "merged.parquet"
+    written = write_merged(tables, merged, rows=rows, spill=tmp_path / "spill.parquet",
+                           options={}, spill_options={}, buffer_rows=18, max_groups=8,
+                           group_rows=5)
+    assert written == rows
+    assert not (tmp_path / "spill.parquet").exists()
+    # 120 rows a key, at most 8 groups: groups of ceil(120 / 8) = 15 rows, not 5
+    assert set(_groups_per_key(merged).values()) == {8}
+    parquet = pq.ParquetFile(merged)
+    assert {parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)} == {15}
+    # the same rows as the one-pass file, each key's rows in the order they came
+    order = ["evaluator", "aspect", "perturbation"]
+    before, after = pq.read_table(one_pass).to_pandas(), pq.read_table(merged).to_pandas()
+    pd.testing.assert_frame_equal(
+        after.sort_values(order, kind="stable").reset_index(drop=True),
+        before.sort_values(order, kind="stable").reset_index(drop=True))
+    typo = ScoreTable(merged).read(["example_id"], where={"perturbation": "typo",
+                                                          "evaluator": "bleu"})
+    assert list(typo["example_id"]) == [f"c{c}-e{e}" for c in range(40) for e in range(3)]
+
+
+def test_small_keys_merge_into_one_row_group_and_a_table_under_a_buffer_skips_the_spill(
+        tmp_path: Path) -> None:
+    tables = [t for chunk in range(10) for t in _rows(chunk, ("bleu",), ("typo",))]
+    rows = sum(t.num_rows for t in tables)  # 10 chunks x 3 examples x 2 keys = 60
+    for buffer_rows in (6, 61):  # through a spill file, and in one pass
+        merged = tmp_path / f"merged-{buffer_rows}.parquet"
+        spill = tmp_path / "spill.parquet"
+        write_merged(tables, merged, rows=rows, spill=spill, options={}, spill_options={},
+                     buffer_rows=buffer_rows, max_groups=64, group_rows=1000)
+        assert _groups_per_key(merged) == {("bleu", "overall", "original"): 1,
+                                           ("bleu", "overall", "typo"): 1}
+        assert not spill.exists()
+    empty = tmp_path / "empty.parquet"
+    for given in (0, 10):  # no rows, whether or not the count asked for a spill
+        assert write_merged([SCORE_SCHEMA.empty_table()], empty, rows=given,
+                            spill=tmp_path / "spill.parquet", options={}, spill_options={},
+                            buffer_rows=5) == 0
+        assert pq.ParquetFile(empty).metadata.num_rows == 0

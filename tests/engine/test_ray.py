@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
-from evalstress.core.data import builtin_corpus
+from evalstress.core.data import Example, builtin_corpus
 from evalstress.engine.generation import GenerationSetup, build_setup
 from evalstress.engine.imported import load_variants
 from evalstress.engine.runner import run
@@ -120,6 +120,44 @@ class TestInProcess:
         assert [p["reused"] for p in again.summary["backend"]["placement"]] == [True, True]
         pd.testing.assert_frame_equal(serial.table, again.table)
         cache.close()
+
+    @pytest.mark.slow
+    def test_the_driver_reads_the_shards_units_and_never_perturbs_again(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """BLEU + chrF: the Ray run's table, variants and skips are a local run's, and the
+        driver applied no perturbation (the shards' worker processes did all of it)."""
+        from evalstress.engine.ray import run_on_ray
+        from evalstress.perturb.base import Perturbation
+
+        calls = []
+        apply = Perturbation.apply
+
+        def counted(self: Perturbation, *args: Any) -> Any:
+            calls.append(self.name)
+            return apply(self, *args)
+
+        monkeypatch.setattr(Perturbation, "apply", counted)
+        corpus = builtin_corpus()[:7]
+        # one sentence: sentence-switching cannot apply, a skip the shard records
+        short = Example("short-1", corpus[0].task, corpus[0].source, "The team found a shrimp.",
+                        corpus[0].references)
+        examples = [*corpus[:3], short, *corpus[3:]]
+        suite = ["truncation", "char-typo", "sentence-replacement", "sentence-switching"]
+        local = run(examples, custom_suite(suite, seeds=2),
+                    [create_evaluator(n) for n in ("bleu", "chrf")],
+                    cache=open_cache(tmp_path / "local.sqlite"), chunk_size=3)
+        assert len(calls) > 8 * 2 * 3  # the local run made its units here
+        calls.clear()
+        on_ray = run_on_ray(examples, custom_suite(suite, seeds=2),
+                            [create_evaluator(n) for n in ("bleu", "chrf")],
+                            cache=open_cache(tmp_path / "ray.sqlite"), chunk_size=3, shards=2)
+        assert calls == []
+        pd.testing.assert_frame_equal(local.table, on_ray.table)
+        assert set(local.table["evaluator"]) == {"bleu", "chrf"}
+        for name in ("variants.parquet", "skips.jsonl", "examples.jsonl"):
+            assert local.files.path(name).read_bytes() == on_ray.files.path(name).read_bytes()
+        assert {s.example_id for s in on_ray.plan.skips} == {"short-1"}
+        assert on_ray.plan.parses == local.plan.parses
 
     @pytest.mark.slow
     def test_llm_written_variants_are_a_local_runs_generated_once(self, tmp_path: Path

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import tracemalloc
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from evalstress.perturb.ngramcount import top_ngrams
+from evalstress.core.data import builtin_corpus
+from evalstress.perturb.ngramcount import SAMPLE_TEXTS, sample_texts, top_ngrams
+
+WIKITEXT = Path("/work/shared/data/wikitext_paragraphs.jsonl")
 
 
 def bigrams(text: str) -> Iterator[tuple[str, ...]]:
@@ -77,3 +83,84 @@ def test_memory_stays_small_where_a_full_count_would_grow() -> None:
     assert bucket_table == full_table
     assert len(Counter(g for t in texts for g in bigrams(t))) > 100_000
     assert bucket_peak < full_peak / 5, (bucket_peak, full_peak)
+
+
+def fourgrams(text: str) -> Iterator[tuple[str, ...]]:
+    words = text.split()
+    return zip(words, words[1:], words[2:], words[3:], strict=False)
+
+
+class LazyCorpus(Sequence[str]):
+    """A corpus of `size` texts made when read, counting the reads: as large as wanted without
+    holding it."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.reads = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            raise TypeError("no slices")
+        self.reads += 1
+        rng = random.Random(index)
+        return " ".join(f"w{int(rng.paretovariate(1.2)) % 5000}" for _ in range(12))
+
+
+def test_a_large_corpus_is_counted_on_a_fixed_sample_in_bounded_memory() -> None:
+    """Texts read and memory stay those of the sample whether the corpus holds 20,000 or
+    400,000 texts; the same corpus gives the same table every time."""
+    peaks, tables = {}, {}
+    for size in (20_000, 400_000):
+        corpus = LazyCorpus(size)
+        tracemalloc.start()
+        try:
+            tables[size], complete = top_ngrams(corpus, bigrams, 50, sample=2_000,
+                                                exact_limit=1_000, buckets=1 << 12)
+            peaks[size] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert corpus.reads == 2_000 and not complete
+        assert len(tables[size]) == 50
+    assert peaks[400_000] < 1.3 * peaks[20_000], peaks
+    again = LazyCorpus(400_000)
+    assert top_ngrams(again, bigrams, 50, sample=2_000, exact_limit=1_000,
+                      buckets=1 << 12)[0] == tables[400_000]
+
+
+def test_the_sample_is_the_texts_at_a_seeded_draw_kept_in_corpus_order() -> None:
+    texts = [f"t{i}" for i in range(100)]
+    assert sample_texts(texts, 100) is texts  # small enough: counted whole
+    picked = sample_texts(texts, 10, seed=3)
+    expected = [texts[i] for i in sorted(random.Random(3).sample(range(100), 10))]
+    assert list(picked) == expected
+    assert sample_texts(texts, 10, seed=4) != picked
+    with pytest.raises(ValueError, match="sample must be at least 1"):
+        top_ngrams(texts, bigrams, 5, sample=0)
+
+
+def test_a_sample_keeps_the_head_of_a_skewed_corpus() -> None:
+    """A tenth of a Zipf corpus ranks its most frequent bigrams as a count of every text."""
+    texts = zipf_corpus(20_000, seed=5, vocabulary=2_000)
+    table, _ = top_ngrams(texts, bigrams, 5, sample=2_000)
+    assert table[:1] == full_count(texts, 1)
+    assert set(table[:3]) == set(full_count(texts, 3))
+
+
+def test_the_shipped_corpus_and_wikitext_give_todays_table() -> None:
+    """Both are within the sample's size, so counted whole: the table is a full count's."""
+    hypotheses = [e.hypothesis for e in builtin_corpus()]
+    corpora = [hypotheses]
+    if WIKITEXT.exists():  # the shared WikiText paragraphs, where this checkout has them
+        corpora.append([json.loads(line)["text"]
+                        for line in WIKITEXT.read_text(encoding="utf-8").splitlines() if line])
+    for texts in corpora:
+        assert len(texts) <= SAMPLE_TEXTS
+        table, _ = top_ngrams(texts, fourgrams, 100)
+        counts = Counter(g for t in texts for g in fourgrams(t))
+        first: dict[tuple[str, ...], int] = {}
+        for gram in (g for t in texts for g in fourgrams(t)):
+            first.setdefault(gram, len(first))
+        assert table == sorted(counts, key=lambda g: (-counts[g], first[g]))[:100]

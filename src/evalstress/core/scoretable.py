@@ -1,10 +1,13 @@
 """The long score table on disk: Parquet written chunk by chunk, read back column-pruned.
 
-A chunk writes one row group per evaluator; the run's final file (`write_grouped`) holds one
+A chunk writes one row group per evaluator; the run's final file (`write_merged`) holds one
 (evaluator, aspect, perturbation) per row group, so reading one perturbation of one evaluator
 skips every other row group by its statistics and an analysis reads the file about once, not
-once per perturbation. Analyses ask for the columns they use and iterate over groups, so memory
-holds one group's columns at a time, never variant texts.
+once per perturbation. A large run's rows are grouped in two passes (a spill file first, then
+key by key), so a key keeps at most `MAX_GROUPS_PER_KEY` row groups and the footer, parsed on
+every read, stays small: at 100,000 examples one pass would leave ~16,000 row groups.
+Analyses ask for the columns they use and iterate over groups, so memory holds one group's
+columns at a time, never variant texts.
 """
 
 from __future__ import annotations
@@ -36,21 +39,33 @@ GROUP_KEY = ("evaluator", "aspect", "perturbation")
 GROUP_BUFFER_ROWS = 1_000_000
 
 
+#: the most row groups the final score file gives one key (`write_merged`)
+MAX_GROUPS_PER_KEY = 64
+#: rows of a merged row group, unless a key has so many that the cap needs larger ones
+MERGED_GROUP_ROWS = GROUP_BUFFER_ROWS
+
+Key = tuple[Any, ...]
+
+
 def write_grouped(tables: Iterable[pa.Table], writer: pq.ParquetWriter, *,
-                  buffer_rows: int = GROUP_BUFFER_ROWS) -> int:
+                  buffer_rows: int = GROUP_BUFFER_ROWS,
+                  layout: list[tuple[Key, int]] | None = None) -> int:
     """Write score rows so that each row group holds one (evaluator, aspect, perturbation).
 
     Rows are held per key until `buffer_rows` are held, then every key's rows go out as a row
     group of their own: memory stays bounded whatever the run's size, and a key's row groups
     keep the rows in the order they came. Keys go out in order of first appearance. Returns
-    the number of rows written."""
-    held: dict[tuple[Any, ...], list[pa.Table]] = {}
+    the number of rows written; `layout`, when given, receives each row group's (key, rows)."""
+    held: dict[Key, list[pa.Table]] = {}
     count = written = 0
 
     def flush() -> None:
         nonlocal count, written
-        for pieces in held.values():
-            writer.write_table(pa.concat_tables(pieces))
+        for key, pieces in held.items():
+            rows = pa.concat_tables(pieces)
+            writer.write_table(rows, row_group_size=max(1, rows.num_rows))
+            if layout is not None:
+                layout.append((key, rows.num_rows))
         written += count
         held.clear()
         count = 0
@@ -65,7 +80,66 @@ def write_grouped(tables: Iterable[pa.Table], writer: pq.ParquetWriter, *,
     return written
 
 
-def _split_by_key(table: pa.Table) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
+def write_merged(tables: Iterable[pa.Table], path: Path, *, rows: int, spill: Path,
+                 options: dict[str, Any], spill_options: dict[str, Any],
+                 buffer_rows: int | None = None, max_groups: int | None = None,
+                 group_rows: int | None = None) -> int:
+    """Write score rows (`rows` of them, known ahead) to `path` grouped by key, with at most
+    `max_groups` row groups per key, each key's rows in the order they came.
+
+    Rows that fit one buffer go out in one pass. More are first written grouped to `spill`
+    (one row group per key per buffer), then copied key by key, re-cut into row groups of
+    `group_rows` (or more, where a key's rows would otherwise need over `max_groups`); memory
+    holds one buffer, then one output row group. The spill file is removed. Returns the rows
+    written. Sizes left out are the module's (read when called)."""
+    buffer_rows = buffer_rows or GROUP_BUFFER_ROWS
+    max_groups = max_groups or MAX_GROUPS_PER_KEY
+    group_rows = group_rows or MERGED_GROUP_ROWS
+    if rows < buffer_rows:
+        with pq.ParquetWriter(path, SCORE_SCHEMA, **options) as writer:
+            written = write_grouped(tables, writer, buffer_rows=buffer_rows)
+            if not written:
+                writer.write_table(SCORE_SCHEMA.empty_table())
+        return written
+    layout: list[tuple[Key, int]] = []
+    try:
+        with pq.ParquetWriter(spill, SCORE_SCHEMA, **spill_options) as writer:
+            written = write_grouped(tables, writer, buffer_rows=buffer_rows, layout=layout)
+        groups: dict[Key, list[int]] = {}
+        for index, (key, _) in enumerate(layout):
+            groups.setdefault(key, []).append(index)
+        source = pq.ParquetFile(spill)  # its footer is parsed once
+        with pq.ParquetWriter(path, SCORE_SCHEMA, **options) as writer:
+            for indexes in groups.values():
+                total = sum(layout[i][1] for i in indexes)
+                _copy_key(source, indexes, writer, max(group_rows, -(-total // max_groups)))
+            if not written:
+                writer.write_table(SCORE_SCHEMA.empty_table())
+    finally:
+        spill.unlink(missing_ok=True)
+    return written
+
+
+def _copy_key(source: pq.ParquetFile, indexes: Sequence[int], writer: pq.ParquetWriter,
+              size: int) -> None:
+    """One key's row groups of `source`, in order, as row groups of `size` rows (the last
+    one smaller)."""
+    held: list[pa.Table] = []
+    count = 0
+    for index in indexes:
+        part = source.read_row_group(index)
+        held.append(part)
+        count += part.num_rows
+        while count >= size:
+            joined = pa.concat_tables(held)
+            writer.write_table(joined.slice(0, size), row_group_size=size)
+            rest = joined.slice(size)
+            held, count = ([rest] if rest.num_rows else []), rest.num_rows
+    if count:
+        writer.write_table(pa.concat_tables(held), row_group_size=count)
+
+
+def _split_by_key(table: pa.Table) -> Iterator[tuple[Key, pa.Table]]:
     """The rows of each `GROUP_KEY` value, in order of first appearance, each keeping its
     rows' order: one stable sort on the key's code, then slices."""
     if not table.num_rows:

@@ -28,6 +28,7 @@ from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
 from evalstress.core.text import TextParser
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
+from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
 from evalstress.engine.variantfile import variant_table
 from evalstress.evaluators.base import Evaluator
@@ -99,8 +100,9 @@ class ChunkWorker:
     def __init__(self, suite: Suite, examples: Sequence[Example], pool: Sequence[Example],
                  resources: dict[str, Any], evaluators: Sequence[Evaluator],
                  cache: SQLiteCache | None, parser: TextParser | None = None, *,
-                 parent_names: frozenset[str] = frozenset()):
+                 parent_names: frozenset[str] = frozenset(), replay: UnitReplay | None = None):
         self.suite = suite
+        self.replay = replay  # units made elsewhere (Ray shards): looked up, not made again
         # plans the parent process makes (LLM-written, imported, model-made): never here
         self.parent_names = parent_names
         self.examples = examples  # chunk positions index this list
@@ -114,6 +116,9 @@ class ChunkWorker:
     def plan(self, examples: Sequence[Example], stopped: Stopped | None) -> PlannedUnits:
         """The rule units of a chunk (the parent makes LLM-written, imported and model-made
         variants); the chunk's parses are forgotten after it."""
+        if self.replay is not None:
+            return self.replay.plan(examples, self.suite, stopped=stopped, include=lambda p: (
+                p.perturbation.method == "rule" and p.name not in self.parent_names))
         made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
                           include=lambda p: (p.perturbation.method == "rule"
                                              and p.name not in self.parent_names),

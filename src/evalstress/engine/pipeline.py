@@ -49,6 +49,7 @@ from evalstress.engine.planning import (
     plan_units,
     scored_examples,
 )
+from evalstress.engine.replay import UnitReplay
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import Staging
 from evalstress.engine.scoring import CorpusSets, EvaluatorStats, score_rows, severity_ranks
@@ -172,8 +173,10 @@ class StreamingRun:
                  parser: TextParser | None, resources: dict[str, Any] | None, progress: Any,
                  workdir: Path | None, chunk_size: int, workers: int,
                  generation: GenerationSetup | None, policy: ChunkPolicy | None,
-                 pool: Sequence[Example] | None = None):
+                 pool: Sequence[Example] | None = None, replay: UnitReplay | None = None):
         self.examples = list(examples)
+        # rule and model-made units made elsewhere (Ray shards): looked up, never made here
+        self.replay = replay
         # the dataset perturbations borrow from (a Ray shard still sees the whole dataset)
         self.pool = list(pool) if pool is not None else self.examples
         too_long = long_rows(self.pool, suite)  # never borrowed from: they are never parsed
@@ -216,7 +219,11 @@ class StreamingRun:
         """Variants made here: LLM-written through the generation stage, model-made in place."""
         if not self.parent_units:
             return [], [], {}
-        if self.parent_names:
+        if self.parent_names and self.replay is not None:
+            made = self.replay.plan(examples, self.suite, stopped=stopped,
+                                    include=lambda p: p.name in self.parent_names,
+                                    generated=self.generation.handles)
+        elif self.parent_names:
             made = plan_units(examples, self.suite, self.parser, self.pool, self.resources,
                               include=lambda p: p.name in self.parent_names,
                               generated=self.generation.handles, stopped=stopped)
@@ -310,15 +317,17 @@ class StreamingRun:
             else:
                 summaries[index] = summary
         rule_units = any(p.perturbation.method == "rule" for p in self.suite.perturbations)
-        if todo and rule_units:
+        if todo and rule_units and self.replay is None:
             _warm_resources(self.suite, self.examples, self.pool, self.parser, self.resources)
         worker = ChunkWorker(self.suite, self.examples, self.pool, self.resources, self.cpu,
-                             self.cache, self.parser, parent_names=self.parent_names)
+                             self.cache, self.parser, parent_names=self.parent_names,
+                             replay=self.replay)
         spec = WorkerSpec(self.suite, self.examples, self.pool, self.resources, self._recipes,
                           str(self.cache.path) if self.cache is not None else None,
                           self.cache.table if self.cache is not None else "scores",
                           self.parent_names)
-        workers = min(self.workers, max(1, len(todo)))
+        # replayed units leave the pool nothing to make: their scores are cache lookups
+        workers = 1 if self.replay is not None else min(self.workers, max(1, len(todo)))
         executor = ChunkExecutor(worker, workers, spec if workers > 1 else None)
         self.progress.start("examples", len(self.examples))
         pending: deque[tuple[int, Future[ChunkOutcome], list[SkipRecord], dict[str, Any],

@@ -10,10 +10,14 @@ What runs where:
   need no shared state (CPU metrics, local models, `python:`/`command:` evaluators) into a
   fresh score cache on its node, and returns that cache file with where it ran;
 - the driver merges each returned cache into the run's cache by key (`evalstress cache merge`
-  does the same with `--shard` runs), then makes one local streaming pass that finds every
-  shard score cached, scores the LLM judges (their response cache, rate limits and usage stay
-  in one place) and the corpus-level evaluators (MAUVE needs whole sets), and writes the run
-  directory. The score table, variants and files are those of a local run of the same command.
+  does the same with `--shard` runs) and keeps the rule and model-made units each shard made
+  (its variants and skips: `replay.UnitReplay`), then makes one local streaming pass that
+  looks those units up instead of making them again (nothing is parsed or perturbed twice),
+  finds every shard score cached, scores the LLM judges (their response cache, rate limits and
+  usage stay in one place) and the corpus-level evaluators (MAUVE needs whole sets), and
+  writes the run directory. The score table, variants and files are those of a local run of
+  the same command. A rerun whose shards were merged before has their scores but not their
+  units: its pass makes the units again.
 
 Workers on other machines never see the driver's SQLite files: they read nothing from them,
 and everything they compute comes back in the returned cache. A shard merged into the run's
@@ -42,10 +46,12 @@ from evalstress.core.data import Example
 from evalstress.core.records import Progress
 from evalstress.core.text import TextParser
 from evalstress.core.version import __version__
+from evalstress.engine import variantfile
 from evalstress.engine.chunkwork import EvaluatorRecipe, recipe_for
 from evalstress.engine.generation import GenerationOutcome, GenerationSetup
 from evalstress.engine.pipeline import chunk_positions, execution_sizes, fingerprint
 from evalstress.engine.planning import long_rows, shard_examples
+from evalstress.engine.replay import UnitReplay
 from evalstress.engine.result import RunResult
 from evalstress.engine.runner import run
 from evalstress.engine.scoring import EvaluatorStats, open_cache
@@ -164,6 +170,10 @@ def _shard(examples: list[Example], pool: list[Example], suite: Suite,
                 evaluator.close()
             cache.close()
         return {"scores": (folder / "scores.sqlite").read_bytes(), "stats": stats,
+                # the units it made, so the driver's pass looks them up instead of making them
+                "variants": result.files.path(variantfile.FILE).read_bytes(),
+                "skips": result.files.path("skips.jsonl").read_bytes(),
+                "parses": result.plan.parses,
                 "examples": len(examples), "version": __version__,
                 "module": str(Path(__file__).resolve().parents[1]),  # the evalstress it ran
                 "node": _node_id(), "host": socket.gethostname(), "pid": os.getpid()}
@@ -227,13 +237,19 @@ def run_on_ray(examples: Sequence[Example], suite: Suite, evaluators: Sequence[E
     try:
         backend: dict[str, Any] = {"name": "ray", "shards": 0, "placement": [],
                                    "shard_stats": {}}
+        replay = None
         if remote:
             started = _connect(ray, address, num_cpus, runtime_env)
+            replay = UnitReplay(premade.handled if premade is not None else frozenset())
             backend = _run_shards(ray, examples, suite, remote, chunk, shards, premade,
-                                  target_cache, scratch, progress)
+                                  target_cache, scratch, progress, replay)
+            if any(p["reused"] for p in backend["placement"]):
+                replay = None  # a shard merged by an earlier run left its scores, not its units
         result = run(examples, suite, evaluators, cache=target_cache, progress=progress,
                      workdir=workdir, chunk_size=chunk, workers=processes,
-                     generation=premade or generation)
+                     generation=premade or generation, replay=replay)
+        if replay is not None:  # the driver parsed nothing: the texts parsed are the shards'
+            result.plan.parses = result.summary["parses"] = replay.parses
     finally:
         if started:
             ray.shutdown()
@@ -244,10 +260,20 @@ def run_on_ray(examples: Sequence[Example], suite: Suite, evaluators: Sequence[E
     return result
 
 
+def _chunk_of(part: list[Example], suite: Suite, chunk: int) -> dict[str, int]:
+    """The chunk of a shard's run each of its examples is in (those within the run's length
+    limit: the others' units are never looked up)."""
+    too_long = long_rows(part, suite)
+    return {part[i].id: c for c, positions in enumerate(chunk_positions(len(part), chunk))
+            for i in positions if part[i].id not in too_long}
+
+
 def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Evaluator],
                 chunk: int, shards: int | None, premade: PremadeGeneration | None,
-                cache: SQLiteCache, scratch: Path, progress: Progress) -> dict[str, Any]:
-    """Send the shards not merged before, merge each one's cache as it comes back."""
+                cache: SQLiteCache, scratch: Path, progress: Progress,
+                replay: UnitReplay) -> dict[str, Any]:
+    """Send the shards not merged before, merge each one's cache as it comes back, and add
+    the units each made to `replay`."""
     count = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
     count = max(1, min(count, len(examples)))
     run_key = fingerprint(examples, suite, remote, 0, None)
@@ -287,6 +313,12 @@ def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Ev
             path.write_bytes(outcome["scores"])
             cache.merge_from(path)
             path.unlink()
+            made = scratch / f"shard-{index}.{variantfile.FILE}"
+            made.write_bytes(outcome["variants"])
+            skipped = scratch / f"shard-{index}.skips.jsonl"
+            skipped.write_bytes(outcome["skips"])  # both read as the driver's pass goes
+            replay.add_shard(made, skipped, _chunk_of(parts[index], suite, chunk),
+                             int(outcome["parses"]))
             cache.put(SHARD_MARKERS, keys[index], {"examples": outcome["examples"]})
             for label, values in outcome["stats"].items():
                 totals.setdefault(label, EvaluatorStats()).add(EvaluatorStats(**values))

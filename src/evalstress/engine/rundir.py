@@ -4,8 +4,9 @@ While a run works, each finished chunk leaves part files in `<staging>/chunks/` 
 variants as Parquet, skips and examples as JSONL) and, last, a small JSON summary that marks the
 chunk done. A killed run started again with the same command finds the staging folder, checks
 that its fingerprint (data, suite, evaluators, chunking) matches, and goes on with the first
-chunk not done. At the end the parts are concatenated into the files of the contract
-(`scores.parquet`, `variants.parquet`, `skips.jsonl`, `examples.jsonl`); `results.json` and
+chunk not done. At the end the parts are joined into the files of the contract
+(`scores.parquet`, grouped by key with a bounded number of row groups per key (`write_merged`),
+`variants.parquet`, `skips.jsonl`, `examples.jsonl`); `results.json` and
 `report.html` are added; then the staging folder replaces `--out` by rename, so a failed write
 never leaves a half-new run beside a half-old one.
 """
@@ -28,7 +29,7 @@ import pyarrow.parquet as pq
 from evalstress.core import interrupts
 from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
-from evalstress.core.scoretable import SCORE_SCHEMA, write_grouped
+from evalstress.core.scoretable import SCORE_SCHEMA, write_merged
 from evalstress.engine import variantfile
 from evalstress.engine.outdir import check_out_dir, write_marker
 
@@ -152,10 +153,11 @@ class Staging:
     def finalize(self, indexes: Iterable[int], summary: Mapping[str, Any]) -> None:
         """Concatenate the chunk parts, in chunk order, into the run's files."""
         order = list(indexes)
-        with pq.ParquetWriter(self.files.path("scores.parquet"), SCORE_SCHEMA,
-                              **SCORE_OPTIONS) as writer:
-            if not write_grouped(self._score_parts(order), writer):
-                writer.write_table(SCORE_SCHEMA.empty_table())
+        rows = sum(pq.ParquetFile(self.files.part(i, "scores.parquet")).metadata.num_rows
+                   for i in order)
+        write_merged(self._score_parts(order), self.files.path("scores.parquet"), rows=rows,
+                     spill=self.files.path("scores.spill.parquet"), options=SCORE_OPTIONS,
+                     spill_options=SCORE_PART_OPTIONS)
         variantfile.join_parts([self.files.part(i, variantfile.FILE) for i in order],
                                self.files.path(variantfile.FILE))
         for name in PARTS[2:]:

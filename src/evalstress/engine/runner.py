@@ -18,6 +18,7 @@ from evalstress.core.text import TextParser
 from evalstress.engine.generation import GenerationSetup
 from evalstress.engine.pipeline import ChunkPolicy, StreamingRun, execution_sizes
 from evalstress.engine.planning import long_rows
+from evalstress.engine.replay import UnitReplay
 from evalstress.engine.result import Plan, RunResult
 from evalstress.engine.scoring import evaluator_usage, request_for
 from evalstress.evaluators.base import Evaluator
@@ -29,7 +30,7 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
         resources: dict[str, Any] | None = None, progress: Progress | None = None,
         workdir: str | Path | None = None, chunk_size: int | None = None, workers: int = 1,
         generation: GenerationSetup | None = None, policy: ChunkPolicy | None = None,
-        pool: Sequence[Example] | None = None) -> RunResult:
+        pool: Sequence[Example] | None = None, replay: UnitReplay | None = None) -> RunResult:
     """The whole flow short of analysis, streamed chunk by chunk (see `pipeline.py`).
 
     `workdir` is the staging folder (a run killed there resumes at its first unfinished chunk);
@@ -38,13 +39,15 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
     results. `generation` is the generation stage (LLM-written and imported variants, see
     `evalstress.engine.generation`); `policy` can stop units early (the sequential DHP design). `pool`
     is the dataset perturbations may borrow from (default: `examples`; a shard of a larger run
-    passes the whole dataset)."""
+    passes the whole dataset). `replay` holds rule and model-made units made elsewhere (the Ray
+    shards): they are looked up instead of made again."""
     processes, chunk = execution_sizes(len(examples), workers, chunk_size)
     result = StreamingRun(examples, suite, evaluators, cache=cache, parser=parser,
                           resources=resources, progress=progress,
                           workdir=Path(workdir) if workdir is not None else None,
                           chunk_size=chunk, workers=processes,
-                          generation=generation, policy=policy, pool=pool).run()
+                          generation=generation, policy=policy, pool=pool,
+                          replay=replay).run()
     if generation is not None:
         result.plan.generation = generation.block_json(result.summary.get("generation") or {})
     result.usage = evaluator_usage(evaluators)

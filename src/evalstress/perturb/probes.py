@@ -251,6 +251,8 @@ def ngram_table(ctx: PerturbContext, n: int, corpus: str | None, *, top: int,
     `ctx.resources["ngram_corpus"]` (a list of texts), else the hypotheses of the pool. Paper
     002's rule: a separate corpus (never the pool), lower-cased, n-grams with punctuation left out.
     The shared table keeps the first max(top, `NGRAM_KEEP`) n-grams; a larger top counts again.
+    A corpus of more than `ngramcount.SAMPLE_TEXTS` texts is counted on a fixed-seed sample of
+    that many (`top_ngrams`), so a large run's warm-up does bounded work.
     """
     key = f"ngram-table:{n}:{corpus or ''}:{where or ''}:{paper}"
     whole = f"ngram-complete:{n}:{corpus or ''}:{where or ''}:{paper}"
