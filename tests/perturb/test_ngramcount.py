@@ -8,15 +8,15 @@ import random
 import tracemalloc
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalstress.core.data import builtin_corpus
 from evalstress.perturb.ngramcount import SAMPLE_TEXTS, sample_texts, top_ngrams
+from tests.conftest import SHARED_DATA
 
-WIKITEXT = Path("/work/shared/data/wikitext_paragraphs.jsonl")
+WIKITEXT = SHARED_DATA / "wikitext_paragraphs.jsonl"
 
 
 def bigrams(text: str) -> Iterator[tuple[str, ...]]:
