@@ -87,7 +87,7 @@ class Expectation:
 
 
 def _expectation_file() -> dict[str, Any]:
-    return read_packaged_yaml("criteria", "expectations.yaml")  # type: ignore[no-any-return]
+    return read_packaged_yaml("criteria", "expectations.yaml")
 
 
 @functools.cache
