@@ -313,7 +313,9 @@ def test_a_run_too_small_to_repay_workers_starts_none(tmp_path: Path,
     monkeypatch.setattr(chunkwork, "ProcessPoolExecutor", no_pool)
     examples = builtin_corpus()[:12]
     suite = custom_suite(["truncation"], seeds=1)
-    assert pipeline.pooled_work(suite, examples, 1) == 12 * 5 < pipeline.POOL_MIN_WORK
+    characters = sum(len(e.hypothesis) for e in examples)
+    assert pipeline.pooled_work(suite, examples, 1) == characters * 5 < pipeline.POOL_MIN_WORK
+    assert pipeline.pooled_work(suite, examples, 3) == characters * 5 * 3
     result = run(examples, suite, [create_evaluator("bleu")], workers=2, chunk_size=4)
     assert len(result.table) == 12 * 6  # the originals and their five truncations
 

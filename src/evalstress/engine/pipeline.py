@@ -126,21 +126,25 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
     return processes, chunk_size or default_chunk_size(examples, processes)
 
 
-#: the least pooled work (rule units x the evaluators workers score) worth starting worker
-#: processes for. A spawned worker costs ~2 s before its first chunk (interpreter, imports, its
-#: spec) and ~1.5 s more when it loads spaCy, while a unit scored by one lexical metric costs
-#: ~0.5-1.4 ms serially (bench/bench_overhead.py, 2 cores): two workers repay their start
-#: beyond roughly 10,000 units of work. At 57 examples of blindspot with one seed and three
-#: metrics (6,156) a pool of 2 took 45 s to score what one process scored in 16 s.
-POOL_MIN_WORK = 10_000
+#: the least pooled work worth starting worker processes for, in characters perturbed and
+#: scored (each text's length x its rule units x the evaluators workers score). A spawned worker
+#: costs ~1.5-2 s before its first chunk (interpreter, imports, its spec) and ~1.5 s more when
+#: it loads spaCy; serially a character of such work costs ~3-8 us (bench/bench_overhead.py, 2
+#: cores): two workers repay their start beyond roughly 2 million. At 57 examples of blindspot
+#: with one seed and three lexical metrics (~2.0 million) a pool of 2 took 45 s to score what
+#: one process scored in 16 s; WikiText paragraphs with two perturbations and two metrics reach
+#: it at ~100 examples.
+POOL_MIN_WORK = 2_000_000
 
 
 def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) -> int:
-    """The work a pool would share: each example's rule units, times the evaluators the
-    workers score (at least one: the workers perturb even when the parent scores)."""
-    units = sum(1 for example in examples for plan, _, _ in suite.units(example.task)
-                if plan.perturbation.method == "rule")
-    return units * max(1, cpu_evaluators)
+    """The work a pool would share, in characters: each example's text length times its rule
+    units times the evaluators the workers score (at least one: the workers perturb even when
+    the parent scores)."""
+    return sum(len(example.hypothesis) * max(1, cpu_evaluators)
+               * sum(1 for plan, _, _ in suite.units(example.task)
+                     if plan.perturbation.method == "rule")
+               for example in examples)
 
 
 def pool_size(workers: int, chunks: int, work: int) -> int:
