@@ -132,18 +132,18 @@ def worker_start(args: argparse.Namespace, serial_per_example: float) -> None:
              else load_suite(args.suite))
     recipes = [r for r in (recipe_for(create_evaluator(e)) for e in args.evaluator) if r]
     spec = WorkerSpec(suite, examples, examples, {}, recipes, None, "scores")
+    workers = max(args.workers, 2)  # a pool of one is never started
     timings = []
     for _ in range(3):
         began = time.perf_counter()
-        with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"),
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                                  initializer=start_worker,
                                  initargs=(os.getpid(), pickle.dumps(spec))) as pool:
-            list(pool.map(_answer, range(args.workers)))
+            list(pool.map(_answer, range(workers)))
             timings.append(time.perf_counter() - began)
     start = min(timings)
-    workers = max(args.workers, 2)
     even = start / serial_per_example * workers / (workers - 1)
-    print(f"\n2. Worker start-up ({args.workers} spawn workers, min of 3): {start:.2f} s to "
+    print(f"\n2. Worker start-up ({workers} spawn workers, min of 3): {start:.2f} s to "
           f"the first answers; a serial example costs {serial_per_example * 1000:.0f} ms: the "
           f"pool pays off beyond ~{even:.0f} examples")
 
