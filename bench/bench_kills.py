@@ -159,7 +159,8 @@ class Scenario:
 
 
 def scenarios(quick: bool) -> dict[str, Scenario]:
-    n_judge, n_gen, n_attack, n_workers = (3, 3, 2, 6) if quick else (6, 6, 3, 8)
+    # enough examples that `--workers 2` starts its pool (engine.pipeline.POOL_MIN_WORK)
+    n_judge, n_gen, n_attack, n_workers = (3, 3, 2, 12) if quick else (6, 6, 3, 16)
     corpus = str(CORPUS)
 
     def judge(url: str, out: Path, cache: Path) -> list[str]:

@@ -19,7 +19,8 @@ Usage: python bench/bench_scale.py [--sizes 250,1000,2000] [--workers 1,2]
        [--suite blindspot-full] [--chunk-size N] [--quick]
 Without --chunk-size the runner picks it as a user's run would (64 examples, or fewer so that
 every worker gets about four chunks). --quick is the tests' smoke run: N = 4 and 8, the small
-blindspot suite, chunks of 2 (its numbers say nothing about scale).
+blindspot suite, chunks of 2, a pool of workers however small the work (its numbers say
+nothing about scale).
 Native thread pools are held to one thread (RAYON_NUM_THREADS=1, fastchrf), so the serial run
 is serial.
 """
@@ -67,6 +68,10 @@ def child(args: argparse.Namespace) -> None:
     """One run in this process: prints times and peak RSS as JSON on the last line."""
     sys.path.insert(0, str(ROOT / "src"))
     from evalstress.cli import app
+    from evalstress.engine import pipeline
+
+    if args.pool_always:  # the smoke run's few examples would not start a pool otherwise
+        pipeline.POOL_MIN_WORK = 0
 
     start = time.perf_counter()
     app(["run", args.data, "-m", "hypothesis=text", "-m", "references=text", "--task",
@@ -91,7 +96,7 @@ def run_one(size: int, workers: int, data: Path, folder: Path,
     proc = subprocess.run(
         [sys.executable, __file__, "--child", "--data", str(data), "--out", str(out),
          "--cache", str(cache), "--run-workers", str(workers), "--suite", args.suite,
-         "--chunk-size", str(args.chunk_size)],
+         "--chunk-size", str(args.chunk_size), *(["--pool-always"] if args.quick else [])],
         capture_output=True, text=True, check=False, env={**os.environ, "RAYON_NUM_THREADS": "1"})
     if proc.returncode != 0:
         print(proc.stdout[-2000:], proc.stderr[-4000:])
@@ -166,6 +171,7 @@ def main() -> None:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     parser.add_argument("--run-workers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--pool-always", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)

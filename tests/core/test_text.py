@@ -25,6 +25,24 @@ def test_each_distinct_text_is_parsed_once() -> None:
     assert parser.parses == 2
 
 
+def test_expected_texts_are_parsed_together_on_the_first_demand_and_never_without_one() -> None:
+    """`expect` parses nothing by itself (a run whose perturbations read only the raw text
+    loads no spaCy); the first parse asked for takes every expected text in the same batch,
+    so the later ones are answered from the memo."""
+    texts = ["Anna went to Paris.", "A second text here.", "And a third one."]
+    parser = TextParser()
+    parser.expect(texts)
+    assert parser.parses == 0
+    assert parser.parse(texts[1]).text == texts[1]
+    assert parser.parses == 3
+    assert [p.text for p in parser.parse_many(texts)] == texts and parser.parses == 3
+    parser.forget()
+    parser.expect(texts)
+    parser.forget()  # a chunk's expected texts go with its parses
+    parser.parse("Something else entirely.")
+    assert parser.parses == 4
+
+
 def test_parse_finds_sentences_entities_and_pos() -> None:
     parsed = TextParser().parse("Anna Berg flew to Paris on Monday. She met the mayor.")
     assert parsed.sentence_texts() == ["Anna Berg flew to Paris on Monday.", "She met the mayor."]

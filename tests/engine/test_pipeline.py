@@ -15,6 +15,7 @@ import pytest
 from evalstress.core.data import Example, builtin_corpus
 from evalstress.core.records import SCORE_COLUMNS, SkipRecord
 from evalstress.core.storage import StorageError
+from evalstress.engine import chunkwork, pipeline
 from evalstress.engine.generation import (
     GenerationOutcome,
     GenerationSetup,
@@ -92,8 +93,9 @@ def test_streamed_run_writes_chunks_and_matches_one_chunk_and_the_whole_plan(
 
 
 @pytest.mark.slow
-def test_pooled_run_gives_the_serial_score_table_and_files(examples: list[Example],
-                                                            tmp_path: Path) -> None:
+def test_pooled_run_gives_the_serial_score_table_and_files(
+        examples: list[Example], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "POOL_MIN_WORK", 0)  # a pool even for this small run
     suite = custom_suite(SUITE, seeds=2)
     serial = run(examples, suite, [create_evaluator(n) for n in LEXICAL], chunk_size=3,
                  workers=1, cache=open_cache(tmp_path / "a.sqlite"))
@@ -298,3 +300,29 @@ def test_a_long_run_ends_in_quarter_chunks_so_the_workers_finish_together() -> N
     assert [len(c) for c in chunks] == [64] * 13 + [1000 - 128 - 13 * 64] + [16] * 8
     # four chunks or fewer are cut evenly, as before
     assert [len(c) for c in chunk_positions(256, 64)] == [64] * 4
+
+
+def test_a_run_too_small_to_repay_workers_starts_none(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """--workers 2 on a few examples of one perturbation scores them in this process: starting
+    a worker costs seconds, more than such a run's whole work."""
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker pool was started")
+
+    monkeypatch.setattr(chunkwork, "ProcessPoolExecutor", no_pool)
+    examples = builtin_corpus()[:12]
+    suite = custom_suite(["truncation"], seeds=1)
+    characters = sum(len(e.hypothesis) for e in examples)
+    assert pipeline.pooled_work(suite, examples, 1) == characters * 5 < pipeline.POOL_MIN_WORK
+    assert pipeline.pooled_work(suite, examples, 3) == characters * 5 * 3
+    result = run(examples, suite, [create_evaluator("bleu")], workers=2, chunk_size=4)
+    assert len(result.table) == 12 * 6  # the originals and their five truncations
+
+
+def test_the_pool_size_follows_the_work_and_the_chunks() -> None:
+    enough = pipeline.POOL_MIN_WORK
+    assert pipeline.pool_size(2, 10, enough - 1) == 1
+    assert pipeline.pool_size(2, 10, enough) == 2
+    assert pipeline.pool_size(4, 3, enough) == 3  # never more workers than chunks
+    assert pipeline.pool_size(4, 1, enough * 10) == 1

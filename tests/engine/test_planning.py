@@ -63,12 +63,22 @@ SHORT_ROW = Example("short", "summarization", "",
 
 def test_the_whole_dataset_plan_perturbs_neither_variants_nor_original_of_a_long_row() -> None:
     examples = [LONG_ROW, SHORT_ROW]
-    suite = custom_suite(["truncation"], [0], ["blindspot"])
+    suite = custom_suite(["truncation", "sentence-switching"], [0], ["blindspot"])
     suite.options["max_chars"] = 200
     plan = plan_dataset(examples, suite)
     assert {v.example_id for v in plan.variants} == {"short"}
     assert {s.example_id for s in plan.skips} == {"long-row"}
     assert plan.parses == 1  # the long row was never parsed
+
+
+def test_perturbations_that_read_only_the_raw_text_parse_nothing(examples: list[Example]) -> None:
+    """Truncation cuts whitespace words: a plan of it alone never runs spaCy (a one-example
+    run of it starts in a fraction of the time), and adding a perturbation that reads the
+    parse parses each text once."""
+    alone = plan_dataset(examples, custom_suite(["truncation"], seeds=1))
+    assert alone.variants and alone.parses == 0
+    both = plan_dataset(examples, custom_suite(["truncation", "sentence-switching"], seeds=1))
+    assert both.parses == len(examples)
 
 
 def test_long_rows_names_only_the_rows_beyond_the_limit_with_the_reason_a_user_reads() -> None:

@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
 from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
@@ -90,6 +89,8 @@ class CorrelationResult:
 
 def _vector_corr(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     """Row-wise correlation of two (B, n) arrays; NaN where undefined."""
+    from scipy import stats
+
     if method == "spearman":
         x = np.asarray(stats.rankdata(x, axis=1), dtype=float)
         y = np.asarray(stats.rankdata(y, axis=1), dtype=float)

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats as sps
 
 from evalstress.analyses.stats import wilcoxon_test
 from evalstress.core.records import ORIGINAL
@@ -41,6 +40,8 @@ UnitKey = tuple[str, str, str]  # (task, perturbation, severity)
 
 def obf_spent(t: float, alpha: float) -> float:
     """Lan-DeMets O'Brien-Fleming alpha spent by information fraction t (one-sided alpha)."""
+    from scipy import stats as sps
+
     if t <= 0:
         return 0.0
     if t >= 1:
@@ -50,6 +51,8 @@ def obf_spent(t: float, alpha: float) -> float:
 
 def conditional_power(p: float, t: float, alpha: float) -> float:
     """Chance of ending significant if the current trend holds (B-value formulation)."""
+    from scipy import stats as sps
+
     if t >= 1:
         return 1.0 if p <= alpha else 0.0
     z = float(sps.norm.isf(min(max(p, 1e-300), 1.0)))

@@ -28,8 +28,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
-from scipy.special import digamma
+
+# scipy.stats is imported where it is used: importing it takes ~0.6 s, which a command that
+# never tests anything (--help, a dry run) should not pay
 
 Alternative = Literal["greater", "less", "two-sided"]
 ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
@@ -72,6 +73,8 @@ def wilcoxon_test(differences: Sequence[float] | np.ndarray, *,
     Non-finite differences (a missing score on either side) are dropped; count them before
     calling. See the module docstring for the zero, tie and method rules.
     """
+    from scipy import stats
+
     d = _finite(differences)
     n = int(d.size)
     n_zero = int(np.count_nonzero(d == 0))
@@ -100,6 +103,8 @@ def wilcoxon_test(differences: Sequence[float] | np.ndarray, *,
 
 def _r_plus(d: np.ndarray, zero_method: str) -> float:
     """R+ as scipy ranks it (zeros dropped for "wilcox"), reported whatever the alternative."""
+    from scipy import stats
+
     values = d[d != 0] if zero_method == "wilcox" else d
     ranks = stats.rankdata(np.abs(values))
     r_plus = float(ranks[values > 0].sum())
@@ -114,6 +119,8 @@ def rank_biserial(differences: Sequence[float] | np.ndarray) -> float | None:
     A scale-free effect size in [-1, 1]: +1 when every nonzero difference is positive. None when
     no difference is nonzero.
     """
+    from scipy import stats
+
     d = _finite(differences)
     d = d[d != 0]
     if d.size == 0:
@@ -158,6 +165,9 @@ def hmp_wilson(pvalues: Sequence[float], weights: Sequence[float] | None = None)
     log L + 1 + digamma(1) - log(2/pi) and scale pi/2 (Wilson 2019; harmonicmeanp). The p-value
     is sum(w) * P(Landau > 1/HMP), capped at 1.
     """
+    from scipy import stats
+    from scipy.special import digamma
+
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         raise ValueError("hmp_wilson needs at least one p-value")
@@ -221,6 +231,8 @@ def mean_ci(values: Sequence[float] | np.ndarray, *, n_boot: int = 1000, level: 
 def correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
                 method: CorrelationMethod) -> float | None:
     """Pearson, Spearman or Kendall tau-b (scipy); None when undefined (constant input, n < 3)."""
+    from scipy import stats
+
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)

@@ -21,11 +21,6 @@ from evalstress.cli.common import (
 )
 from evalstress.core.data import DataError, load_examples
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above
-from evalstress.job.attack import run_attack_study
-from evalstress.report.terminal import print_analyses
-from evalstress.studies.attack.objective import AttackParams
-from evalstress.studies.attack.protocol import resolve
-from evalstress.studies.attack.setup import build_attacker, parse_scale_references
 
 
 @app.command("attack")
@@ -129,6 +124,11 @@ def attack_command(
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`
     """
+    from evalstress.job.attack import run_attack_study
+    from evalstress.report.terminal import print_analyses
+    from evalstress.studies.attack.objective import AttackParams
+    from evalstress.studies.attack.protocol import resolve
+    from evalstress.studies.attack.setup import build_attacker, parse_scale_references
 
     out_dir = out or Path(f"runs/attack-{data.stem}")
     with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,

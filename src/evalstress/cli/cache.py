@@ -7,14 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from evalstress.cli.common import app, console, fail, make_evaluators
 from evalstress.core.cache import default_cache_dir
-from evalstress.engine.scoring import open_cache
-from evalstress.evaluators.base import ScoreRequest
-from evalstress.evaluators.judge import JudgeEvaluator
-from evalstress.llm.cache import ResponseCache, explain, key_parts
 
 cache_app = typer.Typer(help="Inspect the score and LLM response caches.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -25,6 +20,10 @@ def cache_stats(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
 ) -> None:
     """Entries per namespace in the score cache and the LLM response cache, with file sizes."""
+    from rich.table import Table
+
+    from evalstress.engine.scoring import open_cache
+    from evalstress.llm.cache import ResponseCache
 
     folder = cache_dir or default_cache_dir()
     table = Table(title=f"Caches in {folder}")
@@ -61,6 +60,8 @@ def cache_merge(
     cache`: that last run scores nothing a shard scored and analyses the whole dataset.
     Corpus-level evaluators (MAUVE) score whole sets, so the last run computes them.
     """
+    from evalstress.engine.scoring import open_cache
+    from evalstress.llm.cache import ResponseCache
 
     target = cache_dir or default_cache_dir()
     stores = {"scores.sqlite": open_cache(target / "scores.sqlite"),
@@ -98,6 +99,9 @@ def cache_explain(
     Example: `evalstress cache explain -e 'judge:model=m,base_url=http://127.0.0.1:8080/v1'
     --text "The cat sat." --task summarization --source "..."`
     """
+    from evalstress.evaluators.base import ScoreRequest
+    from evalstress.evaluators.judge import JudgeEvaluator
+    from evalstress.llm.cache import ResponseCache, explain, key_parts
 
     if request is not None:
         try:

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from evalstress.card import CardError, CardOptions, CardPlan, card_folders, make_card, plan_card
-from evalstress.card.estimate import estimate_card
-from evalstress.card.model import write_atomic
-from evalstress.card.run import card_workers
 from evalstress.cli.common import (
     ForceOption,
     app,
@@ -30,8 +25,9 @@ from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.storage import StorageError
 from evalstress.core.strict import ConfigError
-from evalstress.engine.runhealth import MissingShare
-from evalstress.job import SettingsError
+
+if TYPE_CHECKING:  # the card's machinery loads when a card is made: --help stays light
+    from evalstress.card import CardOptions, CardPlan
 
 
 @app.command("card")
@@ -77,6 +73,10 @@ def card_command(
     scores there). Writes card.md and card.json, with each method's run directory under
     runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
     """
+    from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
+    from evalstress.card.run import card_workers
+    from evalstress.engine.runhealth import MissingShare
+    from evalstress.job import SettingsError
 
     try:
         plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
@@ -133,6 +133,10 @@ def _progress_line(label: str, quiet: bool) -> Callable[[str], None]:
 
 def _print_plan(plan: CardPlan, options: CardOptions) -> None:
     """The dry run's table: per method what it would spend."""
+    from rich.table import Table
+
+    from evalstress.card.estimate import estimate_card
+
     rows = estimate_card(plan, options)
     table = Table(title=f"Card plan for {plan.evaluator.label} ({plan.budget.name} budget, "
                   f"{len(plan.examples)} of {plan.data['available']} examples) -> "
@@ -198,6 +202,7 @@ def card_compare_command(
     `evalstress card-compare cards/bleu cards/chrf`.
     """
     from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
+    from evalstress.card.model import write_atomic
 
     if name and len(name) != len(cards):
         raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
@@ -249,6 +254,7 @@ def atlas_command(
     card.json and figures are published in --published, and the page is written from every
     published card. Example: `evalstress atlas --only bleu`.
     """
+    from evalstress.card import CardError
     from evalstress.card.atlas import build_atlas, entries, write_page
 
     try:

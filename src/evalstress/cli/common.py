@@ -13,23 +13,25 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.cli.helpformat import WholeWordContext, name_placeholders
 from evalstress.core.bars import PlainLines, RichBars, progress_for
-from evalstress.core.cache import SQLiteCache, default_cache_dir
+from evalstress.core.cache import default_cache_dir
 from evalstress.core.consoles import FittedConsole
 from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
 from evalstress.engine.outdir import OutLock, check_out_dir
-from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING, MissingShare, check_max_missing
-from evalstress.engine.scoring import open_run_cache
-from evalstress.evaluators.base import Evaluator
-from evalstress.job import build_evaluators
+from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING, check_max_missing
+
+if TYPE_CHECKING:  # the run machinery loads with the command that uses it: --help stays light
+    from evalstress.core.cache import SQLiteCache
+    from evalstress.engine.runhealth import MissingShare
+    from evalstress.evaluators.base import Evaluator
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -142,6 +144,8 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
     """The score cache of a command that scores outside a run (attack, correlate, the dry run):
     see `use_cache_dir`."""
 
+    from evalstress.engine.scoring import open_run_cache
+
     use_cache_dir(cache_dir)
     try:
         return open_run_cache(cache_dir, no_cache)
@@ -152,6 +156,7 @@ def score_cache(cache_dir: Path | None, no_cache: bool) -> SQLiteCache | None:
 def make_evaluators(specs: list[str]) -> list[Evaluator]:
     """An evaluator per spec (`evalstress.job.build_evaluators`), labels told apart; a bad
     spec or two evaluators that still share a label end the command."""
+    from evalstress.job import build_evaluators
 
     try:
         made = build_evaluators(specs)

@@ -14,18 +14,17 @@ from typing import Annotated
 
 import typer
 
-import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
 from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
 from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.strict import check_names
-from evalstress.criteria import LEVELS
-from evalstress.evaluators.base import parse_spec
 
 ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
 
 def level_specs(judge: str, levels: list[str]) -> list[str]:
     """The judge spec once per level; the spec itself must not fix a level."""
+    from evalstress.criteria import LEVELS
+    from evalstress.evaluators.base import parse_spec
 
     name, params = parse_spec(judge)
     if name != "judge":
@@ -82,6 +81,7 @@ def criteria_levels_command(
     coherence'`. Paper 000's setting: `--protocol paper` (its fixed rule attacks, one seed) and
     `preset=paper-000` in the judge spec (analyze-rate, temperature 1, 10 samples).
     """
+    import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
     from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
 
     wanted = [x.strip() for x in levels.split(",") if x.strip()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -12,15 +12,16 @@ from rich.markup import escape
 from evalstress.cli.common import app, console, fail
 from evalstress.cli.helpformat import wrap_words
 from evalstress.core.wording import plural
-from evalstress.evaluators.base import Evaluator, printable_form
-from evalstress.evaluators.base import registry as evaluator_registry
-from evalstress.perturb.base import registry as perturbation_registry
-from evalstress.suites import builtin_suites, load_suite
+
+if TYPE_CHECKING:  # the registries load when something is listed: --help stays light
+    from evalstress.evaluators.base import Evaluator
 
 
 def evaluator_info(cls: type[Evaluator]) -> dict[str, Any]:
     """What `list evaluators` says of one evaluator: its printable form with the defaults and
     each declared parameter's kind, default, help and whether it enters the signature."""
+    from evalstress.evaluators.base import printable_form
+
     params = {key: {"kind": param.kind.expects, "default": param.shown_default,
                     "help": param.help, "signed": param.signed}
               for key, param in (cls.PARAMS or {}).items()}
@@ -55,6 +56,10 @@ def list_command(
         "--markdown", help="Perturbations as the markdown catalogue table.")] = False,
 ) -> None:
     """List registered perturbations (with metadata), evaluators or suites."""
+    from evalstress.evaluators.base import registry as evaluator_registry
+    from evalstress.perturb.base import registry as perturbation_registry
+    from evalstress.suites import builtin_suites, load_suite
+
     if what.startswith("pert"):
         rows = [cls.info() for cls in perturbation_registry().values()]
         if markdown:

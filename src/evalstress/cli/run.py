@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from evalstress.cli.common import (
     ForceOption,
@@ -21,26 +20,12 @@ from evalstress.cli.common import (
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
-from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
-from evalstress.core.strict import ConfigError
 from evalstress.core.wording import plural
-from evalstress.engine.result import RunResult
-from evalstress.engine.rundir import staging_for
-from evalstress.engine.runhealth import long_text_skips
-from evalstress.job import (
-    LEXICAL_DEFAULT,
-    JobError,
-    JobResult,
-    RunSettings,
-    SettingsError,
-    StressJob,
-    build_job,
-    run_job,
-)
-from evalstress.job.run import estimate_job
-from evalstress.report.generation import print_generation
-from evalstress.report.terminal import print_analyses, print_summary
+
+if TYPE_CHECKING:  # the run machinery loads when a command runs: --help stays light
+    from evalstress.engine.result import RunResult
+    from evalstress.job import JobResult, RunSettings, StressJob
 
 
 def execute(job: StressJob, *, quiet: bool) -> JobResult:
@@ -48,6 +33,11 @@ def execute(job: StressJob, *, quiet: bool) -> JobResult:
     what it found (unless `quiet`), exit EXIT_MOSTLY_MISSING (3) after writing when an
     evaluator's scores are mostly missing. A storage error (a full disk) goes to the command
     group, which names it and says what became of `--out`."""
+    from evalstress.engine.rundir import staging_for
+    from evalstress.job import JobError, run_job
+    from evalstress.report.generation import print_generation
+    from evalstress.report.terminal import print_analyses, print_summary
+
     try:
         use_cache_dir(job.cache_dir)
         if job.out is not None:
@@ -74,16 +64,13 @@ def execute(job: StressJob, *, quiet: bool) -> JobResult:
 def wrote_line(paths: dict[str, Path], keys: tuple[str, ...]) -> str:
     """'Wrote A, B, C': the files of `keys` that were written, in that order (report.html
     first where there is one: it is the file a reader opens)."""
-    from rich.markup import escape
-
     written = [str(paths[k]) for k in keys if k in paths and paths[k].exists()]
     return escape(f"Wrote {', '.join(written)}") if written else ""
 
 
 def _warn_long_rows(result: RunResult) -> None:
     """Rows left out for their length: a warning each (five at most, then a count)."""
-    from rich.markup import escape
-
+    from evalstress.engine.runhealth import long_text_skips
 
     long_rows = long_text_skips(result)
     for reason in long_rows[:5]:
@@ -95,6 +82,8 @@ def _warn_long_rows(result: RunResult) -> None:
 def job_from(settings: RunSettings, **extra: Any) -> StressJob:
     """`build_job` for a command: a setting or input that cannot be used ends the command in
     one line (exit 2) before any work; the job's notes (the built-in corpus) go to stderr."""
+    from evalstress.core.data import DataError
+    from evalstress.job import SettingsError, build_job
 
     try:
         job = build_job(settings, progress=progress_bars(enabled=not settings.quiet), **extra)
@@ -109,6 +98,8 @@ def job_from(settings: RunSettings, **extra: Any) -> StressJob:
 def settings_from(flags: dict[str, Any], config: Path | None = None, *,
                   face: str = "run") -> RunSettings:
     """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
+    from evalstress.core.strict import ConfigError
+    from evalstress.job import RunSettings, SettingsError
 
     try:
         return RunSettings.resolve(flags, config, face=face)
@@ -135,6 +126,8 @@ def quickstart(
     Scores each of the built-in examples and their noised variants with BLEU, chrF and
     ROUGE-1/2/L, then runs the rank and monotonic tests of paper 002.
     """
+    from evalstress.job import LEXICAL_DEFAULT
+
     settings = settings_from({"evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
                               "limit": limit, "out": out, "cache_dir": cache_dir,
                               "no_cache": no_cache, "quiet": quiet, "workers": workers,
@@ -269,6 +262,10 @@ def run_command(
 
 def _dry_run(job: StressJob) -> None:
     """Print what `run` would spend, per evaluator, without calling any evaluator."""
+    from rich.table import Table
+
+    from evalstress.job.run import estimate_job
+
     estimate = estimate_job(job)
     table = Table(title=f"Dry run: {estimate.examples} examples, {estimate.variants} variants, "
                   f"{estimate.skips} skips")

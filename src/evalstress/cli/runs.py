@@ -7,16 +7,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from evalstress.analyses.outcomes import outcomes
 from evalstress.cli.common import app, console, fail
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
 from evalstress.core.wording import plural
 from evalstress.engine.outdir import check_not_run_file
-from evalstress.engine.variantfile import export_variants
-from evalstress.report.rundir import RunDirError, read_run
 
 
 def cannot_write(exc: OSError, path: Path) -> str:
@@ -40,7 +36,9 @@ def verdicts_of(run_dir: Path, command: str, *, applicable: bool = True) -> dict
     """results.json of a run whose test verdicts `command` reads; ends the command (exit 2, one
     line) when the run directory is broken or incomplete, or when the run has no verdict (with
     `applicable`, no verdict other than not-applicable) for it to read."""
+    from evalstress.analyses.outcomes import outcomes
     from evalstress.report.check import untested
+    from evalstress.report.rundir import RunDirError, read_run
 
     try:
         results = read_run(run_dir)
@@ -70,6 +68,7 @@ def report_command(
     Example: `evalstress report runs/summeval && open runs/summeval/report.html`
     """
     from evalstress.report.html import write_report
+    from evalstress.report.rundir import RunDirError, read_run
 
     if out is not None:
         writable(out, "--out", (run_dir,), rewrites=("report.html",))
@@ -94,6 +93,8 @@ def compare_command(
     Prints the verdicts that changed (a regression is a pass that became anything else) and
     writes both verdict grids, row by row, to one HTML page.
     """
+    from rich.table import Table
+
     from evalstress.report.compare import (
         changes,
         paired_outcomes,
@@ -183,6 +184,7 @@ def combine_command(
     """Which evaluators to combine (paper 002, sec. 8): the smallest set whose union passes the
     most tests, and the tests no evaluator passes."""
     from evalstress.analyses.combination import combine
+    from evalstress.analyses.outcomes import outcomes
 
     if by not in ("aspect", "evaluator"):
         raise fail(f"--by must be aspect or evaluator, not '{by}'")
@@ -215,6 +217,7 @@ def export_command(
 
     Example: `evalstress export runs/summeval --variants variants.csv --originals`
     """
+    from evalstress.engine.variantfile import export_variants
 
     writable(variants, "--variants", (run_dir,))
     try:

@@ -9,7 +9,7 @@ import typer
 
 from evalstress.cli.common import app, err, fail
 from evalstress.core.extras import MissingExtra
-from evalstress.serve import API_KEY_ENV, ListenError, ServeSettings, serve
+from evalstress.serve import API_KEY_ENV
 
 
 @app.command("serve")
@@ -47,6 +47,7 @@ def serve_command(
     in its spec, the variable set in its shell too. Listening beyond loopback (`--host
     0.0.0.0`) refuses to start without a key. The key is never printed.
     """
+    from evalstress.serve import ListenError, ServeSettings, serve
 
     try:
         serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key),

@@ -23,11 +23,7 @@ from evalstress.cli.common import (
 )
 from evalstress.core.data import DataError, load_examples
 from evalstress.core.strict import UnknownNameError, check_names
-from evalstress.engine.rundir import fresh_staging
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above, frame_missing_shares
-from evalstress.engine.scoring import configure_caches
-from evalstress.report import write_study_outputs
-from evalstress.report.terminal import correlation_tables
 
 
 @app.command("self-bias")
@@ -70,6 +66,9 @@ def self_bias_command(
     wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
     large=PATH_B --referee gpt-ppl:model=PATH_C`.
     """
+    from evalstress.engine.rundir import fresh_staging
+    from evalstress.engine.scoring import configure_caches
+    from evalstress.report import write_study_outputs
     from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias_table
 
     scorers: dict[str, str] = {}  # --evaluator-model: backbone name -> evaluator weights
@@ -170,6 +169,10 @@ def correlate_command(
     per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
     """
     from evalstress.analyses.correlation import human_correlation
+    from evalstress.engine.rundir import fresh_staging
+    from evalstress.engine.scoring import configure_caches
+    from evalstress.report import write_study_outputs
+    from evalstress.report.terminal import correlation_tables
     from evalstress.studies.correlate import load_system_outputs, score_system_outputs
 
     bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import yaml
 
+from evalstress.core.packaged import read_packaged_yaml
 from evalstress.core.strict import ConfigError, check_names
 
 
@@ -22,8 +22,7 @@ class Aspect:
 @functools.cache
 def aspects() -> dict[str, Aspect]:
     """All aspects by name, in the order of the data file (parents before children)."""
-    text = (resources.files("evalstress") / "criteria" / "aspects.yaml").read_text("utf-8")
-    raw = yaml.safe_load(text)
+    raw = read_packaged_yaml("criteria", "aspects.yaml")
     return {name: Aspect(name, parent, abbr) for name, (parent, abbr) in raw.items()}
 
 
@@ -91,8 +90,7 @@ class Expectation:
 
 
 def _expectation_file() -> dict[str, Any]:
-    text = (resources.files("evalstress") / "criteria" / "expectations.yaml").read_text("utf-8")
-    return yaml.safe_load(text)
+    return read_packaged_yaml("criteria", "expectations.yaml")
 
 
 @functools.cache
@@ -217,8 +215,7 @@ def table_levels() -> dict[str, str]:
 @functools.cache
 def builtin_criteria() -> dict[str, Criterion]:
     """The built-in criteria, one per aspect of the hierarchy."""
-    text = (resources.files("evalstress") / "criteria" / "criteria.yaml").read_text("utf-8")
-    return _parse_criteria(yaml.safe_load(text), "criteria.yaml")
+    return _parse_criteria(read_packaged_yaml("criteria", "criteria.yaml"), "criteria.yaml")
 
 
 def load_criteria(path: str | None = None) -> dict[str, Criterion]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +31,7 @@ from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
 from evalstress.engine.variantfile import variant_table
+from evalstress.engine.workerstart import start_worker
 from evalstress.evaluators.base import Evaluator
 from evalstress.perturb.base import Variant
 from evalstress.suites import Suite
@@ -159,44 +160,12 @@ class WorkerSpec:
     cache_path: str | None
     cache_table: str
     parent_names: frozenset[str] = frozenset()
-    # the process that made the spec, the pool's parent: a worker that finds another parent
-    # exits, also when the kill -9 came while it still started up (its parent then is already
-    # whoever adopted it)
-    parent: int = field(default_factory=os.getpid)
 
 
-#: how often a worker looks whether its parent still lives (seconds)
-PARENT_CHECK_INTERVAL = 0.5
-
-
-def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> threading.Thread:
-    """Watch from a daemon thread whether the process `parent` still is this process's parent;
-    when it died (kill -9 leaves no chance to stop the pool), exit at once: a worker holds
-    hundreds of MB and would otherwise live on, reparented, for ever."""
-
-    def watch() -> None:
-        while True:
-            time.sleep(interval)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    thread = threading.Thread(target=watch, name="evalstress-parent-watch", daemon=True)
-    thread.start()
-    return thread
-
-
-def _init_worker(spec: WorkerSpec) -> None:
+def init_worker(spec: WorkerSpec) -> None:
+    """Build this worker process's ChunkWorker from its spec (`workerstart.start_worker` calls
+    it once the watch on the parent runs)."""
     global _WORKER
-    exit_with_parent(spec.parent)
-    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
-    # The worker was born with SIGINT blocked (see `ChunkExecutor.submit`), so a Ctrl-C during
-    # its start-up stayed pending instead of printing a traceback from inside an import; now
-    # that it is ignored, unblocking discards it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
-    # thread per core in every worker and fight the pool for the same cores
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
     cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
     _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
                           [r.build() for r in spec.evaluators], cache,
@@ -257,8 +226,11 @@ class ChunkExecutor:
         if workers > 1 and spec is not None:
             # spawn: a clean interpreter per worker, safe beside threads of the parent
             quiet_resource_tracker()
+            # the spec goes pickled, so that a worker starts watching this process before it
+            # imports what unpickling the spec needs (`workerstart`)
             self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                                             initializer=_init_worker, initargs=(spec,))
+                                             initializer=start_worker,
+                                             initargs=(os.getpid(), pickle.dumps(spec)))
 
     @property
     def parallel(self) -> bool:

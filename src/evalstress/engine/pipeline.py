@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from evalstress.core import interrupts
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
+from evalstress.core.phases import phase
 from evalstress.core.records import Progress, SkipRecord
 from evalstress.core.redact import redact
 from evalstress.core.scoretable import ScoreColumns
@@ -124,6 +125,35 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
     out is fitted to the data and the processes. The one place both are settled."""
     processes = workers if workers > 0 else default_workers()
     return processes, chunk_size or default_chunk_size(examples, processes)
+
+
+#: the least pooled work worth starting worker processes for, in characters perturbed and
+#: scored (each text's length x its rule units x the evaluators workers score). A spawned worker
+#: costs ~1.5-2 s before its first chunk (interpreter, imports, its spec) and ~1.5 s more when
+#: it loads spaCy; serially a character of such work costs ~3-8 us (bench/bench_overhead.py, 2
+#: cores): two workers repay their start beyond roughly 2 million. At 57 examples of blindspot
+#: with one seed and three lexical metrics (~2.0 million) a pool of 2 took 45 s to score what
+#: one process scored in 16 s; WikiText paragraphs with two perturbations and two metrics reach
+#: it at ~100 examples.
+POOL_MIN_WORK = 2_000_000
+
+
+def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) -> int:
+    """The work a pool would share, in characters: each example's text length times its rule
+    units times the evaluators the workers score (at least one: the workers perturb even when
+    the parent scores)."""
+    return sum(len(example.hypothesis) * max(1, cpu_evaluators)
+               * sum(1 for plan, _, _ in suite.units(example.task)
+                     if plan.perturbation.method == "rule")
+               for example in examples)
+
+
+def pool_size(workers: int, chunks: int, work: int) -> int:
+    """Processes for the chunks still to do: no more than there are chunks, and one (no pool)
+    when the work is too small to repay starting workers (`POOL_MIN_WORK`)."""
+    if work < POOL_MIN_WORK:
+        return 1
+    return min(workers, max(1, chunks))
 
 
 def chunk_positions(count: int, size: int) -> list[list[int]]:
@@ -318,7 +348,9 @@ class StreamingRun:
                 summaries[index] = summary
         rule_units = any(p.perturbation.method == "rule" for p in self.suite.perturbations)
         if todo and rule_units and self.replay is None:
-            _warm_resources(self.suite, self.examples, self.pool, self.parser, self.resources)
+            with phase("warm-up (one example per task)"):
+                _warm_resources(self.suite, self.examples, self.pool, self.parser,
+                                self.resources)
         worker = ChunkWorker(self.suite, self.examples, self.pool, self.resources, self.cpu,
                              self.cache, self.parser, parent_names=self.parent_names,
                              replay=self.replay)
@@ -327,7 +359,12 @@ class StreamingRun:
                           self.cache.table if self.cache is not None else "scores",
                           self.parent_names)
         # replayed units leave the pool nothing to make: their scores are cache lookups
-        workers = 1 if self.replay is not None else min(self.workers, max(1, len(todo)))
+        if self.replay is not None:
+            workers = 1
+        else:
+            work = pooled_work(self.suite, [self.examples[i] for c in todo for i in chunks[c]],
+                               len(self.cpu))
+            workers = pool_size(self.workers, len(todo), work)
         executor = ChunkExecutor(worker, workers, spec if workers > 1 else None)
         self.progress.start("examples", len(self.examples))
         pending: deque[tuple[int, Future[ChunkOutcome], list[SkipRecord], dict[str, Any],
@@ -370,7 +407,8 @@ class StreamingRun:
             staging.write_chunk(extra_index, scores=[corpus_table], variants=None, skips="",
                                 examples="", summary={"index": extra_index})
             order.append(extra_index)
-        staging.finalize(order, self._total(summaries, corpus_stats, corpus_missing))
+        with phase("join chunk parts"):
+            staging.finalize(order, self._total(summaries, corpus_stats, corpus_missing))
 
     def _collect(self, staging: Staging, chunks: list[list[int]],
                  summaries: dict[int, dict[str, Any]], index: int,

@@ -93,7 +93,8 @@ def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
     too_long = long_rows(examples, suite)
     out = PlannedUnits(too_long=too_long)
     before = parser.parses
-    parser.parse_many([e.hypothesis for e in examples if e.id not in too_long])
+    # parsed in one batch when a perturbation first reads a parse; never, when none does
+    parser.expect([e.hypothesis for e in examples if e.id not in too_long])
     if progress is not None:
         progress.start("perturbing", len(examples))
     for example in examples:

@@ -23,6 +23,7 @@ from evalstress.core.data import (
     from_hf_dataset,
     load_examples,
 )
+from evalstress.core.phases import phase
 from evalstress.core.records import Progress
 from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.core.wording import plural
@@ -262,7 +263,8 @@ def build_job(settings: RunSettings, *, rows: Any = None,
     (criteria-levels) passes `analyses` and `options`, and what results.json should record
     beside the settings (`record`). Raises ConfigError, DataError or
     SettingsError (ValueErrors naming the setting) before any work."""
-    examples, all_ids = load_job_examples(settings, rows)
+    with phase("load examples"):
+        examples, all_ids = load_job_examples(settings, rows)
     prompt_file = None
     if settings.perturbation_prompts is not None:  # before the suite: it may add attacks
 
@@ -281,7 +283,9 @@ def build_job(settings: RunSettings, *, rows: Any = None,
         if missing is not None:
             raise ConfigError(missing)
     generation = build_generation(the_suite, examples, all_ids, settings)
-    made = build_evaluators(evaluators if evaluators is not None else list(settings.evaluators))
+    with phase("build evaluators (models load)"):
+        made = build_evaluators(evaluators if evaluators is not None
+                                else list(settings.evaluators))
     if the_suite.protocol == "paper":
         check_paper_evaluators(made)
     processes, chunk_size = execution_sizes(len(examples), settings.workers, settings.chunk_size)

@@ -24,6 +24,7 @@ from evalstress.analyses.registry import (
 from evalstress.analyses.sequential import SequentialDesign
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
+from evalstress.core.phases import phase
 from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
 from evalstress.engine.generation import GenerationError, GenerationSetup
@@ -231,17 +232,20 @@ def run_job(job: StressJob) -> JobResult:
 
 def _run_checked(job: StressJob) -> JobResult:
     try:
-        result = score_job(job)
+        with phase("score (plan, perturb, score, join parts)"):
+            result = score_job(job)
     except (GenerationError, RayError) as exc:
         raise JobError(str(exc)) from None
     try:
-        analyses = analyse(job, result)
+        with phase("analyses"):
+            analyses = analyse(job, result)
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
     degenerate = degenerate_evaluators(result.scores)
     health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
-    paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
-                           health=health) if job.out is not None else {})
+    with phase("write outputs (results.json, report.html, rename)"):
+        paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
+                               health=health) if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)
     generator = job.generation.generator if job.generation is not None else None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -212,7 +213,7 @@ class LocalModel:
 
         size = self.llama.n_vocab()
         buffer = (lib.llama_token_data * size)()
-        data = np.frombuffer(buffer, dtype=_TOKEN_DATA, count=size)  # type: ignore[call-overload]
+        data = np.frombuffer(buffer, dtype=_token_data_dtype(), count=size)  # type: ignore[call-overload]
         data["id"] = np.arange(size, dtype=np.intc)
         candidates = lib.llama_token_data_array(
             ctypes.cast(buffer, lib.llama_token_data_p), size, -1, False)
@@ -239,7 +240,7 @@ class LocalModel:
             size = array.contents.size
             buffer = (lib.llama_token_data * size).from_address(
                 ctypes.addressof(array.contents.data.contents))
-            return np.frombuffer(buffer, dtype=_TOKEN_DATA, count=size)
+            return np.frombuffer(buffer, dtype=_token_data_dtype(), count=size)
 
         def count_allowed(array: Any) -> None:
             step.allowed = int(np.isfinite(view(array)["logit"]).sum())
@@ -339,13 +340,15 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
+@functools.cache
 def _token_data_dtype() -> Any:
+    """llama.cpp's token record as a numpy dtype, made on first use so that importing this
+    module (the serve and judge settings do) loads no numpy."""
     import numpy as np
 
     return np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
 
-_TOKEN_DATA = _token_data_dtype()
 _MODELS: dict[tuple[str, int, int], LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
 

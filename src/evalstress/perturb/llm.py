@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import yaml
 
 from evalstress.core.data import TASKS
+from evalstress.core.packaged import parse_packaged_yaml, read_packaged_yaml
 from evalstress.core.params import ParamKind, declare, one_of, whole_number
 from evalstress.core.userfile import DataError, read_user_text
 from evalstress.perturb import base
@@ -472,9 +473,7 @@ def _table_attacks() -> set[str]:
 @functools.cache
 def shared_originals() -> dict[str, tuple[str, str]]:
     """Originals the built-in demonstrations share (`from: news-1`): key -> (task, text)."""
-    text = (resources.files("evalstress") / "perturb" / "prompts" / "_originals.yaml").read_text(
-        "utf-8")
-    raw = yaml.safe_load(text)
+    raw = read_packaged_yaml("perturb", "prompts", "_originals.yaml")
     return {str(k): (str(v["task"]), str(v["text"]).strip()) for k, v in raw.items()}
 
 
@@ -487,7 +486,7 @@ def builtin_attacks() -> dict[str, AttackSpec]:
         if not entry.name.endswith(".yaml") or entry.name.startswith("_"):
             continue
         where = f"prompts/{entry.name}"
-        raw = yaml.safe_load(entry.read_text("utf-8"))
+        raw = parse_packaged_yaml(entry.read_text("utf-8"))
         if not isinstance(raw, Mapping) or "name" not in raw:
             raise PromptError(where, None, "name", "an attack file needs a name")
         name = str(raw["name"])

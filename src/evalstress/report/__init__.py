@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalstress.core.phases import phase
 from evalstress.core.redact import redact_value
 from evalstress.core.storage import StorageError, describe
 from evalstress.core.version import __version__
@@ -74,9 +75,10 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
         files.path("results.json").write_text(text, encoding="utf-8")
     from evalstress.report.html import write_report
 
-    with naming(files.path("report.html")):
+    with naming(files.path("report.html")), phase("report.html"):
         write_report(files.root, files.path("report.html"))
-    promote(files, out, command=str((config or {}).get("command", "run")), force=force)
+    with phase("rename into --out"):
+        promote(files, out, command=str((config or {}).get("command", "run")), force=force)
     return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",
             "skips": out / "skips.jsonl", "examples": out / "examples.jsonl",
             "results": out / "results.json", "report": out / "report.html"}

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from evalstress.core.data import TASKS
+from evalstress.core.packaged import parse_packaged_yaml
 from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
 from evalstress.core.userfile import DataError, read_user_text
 from evalstress.perturb.base import (
@@ -372,7 +373,9 @@ def load_suite(name_or_path: str | Path) -> Suite:
         if not resource.is_file():
             raise ConfigError(f"no suite '{name_or_path}': built-in suites are "
                              f"{', '.join(builtin_suites())}, or give a YAML file path")
-        text, where = resource.read_text(encoding="utf-8"), f"suite {name_or_path}"
+        where = f"suite {name_or_path}"
+        return Suite.from_dict(parse_packaged_yaml(resource.read_text(encoding="utf-8")),
+                               where=where)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
