@@ -128,14 +128,13 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
 
 
 #: the least pooled work worth starting worker processes for, in characters perturbed and
-#: scored (each text's length x its rule units x the evaluators workers score). A spawned worker
-#: costs ~1.5-2 s before its first chunk (interpreter, imports, its spec) and ~1.5 s more when
-#: it loads spaCy; serially a character of such work costs ~3-8 us (bench/bench_overhead.py, 2
-#: cores): two workers repay their start beyond roughly 2 million. At 57 examples of blindspot
-#: with one seed and three lexical metrics (~2.0 million) a pool of 2 took 45 s to score what
-#: one process scored in 16 s; WikiText paragraphs with two perturbations and two metrics reach
-#: it at ~100 examples.
-POOL_MIN_WORK = 2_000_000
+#: scored (each text's length x its rule units x the evaluators workers score). Measured side
+#: by side on a quiet 2-core machine (load ~1), `--workers 2` against `--workers 1`: the
+#: quickstart (blindspot, 5 seeds, BLEU/chrF/ROUGE; 9.9 million) 13.6 s against 10.6 s;
+#: 300 WikiText paragraphs with truncation and token-drop under BLEU and ROUGE (31 million)
+#: 17.9 s against 21.5 s; 1,000 of them (105 million) 39.4 s against 62.9 s. A line through
+#: those gains puts a pool's fixed cost near 4.8 s and the break-even near 18 million.
+POOL_MIN_WORK = 20_000_000
 
 
 def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) -> int:
