@@ -22,8 +22,9 @@ PAGES = ["index.md", "methods/blind-spots.md"]
 def quickstart(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
     """(terminal output, results.json) of the quickstart the pages describe, on the whole corpus."""
     out = tmp_path_factory.mktemp("quickstart") / "run"
+    # the pages quote the one-table layout of a terminal 120 columns wide or more
     result = CliRunner().invoke(app, ["quickstart", "--out", str(out), "--no-cache",
-                                      "--workers", "1"])
+                                      "--workers", "1"], env={"COLUMNS": "140"})
     assert result.exit_code == 0, result.output
     return result.output, json.loads((out / "results.json").read_text(encoding="utf-8"))
 

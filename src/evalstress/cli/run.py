@@ -272,8 +272,9 @@ def _dry_run(job: StressJob) -> None:
     columns = ("evaluator", "requested", "distinct", "score_cached", "todo", "calls", "cached",
                "prompt_tokens", "completion_tokens")
     for column in columns:
+        # an evaluator's name stays on one line; the figures' headers wrap between words
         table.add_column(column.replace("_", " "), justify="left" if column == "evaluator"
-                         else "right")
+                         else "right", no_wrap=column == "evaluator")
     for row in estimate.evaluators:
         table.add_row(*(str(row.get(c, "")) if row.get(c) is not None else "-" for c in columns))
     generated = estimate.generator

@@ -47,11 +47,36 @@ def generation_table(block: Mapping[str, Any]) -> Table:
     return table
 
 
+#: below this width the per-perturbation table (nine columns) would cut its words: each
+#: perturbation then gets a line of its own and its figures an indented line below
+GENERATION_TABLE_MIN = 110
+
+
+def generation_lines(block: Mapping[str, Any]) -> list[str]:
+    """The table's content for a narrow console: per perturbation its name on one line and its
+    figures, each named, on the next; the caption last."""
+    table = generation_table(block)
+    columns = [str(c.header) for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
+    lines = [str(table.title)]
+    for row in range(table.row_count):
+        lines.append(f"  {cells[0][row]}")
+        lines.append("    " + "; ".join(f"{columns[i]}: {cells[i][row]}"
+                                        for i in range(1, len(columns))))
+    if table.caption:
+        lines.append(str(table.caption))
+    return lines
+
+
 def print_generation(console: Console, block: Mapping[str, Any] | None) -> None:
     if not block:
         return
     if block.get("perturbations"):
-        console.print(generation_table(block))
+        if console.width >= GENERATION_TABLE_MIN:
+            console.print(generation_table(block))
+        else:
+            for line in generation_lines(block):
+                console.print(line, highlight=False)
     imported = block.get("imported")
     if imported:
         per = ", ".join(f"{k} {v}" for k, v in imported.get("perturbations", {}).items())
