@@ -6,8 +6,9 @@ Jupyter the result shows the run's HTML report inline (`_repr_html_`, the same r
 `evalstress run` writes, framed so its styles stay inside it).
 
     import evalstress
-    result = evalstress.stress("summeval.jsonl", ["rouge", my_scorer, "judge:model=local"],
-                               suite="dhp", mapping={"hypothesis": "highlight"}, limit=20)
+    result = evalstress.stress("examples/summaries.jsonl",
+                               ["rouge", my_scorer, "judge:model=local"], suite="dhp",
+                               mapping={"hypothesis": "highlight"}, limit=20)
     result.to_frame("discernment")
 
 Evaluators are built first, so a missing extra (`pip install 'evalstress[models]'`) or a bad spec

@@ -30,8 +30,8 @@ def test_a_judge_is_labelled_by_its_model_and_a_metric_by_its_name() -> None:
 def test_evaluators_that_would_share_a_label_get_what_differs() -> None:
     assert _labels("judge:model=local,aspect=fluency", "judge:model=local,aspect=relevance") == [
         "judge(local, aspect=fluency)", "judge(local, aspect=relevance)"]
-    assert _labels("judge:model=local", "judge:model=local,prompt=docs/templates/json-judge.yaml"
-                   ) == ["judge(local)", "judge(local, prompt=json-judge.yaml)"]
+    assert _labels("judge:model=local", "judge:model=local,prompt=docs/templates/json-score.yaml"
+                   ) == ["judge(local)", "judge(local, prompt=json-score.yaml)"]
     # two models whose paths end alike: the whole paths tell them apart
     assert _labels("judge:model=/a/SmolLM2", "judge:model=/b/SmolLM2") == [
         "judge(/a/SmolLM2)", "judge(/b/SmolLM2)"]

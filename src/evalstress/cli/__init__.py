@@ -1,5 +1,5 @@
-"""The command line: `evalstress quickstart`, `evalstress run`, `evalstress list`, and for a
-finished run `evalstress report`, `compare`, `check` and `combine`.
+"""The command line: `evalstress quickstart`, `evalstress run`, `evalstress data`, `evalstress
+list`, and for a finished run `evalstress report`, `compare`, `check` and `combine`.
 
 Each command lives in its own module and registers itself on the shared typer `app`
 (`evalstress.cli.common`) when imported; the order of the imports below is the order of `--help`.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 # isort: off
 from evalstress.cli import run  # noqa: F401  (quickstart, run)
+from evalstress.cli import samples  # noqa: F401  (data: the example files)
 from evalstress.cli import card  # noqa: F401  (the evaluator card)
 from evalstress.cli import studies  # noqa: F401  (self-bias, correlate)
 from evalstress.cli import attack  # noqa: F401

@@ -118,8 +118,9 @@ def attack_command(
     high and the victim low (good) or the reverse (bad), within a budget of victim queries.
     Writes attacks.jsonl (every search with its trajectory), results.json (the ASR table) and
     report.html. Every generation and score is cached: rerun the same command after a crash
-    and it goes on where it stopped. Example: `evalstress attack summeval.jsonl -m
-    hypothesis=highlight -m references=references --task summarization -v rouge@rougeL -v bleu
+    and it goes on where it stopped. Example, after `evalstress data examples`: `evalstress
+    attack examples/summaries.jsonl -m hypothesis=highlight -m references=references --task
+    summarization -v rouge@rougeL -v bleu
     -g 'judge:model=m,base_url=http://127.0.0.1:8080/v1' --generator
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`

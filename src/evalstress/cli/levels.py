@@ -76,7 +76,8 @@ def criteria_levels_command(
     score; and the Pearson correlation between levels. Writes description-types.{svg,html,md}
     beside results.json.
 
-    Example: `evalstress criteria-levels summeval.jsonl -m hypothesis=highlight --task
+    Example (after `evalstress data examples`): `evalstress criteria-levels
+    examples/summaries.jsonl -m hypothesis=highlight --task
     summarization --limit 20 -j 'judge:model=m,base_url=http://127.0.0.1:8080/v1,aspect=fluency
     coherence'`. Paper 000's setting: `--protocol paper` (its fixed rule attacks, one seed) and
     `preset=paper-000` in the judge spec (analyze-rate, temperature 1, 10 samples).

@@ -236,10 +236,11 @@ def run_command(
 ) -> None:
     """Stress-test evaluators on your data.
 
-    Example: `evalstress run summeval.jsonl -m hypothesis=highlight -m references=references
-    -e rouge -e bleu --task summarization`. LLM-written attacks (suites criteria-full,
-    dhp-full) need `--generator SPEC` or ready-made texts from `--variants FILE`. Without
-    DATA, the run uses the built-in corpus, e.g. `evalstress run --suite dhp -e bleu`.
+    Example (after `evalstress data examples`): `evalstress run examples/summaries.jsonl -m
+    hypothesis=highlight -m references=references -e rouge -e bleu --task summarization`.
+    LLM-written attacks (suites criteria-full, dhp-full) need `--generator SPEC` or
+    ready-made texts from `--variants FILE`. Without DATA, the run uses the built-in corpus,
+    e.g. `evalstress run --suite dhp -e bleu`.
     """
     settings = settings_from(
         {"data": data, "map": map_, "task": task, "suite": suite,

@@ -65,7 +65,7 @@ def report_command(
     A run directory whose results.json does not follow its schema, or that lacks scores.parquet
     or variants.parquet, is refused (exit 2) rather than reported in part.
 
-    Example: `evalstress report runs/summeval && open runs/summeval/report.html`
+    Example: `evalstress report runs/summaries && open runs/summaries/report.html`
     """
     from evalstress.report.html import write_report
     from evalstress.report.rundir import RunDirError, read_run
@@ -215,7 +215,7 @@ def export_command(
     FILE` scores its texts in place of the suite's perturbations of the same names (edit the
     texts first to stress your own variants).
 
-    Example: `evalstress export runs/summeval --variants variants.csv --originals`
+    Example: `evalstress export runs/summaries --variants variants.csv --originals`
     """
     from evalstress.engine.variantfile import export_variants
 

@@ -163,9 +163,11 @@ def correlate_command(
 ) -> None:
     """Correlate evaluators with human scores at segment and system level (SummEval layout).
 
-    Defaults fit ../shared/data/summeval.jsonl: `evalstress correlate summeval.jsonl -e rouge
-    -e bleu -m references=references`. Segment level is reported both per document (correlation
-    across systems, averaged over documents) and globally (all pairs); system level correlates
+    Defaults fit SummEval's layout, which the example summaries `evalstress data examples`
+    copies follow:
+    `evalstress correlate examples/summaries.jsonl -e rouge -e bleu -m references=references`.
+    Segment level is reported both per document (correlation across systems, averaged over
+    documents) and globally (all pairs); system level correlates
     per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
     """
     from evalstress.analyses.correlation import human_correlation

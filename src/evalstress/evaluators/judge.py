@@ -62,6 +62,7 @@ from evalstress.evaluators.base import (
     evaluator,
     signature_params,
 )
+from evalstress.evaluators.judge_fit import check_small_model_prompt
 from evalstress.evaluators.judge_output import (
     OutputContract,
     auto_constraint,
@@ -240,6 +241,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             raise ValueError("n_ctx applies to model=local or a .gguf file only")
         form = self._read_template(ask, reading) or chosen["form"] or (
             "score-only" if local else "analyze-rate")
+        check_small_model_prompt(model, form, self.contract, reading.allow_reasoning)
         self.scale = (_whole(self.contract.scale) if self.contract is not None
                       else parse_scale(ask.scale or "1-5"))
         self.criteria = load_criteria(ask.criteria)

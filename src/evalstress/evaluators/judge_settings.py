@@ -184,6 +184,9 @@ class JudgeReading(DeclaredSettings):
     constrain: str = setting(one_of(CONSTRAINTS), "auto", "constrained decoding: a grammar, "
                              "a JSON schema, none, or auto (the best the endpoint supports)",
                              signed="never")
+    allow_reasoning: bool = setting(BOOLEAN, False, "let the shipped 135M model (model=local) "
+                                    "write reasoning before its score, which it rarely ends; "
+                                    "refused without it", signed="never")
 
 
 @dataclass(frozen=True)
