@@ -22,9 +22,10 @@ from evalstress.studies.attack.trajectory import Candidate, Trajectory
 
 
 class Budget:
-    """Victim queries: every distinct text the victim scores for one attack counts once, the
-    starting text included, whether the score came from the cache or a fresh call (so a resumed
-    attack spends exactly what the first one did)."""
+    """Victim queries of one attack: every text a method hands the victim counts, the starting
+    text included, whether the score came from the cache or a fresh call (so a resumed attack
+    spends exactly what the first one did). A text handed over twice counts twice; a method
+    that drops repeats before asking (appendix-j, within a step) spends less."""
 
     def __init__(self, total: int):
         self.total = int(total)
