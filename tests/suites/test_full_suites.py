@@ -8,7 +8,7 @@ from evalstress.analyses.expectations import attack_of, expectation_for
 from evalstress.cli import app
 from evalstress.criteria import expectations
 from evalstress.perturb.base import registry
-from evalstress.suites import load_suite
+from evalstress.suites import Suite, load_suite
 
 # Paper 003, Table 1 (and Table 2 for the levels): per task, the perturbation types and whether
 # they come in minor and major; our names for them
@@ -48,12 +48,18 @@ LABELS = {
 }
 
 
+def severities_planned(suite: Suite, task: str) -> dict[str, set[str]]:
+    """Each perturbation the suite runs on `task`, with the severity labels it runs at."""
+    planned: dict[str, set[str]] = {}
+    for plan, severity, _seed in suite.units(task):
+        planned.setdefault(plan.name, set()).add(str(severity))
+    return planned
+
+
 def test_dhp_full_labels_each_unit_as_tables_1_and_2_grade_it() -> None:
     suite = load_suite("dhp-full")
     for task, expected in LABELS.items():
-        planned: dict[str, set[str]] = {}
-        for plan, severity, _seed in suite.units(task):
-            planned.setdefault(plan.name, set()).add(str(severity))
+        planned = severities_planned(suite, task)
         assert planned == expected, task
 
 
@@ -71,9 +77,7 @@ def test_criteria_full_covers_every_attack_of_table_21() -> None:
 def test_dhp_full_follows_table_1_per_task() -> None:
     suite = load_suite("dhp-full")
     for task, expected in TABLE_1.items():
-        planned: dict[str, set[str]] = {}
-        for plan, severity, _seed in suite.units(task):
-            planned.setdefault(plan.name, set()).add(str(severity))
+        planned = severities_planned(suite, task)
         assert set(planned) == set(expected), task
         for name, grading in expected.items():
             if grading == "M":
