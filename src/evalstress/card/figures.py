@@ -19,7 +19,9 @@ from typing import Any
 
 from evalstress.card.findings import MIN_PAIRS
 from evalstress.report.chart import (
+    INK,
     LABEL,
+    MUTED,
     TICK,
     Chart,
     Panel,
@@ -39,7 +41,7 @@ from evalstress.report.plots import BLUE, FAIL, ORANGE, PASS
 FIGURES = "figures"
 #: a colour per evaluator aspect (lines and markers), then the grey of an untrusted card
 ASPECT_COLOURS = (BLUE, ORANGE, "#8250df", "#116329", "#953800")
-INK, MUTED_INK, UNTRUSTED = "#1f2328", "#59636e", "#6e7781"
+UNTRUSTED = "#6e7781"
 #: the order of DHP's error levels, finest first
 LEVELS = ("char", "word", "phrase", "sentence", "paragraph")
 
@@ -194,7 +196,7 @@ def colours(card: Mapping[str, Any]) -> tuple[str, ...]:
 
 def verdict_colour(card: Mapping[str, Any], failed: bool) -> str:
     if not card["gate"]["trusted"]:
-        return MUTED_INK
+        return MUTED
     return FAIL if failed else PASS
 
 
@@ -245,7 +247,7 @@ def draw_blindspot(card: Mapping[str, Any], results: Mapping[str, Any]) -> str:
                                  PANEL_W, PANEL_H), (-0.5, max(len(labels), 1) - 0.5),
                          (low, high))
         panel.grid(yticks)
-        panel.hline(0, MUTED_INK, width=0.7, dash="4 2.5")
+        panel.hline(0, MUTED, width=0.7, dash="4 2.5")
         for index, row in enumerate(mine):
             points = drawn[id(row)]
             xs = [i + (index - (len(mine) - 1) / 2) * 0.12 for i in range(len(points))]
@@ -300,7 +302,7 @@ def draw_discernment(card: Mapping[str, Any], results: Mapping[str, Any]) -> str
                     if ((unit.get("n") or 0) >= MIN_PAIRS) is powered]
             panel.markers([x for x, _ in dots], [y for _, y in dots], colour, size=2.4,
                           hollow=not powered)
-    panel.hline(threshold, MUTED_INK if not card["gate"]["trusted"] else FAIL, width=0.9,
+    panel.hline(threshold, MUTED if not card["gate"]["trusted"] else FAIL, width=0.9,
                 dash="4 2.5")
     panel.yaxis(yticks, ylabels, "D")
     panel.xaxis(list(range(len(groups))), [f"{level}\n{severity}" for level, severity, _ in groups],
@@ -335,7 +337,7 @@ def draw_sensitivity(card: Mapping[str, Any], results: Mapping[str, Any]) -> str
         if low is not None and high is not None:
             panel.errorbars([position], [100 * low], [100 * high], INK, cap=2,
                             horizontal=True)
-    panel.vline(0, MUTED_INK, width=0.7)
+    panel.vline(0, MUTED, width=0.7)
     panel.yaxis(list(range(len(probed))), labels, "quality aspect")
     panel.xaxis(xticks, tick_labels(xticks), "drop of the score, % (heaviest severity)")
     return chart.svg()

@@ -304,7 +304,7 @@ TABLES = {"blindspot": blindspot_html, "discernment": discernment_html,
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
-    inline = inline_svg(svg, f"fig{number}", plan.alt)
+    inline = inline_svg(svg, plan.alt)
     return (f"<figure id='fig-{esc(plan.key)}'>{inline}<figcaption>Figure {number}. "
             f"{esc(plan.title)}: {esc(plan.legend)}.</figcaption></figure>")
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evalstress.report.common import esc
+from evalstress.report.common import esc, luminance
 
 #: text, and the grey for secondary text: both 4.5:1 or more on white
 INK, MUTED = "#1f2328", "#59636e"
@@ -341,16 +341,6 @@ def ramp(anchors: Sequence[str], share: float) -> str:
     return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(a, b, strict=True))
 
 
-def luminance(colour: str) -> float:
-    """WCAG 2's relative luminance of a colour '#rrggbb'."""
-    def channel(value: int) -> float:
-        v = value / 255
-        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(v) for v in _rgb(colour))
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
 def text_on(colour: str) -> str:
     """INK or white, whichever contrasts more with a background of `colour`."""
     return INK if contrast(colour, INK) >= contrast(colour, "#ffffff") else "#ffffff"
@@ -358,7 +348,7 @@ def text_on(colour: str) -> str:
 
 def contrast(a: str, b: str) -> float:
     """WCAG 2's contrast ratio of two colours '#rrggbb' (1 to 21)."""
-    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    light, dark = sorted((luminance(_rgb(a)), luminance(_rgb(b))), reverse=True)
     return (light + 0.05) / (dark + 0.05)
 
 

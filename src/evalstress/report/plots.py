@@ -35,21 +35,16 @@ PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#b
 CLOSE, WIDEST = 0.1, 0.2
 
 
-def inline_svg(svg: str, prefix: str, label: str = "") -> str:
-    """An SVG file's text as an <svg> element for inline use: any prolog dropped,
-    each id prefixed with `prefix` so several figures can share a page, width and height
-    replaced by a style that scales it down to its container, never up past its own size;
-    `label`, the figure's finding in words, becomes its aria-label (what a screen reader says
-    for the picture)."""
+def inline_svg(svg: str, label: str = "") -> str:
+    """A chart's SVG text (`report.chart.Chart.svg`, with or without a file's prolog) as an
+    <svg> element for inline use: the prolog dropped, width and height replaced by a style
+    that scales it down to its container, never up past its own size; `label`, the figure's
+    finding in words, becomes its aria-label (what a screen reader says for the picture).
+    A chart has no element ids, so several share a page as they are."""
     svg = svg[svg.index("<svg"):]
-    ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    if ids:
-        pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(map(re.escape, ids)) + r')\b')
-        svg = pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
-    width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)(pt|px)"', svg)
+    width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)px"', svg)
     svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", svg, count=2)
-    scale = 4 / 3 if width and width.group(2) == "pt" else 1.0
-    max_width = f"max-width:{float(width.group(1)) * scale:.0f}px;" if width else ""
+    max_width = f"max-width:{float(width.group(1)):.0f}px;" if width else ""
     alternative = f' aria-label="{esc(label)}"' if label else ""
     return svg.replace(
         "<svg", f'<svg role="img"{alternative} style="width:100%;{max_width}height:auto"', 1)
@@ -72,7 +67,7 @@ def curves_alt(rows: Sequence[Mapping[str, Any]], ylabel: str) -> str:
                      f"score {'drops' if change < 0 else 'rises'} {abs(change):.0f}%")
         else:
             moved = f"score goes from 0 to {mean:.3g}"
-        verdict = row.get("verdict") or ("pass" if row.get("passed") else "fail")
+        verdict = verdict_of(row)
         said.append(f"{row['perturbation']}: {moved} {where} ({verdict})")
     return (f"{ylabel} against noise ratio, one panel per perturbation: " + "; ".join(said)
             if said else "")
@@ -173,12 +168,12 @@ def curves_svg(rows: Sequence[Mapping[str, Any]], *, ylabel: str, columns: int =
     if not rows:
         return ""
     drawn = [curve_spots(row) for row in rows]
-    tolerances = [float(r.get("tolerance") or 0.0) for r in rows]
-    lows = [min(s.low for s in spots) for spots in drawn]
-    highs = [max(s.high for s in spots) for spots in drawn]
-    low, high = padded(min(min(lows), *(float(r["gold"]) - t for r, t in zip(
-        rows, tolerances, strict=True))), max(max(highs), *(float(r["gold"]) + t for r, t in zip(
-            rows, tolerances, strict=True))))
+    # one shared y-range: every spot's band and every gold's tolerance band
+    bounds = [value for row, spots in zip(rows, drawn, strict=True)
+              for value in (float(row["gold"]) - float(row.get("tolerance") or 0.0),
+                            float(row["gold"]) + float(row.get("tolerance") or 0.0),
+                            *(s.low for s in spots), *(s.high for s in spots))]
+    low, high = padded(min(bounds), max(bounds))
     yticks = nice_ticks(low, high, 5)
     ylabels = tick_labels(yticks)
     cols = min(columns, len(rows))
@@ -195,7 +190,7 @@ def curves_svg(rows: Sequence[Mapping[str, Any]], *, ylabel: str, columns: int =
         panel.yaxis(yticks, ylabels if col == 0 else [], ylabel if col == 0 else None)
         xticks = nice_ticks(0.0, extent, 4)
         panel.xaxis(xticks, tick_labels(xticks), "noise ratio")
-    return inline_svg(chart.svg(), "curves", curves_alt(rows, ylabel))
+    return inline_svg(chart.svg(), curves_alt(rows, ylabel))
 
 
 def _panel(panel: Panel, row: Mapping[str, Any], spots: Sequence[Spot],
@@ -276,4 +271,4 @@ def discernment_svg(units: Sequence[Mapping[str, Any]], *, evaluator: str) -> st
         panel.xaxis(xticks, tick_labels(xticks), "D = log_0.05(p)  (dashed: D = 1, p = 0.05)")
         panel.title(group)
         left += BARS_W + 14
-    return inline_svg(chart.svg(), "discernment", discernment_alt(units, evaluator))
+    return inline_svg(chart.svg(), discernment_alt(units, evaluator))
