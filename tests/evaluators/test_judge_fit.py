@@ -24,6 +24,8 @@ def judge(spec: str):  # type: ignore[no-untyped-def]
     (f"judge:model=local,prompt={REASONING},aspect=fluency", "json:reasoning|score"),
     ("judge:model=local,form=analyze-rate", "form=analyze-rate"),
     ("judge:model=local,form=rubric", "form=rubric"),
+    ("judge:model=local,form=g-eval", "form=g-eval"),
+    ("judge:model=local,preset=paper-003", "form=g-eval"),
     ("judge:model=local,preset=paper-000", "form=analyze-rate"),
 ])
 def test_reasoning_first_on_the_shipped_model_is_refused(spec: str, named: str) -> None:

@@ -16,8 +16,9 @@ from pathlib import Path
 from evalstress.evaluators.judge_output import OutputContract
 from evalstress.llm.local import SHIPPED_FILE
 
-#: built-in forms whose answer opens with free text (analysis, feedback) before the rating
-FORMS_REASONING_FIRST = ("analyze-rate", "rubric")
+#: built-in forms whose answer opens with free text (analysis, a note per evaluation step,
+#: feedback) before the rating
+FORMS_REASONING_FIRST = ("analyze-rate", "g-eval", "rubric")
 
 
 def is_shipped_small_model(model: str) -> bool:
