@@ -252,7 +252,7 @@ def run_attack_method(plan: CardPlan, method: MethodPlan, options: CardOptions
         attacker = build_attacker(
             examples, victims=attack_victims(plan), gold=[str(plan.gold)],
             generator=chosen.generator, methods=list(settings["methods"]), direction="both",
-            params=params, reference=chosen.reference, protocol=chosen.protocol, cache=cache,
+            params=params, reference=chosen.reference, cache=cache,
             cache_dir=options.cache_dir, no_cache=options.no_cache, progress=options.progress)
         config = {"command": "card", "data": plan.data.get("source"),
                   "victims": attack_victims(plan), "gold": [plan.gold],

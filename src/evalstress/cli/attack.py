@@ -152,7 +152,6 @@ def attack_command(
                 scale_references=parse_scale_references(
                     scale_reference or [], field_map=map_, task=task,
                     percentiles=scale_percentiles),
-                protocol=chosen.protocol,
                 cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
                 progress=progress_bars(enabled=not quiet))
         except (DataError, KeyError, ValueError, ImportError) as exc:

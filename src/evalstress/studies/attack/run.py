@@ -37,7 +37,7 @@ class Attacker:
                  methods: Sequence[Method], directions: Sequence[Direction],
                  params: AttackParams, *, ranges: Mapping[str, tuple[float, float]] | None = None,
                  scale_references: Mapping[str, ScaleReference] | None = None,
-                 protocol: str = "default", generator: TextGenerator | None = None,
+                 generator: TextGenerator | None = None,
                  progress: Progress | None = None, fresh_gold: Gold | None = None):
         if not examples:
             raise ValueError("no examples to attack")
@@ -69,10 +69,14 @@ class Attacker:
             paper_scale(v.evaluator, v.aspect, label=v.label)
             if paper_004 and self._range(v) is None and self._named(v) is None else None
             for v in self.victims]
-        self.protocol = protocol
         self.generator = generator
         self.progress = progress or Progress()
         self.seconds = 0.0
+
+    @property
+    def protocol(self) -> str:
+        """Whose details the searches follow: the parameters' protocol, recorded as is."""
+        return self.params.protocol
 
     def _range(self, victim: Victim) -> tuple[float, float] | None:
         return self.ranges.get(victim.label) or self.ranges.get(victim.evaluator.name)

@@ -81,11 +81,10 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
                    params: AttackParams | None = None, criteria: str | None = None,
                    reference: str = "example", ranges: Sequence[str] = (),
                    scale_references: Mapping[str, ScaleReference] | None = None,
-                   protocol: str = "default",
                    cache: SQLiteCache | None = None, cache_dir: Path | None = None,
                    no_cache: bool = False, progress: Progress | None = None) -> Attacker:
     """An Attacker from specs; every bad setting is an error before any model is called.
-    `protocol` is recorded only: `protocol.resolve` has filled the settings it sets."""
+    The protocol travels in `params` (`protocol.resolve` has filled the settings it sets)."""
     params = params or AttackParams()
     directions = parse_directions(direction)
     gen = None
@@ -106,7 +105,7 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
     configure_caches([*(v.evaluator for v in victim_list), *golds, *fresh], cache_dir, no_cache)
     return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
                     method_list, directions, params, ranges=parse_ranges(ranges),
-                    scale_references=scale_references, protocol=protocol, generator=gen,
+                    scale_references=scale_references, generator=gen,
                     progress=progress,
                     fresh_gold=Gold(fresh, cache=cache, progress=progress) if fresh else None)
 

@@ -67,7 +67,7 @@ def adversarial_analysis(run: RunResult, options: Mapping[str, Any],
         direction=str(picked.get("direction", "both")), params=params,
         criteria=picked.get("criteria"), reference=chosen.reference,
         ranges=as_list(picked.get("ranges")), scale_references=references,
-        protocol=chosen.protocol, cache=study.cache, cache_dir=study.cache_dir,
+        cache=study.cache, cache_dir=study.cache_dir,
         no_cache=study.no_cache)
     try:
         records = attacker.run(study.folder / "attacks.jsonl")
