@@ -58,11 +58,10 @@ class Trajectory:
         them (paper 004, sec. 3.3). Among equal scores the earlier candidate ranks higher (kept
         first, shown nearer the end); with `later_ties` (the paper protocol) the later one does,
         as the released code's stable ascending sort, whose last k it shows, leaves it."""
-        if later_ties:
-            order = sorted(range(len(self.items)), key=lambda i: (self.items[i].feedback, i))
-            return [self.items[i] for i in order[-k:]]
-        order = sorted(range(len(self.items)), key=lambda i: (-self.items[i].feedback, i))[:k]
-        return [self.items[i] for i in sorted(order, key=lambda i: (self.items[i].feedback, -i))]
+        # ascending by feedback, the tie that ranks higher last; the top k are the last k
+        tie = 1 if later_ties else -1
+        order = sorted(range(len(self.items)), key=lambda i: (self.items[i].feedback, tie * i))
+        return [self.items[i] for i in order[max(0, len(order) - k):]]
 
     def best(self, rule: str = "first-success") -> Candidate | None:
         """The candidate a search returns under its stop rule (`AttackParams.stop_rule`).
