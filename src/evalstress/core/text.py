@@ -307,11 +307,11 @@ def word_units(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _original_units(text: str) -> tuple[str, ...]:
+def _original_units(text: str, units: str) -> tuple[str, ...]:
     # the original of a noise ratio is the same text for every perturbation, severity and seed;
     # variants come example by example, so a few recent originals suffice: thousands of whole
     # paragraphs and their words would stay in every process whatever the chunk (~9 KB each)
-    return tuple(text.split())
+    return tuple(UNITS[units](text))
 
 
 _LEADING = re.compile(r"^(?:[\"(\[`]+|'(?=[A-Za-z]))")
@@ -366,8 +366,7 @@ def noise_ratio(original: str, perturbed: str, *, swap: bool = False,
     if units not in UNITS:
         raise ValueError(f"noise ratio units '{units}' are unknown; choose one of "
                          f"{', '.join(UNITS)}")
-    ref: Sequence[str] = _original_units(original) if units == "words" \
-        else treebank_units(original)
+    ref = _original_units(original, units)
     if not ref:
         return 0.0 if not perturbed.strip() else 1.0
     ratio = word_distance(ref, UNITS[units](perturbed)) / len(ref)

@@ -141,9 +141,10 @@ def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) 
     """The work a pool would share, in characters: each example's text length times its rule
     units times the evaluators the workers score (at least one: the workers perturb even when
     the parent scores)."""
-    return sum(len(example.hypothesis) * max(1, cpu_evaluators)
-               * sum(1 for plan, _, _ in suite.units(example.task)
-                     if plan.perturbation.method == "rule")
+    rule_units = {task: sum(1 for plan, _, _ in suite.units(task)
+                            if plan.perturbation.method == "rule")
+                  for task in {example.task for example in examples}}  # per task, not example
+    return sum(len(example.hypothesis) * max(1, cpu_evaluators) * rule_units[example.task]
                for example in examples)
 
 

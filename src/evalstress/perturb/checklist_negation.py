@@ -100,15 +100,15 @@ def negate_sentences(parsed: ParsedText, ratio: float, rng: random.Random) -> st
         sentence_edit(p, s, e) for s, e in p.sentences])
     tokens = parsed.tokens
     out = []
-    for (start, end), edit in zip(parsed.sentences, edits, strict=True):
-        pieces = list(parsed.pieces[start:end])
-        text = "".join(pieces).strip()
+    for (start, end), text, edit in zip(parsed.sentences, parsed.sentence_texts(), edits,
+                                        strict=True):
         if not text:
             continue
         if rng.random() < ratio:
             if edit is None:
                 text = fallback(text)
             else:
+                pieces = list(parsed.pieces[start:end])
                 for index, new in edit.items():
                     pieces[index - start] = new + tokens[index].ws
                 text = "".join(pieces).strip()
