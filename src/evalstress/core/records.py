@@ -54,3 +54,9 @@ class SkipRecord:
     def to_json(self) -> dict[str, Any]:
         return {"example_id": self.example_id, "perturbation": self.perturbation,
                 "severity": self.severity, "seed": self.seed, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SkipRecord:
+        """A skip as `to_json` wrote it (a line of skips.jsonl)."""
+        return cls(str(data["example_id"]), str(data["perturbation"]), data["severity"],
+                   int(data["seed"]), str(data["reason"]))

@@ -13,7 +13,7 @@ chunks' units, whatever the dataset's size.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,8 +47,7 @@ class ShardFiles:
         self.chunk_of = chunk_of  # shard chunk of each example that has units to look up
         self.streams: list[Iterator[Variant | SkipRecord]] = [
             variantfile.read_variants(variants),
-            (SkipRecord(str(d["example_id"]), str(d["perturbation"]), d["severity"],
-                        int(d["seed"]), str(d["reason"])) for _, d in read_jsonl(skips))]
+            (SkipRecord.from_json(d) for _, d in read_jsonl(skips))]
         self.ahead: list[Variant | SkipRecord | None] = [None, None]
         self.read_to = -1
 
@@ -67,8 +66,7 @@ class ShardFiles:
                     self.ahead[index] = record  # a later chunk's: kept for the next read
                     break
                 if due is not None:  # else a row the driver skips itself (too long)
-                    into.add([record] if isinstance(record, Variant) else [],
-                             [record] if isinstance(record, SkipRecord) else [])
+                    into.keep(record)
         self.read_to = chunk
 
 
@@ -83,16 +81,15 @@ class UnitReplay:
         self.where: dict[str, tuple[int, int]] = {}  # example id -> (shard, shard chunk)
         self.parses = 0  # texts the shards parsed: what a local run reports it parsed
 
-    def add(self, variants: Iterable[Variant], skips: Iterable[SkipRecord]) -> None:
-        for variant in variants:
-            method = (variant.provenance or {}).get("method")
-            if method not in GENERATED:
-                self.outcomes[(variant.example_id, variant.perturbation, str(variant.severity),
-                               variant.seed)] = variant
-        for skip in skips:
-            if skip.perturbation not in self.generated:
-                self.outcomes.setdefault((skip.example_id, skip.perturbation,
-                                          str(skip.severity), skip.seed), skip)
+    def keep(self, record: Variant | SkipRecord) -> None:
+        """One unit's outcome from a shard's files: a rule variant (not one the generation
+        stage wrote), or a skip of a plan outside the generation stage (a variant wins)."""
+        key = (record.example_id, record.perturbation, str(record.severity), record.seed)
+        if isinstance(record, Variant):
+            if (record.provenance or {}).get("method") not in GENERATED:
+                self.outcomes[key] = record
+        elif record.perturbation not in self.generated:
+            self.outcomes.setdefault(key, record)
 
     def add_shard(self, variants: Path, skips: Path, chunk_of: Mapping[str, int],
                   parses: int) -> None:

@@ -241,8 +241,7 @@ class StoredSequence(Sequence[Any]):
         if not path.exists():
             return
         for _, data in read_jsonl(path):
-            yield SkipRecord(str(data["example_id"]), str(data["perturbation"]),
-                             data["severity"], int(data["seed"]), str(data["reason"]))
+            yield SkipRecord.from_json(data)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
