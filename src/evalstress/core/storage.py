@@ -132,14 +132,19 @@ def check_target(path: Path, what: str, *, folder: bool = False) -> None:
                            "writable")
 
 
-def atomic_write_text(path: Path, text: str) -> Path:
-    """Write beside `path`, then rename over it: a failed write leaves the old file as it was."""
+def atomic_write_text(path: Path, text: str | bytes) -> Path:
+    """Write beside `path`, then rename over it: a failed write leaves the old file as it was.
+    `bytes` are written as they are."""
     path = Path(path)
     handle, name = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
                                     prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(handle, "wb") as raw:
+                raw.write(text)
+        else:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
         os.chmod(name, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
         os.replace(name, path)
     except BaseException:

@@ -14,15 +14,14 @@ refused, naming it, unless the user says `force`. Nothing is written when anythi
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.version import __version__
 from evalstress.engine.outdir import OutDirError
 
@@ -68,17 +67,6 @@ def _written_before(folder: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in files.items()}
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write `path` whole or not at all (a temporary file renamed over it)."""
-    temporary = path.with_name(f".{path.name}.partial")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-
-
 def copy_samples(folder: Path, *, force: bool = False) -> list[Placed]:
     """Copy every shipped sample file into `folder` (made when missing) and return what became
     of each. Raises OutDirError, before writing anything, when a file of the same name is one
@@ -88,10 +76,11 @@ def copy_samples(folder: Path, *, force: bool = False) -> list[Placed]:
         raise OutDirError(f"{folder}: exists and is not a directory; name a folder for the "
                           "example files")
     shipped = {name: entry.read_bytes() for name, entry in shipped_files().items()}
+    digests = {name: _digest(data) for name, data in shipped.items()}
     before = _written_before(folder) if folder.is_dir() else {}
     actions: dict[str, str] = {}
     foreign: list[str] = []
-    for name, data in shipped.items():
+    for name in shipped:
         path = folder / name
         if path.is_dir():
             raise OutDirError(f"{path}: is a folder, where evalstress would write the file "
@@ -100,7 +89,7 @@ def copy_samples(folder: Path, *, force: bool = False) -> list[Placed]:
             actions[name] = "written"
             continue
         current = _digest(path.read_bytes())
-        if current == _digest(data):
+        if current == digests[name]:
             actions[name] = "kept"
         elif before.get(name) == current or force:
             actions[name] = "replaced"
@@ -114,10 +103,9 @@ def copy_samples(folder: Path, *, force: bool = False) -> list[Placed]:
     folder.mkdir(parents=True, exist_ok=True)
     for name, action in actions.items():
         if action != "kept":
-            _write(folder / name, shipped[name])
-    record = {"evalstress": __version__,
-              "files": {**before, **{name: _digest(data) for name, data in shipped.items()}}}
-    _write(folder / MARKER, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode())
+            atomic_write_text(folder / name, shipped[name])
+    record = {"evalstress": __version__, "files": {**before, **digests}}
+    atomic_write_text(folder / MARKER, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return [Placed(folder / name, action) for name, action in actions.items()]
 
 
