@@ -86,9 +86,11 @@ class AttackSetup:
             return []
         return self._counted("victim", self.victim.score(self.example, list(texts[:granted])))
 
-    def gold_scores(self, texts: Sequence[str]) -> list[Measured]:
+    def gold_scores(self, texts: Sequence[str], gold: Gold | None = None) -> list[Measured]:
+        """The gold's ratings (`gold`: another one, e.g. the fresh gold of `rescore`)."""
         self.gold_queries += len(texts)
-        return self._counted("gold", self.gold.score(self.example, list(texts))) if texts else []
+        asked = gold if gold is not None else self.gold
+        return self._counted("gold", asked.score(self.example, list(texts))) if texts else []
 
     def _counted(self, role: str, measured: list[Measured]) -> list[Measured]:
         for m in measured:
@@ -123,12 +125,14 @@ class AttackSetup:
         return out
 
     def judge_final(self, text: str, iteration: int, victim: float, victim_raw: float | None,
-                    note: str) -> Candidate | None:
+                    note: str, *, gold_of: Gold | None = None,
+                    missing: str = "gold-missing") -> Candidate | None:
         """The gold's verdict on a text the victim already scored (the end of a victim-only
-        search); None, counted in `rejections`, when the gold's score is missing."""
-        gold = self.gold_scores([text])[0]
+        search; `gold_of`: another gold, as `rescore` asks); None, counted in `rejections`
+        under `missing`, when the gold's score is missing."""
+        gold = self.gold_scores([text], gold_of)[0]
         if gold.value is None:
-            self.rejections["gold-missing"] += 1
+            self.rejections[missing] += 1
             return None
         s, ok = self.verdict(gold.value, victim)
         return Candidate(text, iteration, gold.value, victim, s, ok, victim_raw, gold.detail,
@@ -140,14 +144,9 @@ class AttackSetup:
         `rejections`, when there is no fresh gold or its score is missing."""
         if self.fresh_gold is None:
             return None
-        self.gold_queries += 1
-        [gold] = self._counted("gold", self.fresh_gold.score(self.example, [chosen.text]))
-        if gold.value is None:
-            self.rejections["fresh-gold-missing"] += 1
-            return None
-        s, ok = self.verdict(gold.value, chosen.victim)
-        return Candidate(chosen.text, chosen.iteration, gold.value, chosen.victim, s, ok,
-                         chosen.victim_raw, gold.detail, "rated again on fresh gold samples")
+        return self.judge_final(chosen.text, chosen.iteration, chosen.victim, chosen.victim_raw,
+                                "rated again on fresh gold samples", gold_of=self.fresh_gold,
+                                missing="fresh-gold-missing")
 
     def stopped(self, trajectory: Trajectory) -> str | None:
         """Why the search should stop now, if it should: on the first success only under the
