@@ -497,7 +497,8 @@ class VerbSwitching(PaperRule, Perturbation):
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         if follows_paper(self):
-            return _paper_verb_switch(ctx.parsed, int(severity), rng)
+            return _paper_word_switch(ctx.parsed, "VERB", int(severity), rng,
+                                      max_draws=PAPER_VERB_DRAWS, reinflect=True)
         return _switch_words(ctx, severity, rng, "VERB", "verb")
 
 
@@ -505,21 +506,25 @@ class VerbSwitching(PaperRule, Perturbation):
 PAPER_VERB_DRAWS = 100
 
 
-def _paper_verb_switch(parsed: ParsedText, pairs: int, rng: random.Random) -> str | Skip:
-    """Paper 002's verb switching: slots keep their tags, the verbs move between them."""
+def _paper_word_switch(parsed: ParsedText, pos: str, pairs: int, rng: random.Random, *,
+                       max_draws: int | None = None, reinflect: bool = False) -> str | Skip:
+    """Paper 002's noun or verb switching: the words of part of speech `pos` move between
+    their slots, `pairs` sequential switches. A noun keeps its surface form; with `reinflect`
+    (verbs) a moved word takes its new slot's form where lemminflect's lexicon has it."""
     tokens = parsed.tokens
-    verbs = parsed.memo("paper_verbs", lambda p: [
-        i for i, t in enumerate(p.tokens) if t.pos == "VERB"])
-    order = _paper_slot_switches(len(verbs), pairs, rng, PAPER_VERB_DRAWS)
+    kind = pos.lower()
+    slots = parsed.memo(f"paper_{kind}s", lambda p: [
+        i for i, t in enumerate(p.tokens) if t.pos == pos])
+    order = _paper_slot_switches(len(slots), pairs, rng, max_draws)
     if order is None:
-        return Skip("two or fewer verbs (the paper's rule leaves such texts alone)")
+        return Skip(f"two or fewer {kind}s (the paper's rule leaves such texts alone)")
     replacements = {}
     for slot, mover in enumerate(order):
         if mover == slot:
             continue
-        moved = tokens[verbs[mover]]
-        form = known_inflection(lemma_of(moved), tokens[verbs[slot]].tag)
-        replacements[verbs[slot]] = match_case(form, moved.text) if form else moved.text
+        moved = tokens[slots[mover]]
+        form = known_inflection(lemma_of(moved), tokens[slots[slot]].tag) if reinflect else None
+        replacements[slots[slot]] = match_case(form, moved.text) if form else moved.text
     return rebuild_parsed(parsed, replacements)
 
 
@@ -540,12 +545,5 @@ class NounSwitching(PaperRule, Perturbation):
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
         if follows_paper(self):
-            tokens = ctx.parsed.tokens
-            nouns = ctx.parsed.memo("paper_nouns", lambda p: [
-                i for i, t in enumerate(p.tokens) if t.pos == "NOUN"])
-            order = _paper_slot_switches(len(nouns), int(severity), rng)
-            if order is None:
-                return Skip("two or fewer nouns (the paper's rule leaves such texts alone)")
-            return rebuild_parsed(ctx.parsed, {
-                i: tokens[nouns[order[k]]].text for k, i in enumerate(nouns) if order[k] != k})
+            return _paper_word_switch(ctx.parsed, "NOUN", int(severity), rng)
         return _switch_words(ctx, severity, rng, "NOUN", "noun")
