@@ -35,7 +35,7 @@ def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path, busy: b
     with errors.open("w") as sink:  # the child keeps its own copy of the file
         proc = subprocess.Popen(
             [sys.executable, "-m", "evalstress.cli", "run", str(CORPUS), "--suite", "blindspot-full",
-             "--workers", "2", "--chunk-size", "2", "--quiet", "--no-cache",
+             "--workers", "3", "--chunk-size", "2", "--quiet", "--no-cache",
              "--out", str(tmp_path / "run")],
             env=_env(), stdout=subprocess.DEVNULL, stderr=sink,
             start_new_session=True)
@@ -44,7 +44,7 @@ def test_kill_9_of_a_pooled_run_leaves_no_process_behind(tmp_path: Path, busy: b
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         workers = parent.children(recursive=True)
-        if len(workers) >= 3:  # two workers and the resource tracker
+        if len(workers) >= 3:  # two helpers (--workers 3: this process and two) and the tracker
             break
         time.sleep(0.2)
     assert len(workers) >= 3, "the run never started its worker pool"

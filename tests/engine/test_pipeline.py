@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -106,6 +107,35 @@ def test_pooled_run_gives_the_serial_score_table_and_files(
         assert serial.files.path(name).read_bytes() == pooled.files.path(name).read_bytes()
     assert serial.stats["rouge"] == pooled.stats["rouge"]
     assert pooled.stats["rouge"].scored > 0  # the pool did score (separate caches)
+
+
+class ProcessEvaluator(Evaluator):
+    """Scores each text with the id of the process that scored it (rebuilt in helpers)."""
+
+    name = "process-id"
+    batch_size = 8
+    cpu_bound = True
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return ("pid",)
+
+    def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
+        return [{"pid": Score(float(os.getpid()))} for _ in requests]
+
+
+@pytest.mark.slow
+def test_with_two_workers_this_process_and_one_helper_share_the_chunks(
+        examples: list[Example], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--workers 2` is two processes doing chunks: the run's own and one helper (the run's
+    process works while the helper has chunks queued instead of waiting for it); the helpers'
+    copy of the run data leaves with the staging folder."""
+    monkeypatch.setattr(pipeline, "POOL_MIN_WORK", 0)  # a pool even for this small run
+    result = run(examples[:12], custom_suite(["truncation"], seeds=1), [ProcessEvaluator()],
+                 chunk_size=2, workers=2)
+    pids = set(result.table["score"].astype(int))
+    assert os.getpid() in pids and len(pids) == 2
+    assert not list(result.files.root.rglob("*.pickle"))
 
 
 def test_a_killed_run_resumes_at_its_first_unfinished_chunk(examples: list[Example],

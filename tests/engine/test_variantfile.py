@@ -219,3 +219,24 @@ def test_verification_and_precision_are_columns_of_their_own(tmp_path: Path) -> 
     assert table.column("check_precision").to_pylist() == [0.6667, None]
     assert [r["verification"] for r in read_records(tmp_path / "v.parquet")] == [
         "unverified", None]
+
+
+def test_records_at_reads_just_the_asked_positions_across_row_groups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a report's sample reads of a large run: the records at those positions, the same
+    as a full read gives them, from any row group."""
+    monkeypatch.setattr(variantfile, "ROWS_PER_GROUP", 10)
+    paths = []
+    for index in range(5):  # 5 parts of 6 variants: row groups of 12, 12, 6
+        paths.append(tmp_path / f"{index}.parquet")
+        write_part(paths[-1], variant_table(
+            Variant(f"e{index}", "p", 0.5, k, f"text {index} {k}", 0.1 * k,
+                    {"method": "llm"} if k == 2 else None) for k in range(6)))
+    join_parts(paths, tmp_path / "all.parquet")
+    assert pq.ParquetFile(tmp_path / "all.parquet").num_row_groups == 3
+    everything = list(read_records(tmp_path / "all.parquet"))
+    wanted = [0, 11, 12, 13, 29, 2]
+    picked = variantfile.records_at(tmp_path / "all.parquet", wanted)
+    assert picked == {i: everything[i] for i in wanted}
+    assert picked[13]["text"] == "text 2 1" and picked[2]["provenance"] == {"method": "llm"}
+    assert variantfile.records_at(tmp_path / "all.parquet", []) == {}

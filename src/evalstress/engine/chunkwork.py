@@ -1,10 +1,17 @@
 """The work of one chunk of examples: rule perturbations, CPU-bound scoring, word diffs.
 
-The same `ChunkWorker.process` runs in the runner's own process (`--workers 1`) and in each
-worker process of the pool, so pooled and serial runs produce the same variants, scores and files.
-A worker owns its parser and its evaluators (rebuilt from their spec), reads and writes the
-shared SQLite score cache itself, and returns what the parent writes: rows as columns, the
-variants' JSONL lines (diffs included) and the skips.
+The same `ChunkWorker.process` runs in the runner's own process and in each helper process, so
+pooled and serial runs produce the same variants, scores and files. `--workers N` is N
+processes sharing the chunks: the run's own process and N - 1 helpers (the run's process does
+chunks too when the helpers have enough queued, instead of waiting for them). A helper owns its
+parser and its evaluators (rebuilt from their recipes), reads and writes the shared SQLite score
+cache itself, and returns what the parent writes: rows as columns, the variants' rows and the
+skips.
+
+Helpers start before the parent's warm-up (`ChunkExecutor` spawns them at once) and load what
+does not depend on the data meanwhile: imports, evaluators, the spaCy pipeline. What chunks
+index (the examples, the dataset-wide resources the warm-up builds) reaches them as a file the
+parent writes once the warm-up is done (`RunData`), read by each helper at its first chunk.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -26,7 +34,8 @@ import pyarrow as pa
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
-from evalstress.core.text import TextParser
+from evalstress.core.storage import atomic_write_text
+from evalstress.core.text import TextParser, load_spacy
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
@@ -81,6 +90,7 @@ class ChunkTask:
     extra_variants: list[Variant] = field(default_factory=list)  # made by the parent (LLM)
     stopped: Stopped | None = None  # units left out (sequential design)
     return_variants: bool = False
+    data: str | None = None  # a helper's `RunData` file (set by `ChunkExecutor`)
 
 
 @dataclass
@@ -145,36 +155,74 @@ class ChunkWorker:
                             variants if task.return_variants else None)
 
 
-# --- worker processes ----------------------------------------------------------------------
-
-_WORKER: ChunkWorker | None = None
-
+# --- helper processes ----------------------------------------------------------------------
 
 @dataclass
 class WorkerSpec:
+    """What a helper loads while the parent warms up: nothing here depends on the data."""
+
+    evaluators: list[EvaluatorRecipe]
+    cache_path: str | None
+    cache_table: str
+    parse: bool = True  # load the spaCy pipeline now (rule perturbations may read parses)
+
+
+@dataclass
+class RunData:
+    """What a helper's chunks index, handed over once the parent's warm-up has built the
+    dataset-wide resources."""
+
     suite: Suite
     examples: list[Example]
     pool: list[Example]
     resources: dict[str, Any]
-    evaluators: list[EvaluatorRecipe]
-    cache_path: str | None
-    cache_table: str
     parent_names: frozenset[str] = frozenset()
 
 
+@dataclass
+class _Helper:
+    """This helper process's state: what its spec built, and its worker once the data came."""
+
+    evaluators: list[Evaluator]
+    cache: SQLiteCache | None
+    worker: ChunkWorker | None = None
+    data: str | None = None
+
+
+_HELPER: _Helper | None = None
+
+
 def init_worker(spec: WorkerSpec) -> None:
-    """Build this worker process's ChunkWorker from its spec (`workerstart.start_worker` calls
-    it once the watch on the parent runs)."""
-    global _WORKER
+    """Load what `spec` names in this helper process (`workerstart.start_worker` calls it once
+    the watch on the parent runs): the evaluators, the cache, and spaCy when asked."""
+    global _HELPER
     cache = SQLiteCache(spec.cache_path, spec.cache_table) if spec.cache_path else None
-    _WORKER = ChunkWorker(spec.suite, spec.examples, spec.pool, spec.resources,
-                          [r.build() for r in spec.evaluators], cache,
-                          parent_names=spec.parent_names)
+    _HELPER = _Helper([r.build() for r in spec.evaluators], cache)
+    if spec.parse:
+        load_spacy()
+
+
+def _worker_for(data: str) -> ChunkWorker:
+    """This helper's ChunkWorker for the run data in the file `data`, read at its first chunk."""
+    assert _HELPER is not None, "helper process not initialised"
+    if _HELPER.worker is None or _HELPER.data != data:
+        with open(data, "rb") as handle:
+            run: RunData = pickle.load(handle)
+        _HELPER.worker = ChunkWorker(run.suite, run.examples, run.pool, run.resources,
+                                     _HELPER.evaluators, _HELPER.cache,
+                                     parent_names=run.parent_names)
+        _HELPER.data = data
+    return _HELPER.worker
 
 
 def _process(task: ChunkTask) -> ChunkOutcome:
-    assert _WORKER is not None, "worker process not initialised"
-    return _WORKER.process(task)
+    assert task.data is not None, "a helper's task names its run data"
+    return _worker_for(task.data).process(task)
+
+
+def _ready() -> int:
+    """A first task that spawns a helper at once: its start-up overlaps the parent's warm-up."""
+    return os.getpid()
 
 
 @contextlib.contextmanager
@@ -216,47 +264,92 @@ def quiet_resource_tracker() -> None:
         sys.warnoptions.append(TRACKER_QUIET)
 
 
-class ChunkExecutor:
-    """Runs chunk tasks in this process, or in a pool of `workers` processes."""
+#: how many threads fastchrf's rayon pool starts in a process (one per core if unset)
+THREADS_VARIABLE = "RAYON_NUM_THREADS"
 
-    def __init__(self, worker: ChunkWorker, workers: int, spec: WorkerSpec | None):
+
+class ChunkExecutor:
+    """Runs chunk tasks in this process and in `helpers` helper processes.
+
+    A task goes to the helpers while fewer than two per helper wait there (one running, one
+    queued, so a helper never idles while this process writes); otherwise this process runs
+    it itself, so every process works. Helpers spawn at once; `share` hands them the run data
+    before the first task."""
+
+    def __init__(self, worker: ChunkWorker, helpers: int, spec: WorkerSpec | None):
         self.worker = worker
-        self.workers = workers
+        self.helpers = helpers if spec is not None else 0
         self._pool: ProcessPoolExecutor | None = None
-        if workers > 1 and spec is not None:
-            # spawn: a clean interpreter per worker, safe beside threads of the parent
+        self._data: str | None = None
+        self._queued: list[Future[ChunkOutcome]] = []  # tasks handed to helpers, not yet done
+        self._threads_set = False
+        if self.helpers > 0 and spec is not None:
+            # this process works beside its helpers: one thread for native thread pools here
+            # too (fastchrf's rayon reads this at its first use in a process, so a process
+            # whose first chrF ran beside helpers keeps one thread for it)
+            self._threads_set = THREADS_VARIABLE not in os.environ
+            os.environ.setdefault(THREADS_VARIABLE, "1")
+            # spawn: a clean interpreter per helper, safe beside threads of the parent
             quiet_resource_tracker()
-            # the spec goes pickled, so that a worker starts watching this process before it
+            # the spec goes pickled, so that a helper starts watching this process before it
             # imports what unpickling the spec needs (`workerstart`)
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+            self._pool = ProcessPoolExecutor(max_workers=self.helpers,
+                                             mp_context=get_context("spawn"),
                                              initializer=start_worker,
                                              initargs=(os.getpid(), pickle.dumps(spec)))
+            with interrupts_blocked():  # a helper spawned here inherits the blocked signal
+                for _ in range(self.helpers):
+                    self._pool.submit(_ready)
 
     @property
     def parallel(self) -> bool:
         return self._pool is not None
 
-    def submit(self, task: ChunkTask) -> Future[ChunkOutcome]:
-        if self._pool is not None:
-            with interrupts_blocked():  # a worker spawned here inherits the blocked signal
-                return self._pool.submit(_process, task)
-        future: Future[ChunkOutcome] = Future()
+    @property
+    def processes(self) -> int:
+        """Processes doing chunks: this one and its helpers."""
+        return 1 + (self.helpers if self._pool is not None else 0)
+
+    def share(self, data: RunData, path: Path) -> None:
+        """Write what the helpers' chunks index to `path` (a file of the run's staging folder,
+        gone with it); without helpers, nothing."""
+        if self._pool is None:
+            return
+        atomic_write_text(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+        self._data = str(path)
+
+    def submit(self, task: ChunkTask, ahead: int = 2) -> Future[ChunkOutcome]:
+        """Run `task` in a helper when fewer than `ahead` tasks per helper wait there, else
+        here."""
+        self._queued = [f for f in self._queued if not f.done()]
+        if self._pool is not None and len(self._queued) < ahead * self.helpers:
+            if self._data is None:
+                raise RuntimeError("the helpers' run data was not shared before a task")
+            task.data = self._data
+            with interrupts_blocked():  # a helper respawned here inherits the blocked signal
+                future = self._pool.submit(_process, task)
+            self._queued.append(future)
+            return future
+        done: Future[ChunkOutcome] = Future()
         try:
-            future.set_result(self.worker.process(task))
+            done.set_result(self.worker.process(task))
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            future.set_exception(exc)
-        return future
+            done.set_exception(exc)
+        return done
 
     def close(self, *, cancel: bool = False, terminate: bool = False) -> None:
-        """Shut the pool down; `terminate` stops the workers mid-chunk (after a Ctrl-C: what
+        """Shut the helpers down; `terminate` stops them mid-chunk (after a Ctrl-C: what
         they finished is in the cache, the chunk itself is redone on resume)."""
         if self._pool is not None:
             if terminate:
                 _terminate_workers(self._pool)
             self._pool.shutdown(wait=True, cancel_futures=cancel)
             self._pool = None
+        if self._threads_set:
+            os.environ.pop(THREADS_VARIABLE, None)
+            self._threads_set = False
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:

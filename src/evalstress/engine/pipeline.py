@@ -38,6 +38,7 @@ from evalstress.engine.chunkwork import (
     ChunkOutcome,
     ChunkTask,
     ChunkWorker,
+    RunData,
     WorkerSpec,
     default_workers,
     recipe_for,
@@ -127,14 +128,15 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
     return processes, chunk_size or default_chunk_size(examples, processes)
 
 
-#: the least pooled work worth starting worker processes for, in characters perturbed and
-#: scored (each text's length x its rule units x the evaluators workers score). Measured side
-#: by side on a quiet 2-core machine (load ~1), `--workers 2` against `--workers 1`: the
-#: quickstart (blindspot, 5 seeds, BLEU/chrF/ROUGE; 9.9 million) 13.6 s against 10.6 s;
-#: 300 WikiText paragraphs with truncation and token-drop under BLEU and ROUGE (31 million)
-#: 17.9 s against 21.5 s; 1,000 of them (105 million) 39.4 s against 62.9 s. A line through
-#: those gains puts a pool's fixed cost near 4.8 s and the break-even near 18 million.
-POOL_MIN_WORK = 20_000_000
+#: the least pooled work worth starting helper processes for, in characters perturbed and
+#: scored (each text's length x its rule units x the evaluators the workers score). Measured
+#: side by side on a quiet 2-core machine, `--workers 2` (this process and one helper) against
+#: `--workers 1`: 30 built-in examples under blindspot with BLEU/chrF/ROUGE (5.2 million)
+#: 7.0 s against 6.1 s; the quickstart (9.9 million) 8.2-8.4 s against 8.1-8.2 s; 300
+#: WikiText paragraphs with truncation and token-drop under BLEU and ROUGE (31 million)
+#: 13.5 s against 19.7 s; 1,000 of them (105 million) 32 s against 55 s. A line through
+#: those gains puts the break-even near 10 million.
+POOL_MIN_WORK = 10_000_000
 
 
 def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) -> int:
@@ -347,30 +349,39 @@ class StreamingRun:
             else:
                 summaries[index] = summary
         rule_units = any(p.perturbation.method == "rule" for p in self.suite.perturbations)
-        if todo and rule_units and self.replay is None:
-            with phase("warm-up (one example per task)"):
-                _warm_resources(self.suite, self.examples, self.pool, self.parser,
-                                self.resources)
         worker = ChunkWorker(self.suite, self.examples, self.pool, self.resources, self.cpu,
                              self.cache, self.parser, parent_names=self.parent_names,
                              replay=self.replay)
-        spec = WorkerSpec(self.suite, self.examples, self.pool, self.resources, self._recipes,
-                          str(self.cache.path) if self.cache is not None else None,
-                          self.cache.table if self.cache is not None else "scores",
-                          self.parent_names)
-        # replayed units leave the pool nothing to make: their scores are cache lookups
-        if self.replay is not None:
-            workers = 1
+        # replayed units leave helpers nothing to make (their scores are cache lookups), and a
+        # sequential design takes one chunk at a time
+        if self.replay is not None or self.policy is not None:
+            processes = 1
         else:
             work = pooled_work(self.suite, [self.examples[i] for c in todo for i in chunks[c]],
                                len(self.cpu))
-            workers = pool_size(self.workers, len(todo), work)
-        executor = ChunkExecutor(worker, workers, spec if workers > 1 else None)
+            processes = pool_size(self.workers, len(todo), work)
+        # helpers start now: their imports and spaCy load overlap the warm-up below
+        spec = WorkerSpec(self._recipes, str(self.cache.path) if self.cache is not None else None,
+                          self.cache.table if self.cache is not None else "scores",
+                          parse=rule_units)
+        executor = ChunkExecutor(worker, processes - 1, spec if processes > 1 else None)
+        try:
+            if todo and rule_units and self.replay is None:
+                with phase("warm-up (one example per task)"):
+                    _warm_resources(self.suite, self.examples, self.pool, self.parser,
+                                    self.resources)
+            executor.share(RunData(self.suite, self.examples, self.pool, self.resources,
+                                   self.parent_names), staging.files.chunks / "helpers.pickle")
+        except BaseException:
+            executor.close(cancel=True, terminate=True)
+            raise
         self.progress.start("examples", len(self.examples))
         pending: deque[tuple[int, Future[ChunkOutcome], list[SkipRecord], dict[str, Any],
                             Stopped | None]] = deque()
-        # a pool keeps every worker busy while this process writes; serial work has no overlap
-        window = executor.workers + 1 if executor.parallel and self.policy is None else 1
+        # chunks in flight or done but not yet written, which are written in chunk order:
+        # enough that this process never waits on a helper's chunk while it could work on one
+        # (each process has about two chunks ahead of the oldest unwritten one)
+        window = 2 * executor.processes + 2 if executor.parallel else 1
         need_variants = bool(self.here or self.corpus)
         interrupted = False
         try:
@@ -387,7 +398,12 @@ class StreamingRun:
                 stopped = self.policy.stopped() if self.policy is not None else None
                 extra, extra_skips, generation = self._parent_variants(examples, stopped)
                 task = ChunkTask(index, chunks[index], extra, stopped, need_variants)
-                pending.append((index, executor.submit(task), extra_skips, generation, stopped))
+                # two tasks ahead per helper keep it busy while this process works on a chunk;
+                # one among the small last chunks, so that the run does not end waiting on a
+                # helper's queue while this process has nothing left to do
+                ahead = 2 if len(chunks[index]) >= self.chunk_size else 1
+                pending.append((index, executor.submit(task, ahead), extra_skips, generation,
+                                stopped))
                 while len(pending) >= window:
                     self._collect(staging, chunks, summaries, *pending.popleft())
             while pending:

@@ -146,6 +146,32 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
         raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
 
 
+def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The records at these positions (0-based, in file order) of a variants file, as
+    `read_records` gives them: only those rows become Python objects, so a sample of a large
+    run costs its own size, not the run's."""
+    path = Path(path)
+    wanted = sorted(set(positions))
+    if path.suffix == ".jsonl":
+        keep = set(wanted)
+        return {i: r for i, r in enumerate(_old_records(path)) if i in keep}
+    found: dict[int, dict[str, Any]] = {}
+    try:
+        source = pq.ParquetFile(path)
+        start = 0
+        for group in range(source.num_row_groups):
+            size = source.metadata.row_group(group).num_rows
+            inside = [p - start for p in wanted if start <= p < start + size]
+            if inside:
+                table = source.read_row_group(group).take(inside)
+                for offset, row in zip(inside, table.to_pylist(), strict=True):
+                    found[start + offset] = _record(row)
+            start += size
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+    return found
+
+
 def _record(row: dict[str, Any]) -> dict[str, Any]:
     if "severity" in row:
         row["severity"] = severity_value(row["severity"])

@@ -47,7 +47,8 @@ def start_worker(parent: int, spec: bytes, interval: float = PARENT_CHECK_INTERV
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
-    # thread per core in every worker and fight the pool for the same cores
+    # thread per core in every worker and fight the pool for the same cores (the parent set
+    # chunkwork.THREADS_VARIABLE before spawning; this holds for a worker started otherwise)
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     from evalstress.engine.chunkwork import init_worker
 

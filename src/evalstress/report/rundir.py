@@ -135,6 +135,10 @@ def _rank(value: str) -> str:
     return hashlib.sha1(value.encode("utf-8")).hexdigest()
 
 
+#: what a variant's id is made of (`variantfile.read_records` derives it)
+_ID_COLUMNS = ("example_id", "perturbation", "severity", "seed")
+
+
 def _stratum(record: Mapping[str, Any]) -> tuple[str, str]:
     return (str(record.get("perturbation", "")), str(record.get("severity", "")))
 
@@ -145,8 +149,8 @@ class _Reversed:
 
     __slots__ = ("key",)
 
-    def __init__(self, rank: str, line_no: int):
-        self.key = (rank, line_no)
+    def __init__(self, rank: str, position: int):
+        self.key = (rank, position)
 
     def __lt__(self, other: _Reversed) -> bool:
         return self.key > other.key
@@ -218,26 +222,27 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
 
 
 def _sample(path: Path, cap: int) -> tuple[int, list[dict[str, Any]]]:
-    """How many variants the file holds, and the sample: two passes whose memory is the
-    sample's, whatever the run's size (count the strata, then keep in each stratum its quota
-    of records with the smallest id hash)."""
+    """How many variants the file holds, and the sample: passes whose memory is the sample's,
+    whatever the run's size (count the strata, keep in each stratum its quota of positions
+    with the smallest id hash, then read the records at those positions)."""
     sizes: dict[tuple[str, str], int] = defaultdict(int)
     for record in variantfile.read_records(path, ("perturbation", "severity")):
         sizes[_stratum(record)] += 1
     quotas = _quotas(sizes, cap)
-    kept: dict[tuple[str, str], list[tuple[_Reversed, dict[str, Any]]]] = defaultdict(list)
-    for line_no, record in enumerate(variantfile.read_records(path), 1):
+    kept: dict[tuple[str, str], list[_Reversed]] = defaultdict(list)
+    for position, record in enumerate(variantfile.read_records(path, _ID_COLUMNS)):
         key = _stratum(record)
         quota = quotas[key]
         if quota == 0:
             continue
-        entry = (_Reversed(_rank(str(record.get("id", line_no))), line_no), record)
+        entry = _Reversed(_rank(str(record.get("id", position + 1))), position)
         heap = kept[key]
         if len(heap) < quota:
             heapq.heappush(heap, entry)
-        elif entry[0] > heap[0][0]:  # smaller (hash, line) than the largest kept
+        elif entry > heap[0]:  # smaller (hash, position) than the largest kept
             heapq.heapreplace(heap, entry)
-    return sum(sizes.values()), [record for heap in kept.values() for _, record in heap]
+    chosen = variantfile.records_at(path, (e.key[1] for heap in kept.values() for e in heap))
+    return sum(sizes.values()), list(chosen.values())
 
 
 _TEXT_COLUMNS = ("example_id", "perturbation", "severity", "evaluator", "aspect", "status",
