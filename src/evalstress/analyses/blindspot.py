@@ -257,53 +257,62 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
     return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict)
 
 
+def _mean(values: np.ndarray) -> float:
+    """The mean of the values that are numbers (pandas' skipna mean); NaN if none is."""
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else float("nan")
+
+
 def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
             unchanged: dict[tuple[str, str, int], list[str]] | None = None,
             ) -> list[SeverityPoint]:
     """One point per severity. With `unchanged` (paper protocol), the examples a unit skipped
-    join its seed's mean with their gold score and a noise ratio of 0."""
+    join its seed's mean with their gold score and a noise ratio of 0. The columns are taken
+    out as arrays once per severity: per-seed pandas selections cost more than the sums."""
     points = []
     perturbation = str(pgroup["perturbation"].iloc[0])
+    gold_of = {str(k): float(v) for k, v in gold_by_example.items() if pd.notna(v)}
     for (_, severity), sgroup in pgroup.groupby(["severity_rank", "severity"], sort=True):
+        ok_rows = (sgroup["status"] == "ok").to_numpy()
+        missing = int((~ok_rows).sum())
+        seed_of = np.array([int(str(k)) for k in sgroup["seed"]], dtype=np.int64)
+        example_of = sgroup["example_id"].astype(str).to_numpy()
+        score_of = sgroup["score"].to_numpy(dtype=float)
+        ratio_of = sgroup["noise_ratio"].to_numpy(dtype=float)
+        key = _severity_key(severity)
+        seeds = set(seed_of.tolist()) | {k[2] for k in (unchanged or {})
+                                         if k[0] == perturbation and k[1] == key}
         per_seed_means: list[float] = []
         per_seed_gold: list[float] = []
         per_seed_ratio: list[float] = []
         per_seed_unchanged: list[int] = []
         examples: set[str] = set()
-        missing = int((sgroup["status"] != "ok").sum())
-        by_seed = {int(str(k)): g for k, g in sgroup.groupby("seed")}
-        seeds = set(by_seed) | {k[2] for k in (unchanged or {})
-                                if k[0] == perturbation and k[1] == _severity_key(severity)}
         for seed in sorted(seeds):
-            seed_group = by_seed.get(seed, sgroup.iloc[0:0])
-            ok = seed_group[seed_group["status"] == "ok"]
+            rows = ok_rows & (seed_of == seed)
+            ok_examples = example_of[rows]
             same = [] if unchanged is None else [
-                e for e in unchanged.get((perturbation, _severity_key(severity), int(seed)), [])
-                if e in gold_by_example.index and pd.notna(gold_by_example[e])]
-            if ok.empty and not same:
+                e for e in unchanged.get((perturbation, key, int(seed)), []) if e in gold_of]
+            if not ok_examples.size and not same:
                 continue
-            if not ok.empty and (ok["example_id"] == CORPUS).all():
-                gold_vals = gold_by_example.reindex([CORPUS]).dropna()
-                vals = ok["score"]
-                ratios = ok["noise_ratio"]
+            vals, ratios = score_of[rows], ratio_of[rows]
+            if ok_examples.size and (ok_examples == CORPUS).all():
+                gold_vals = np.array([gold_of[CORPUS]] if CORPUS in gold_of else [])
             else:
-                gold_vals = gold_by_example.reindex(ok["example_id"])
-                keep = gold_vals.notna().to_numpy()
-                vals = ok["score"][keep]
-                ratios = ok["noise_ratio"][keep]
-                gold_vals = gold_vals[keep]
+                keep = np.array([e in gold_of for e in ok_examples], dtype=bool)
+                vals, ratios = vals[keep], ratios[keep]
+                gold_vals = np.array([gold_of[e] for e in ok_examples[keep]], dtype=float)
             if same:  # changed nothing: the gold score at noise ratio 0
-                same_gold = gold_by_example.reindex(same)
-                vals = pd.concat([vals, same_gold], ignore_index=True)
-                gold_vals = pd.concat([gold_vals, same_gold], ignore_index=True)
-                ratios = pd.concat([ratios, pd.Series([0.0] * len(same))], ignore_index=True)
-            if vals.empty or gold_vals.empty:
+                same_gold = np.array([gold_of[e] for e in same], dtype=float)
+                vals = np.concatenate([vals, same_gold])
+                gold_vals = np.concatenate([gold_vals, same_gold])
+                ratios = np.concatenate([ratios, np.zeros(len(same))])
+            if not vals.size or not gold_vals.size:
                 continue
-            per_seed_means.append(float(vals.mean()))
-            per_seed_gold.append(float(gold_vals.mean()))
-            per_seed_ratio.append(float(ratios.mean()))
+            per_seed_means.append(_mean(vals))
+            per_seed_gold.append(_mean(gold_vals))
+            per_seed_ratio.append(_mean(ratios))
             per_seed_unchanged.append(len(same))
-            examples.update(ok["example_id"].tolist())  # one conversion, not one per value
+            examples.update(ok_examples.tolist())
             examples.update(same)
         if not per_seed_means:
             continue
@@ -312,7 +321,7 @@ def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
         points.append(SeverityPoint(
             severity=str(severity),
             noise_ratio=(float(np.mean(per_seed_ratio)) if unchanged is not None
-                         else float(sgroup["noise_ratio"].mean())),
+                         else _mean(ratio_of)),
             mean=float(means.mean()),
             std=float(means.std(ddof=0)),
             gold=float(golds.mean()),

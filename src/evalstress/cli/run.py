@@ -117,7 +117,8 @@ def quickstart(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
     workers: Annotated[int | None, typer.Option(
-        help="Processes for perturbations and CPU-bound metrics; 0 (default): every core.")]
+        help="Processes for perturbations and CPU-bound metrics (this one and N-1 helpers); "
+        "0 (default): every core.")]
     = None,
     force: ForceOption = False,
 ) -> None:
@@ -175,7 +176,8 @@ def run_command(
         "evaluator (and the generator) would need, and score nothing.")] = False,
     workers: Annotated[int | None, typer.Option(
         help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
-        "rep); 0 (default): every core. Results are identical to --workers 1.")] = None,
+        "rep): this one and N-1 helpers; 0 (default): every core. A run with little such work "
+        "stays in one process. Results are identical to --workers 1.")] = None,
     backend: Annotated[str | None, typer.Option(
         help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
         "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
