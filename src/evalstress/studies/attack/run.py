@@ -143,8 +143,8 @@ class Attacker:
         notes = [
             f"ASR = successes / attempts under paper 004 eq. 3 (scores on 0-100: gold {above} "
             f"tau+ and gold - victim >= delta for good; gold {below} tau- and victim - gold >= "
-            "delta for bad); 95% Wilson intervals; queries = distinct texts the victim scored "
-            "per attack, the start included.",
+            "delta for bad); 95% Wilson intervals; queries = texts handed to the victim per "
+            "attack, the start included, a repeat counted again (cached or not).",
             "The gold judge stands in for human readers: a success is only as real as the "
             "gold's rating (paper 004 checks its gold by hand)."]
         fitted = [m.label for m in [*self.victims, *self.gold.members]
