@@ -11,7 +11,8 @@ ratios taken in the same moment). Then the ratios with their targets:
 - peak RSS of the largest process at the largest N over the smallest, per worker count
   (target <= 1.2: memory does not grow with the dataset);
 - wall time with 2 workers over the serial run, per N (target <= 0.55 at N=1000; 0.5 is the
-  floor on two cores); the parent's CPU share is the load-independent view of the same thing;
+  floor on two cores); the parent's CPU share says how evenly the work was shared (the run's
+  own process does chunks beside its helper, so about half with 2 workers);
 - the extrapolation to 100,000 examples: hours, GB on disk (run directory and cache), and the
   peak memory of the largest process (a straight line through the smallest and largest N).
 
