@@ -10,7 +10,7 @@ a row beyond the run's text length limit is neither parsed nor perturbed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,32 @@ class PlannedUnits:
     too_long: dict[str, str] = field(default_factory=dict)
 
 
+Unit = tuple["PerturbationPlan", Any, int]  # a plan, a severity of its grid, a seed
+
+
+def walk_units(examples: Sequence[Example], suite: Suite, out: PlannedUnits, *,
+               include: Callable[[PerturbationPlan], bool],
+               generated: Callable[[PerturbationPlan], bool] = lambda plan: False,
+               stopped: Stopped | None = None) -> Iterator[tuple[Example, list[Unit]]]:
+    """Each example with the units to make of it, in the run's order: the one walk that
+    making units (`plan_units`) and looking up units made elsewhere (`replay.UnitReplay`)
+    share. Plans `include` leaves out and stopped units are passed over, those of the
+    generation stage too; a row in `out.too_long` gets a skip per unit in `out.skips` and no
+    units to make."""
+    for example in examples:
+        units: list[Unit] = []
+        for plan, severity, seed in suite.units(example.task):
+            if not include(plan) or is_stopped(stopped, example.task, plan.name, severity):
+                continue
+            if example.id in out.too_long:  # neither parsed, perturbed, generated nor scored
+                out.skips.append(SkipRecord(example.id, plan.name, severity, seed,
+                                            out.too_long[example.id]))
+                continue
+            if not generated(plan):
+                units.append((plan, severity, seed))
+        yield example, units
+
+
 def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
                pool: Sequence[Example], resources: dict[str, Any], *,
                include: Callable[[PerturbationPlan], bool],
@@ -90,24 +116,16 @@ def plan_units(examples: Sequence[Example], suite: Suite, parser: TextParser,
     dataset perturbations may borrow from (sentence pools, n-gram tables in `resources`).
     The parses stay in `parser` for the generation stage; the caller forgets them when the
     chunk is done, so memory stays flat chunk by chunk."""
-    too_long = long_rows(examples, suite)
-    out = PlannedUnits(too_long=too_long)
+    out = PlannedUnits(too_long=long_rows(examples, suite))
     before = parser.parses
     # parsed in one batch when a perturbation first reads a parse; never, when none does
-    parser.expect([e.hypothesis for e in examples if e.id not in too_long])
+    parser.expect([e.hypothesis for e in examples if e.id not in out.too_long])
     if progress is not None:
         progress.start("perturbing", len(examples))
-    for example in examples:
+    for example, units in walk_units(examples, suite, out, include=include,
+                                     generated=generated, stopped=stopped):
         ctx = PerturbContext(example, parser, pool, resources)
-        for plan, severity, seed in suite.units(example.task):
-            if not include(plan) or is_stopped(stopped, example.task, plan.name, severity):
-                continue
-            if example.id in too_long:  # neither parsed, perturbed, generated nor scored
-                out.skips.append(SkipRecord(example.id, plan.name, severity, seed,
-                                            too_long[example.id]))
-                continue
-            if generated(plan):
-                continue
+        for plan, severity, seed in units:
             result = plan.perturbation.apply(ctx, severity, seed)
             if isinstance(result, Skip):
                 out.skips.append(SkipRecord(example.id, plan.name, severity, seed, result.reason))

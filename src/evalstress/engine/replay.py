@@ -3,10 +3,11 @@ driver's pass in place of applying the perturbations again.
 
 A shard makes every rule and model-made unit of its examples and scores them; the driver's pass
 then only has to assemble the run's files in a local run's order and score what stays with it
-(judges, corpus-level evaluators). `UnitReplay.plan` walks the units exactly as
-`planning.plan_units` does (same order, same stopped units, same skips of rows too long for the
-run), but looks each unit's outcome up instead of applying it: nothing is parsed or perturbed,
-and the dataset-wide resources (sentence pools, n-gram tables) are never built. The shards'
+(judges, corpus-level evaluators). `UnitReplay.plan` walks the units with
+`planning.plan_units`' own walk (`planning.walk_units`: same order, same stopped units, same
+skips of rows too long for the run), but looks each unit's outcome up instead of applying it:
+nothing is parsed or perturbed, and the dataset-wide resources (sentence pools, n-gram tables)
+are never built. The shards'
 files stay on disk and are read forward as the pass goes (`ShardFiles`), so memory holds a few
 chunks' units, whatever the dataset's size.
 """
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from evalstress.core.data import Example, read_jsonl
 from evalstress.core.records import SkipRecord
 from evalstress.engine import variantfile
-from evalstress.engine.planning import PlannedUnits, Stopped, is_stopped, long_rows
+from evalstress.engine.planning import PlannedUnits, Stopped, long_rows, walk_units
 from evalstress.perturb.base import Variant
 
 if TYPE_CHECKING:
@@ -113,18 +114,10 @@ class UnitReplay:
              generated: Callable[[PerturbationPlan], bool] = lambda plan: False,
              stopped: Stopped | None = None) -> PlannedUnits:
         """What `planning.plan_units` would make of `examples`, from the recorded outcomes."""
-        too_long = long_rows(examples, suite)
-        out = PlannedUnits(too_long=too_long)
-        for example in examples:
-            for plan, severity, seed in suite.units(example.task):
-                if not include(plan) or is_stopped(stopped, example.task, plan.name, severity):
-                    continue
-                if example.id in too_long:
-                    out.skips.append(SkipRecord(example.id, plan.name, severity, seed,
-                                                too_long[example.id]))
-                    continue
-                if generated(plan):
-                    continue
+        out = PlannedUnits(too_long=long_rows(examples, suite))
+        for example, units in walk_units(examples, suite, out, include=include,
+                                         generated=generated, stopped=stopped):
+            for plan, severity, seed in units:
                 found = self._outcome((example.id, plan.name, str(severity), seed))
                 if found is None:
                     raise MissingUnit(f"no shard made {plan.name} at severity {severity}, seed "
