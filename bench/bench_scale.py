@@ -81,6 +81,10 @@ def child(args: argparse.Namespace) -> None:
          *(["--chunk-size", str(args.chunk_size)] if args.chunk_size else []), "--quiet"],
         standalone_mode=False)
     wall = time.perf_counter() - start
+    import multiprocessing
+
+    for helper in multiprocessing.active_children():  # they exit after the run returns:
+        helper.join()  # reaped, their CPU time and memory count in RUSAGE_CHILDREN
     own = resource.getrusage(resource.RUSAGE_SELF)
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # maxrss: the largest child's
     print(json.dumps({"wall": wall, "parent_cpu": own.ru_utime + own.ru_stime,

@@ -339,13 +339,14 @@ class ChunkExecutor:
             done.set_exception(exc)
         return done
 
-    def close(self, *, cancel: bool = False, terminate: bool = False) -> None:
+    def close(self, *, cancel: bool = False, terminate: bool = False, wait: bool = True) -> None:
         """Shut the helpers down; `terminate` stops them mid-chunk (after a Ctrl-C: what
-        they finished is in the cache, the chunk itself is redone on resume)."""
+        they finished is in the cache, the chunk itself is redone on resume); without `wait`,
+        they exit in the background (the interpreter joins them at its exit)."""
         if self._pool is not None:
             if terminate:
                 _terminate_workers(self._pool)
-            self._pool.shutdown(wait=True, cancel_futures=cancel)
+            self._pool.shutdown(wait=wait or terminate, cancel_futures=cancel)
             self._pool = None
         if self._threads_set:
             os.environ.pop(THREADS_VARIABLE, None)

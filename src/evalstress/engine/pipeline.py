@@ -383,7 +383,7 @@ class StreamingRun:
         # (each process has about two chunks ahead of the oldest unwritten one)
         window = 2 * executor.processes + 2 if executor.parallel else 1
         need_variants = bool(self.here or self.corpus)
-        interrupted = False
+        interrupted = finished = False
         try:
             for index in range(len(chunks)):
                 if index in summaries:
@@ -408,12 +408,14 @@ class StreamingRun:
                     self._collect(staging, chunks, summaries, *pending.popleft())
             while pending:
                 self._collect(staging, chunks, summaries, *pending.popleft())
+            finished = True
         except KeyboardInterrupt:
             interrupted = True
             raise
         finally:
             stopping = interrupted or interrupts.requested() is not None
-            executor.close(cancel=True, terminate=stopping)
+            # every chunk done: the helpers exit while this process joins the parts
+            executor.close(cancel=True, terminate=stopping, wait=not finished)
             self.progress.finish("examples")
         corpus_table, corpus_stats, corpus_missing = (self._score_corpus() if self.corpus
                                                       else (None, {}, Counter()))
