@@ -225,13 +225,20 @@ def test_parsing_a_chunk_of_long_texts_holds_a_small_batch_of_spacy_work_at_once
     assert peak < 120e6, f"{peak / 1e6:.0f} MB"
 
 
-def test_spacy_loads_without_torch_and_torch_still_imports_afterwards() -> None:
-    """Loading the parser leaves torch unimported (0.8 s of every run that needs no model);
-    a later `import torch` (BERTScore, a local judge) works as usual, and so does spaCy."""
+def _python_prints(script: str) -> list[str]:
+    """The lines a fresh interpreter prints running `script` (imports as a new run sees them)."""
     import subprocess
     import sys
 
-    script = (
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return done.stdout.splitlines()
+
+
+def test_spacy_loads_without_torch_and_torch_still_imports_afterwards() -> None:
+    """Loading the parser leaves torch unimported (0.8 s of every run that needs no model);
+    a later `import torch` (BERTScore, a local judge) works as usual, and so does spaCy."""
+    lines = _python_prints(
         "import sys\n"
         "from evalstress.core.text import TextParser, load_spacy\n"
         "load_spacy()\n"
@@ -241,23 +248,15 @@ def test_spacy_loads_without_torch_and_torch_still_imports_afterwards() -> None:
         "import torch\n"
         "print(float(torch.ones(3).sum()))\n"
         "print(len(TextParser().parse('A second text parses too.').sentences))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True, timeout=120)
-    lines = done.stdout.split("\n")
     assert lines[0] == "False" and lines[1].startswith("2 ['Ada Lovelace'")
     assert lines[2:4] == ["3.0", "1"]
 
 
 def test_torch_loaded_first_is_left_alone() -> None:
     """Where torch is already imported, spaCy imports it as it always did."""
-    import subprocess
-    import sys
-
-    script = ("import torch, sys\n"
-              "from evalstress.core.text import load_spacy\n"
-              "load_spacy()\n"
-              "import thinc.compat\n"
-              "print(thinc.compat.has_torch)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True, timeout=120)
-    assert done.stdout.strip() == "True"
+    lines = _python_prints("import torch, sys\n"
+                           "from evalstress.core.text import load_spacy\n"
+                           "load_spacy()\n"
+                           "import thinc.compat\n"
+                           "print(thinc.compat.has_torch)\n")
+    assert lines == ["True"]

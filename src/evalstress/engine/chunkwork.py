@@ -40,7 +40,7 @@ from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
 from evalstress.engine.variantfile import variant_table
-from evalstress.engine.workerstart import start_worker
+from evalstress.engine.workerstart import THREADS_VARIABLE, start_worker
 from evalstress.evaluators.base import Evaluator
 from evalstress.perturb.base import Variant
 from evalstress.suites import Suite
@@ -264,10 +264,6 @@ def quiet_resource_tracker() -> None:
         sys.warnoptions.append(TRACKER_QUIET)
 
 
-#: how many threads fastchrf's rayon pool starts in a process (one per core if unset)
-THREADS_VARIABLE = "RAYON_NUM_THREADS"
-
-
 class ChunkExecutor:
     """Runs chunk tasks in this process and in `helpers` helper processes.
 
@@ -276,14 +272,14 @@ class ChunkExecutor:
     it itself, so every process works. Helpers spawn at once; `share` hands them the run data
     before the first task."""
 
-    def __init__(self, worker: ChunkWorker, helpers: int, spec: WorkerSpec | None):
+    def __init__(self, worker: ChunkWorker, helpers: int, spec: WorkerSpec):
         self.worker = worker
-        self.helpers = helpers if spec is not None else 0
+        self.helpers = max(0, helpers)
         self._pool: ProcessPoolExecutor | None = None
         self._data: str | None = None
         self._queued: list[Future[ChunkOutcome]] = []  # tasks handed to helpers, not yet done
         self._threads_set = False
-        if self.helpers > 0 and spec is not None:
+        if self.helpers:
             # this process works beside its helpers: one thread for native thread pools here
             # too (fastchrf's rayon reads this at its first use in a process, so a process
             # whose first chrF ran beside helpers keeps one thread for it)
@@ -308,7 +304,7 @@ class ChunkExecutor:
     @property
     def processes(self) -> int:
         """Processes doing chunks: this one and its helpers."""
-        return 1 + (self.helpers if self._pool is not None else 0)
+        return 1 + self.helpers
 
     def share(self, data: RunData, path: Path) -> None:
         """Write what the helpers' chunks index to `path` (a file of the run's staging folder,

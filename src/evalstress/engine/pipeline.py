@@ -364,7 +364,7 @@ class StreamingRun:
         spec = WorkerSpec(self._recipes, str(self.cache.path) if self.cache is not None else None,
                           self.cache.table if self.cache is not None else "scores",
                           parse=rule_units)
-        executor = ChunkExecutor(worker, processes - 1, spec if processes > 1 else None)
+        executor = ChunkExecutor(worker, processes - 1, spec)
         try:
             if todo and rule_units and self.replay is None:
                 with phase("warm-up (one example per task)"):

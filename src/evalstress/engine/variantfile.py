@@ -20,6 +20,7 @@ columns (`OPTIONAL`) read them as null.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -127,6 +128,15 @@ def variants_path(folder: Path) -> Path | None:
     return None
 
 
+@contextlib.contextmanager
+def _parquet_read(path: Path) -> Iterator[None]:
+    """A file that is not readable Parquet becomes a DataError naming it."""
+    try:
+        yield
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
+
+
 def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
     """The variant records of a variants file, one batch in memory at a time: example_id,
     perturbation, severity (its value), seed, noise_ratio, text, method, verification,
@@ -136,14 +146,12 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
     if path.suffix == ".jsonl":
         yield from _old_records(path)
         return
-    try:
+    with _parquet_read(path):
         source = pq.ParquetFile(path)
         wanted = [c for c in (columns or VARIANT_SCHEMA.names) if c in source.schema_arrow.names]
         for batch in source.iter_batches(batch_size=8192, columns=wanted):
             for row in batch.to_pylist():
                 yield _record(row)
-    except (OSError, pa.ArrowException) as exc:
-        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
 
 
 def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -156,7 +164,7 @@ def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]
         keep = set(wanted)
         return {i: r for i, r in enumerate(_old_records(path)) if i in keep}
     found: dict[int, dict[str, Any]] = {}
-    try:
+    with _parquet_read(path):
         source = pq.ParquetFile(path)
         start = 0
         for group in range(source.num_row_groups):
@@ -167,8 +175,6 @@ def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]
                 for offset, row in zip(inside, table.to_pylist(), strict=True):
                     found[start + offset] = _record(row)
             start += size
-    except (OSError, pa.ArrowException) as exc:
-        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
     return found
 
 
@@ -229,10 +235,8 @@ def check_variant_file(path: Path) -> None:
     each missing or wrongly typed column."""
     if path.suffix != ".parquet":
         return  # an old variants.jsonl is checked line by line as it is read
-    try:
+    with _parquet_read(path):
         schema = pq.read_schema(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise DataError(path, None, None, f"cannot be read as Parquet ({exc})") from None
     problems = []
     for wanted in VARIANT_SCHEMA:
         index = schema.get_field_index(wanted.name)

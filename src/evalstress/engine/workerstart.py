@@ -16,6 +16,9 @@ import signal
 import threading
 import time
 
+#: how many threads fastchrf's rayon pool starts in a process (one per core if unset)
+THREADS_VARIABLE = "RAYON_NUM_THREADS"
+
 #: how often a worker looks whether its parent still lives (seconds)
 PARENT_CHECK_INTERVAL = 0.5
 
@@ -47,9 +50,9 @@ def start_worker(parent: int, spec: bytes, interval: float = PARENT_CHECK_INTERV
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
-    # thread per core in every worker and fight the pool for the same cores (the parent set
-    # chunkwork.THREADS_VARIABLE before spawning; this holds for a worker started otherwise)
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    # thread per core in every worker and fight the pool for the same cores (the parent sets
+    # it before spawning; this holds for a worker started otherwise)
+    os.environ.setdefault(THREADS_VARIABLE, "1")
     from evalstress.engine.chunkwork import init_worker
 
     init_worker(pickle.loads(spec))
