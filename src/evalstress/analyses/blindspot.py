@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -213,7 +214,10 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                     str(e) for e in group["example_id"]]
     notes: list[str] = []
     for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS):
-        gold_by_example = gold_rows.set_index("example_id")["score"]
+        # each example's gold score, where it has one: read once for every perturbation
+        gold_of = {str(e): float(v) for e, v in zip(gold_rows["example_id"],
+                                                     gold_rows["score"], strict=True)
+                   if pd.notna(v)}
         for perturbation, pgroup in noised:
             higher = bool((gold_rows if not gold_rows.empty else pgroup)
                           ["higher_is_better"].iloc[0])
@@ -222,7 +226,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                 notes.append(f"{evaluator}/{aspect} on {perturbation}: a set-level score "
                              "compares only the changed texts; the examples the perturbation "
                              "could not change are not in the noised set")
-            points = _points(pgroup, gold_by_example,
+            points = _points(pgroup, gold_of,
                              unchanged if protocol == "paper" and not corpus else None)
             if not points:  # every score missing: keep the row, inconclusive, so it is seen
                 ok_gold = gold_rows.loc[gold_rows["status"] == "ok", "score"]
@@ -263,7 +267,7 @@ def _mean(values: np.ndarray) -> float:
     return float(kept.mean()) if kept.size else float("nan")
 
 
-def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
+def _points(pgroup: pd.DataFrame, gold_of: Mapping[str, float],
             unchanged: dict[tuple[str, str, int], list[str]] | None = None,
             ) -> list[SeverityPoint]:
     """One point per severity. With `unchanged` (paper protocol), the examples a unit skipped
@@ -271,7 +275,6 @@ def _points(pgroup: pd.DataFrame, gold_by_example: pd.Series,
     out as arrays once per severity: per-seed pandas selections cost more than the sums."""
     points = []
     perturbation = str(pgroup["perturbation"].iloc[0])
-    gold_of = {str(k): float(v) for k, v in gold_by_example.items() if pd.notna(v)}
     for (_, severity), sgroup in pgroup.groupby(["severity_rank", "severity"], sort=True):
         ok_rows = (sgroup["status"] == "ok").to_numpy()
         missing = int((~ok_rows).sum())
