@@ -1,7 +1,5 @@
 """`python -m evalstress.cli`: the same commands as the `evalstress` script."""
 
-import sys
+from evalstress.cli.entry import main
 
-from evalstress.cli import app
-
-sys.exit(app())
+main()
