@@ -64,6 +64,10 @@ def test_every_variant_comes_back_exactly(tmp_path_factory: pytest.TempPathFacto
     assert back == expected  # text, severity (with its type), seed, noise ratio
     assert [v.provenance for v in back] == [v.provenance for v in expected]
     assert [r["id"] for r in read_records(folder / variantfile.FILE)] == [v.id for v in expected]
+    keys = list(variantfile.read_keys(folder / variantfile.FILE))  # what a report samples from
+    assert [i for ids, _, _ in keys for i in ids] == [v.id for v in expected]
+    assert [(p, s) for _, ps, ss in keys for p, s in zip(ps, ss, strict=True)] == [
+        (v.perturbation, str(v.severity)) for v in expected]
 
 
 def test_small_parts_are_joined_into_larger_row_groups(tmp_path: Path,
@@ -240,3 +244,24 @@ def test_records_at_reads_just_the_asked_positions_across_row_groups(
     assert picked == {i: everything[i] for i in wanted}
     assert picked[13]["text"] == "text 2 1" and picked[2]["provenance"] == {"method": "llm"}
     assert variantfile.records_at(tmp_path / "all.parquet", []) == {}
+
+
+def test_keys_read_severities_as_records_do_in_both_formats(tmp_path: Path) -> None:
+    """A severity stored as the text "0.50" is the number 0.5 in a variant's id and stratum;
+    an old variants.jsonl holds JSON values, read as they are."""
+    rows = [{"example_id": "e1", "perturbation": "p", "severity": 0.5, "seed": 3},
+            {"example_id": "e1", "perturbation": "p", "severity": 2, "seed": 0},
+            {"example_id": "e2", "perturbation": "q", "severity": "high", "seed": 1}]
+    table = pa.Table.from_pylist([{**r, "severity": s, "noise_ratio": 0.1, "text": "t"}
+                                  for r, s in zip(rows, ["0.50", "2", "high"], strict=True)])
+    pq.write_table(table, tmp_path / "v.parquet")
+    (tmp_path / "v.jsonl").write_text("".join(
+        json.dumps({**r, "noise_ratio": 0.1, "text": "t"}) + "\n" for r in rows))
+    for name in ("v.parquet", "v.jsonl"):
+        [(ids, perturbations, severities)] = variantfile.read_keys(tmp_path / name)
+        assert ids == ["e1|p|0.5|3", "e1|p|2|0", "e2|q|high|1"]
+        assert perturbations == ["p", "p", "q"]
+        assert severities == ["0.5", "2", "high"]
+    pq.write_table(table.drop_columns(["seed"]), tmp_path / "noseed.parquet")
+    with pytest.raises(DataError, match=r"noseed.parquet.*seed.*is missing"):
+        list(variantfile.read_keys(tmp_path / "noseed.parquet"))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError, read_jsonl
@@ -154,6 +156,40 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
                 yield _record(row)
 
 
+#: the columns a variant's id is made of, in its order
+ID_COLUMNS = ("example_id", "perturbation", "severity", "seed")
+KEY_BATCH = 65_536  # variants per batch of `read_keys`
+
+
+def read_keys(path: Path) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """Batch by batch, the ids, perturbations and severities (as text) of a variants file's
+    records, as `read_records` gives them (`str` of each field), without making a record per
+    variant: a report samples a run of millions of variants from these."""
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        records = iter(_old_records(path))
+        while batch := [(r["id"], str(r["perturbation"]), str(r["severity"]))
+                        for r in itertools.islice(records, KEY_BATCH)]:
+            yield [r[0] for r in batch], [r[1] for r in batch], [r[2] for r in batch]
+        return
+    with _parquet_read(path):
+        source = pq.ParquetFile(path)
+        absent = [c for c in ID_COLUMNS if c not in source.schema_arrow.names]
+        if absent:
+            raise DataError(path, None, absent[0], "is missing (every variant needs "
+                            "example_id, perturbation, severity and seed)")
+        for batch in source.iter_batches(batch_size=KEY_BATCH, columns=list(ID_COLUMNS)):
+            # as Python's f"{value}" writes them: None as "None", a severity as its value
+            texts = [pc.fill_null(pc.cast(batch.column(name), pa.string()), "None")
+                     for name in ID_COLUMNS]
+            encoded = pc.dictionary_encode(texts[2])
+            values = pa.array([str(severity_value(v)) for v in encoded.dictionary.to_pylist()],
+                              pa.string())
+            texts[2] = pc.take(values, encoded.indices)
+            yield (pc.binary_join_element_wise(*texts, "|").to_pylist(),
+                   texts[1].to_pylist(), texts[2].to_pylist())
+
+
 def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]]:
     """The records at these positions (0-based, in file order) of a variants file, as
     `read_records` gives them: only those rows become Python objects, so a sample of a large
@@ -183,7 +219,7 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
         row["severity"] = severity_value(row["severity"])
     if row.get("provenance") is not None:
         row["provenance"] = json.loads(row["provenance"])
-    if {"example_id", "perturbation", "severity", "seed"} <= set(row):
+    if set(ID_COLUMNS) <= set(row):
         row["id"] = f"{row['example_id']}|{row['perturbation']}|{row['severity']}|{row['seed']}"
     return row
 

@@ -13,7 +13,7 @@ import hashlib
 import heapq
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -135,30 +135,6 @@ def _rank(value: str) -> str:
     return hashlib.sha1(value.encode("utf-8")).hexdigest()
 
 
-#: what a variant's id is made of (`variantfile.read_records` derives it)
-_ID_COLUMNS = ("example_id", "perturbation", "severity", "seed")
-
-
-def _stratum(record: Mapping[str, Any]) -> tuple[str, str]:
-    return (str(record.get("perturbation", "")), str(record.get("severity", "")))
-
-
-class _Reversed:
-    """Orders (id hash, line) backwards, so a min-heap keeps the smallest of a stratum on top
-    of its largest."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, rank: str, position: int):
-        self.key = (rank, position)
-
-    def __lt__(self, other: _Reversed) -> bool:
-        return self.key > other.key
-
-    def __gt__(self, other: _Reversed) -> bool:
-        return self.key < other.key
-
-
 def _quotas(sizes: Mapping[Any, int], cap: int) -> dict[Any, int]:
     """Split `cap` over strata as evenly as their sizes allow (water-filling)."""
     quotas = dict.fromkeys(sizes, 0)
@@ -222,26 +198,24 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
 
 
 def _sample(path: Path, cap: int) -> tuple[int, list[dict[str, Any]]]:
-    """How many variants the file holds, and the sample: passes whose memory is the sample's,
-    whatever the run's size (count the strata, keep in each stratum its quota of positions
-    with the smallest id hash, then read the records at those positions)."""
-    sizes: dict[tuple[str, str], int] = defaultdict(int)
-    for record in variantfile.read_records(path, ("perturbation", "severity")):
-        sizes[_stratum(record)] += 1
+    """How many variants the file holds, and the sample: passes whose memory is the sample's
+    plus one batch, whatever the run's size (count the strata, keep in each stratum its quota
+    of positions with the smallest id hash, then read the records at those positions)."""
+    sizes: Counter[tuple[str, str]] = Counter()
+    for _, perturbations, severities in variantfile.read_keys(path):
+        sizes.update(zip(perturbations, severities, strict=True))
     quotas = _quotas(sizes, cap)
-    kept: dict[tuple[str, str], list[_Reversed]] = defaultdict(list)
-    for position, record in enumerate(variantfile.read_records(path, _ID_COLUMNS)):
-        key = _stratum(record)
-        quota = quotas[key]
-        if quota == 0:
-            continue
-        entry = _Reversed(_rank(str(record.get("id", position + 1))), position)
-        heap = kept[key]
-        if len(heap) < quota:
-            heapq.heappush(heap, entry)
-        elif entry > heap[0]:  # smaller (hash, position) than the largest kept
-            heapq.heapreplace(heap, entry)
-    chosen = variantfile.records_at(path, (e.key[1] for heap in kept.values() for e in heap))
+    kept: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    position = 0
+    for ids, perturbations, severities in variantfile.read_keys(path):
+        for offset, key in enumerate(zip(perturbations, severities, strict=True)):
+            if quotas[key]:
+                kept[key].append((_rank(ids[offset]), position + offset))
+        position += len(ids)
+        for key, entries in kept.items():  # what a batch added beyond a quota goes now
+            if len(entries) > quotas[key]:
+                kept[key] = heapq.nsmallest(quotas[key], entries)
+    chosen = variantfile.records_at(path, (p for entries in kept.values() for _, p in entries))
     return sum(sizes.values()), list(chosen.values())
 
 
