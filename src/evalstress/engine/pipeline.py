@@ -384,6 +384,7 @@ class StreamingRun:
         window = 2 * executor.processes + 2 if executor.parallel else 1
         need_variants = bool(self.here or self.corpus)
         interrupted = finished = False
+        left = len(todo)  # chunks not yet handed out
         try:
             for index in range(len(chunks)):
                 if index in summaries:
@@ -399,9 +400,10 @@ class StreamingRun:
                 extra, extra_skips, generation = self._parent_variants(examples, stopped)
                 task = ChunkTask(index, chunks[index], extra, stopped, need_variants)
                 # two tasks ahead per helper keep it busy while this process works on a chunk;
-                # one among the small last chunks, so that the run does not end waiting on a
-                # helper's queue while this process has nothing left to do
-                ahead = 2 if len(chunks[index]) >= self.chunk_size else 1
+                # one for the last chunks, one per process, so that the run does not end
+                # waiting on a helper's queue while this process has nothing left to do
+                left -= 1
+                ahead = 2 if left >= executor.processes else 1
                 pending.append((index, executor.submit(task, ahead), extra_skips, generation,
                                 stopped))
                 while len(pending) >= window:
