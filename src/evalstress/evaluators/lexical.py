@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from importlib.metadata import version
 from typing import Any
 
+from evalstress.core.lightimport import importing_without
 from evalstress.core.params import (
     BOOLEAN,
     Param,
@@ -308,14 +309,20 @@ def ngram_overlap(reference: Counter[tuple[str, ...]],
 
 
 class _MemoStemmer:
-    """Porter stemming memoized per word: variants of one text share almost all their words."""
+    """Porter stemming memoized per word: variants of one text share almost all their words.
+    nltk loads at the first word, not when the evaluator is built (a pooled run starts its
+    helper processes right after building its evaluators), and without scipy and
+    scikit-learn, which it imports for collocation tests and classifiers (0.85 s of 1.0)."""
 
     def __init__(self) -> None:
-        from nltk.stem import porter
-
-        self._stem = functools.lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
+        self._stem: Callable[[str], Any] | None = None
 
     def stem(self, word: str) -> str:
+        if self._stem is None:
+            with importing_without("nltk", "scipy", "sklearn"):
+                from nltk.stem import porter
+
+            self._stem = functools.lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
         return str(self._stem(word))
 
 
