@@ -400,10 +400,10 @@ class StreamingRun:
                 extra, extra_skips, generation = self._parent_variants(examples, stopped)
                 task = ChunkTask(index, chunks[index], extra, stopped, need_variants)
                 # two tasks ahead per helper keep it busy while this process works on a chunk;
-                # one for the last chunks, one per process, so that the run does not end
+                # near the end one, and the last chunk runs here, so that the run does not end
                 # waiting on a helper's queue while this process has nothing left to do
                 left -= 1
-                ahead = 2 if left >= executor.processes else 1
+                ahead = 0 if left == 0 else 1 if left < executor.helpers else 2
                 pending.append((index, executor.submit(task, ahead), extra_skips, generation,
                                 stopped))
                 while len(pending) >= window:
