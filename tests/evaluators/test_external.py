@@ -169,3 +169,27 @@ def test_a_command_that_does_not_exist_is_refused_when_the_spec_is_read() -> Non
 
     with pytest.raises(ConfigError, match="no program 'nosuch-program-evalstress'"):
         create_evaluator("command:cmd=nosuch-program-evalstress")
+
+
+def test_output_lines_tied_to_no_request_are_named_in_the_missing_reason(
+        tmp_path: Path) -> None:
+    """A scorer that prints a log line, a broken answer or a wrong id among its answers: the
+    requests left without a score say which output line went wrong, not only that none came."""
+    script = tmp_path / "noisy.py"
+    script.write_text(
+        "import json, sys\n"
+        "items = [json.loads(line) for line in sys.stdin]\n"
+        "print('loading model...')\n"  # output line 1
+        "print(json.dumps({'id': 0, 'score': 0.5}))\n"  # output line 2
+        "print('{\"id\": 1, \"score\": ')\n"  # output line 3: cut short
+        "print(json.dumps({'id': 7, 'score': 0.1}))\n",  # output line 4: no such request
+        encoding="utf-8")
+    evaluator = create_evaluator(f"command:cmd='{sys.executable} {script}'")
+    rows = evaluator.score([ScoreRequest("a"), ScoreRequest("b")])
+    assert rows[0]["score"].value == 0.5
+    reason = rows[1]["score"].reason or ""
+    assert "gave no score for line 2" in reason
+    assert reason.endswith(
+        "; output line 1 is not JSON (Expecting value at column 1)"
+        "; output line 3 is not JSON (Expecting value at column 20)"  # after 19 characters
+        "; output line 4 has id 7, but the batch's ids are 0 to 1")

@@ -260,20 +260,46 @@ class CommandEvaluator(Evaluator):
             return [{a: Score.missing(f"command '{cmd}' exited {done.returncode}: {tail[0]}")
                      for a in self._aspects} for _ in requests]
         answers: dict[int, ScoreRow] = {}
+        unusable: list[str] = []  # output lines tied to no request: said in the missing rows
         for line_no, line in enumerate(done.stdout.splitlines(), start=1):
             if not line.strip():
                 continue
             where = f"command '{cmd}' output line {line_no}"
-            try:
-                record = json.loads(line)
-                index = int(record["id"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                continue  # cannot tie it to a request; the request stays missing below
+            record, index, problem = _answer(line, len(requests))
+            if problem is not None:
+                unusable.append(f"output line {line_no} {problem}")
+                continue
             if "error" in record:
                 answers[index] = {a: Score.missing(f"{where}: {record['error']}")
                                   for a in self._aspects}
             else:
                 answers[index] = _to_row(record.get("scores", record.get("score")),
                                          self._aspects, where)
-        return [answers.get(i) or {a: Score.missing(f"command '{cmd}' gave no score for line {i + 1}")
-                                   for a in self._aspects} for i in range(len(requests))]
+        why = "".join(f"; {problem}" for problem in unusable[:3])
+        if len(unusable) > 3:
+            why += f"; and {len(unusable) - 3} more output lines"
+        return [answers.get(i) or {
+                    a: Score.missing(f"command '{cmd}' gave no score for line {i + 1}{why}")
+                    for a in self._aspects} for i in range(len(requests))]
+
+
+def _answer(line: str, requests: int) -> tuple[dict[str, Any], int, str | None]:
+    """An output line as (record, the request's index, None), or why it answers no request."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return {}, -1, f"is not JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(record, dict) or "id" not in record:
+        return {}, -1, 'is not a JSON object with an "id"'
+    ident = record["id"]
+    if isinstance(ident, float) and ident.is_integer():  # 2.0 from a language without ints
+        ident = int(ident)
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        return {}, -1, f"has id {ident!r}, not a request's number"
+    try:
+        index = int(ident)
+    except ValueError:
+        return {}, -1, f"has id {ident!r}, not a request's number"
+    if not 0 <= index < requests:
+        return {}, -1, f"has id {index}, but the batch's ids are 0 to {requests - 1}"
+    return record, index, None
