@@ -131,12 +131,11 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
 #: the least pooled work worth starting helper processes for, in characters perturbed and
 #: scored (each text's length x its rule units x the evaluators the workers score). Measured
 #: side by side on a quiet 2-core machine, `--workers 2` (this process and one helper) against
-#: `--workers 1`: 30 built-in examples under blindspot with BLEU/chrF/ROUGE (5.2 million)
-#: 7.0 s against 6.1 s; the quickstart (9.9 million) 8.2-8.4 s against 8.1-8.2 s; 300
-#: WikiText paragraphs with truncation and token-drop under BLEU and ROUGE (31 million)
-#: 13.5 s against 19.7 s; 1,000 of them (105 million) 32 s against 55 s. A line through
-#: those gains puts the break-even near 10 million.
-POOL_MIN_WORK = 10_000_000
+#: `--workers 1`, the first built-in examples under blindspot with BLEU/chrF/ROUGE: 10 (2.3
+#: million) 4.03-4.08 s against 3.17-3.33 s; 15 (3.4 million) 4.03-4.23 s against 3.77-3.81 s;
+#: 30 (6.5 million) 4.96 s against 5.31 s; the quickstart's 57 (9.9 million) 6.38-6.47 s
+#: against 6.98-7.01 s. A line through those gains puts the break-even near 5 million.
+POOL_MIN_WORK = 5_000_000
 
 
 def pooled_work(suite: Suite, examples: Sequence[Example], cpu_evaluators: int) -> int:
