@@ -48,15 +48,14 @@ UNIEVAL_DIMENSION = {"summarization": "consistency", "dialogue": "coherence"}
 @dataclass(frozen=True)
 class PaperScale:
     """One victim's map onto the code's 0-100: optionally exp, times `factor`, capped at
-    `ceiling`, rounded to `digits`; never clipped."""
+    `ceiling`, rounded to `digits`; never clipped. Every victim the code attacks scores higher
+    for better text."""
 
     rule: str
     factor: float = 100.0
     exponential: bool = False
     ceiling: float | None = None
     digits: int | None = 1
-    how: str = "paper-code"
-    higher_is_better: bool = True
 
     @property
     def data_dependent(self) -> bool:
@@ -75,7 +74,7 @@ class PaperScale:
     def to_dict(self) -> dict[str, Any]:
         """`low` and `high`: the raw scores that map to 0 and 100 (none maps to 0 under exp)."""
         high = (math.log(100.0 / self.factor) if self.exponential else 100.0 / self.factor)
-        return {"how": self.how, "rule": self.rule,
+        return {"how": "paper-code", "rule": self.rule,
                 "low": None if self.exponential else 0.0, "high": high,
                 "higher_is_better": True, "data_dependent": False, "clipped_by_rule": False}
 
