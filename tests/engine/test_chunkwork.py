@@ -1,5 +1,6 @@
 """Worker processes never outlive their run: a worker whose parent was killed (kill -9, no
-chance to stop the pool) exits by itself, and so does the resource tracker behind the pool."""
+chance to stop the pool) exits by itself, and so does the resource tracker behind the pool.
+A started helper shares the warm-up's sentence parse."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from evalstress.engine.chunkwork import interrupts_blocked
+from evalstress.core.data import builtin_corpus
+from evalstress.core.text import TextParser
+from evalstress.engine.chunkwork import (
+    SENTENCE_BATCH,
+    ChunkExecutor,
+    ChunkWorker,
+    WorkerSpec,
+    interrupts_blocked,
+)
+from evalstress.suites import custom_suite
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CORPUS = SRC / "evalstress" / "corpus" / "sample.jsonl"
@@ -120,3 +130,24 @@ def test_interrupts_blocked_without_a_ctrl_c_changes_nothing() -> None:
         pass
     assert signal.getsignal(signal.SIGINT) is handler
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == mask
+
+
+def test_a_sentence_pool_is_parsed_in_both_processes_into_the_same_sentences() -> None:
+    """The warm-up's dataset-wide sentence parse is shared with a started helper batch by
+    batch, and gives the parses one process would, in order."""
+    examples = builtin_corpus()
+    texts = [e.hypothesis for e in examples] * 3  # three batches of SENTENCE_BATCH or fewer
+    assert 2 * SENTENCE_BATCH < len(texts) <= 3 * SENTENCE_BATCH
+    parser = TextParser(forgetful=True)
+    worker = ChunkWorker(custom_suite(["truncation"]), examples, examples, {}, [], None, parser)
+    executor = ChunkExecutor(worker, 1, WorkerSpec([], None, "scores"))
+    try:
+        deadline = time.monotonic() + 120
+        while executor.started < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        shared = list(executor.sentence_parses(texts))
+    finally:
+        executor.close()
+    alone = list(TextParser(forgetful=True).sentence_parses(texts, here=True))
+    assert shared == alone
+    assert 0 < parser.parses < len(texts)  # this process parsed a batch, the helper the rest

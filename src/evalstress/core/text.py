@@ -201,6 +201,9 @@ class TextParser:
         self._expected: dict[str, None] = {}  # texts parsed in one batch on the first demand
         self._lock = threading.Lock()
         self.parses = 0  # how many texts went through spaCy: tests and benches read it
+        # parses many texts' sentences across processes (a pooled run sets it for its
+        # warm-up, whose sentence pool is a serial parse of up to a thousand texts)
+        self.shared_sentences: Callable[[Sequence[str]], Iterator[ParsedText]] | None = None
 
     def parse(self, text: str) -> ParsedText:
         return self.parse_many([text])[0]
@@ -241,7 +244,8 @@ class TextParser:
         for doc in nlp.pipe(todo, batch_size=self.batch_size, disable=skip):
             yield _from_doc(doc)
 
-    def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
+    def sentence_parses(self, texts: Sequence[str], *, here: bool = False
+                        ) -> Iterator[ParsedText]:
         """Parses of texts for their tokens and sentence bounds, in order, for dataset-wide
         resources (the sentence pool) that read only sentences.
 
@@ -252,9 +256,13 @@ class TextParser:
         batch, and only the current batch's parses (and those of texts that come again later)
         are alive: a resource built over a thousand texts neither holds a thousand parses nor
         raises the peak memory. Those parses have no POS, lemma or entities and stay out of the
-        memo; texts already parsed in full come from it."""
+        memo; texts already parsed in full come from it. With `shared_sentences` set (and
+        not `here`), more than a batch of texts is parsed through it instead."""
         if not self.forgetful:
             yield from self.parse_many(texts)
+            return
+        if not here and self.shared_sentences is not None and len(texts) > self.batch_size:
+            yield from self.shared_sentences(texts)
             return
         remaining = Counter(texts)
         held: dict[str, ParsedText] = {}  # parses of texts that come again later

@@ -22,7 +22,8 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -35,7 +36,7 @@ from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
 from evalstress.core.storage import atomic_write_text
-from evalstress.core.text import TextParser, load_spacy
+from evalstress.core.text import ParsedText, TextParser, load_spacy
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
@@ -185,6 +186,7 @@ class _Helper:
 
     evaluators: list[Evaluator]
     cache: SQLiteCache | None
+    parser: TextParser = field(default_factory=lambda: TextParser(forgetful=True))
     worker: ChunkWorker | None = None
     data: str | None = None
 
@@ -209,7 +211,7 @@ def _worker_for(data: str) -> ChunkWorker:
         with open(data, "rb") as handle:
             run: RunData = pickle.load(handle)
         _HELPER.worker = ChunkWorker(run.suite, run.examples, run.pool, run.resources,
-                                     _HELPER.evaluators, _HELPER.cache,
+                                     _HELPER.evaluators, _HELPER.cache, _HELPER.parser,
                                      parent_names=run.parent_names)
         _HELPER.data = data
     return _HELPER.worker
@@ -218,6 +220,12 @@ def _worker_for(data: str) -> ChunkWorker:
 def _process(task: ChunkTask) -> ChunkOutcome:
     assert task.data is not None, "a helper's task names its run data"
     return _worker_for(task.data).process(task)
+
+
+def _sentence_parses(texts: list[str]) -> list[ParsedText]:
+    """A helper's share of a dataset-wide sentence parse (`ChunkExecutor.sentence_parses`)."""
+    assert _HELPER is not None, "helper process not initialised"
+    return list(_HELPER.parser.sentence_parses(texts))
 
 
 def _ready() -> int:
@@ -264,6 +272,10 @@ def quiet_resource_tracker() -> None:
         sys.warnoptions.append(TRACKER_QUIET)
 
 
+#: texts per shared task of a dataset-wide sentence parse (~1 s of WikiText paragraphs)
+SENTENCE_BATCH = 64
+
+
 class ChunkExecutor:
     """Runs chunk tasks in this process and in `helpers` helper processes.
 
@@ -277,7 +289,8 @@ class ChunkExecutor:
         self.helpers = max(0, helpers)
         self._pool: ProcessPoolExecutor | None = None
         self._data: str | None = None
-        self._queued: list[Future[ChunkOutcome]] = []  # tasks handed to helpers, not yet done
+        self._queued: list[Future[Any]] = []  # tasks handed to helpers, not yet done
+        self._started: list[Future[int]] = []  # done once a helper has loaded its spec
         self._threads_set = False
         if self.helpers:
             # this process works beside its helpers: one thread for native thread pools here
@@ -294,12 +307,16 @@ class ChunkExecutor:
                                              initializer=start_worker,
                                              initargs=(os.getpid(), pickle.dumps(spec)))
             with interrupts_blocked():  # a helper spawned here inherits the blocked signal
-                for _ in range(self.helpers):
-                    self._pool.submit(_ready)
+                self._started = [self._pool.submit(_ready) for _ in range(self.helpers)]
 
     @property
     def parallel(self) -> bool:
         return self._pool is not None
+
+    @property
+    def started(self) -> int:
+        """Helpers that have loaded their spec (at most `helpers`)."""
+        return sum(1 for f in self._started if f.done())
 
     @property
     def processes(self) -> int:
@@ -317,18 +334,42 @@ class ChunkExecutor:
     def submit(self, task: ChunkTask, ahead: int = 2) -> Future[ChunkOutcome]:
         """Run `task` in a helper when fewer than `ahead` tasks per helper wait there, else
         here."""
+        if self._pool is not None and self._data is None:
+            raise RuntimeError("the helpers' run data was not shared before a task")
+        task.data = self._data
+        return self._dispatch(_process, task, self.worker.process, ahead)
+
+    def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
+        """Sentence-only parses of `texts`, in order (`TextParser.sentence_parses`), in
+        batches shared with the helpers as chunks are: the warm-up's sentence pool parses up
+        to a thousand texts before any chunk can start. Helpers need no run data for it, and
+        get a batch only once started: a small pool is parsed here before they are up."""
+        pending: deque[Future[list[ParsedText]]] = deque()
+        parser = self.worker.parser
+        for start in range(0, len(texts), SENTENCE_BATCH):
+            part = list(texts[start:start + SENTENCE_BATCH])
+            pending.append(self._dispatch(
+                _sentence_parses, part, lambda p: list(parser.sentence_parses(p, here=True)),
+                helpers=self.started))
+            while len(pending) > 2 * self.processes:  # results are taken in order
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+    def _dispatch(self, remote: Callable[[Any], Any], item: Any, here: Callable[[Any], Any],
+                  ahead: int = 2, helpers: int | None = None) -> Future[Any]:
+        """`remote(item)` in a helper while fewer than `ahead` tasks per helper (of all, or
+        of the first `helpers`) wait there, else `here(item)` in this process."""
         self._queued = [f for f in self._queued if not f.done()]
-        if self._pool is not None and len(self._queued) < ahead * self.helpers:
-            if self._data is None:
-                raise RuntimeError("the helpers' run data was not shared before a task")
-            task.data = self._data
+        usable = self.helpers if helpers is None else helpers
+        if self._pool is not None and len(self._queued) < ahead * usable:
             with interrupts_blocked():  # a helper respawned here inherits the blocked signal
-                future = self._pool.submit(_process, task)
+                future = self._pool.submit(remote, item)
             self._queued.append(future)
             return future
-        done: Future[ChunkOutcome] = Future()
+        done: Future[Any] = Future()
         try:
-            done.set_result(self.worker.process(task))
+            done.set_result(here(item))
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise

@@ -366,9 +366,14 @@ class StreamingRun:
         executor = ChunkExecutor(worker, processes - 1, spec)
         try:
             if todo and rule_units and self.replay is None:
-                with phase("warm-up (one example per task)"):
-                    _warm_resources(self.suite, self.examples, self.pool, self.parser,
-                                    self.resources)
+                if executor.parallel:  # the sentence pool's parse is shared with the helpers
+                    self.parser.shared_sentences = executor.sentence_parses
+                try:
+                    with phase("warm-up (one example per task)"):
+                        _warm_resources(self.suite, self.examples, self.pool, self.parser,
+                                        self.resources)
+                finally:
+                    self.parser.shared_sentences = None
             executor.share(RunData(self.suite, self.examples, self.pool, self.resources,
                                    self.parent_names), staging.files.chunks / "helpers.pickle")
         except BaseException:
