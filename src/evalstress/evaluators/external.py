@@ -265,10 +265,11 @@ class CommandEvaluator(Evaluator):
             if not line.strip():
                 continue
             where = f"command '{cmd}' output line {line_no}"
-            record, index, problem = _answer(line, len(requests))
-            if problem is not None:
-                unusable.append(f"output line {line_no} {problem}")
+            answer = _answer(line, len(requests))
+            if isinstance(answer, str):
+                unusable.append(f"output line {line_no} {answer}")
                 continue
+            record, index = answer
             if "error" in record:
                 answers[index] = {a: Score.missing(f"{where}: {record['error']}")
                                   for a in self._aspects}
@@ -283,23 +284,24 @@ class CommandEvaluator(Evaluator):
                     for a in self._aspects} for i in range(len(requests))]
 
 
-def _answer(line: str, requests: int) -> tuple[dict[str, Any], int, str | None]:
-    """An output line as (record, the request's index, None), or why it answers no request."""
+def _answer(line: str, requests: int) -> tuple[dict[str, Any], int] | str:
+    """An output line as (record, the index of the request it answers), or why it answers
+    none."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        return {}, -1, f"is not JSON ({exc.msg} at column {exc.colno})"
+        return f"is not JSON ({exc.msg} at column {exc.colno})"
     if not isinstance(record, dict) or "id" not in record:
-        return {}, -1, 'is not a JSON object with an "id"'
+        return 'is not a JSON object with an "id"'
     ident = record["id"]
     if isinstance(ident, float) and ident.is_integer():  # 2.0 from a language without ints
         ident = int(ident)
-    if isinstance(ident, bool) or not isinstance(ident, int | str):
-        return {}, -1, f"has id {ident!r}, not a request's number"
     try:
+        if isinstance(ident, bool) or not isinstance(ident, int | str):
+            raise ValueError(ident)
         index = int(ident)
     except ValueError:
-        return {}, -1, f"has id {ident!r}, not a request's number"
+        return f"has id {ident!r}, not a request's number"
     if not 0 <= index < requests:
-        return {}, -1, f"has id {index}, but the batch's ids are 0 to {requests - 1}"
-    return record, index, None
+        return f"has id {index}, but the batch's ids are 0 to {requests - 1}"
+    return record, index
