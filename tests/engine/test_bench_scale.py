@@ -33,8 +33,8 @@ def test_ratios_targets_and_extrapolation_are_computed_by_hand() -> None:
     # the largest process: the parent serially (1000/900), a worker with two (1040/800)
     assert "N=1000 / N=250, workers=1: 1.11 (target <= 1.2: meets)" in text
     assert "N=1000 / N=250, workers=2: 1.30 (target <= 1.2: MISSES)" in text
-    assert "wall, 2 workers / 1, N=1000: 0.56 (target <= 0.55 at N=1000: MISSES)" in text
-    assert "wall, 2 workers / 1, N=250: 0.60;" in text  # no target at other sizes
+    assert "wall, 2 workers / 1, N=1000: 0.560 (target <= 0.52 at N=1000: MISSES)" in text
+    assert "wall, 2 workers / 1, N=250: 0.600;" in text  # no target at other sizes
     # 1 s per example -> 100,000 s = 27.8 h; (400 + 100) MB / 1000 examples -> 50 GB;
     # memory: 1000 MB + (1000 - 900) / 750 MB per example * 99,000 examples = 14,200 MB
     assert ("workers=1 (this machine, from N=1000): 27.8 h, 50.0 GB on disk, peak RSS of the "

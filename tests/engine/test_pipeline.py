@@ -323,13 +323,18 @@ def test_chunks_cover_every_example_once_in_order(count: int, size: int) -> None
     assert all(0 < len(chunk) <= size for chunk in chunks)
 
 
-def test_a_long_run_ends_in_quarter_chunks_so_the_workers_finish_together() -> None:
-    """1,000 examples in chunks of 64: the last 128 go in chunks of 16 (a pool's last chunk
-    runs alone while the other workers wait)."""
+def test_a_long_run_ends_in_chunks_that_halve_so_the_workers_finish_together() -> None:
+    """1,000 examples in chunks of 64: the run ends in chunks of 32, 32, 16, 16, ... 1, 1
+    (126 examples; a pool's last chunk runs alone while the other workers finish theirs, so
+    the last few are a handful of examples whatever one costs)."""
     chunks = chunk_positions(1000, 64)
-    assert [len(c) for c in chunks] == [64] * 13 + [1000 - 128 - 13 * 64] + [16] * 8
+    tail = [32, 32, 16, 16, 8, 8, 4, 4, 2, 2, 1, 1]
+    assert [len(c) for c in chunks] == [64] * 13 + [1000 - 126 - 13 * 64] + tail
     # four chunks or fewer are cut evenly, as before
     assert [len(c) for c in chunk_positions(256, 64)] == [64] * 4
+    # the taper never holds a piece as large as a chunk, nor more than two chunks' examples
+    assert [len(c) for c in chunk_positions(300, 38)][-11:] == [10, 16, 16, 8, 8, 4, 4, 2, 2,
+                                                                 1, 1]
 
 
 def test_a_run_too_small_to_repay_workers_starts_none(tmp_path: Path,

@@ -2,11 +2,11 @@
 
 The same `ChunkWorker.process` runs in the runner's own process and in each helper process, so
 pooled and serial runs produce the same variants, scores and files. `--workers N` is N
-processes sharing the chunks: the run's own process and N - 1 helpers (the run's process does
-chunks too when the helpers have enough queued, instead of waiting for them). A helper owns its
-parser and its evaluators (rebuilt from their recipes), reads and writes the shared SQLite score
-cache itself, and returns what the parent writes: rows as columns, the variants' rows and the
-skips.
+processes sharing the chunks: the run's own process and N - 1 helpers, whichever is free
+taking the next chunk (`chunkschedule`). A helper owns its parser and its evaluators (rebuilt
+from their recipes), reads and writes the shared SQLite score cache itself, and hands back what
+the parent writes (rows as columns, the variants' rows and the skips) in a file of the run's
+staging folder.
 
 Helpers start before the parent's warm-up (`ChunkExecutor` spawns them at once) and load what
 does not depend on the data meanwhile: imports, evaluators, the spaCy pipeline. What chunks
@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -37,6 +37,7 @@ from evalstress.core.data import Example
 from evalstress.core.records import SkipRecord
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.text import ParsedText, TextParser, load_spacy
+from evalstress.engine.chunkschedule import ChunkSchedule
 from evalstress.engine.planning import PlannedUnits, Stopped, plan_units, scored_examples
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.scoring import EvaluatorStats, score_rows, severity_ranks
@@ -92,6 +93,7 @@ class ChunkTask:
     stopped: Stopped | None = None  # units left out (sequential design)
     return_variants: bool = False
     data: str | None = None  # a helper's `RunData` file (set by `ChunkExecutor`)
+    handover: str | None = None  # where a helper leaves the outcome (set by `ChunkExecutor`)
 
 
 @dataclass
@@ -217,9 +219,23 @@ def _worker_for(data: str) -> ChunkWorker:
     return _HELPER.worker
 
 
-def _process(task: ChunkTask) -> ChunkOutcome:
+def _process(task: ChunkTask) -> ChunkOutcome | str:
+    """A helper's chunk; its outcome is left in `task.handover` when one is named."""
     assert task.data is not None, "a helper's task names its run data"
-    return _worker_for(task.data).process(task)
+    outcome = _worker_for(task.data).process(task)
+    if task.handover is None:
+        return outcome
+    with open(task.handover, "wb") as handle:
+        pickle.dump(outcome, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return task.handover
+
+
+def _handed_over(path: str) -> ChunkOutcome:
+    """The outcome a helper left in `path` (`ChunkExecutor._send`), read once and removed."""
+    with open(path, "rb") as handle:
+        outcome: ChunkOutcome = pickle.load(handle)
+    os.unlink(path)
+    return outcome
 
 
 def _sentence_parses(texts: list[str]) -> list[ParsedText]:
@@ -279,9 +295,8 @@ SENTENCE_BATCH = 64
 class ChunkExecutor:
     """Runs chunk tasks in this process and in `helpers` helper processes.
 
-    A task goes to the helpers while fewer than two per helper wait there (one running, one
-    queued, so a helper never idles while this process writes); otherwise this process runs
-    it itself, so every process works. Helpers spawn at once; `share` hands them the run data
+    Whichever process is free takes the next task (`map_chunks`, `ChunkSchedule`), so every
+    process works until the last chunk. Helpers spawn at once; `share` hands them the run data
     before the first task."""
 
     def __init__(self, worker: ChunkWorker, helpers: int, spec: WorkerSpec):
@@ -331,13 +346,34 @@ class ChunkExecutor:
         atomic_write_text(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
         self._data = str(path)
 
-    def submit(self, task: ChunkTask, ahead: int = 2) -> Future[ChunkOutcome]:
-        """Run `task` in a helper when fewer than `ahead` tasks per helper wait there, else
-        here."""
-        if self._pool is not None and self._data is None:
+    def map_chunks(self, tasks: Iterable[ChunkTask],
+                   window: int) -> Generator[ChunkOutcome, None, None]:
+        """The outcomes of `tasks`, in their order. Without helpers each runs here in its turn
+        (the next task is prepared only after the last outcome was taken: a sequential design
+        reads it); with helpers, whichever process is free takes the next one
+        (`ChunkSchedule`), at most `window` examples taken and not yet handed back."""
+        if self._pool is None:
+            for task in tasks:
+                yield self.worker.process(task)
+            return
+        if self._data is None:
             raise RuntimeError("the helpers' run data was not shared before a task")
+        schedule: ChunkSchedule[ChunkTask, ChunkOutcome | str] = ChunkSchedule(
+            tasks, here=self.worker.process, send=self._send, helpers=self.helpers,
+            size=lambda task: len(task.positions), window=window)
+        for outcome in schedule.outcomes():
+            yield outcome if isinstance(outcome, ChunkOutcome) else _handed_over(outcome)
+
+    def _send(self, task: ChunkTask) -> Future[ChunkOutcome | str]:
+        """`task` to a helper, which leaves its outcome in a file beside the run data: a
+        chunk's outcome is tens of MB, and through the pool's pipe it comes in 64 KB reads by
+        a thread that waits for this busy process's lock each time (0.1-1.5 s per chunk)."""
+        if self._pool is None or self._data is None:
+            raise RuntimeError("the helpers were closed before a task")
         task.data = self._data
-        return self._dispatch(_process, task, self.worker.process, ahead)
+        task.handover = str(Path(self._data).with_name(f"outcome-{task.index}.pickle"))
+        with interrupts_blocked():  # a helper respawned here inherits the blocked signal
+            return self._pool.submit(_process, task)
 
     def sentence_parses(self, texts: Sequence[str]) -> Iterator[ParsedText]:
         """Sentence-only parses of `texts`, in order (`TextParser.sentence_parses`), in

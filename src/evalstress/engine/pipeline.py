@@ -10,11 +10,11 @@ are taken. What stays in memory is one chunk, plus small counters. Corpus-level 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
@@ -80,7 +80,9 @@ def fingerprint(examples: Sequence[Example], suite: Suite, evaluators: Sequence[
                 chunk_size: int, policy: ChunkPolicy | None) -> str:
     """Everything that changes a chunk's files: a staging folder is resumed only if it matches."""
     digest = hashlib.sha256()
-    digest.update(json.dumps([__version__, chunk_size,
+    layout = ([len(chunk) for chunk in chunk_positions(len(examples), chunk_size)]
+              if chunk_size > 0 else None)  # 0: a run not cut into chunks (Ray's key)
+    digest.update(json.dumps([__version__, chunk_size, layout,
                               policy.describe() if policy is not None else None],
                              default=str).encode())
     for example in examples:
@@ -110,7 +112,7 @@ def _warm_resources(suite: Suite, examples: Sequence[Example], pool: Sequence[Ex
     parser.forget()
 
 
-#: runs of more chunks than this cut their last ones smaller (`chunk_positions`)
+#: runs of more chunks than this end in smaller ones (`chunk_positions`)
 TAPER_AFTER = 4
 
 
@@ -161,14 +163,24 @@ def chunk_positions(count: int, size: int) -> list[list[int]]:
     """The examples' positions cut into chunks of `size`: the run's chunks, which the Ray
     backend's generation pass must cut the same way.
 
-    A run of more than `TAPER_AFTER` chunks cuts its last 2 x `size` examples into chunks of a
-    quarter size: in a pool the last chunk runs while the other workers wait, so a small last
-    chunk lets them finish together (at 1,000 examples a 64-example chunk is ~30 s of one core
-    idle)."""
-    tail = count - 2 * size if count > TAPER_AFTER * size and size >= 4 else count
-    small = max(1, size // 4)
-    return [*(list(range(start, min(start + size, tail))) for start in range(0, tail, size)),
-            *(list(range(start, min(start + small, count))) for start in range(tail, count, small))]
+    A run of more than `TAPER_AFTER` chunks ends in chunks that halve in pairs (..., 8, 8, 4, 4,
+    2, 2, 1, 1 examples), about 2 x `size` examples in all: in a pool the last chunk runs here
+    while the helpers finish the (up to two each) they hold, so the smaller the last few are,
+    the closer the processes finish together, whatever an example costs (at 1,000 examples of
+    blindspot-full a 16-example chunk is ~10 s of one core idle; one example, ~0.6 s)."""
+    taper: list[int] = []
+    if count > TAPER_AFTER * size and size >= 2:
+        piece = 1
+        while piece < size and sum(taper) + 2 * piece <= 2 * size:
+            taper += [piece, piece]
+            piece *= 2
+    body = count - sum(taper)
+    chunks = [list(range(start, min(start + size, body))) for start in range(0, body, size)]
+    start = body
+    for piece in reversed(taper):
+        chunks.append(list(range(start, start + piece)))
+        start += piece
+    return chunks
 
 
 def _example_line(example: Example) -> str:
@@ -380,16 +392,11 @@ class StreamingRun:
             executor.close(cancel=True, terminate=True)
             raise
         self.progress.start("examples", len(self.examples))
-        pending: deque[tuple[int, Future[ChunkOutcome], list[SkipRecord], dict[str, Any],
-                            Stopped | None]] = deque()
-        # chunks in flight or done but not yet written, which are written in chunk order:
-        # enough that this process never waits on a helper's chunk while it could work on one
-        # (each process has about two chunks ahead of the oldest unwritten one)
-        window = 2 * executor.processes + 2 if executor.parallel else 1
         need_variants = bool(self.here or self.corpus)
-        interrupted = finished = False
-        left = len(todo)  # chunks not yet handed out
-        try:
+        prepared: dict[int, tuple[list[SkipRecord], dict[str, Any], Stopped | None]] = {}
+
+        def tasks() -> Iterator[ChunkTask]:
+            """The chunks still to do, in order (a finished one is replayed where needed)."""
             for index in range(len(chunks)):
                 if index in summaries:
                     if self.corpus:
@@ -402,18 +409,21 @@ class StreamingRun:
                 examples = [self.examples[i] for i in chunks[index]]
                 stopped = self.policy.stopped() if self.policy is not None else None
                 extra, extra_skips, generation = self._parent_variants(examples, stopped)
-                task = ChunkTask(index, chunks[index], extra, stopped, need_variants)
-                # two tasks ahead per helper keep it busy while this process works on a chunk;
-                # near the end one, and the last chunk runs here, so that the run does not end
-                # waiting on a helper's queue while this process has nothing left to do
-                left -= 1
-                ahead = 0 if left == 0 else 1 if left < executor.helpers else 2
-                pending.append((index, executor.submit(task, ahead), extra_skips, generation,
-                                stopped))
-                while len(pending) >= window:
-                    self._collect(staging, chunks, summaries, *pending.popleft())
-            while pending:
-                self._collect(staging, chunks, summaries, *pending.popleft())
+                prepared[index] = (extra_skips, generation, stopped)
+                yield ChunkTask(index, chunks[index], extra, stopped, need_variants)
+
+        # examples taken and not yet written: about two full chunks per process ahead of the
+        # oldest unwritten one, so that no process waits on the order of the writes
+        window = (2 * executor.processes + 2) * self.chunk_size
+        interrupted = finished = False
+        try:
+            with contextlib.closing(executor.map_chunks(tasks(), window)) as outcomes:
+                for outcome in outcomes:
+                    extra_skips, generation, stopped = prepared.pop(outcome.index)
+                    examples = [self.examples[i] for i in chunks[outcome.index]]
+                    summaries[outcome.index] = self._finish_chunk(
+                        staging, outcome, examples, extra_skips, generation, stopped)
+                    self.progress.advance("examples", len(examples))
             finished = True
         except KeyboardInterrupt:
             interrupted = True
@@ -433,16 +443,6 @@ class StreamingRun:
             order.append(extra_index)
         with phase("join chunk parts"):
             staging.finalize(order, self._total(summaries, corpus_stats, corpus_missing))
-
-    def _collect(self, staging: Staging, chunks: list[list[int]],
-                 summaries: dict[int, dict[str, Any]], index: int,
-                 future: Future[ChunkOutcome], extra_skips: list[SkipRecord],
-                 generation: dict[str, Any], stopped: Stopped | None) -> None:
-        outcome = future.result()
-        examples = [self.examples[i] for i in chunks[index]]
-        summaries[index] = self._finish_chunk(staging, outcome, examples, extra_skips, generation,
-                                              stopped)
-        self.progress.advance("examples", len(examples))
 
     def _gather_done(self, staging: Staging, index: int, positions: list[int]) -> None:
         path = staging.files.part(index, variantfile.FILE)
