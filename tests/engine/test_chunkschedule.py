@@ -10,7 +10,6 @@ import pytest
 
 from evalstress.engine.chunkschedule import READY_PER_HELPER, ChunkSchedule
 
-
 #: a stand-in helper's task left unfinished this long ends "late": a schedule that waits for
 #: what no test step will finish fails its assertions instead of hanging
 LATE = 5.0
