@@ -105,6 +105,13 @@ def test_reads_and_distinct_agree_with_the_same_rows_in_a_dataframe(tmp_path: Pa
         assert list(gold["score"]) == list(gold2["score"])
         assert [(p, list(g["score"])) for p, g in noised] == \
             [(p, list(g["score"])) for p, g in noised2]
+    # the Arrow read gives the rows the pandas read gives, from a file or a frame
+    where = {"evaluator": "rouge", "perturbation": "drop"}
+    expected = on_disk.read(wanted, where=where)
+    assert len(expected) == 9  # 3 chunks x 3 examples
+    for table in (on_disk, in_memory):
+        pd.testing.assert_frame_equal(
+            table.read_arrow(wanted, where=where).to_pandas(), expected.reset_index(drop=True))
 
 
 def test_a_file_of_mixed_row_groups_is_still_read_whole(tmp_path: Path) -> None:

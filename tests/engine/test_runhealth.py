@@ -4,10 +4,13 @@ everything; rows beyond the text length limit are skipped by id, never a spaCy t
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalstress.cli import app
@@ -281,7 +284,32 @@ def test_degenerate_share_counts_the_commonest_score_of_those_scored() -> None:
     assert empty.describe() == "no scores"
 
 
-def test_a_judge_that_writes_one_label_is_degenerate_though_its_scores_vary() -> None:
+@given(st.lists(st.one_of(
+    st.none(), st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan"), float("inf"), 0.1 + 0.2,
+                                0.3, 1.0 + 1e-12, 1.0 - 1e-12, 0.1234567895, 0.1234567885]),
+    st.floats(min_value=-5, max_value=5, allow_nan=False)), max_size=60))
+def test_degenerate_share_is_a_count_of_each_score_rounded_to_nine_decimals(
+        scores: list[float | None]) -> None:
+    """Counted column-wise, the commonest value is the one a plain count of Python-rounded
+    scores finds (None, NaN and infinities left out; -0.0 is 0.0; ties: the smallest)."""
+    from evalstress.engine.runhealth import degenerate_share
+
+    counts: dict[float, int] = {}
+    for score in scores:
+        if score is not None and math.isfinite(score):
+            key = round(score, 9) + 0.0
+            counts[key] = counts.get(key, 0) + 1
+    share = degenerate_share(scores)
+    if not counts:
+        assert (share.value, share.count, share.scored) == (None, 0, 0)
+        return
+    most = max(counts.values())
+    assert share.value == min(v for v, n in counts.items() if n == most)
+    assert (share.count, share.scored) == (most, sum(counts.values()))
+
+
+def test_a_judge_that_writes_one_label_is_degenerate_though_its_scores_vary(
+        tmp_path: Path) -> None:
     """The expected rating over the labels' probabilities varies a little (1.41 to 2.01 for the
     shipped 135M judge) while the label it writes is "1" every time: the answers decide."""
     from evalstress.core.scoretable import ScoreTable
@@ -303,6 +331,11 @@ def test_a_judge_that_writes_one_label_is_degenerate_though_its_scores_vary() ->
     assert (found["flat"].by, found["flat"].modal.count) == ("score", 19)
     old = pd.DataFrame(rows).drop(columns="answer")  # a score file of an older run
     assert {d.evaluator for d in degenerate_evaluators(ScoreTable(old))} == {"flat"}
+    # a run's score file (Parquet) says the same, in the order the evaluators come
+    pd.DataFrame(rows).to_parquet(tmp_path / "scores.parquet")
+    on_disk = degenerate_evaluators(ScoreTable(tmp_path / "scores.parquet"))
+    assert [d.to_dict() for d in on_disk] == [found["judge(m)"].to_dict(),
+                                              found["flat"].to_dict()]
 
 
 def test_a_run_whose_judge_answers_one_constant_is_flagged_everywhere(tmp_path: Path) -> None:

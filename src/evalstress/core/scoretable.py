@@ -217,6 +217,13 @@ class ScoreTable:
             return frame[list(columns)] if columns is not None else frame
         return self._read_arrow(columns, where or {}).to_pandas()
 
+    def read_arrow(self, columns: Sequence[str] | None = None, *,
+                   where: dict[str, Any] | None = None) -> pa.Table:
+        """`read` as an Arrow table: for column-wise work over a large run."""
+        if self._frame is not None:
+            return pa.Table.from_pandas(self.read(columns, where=where), preserve_index=False)
+        return self._read_arrow(columns, where or {})
+
     def _read_arrow(self, columns: Sequence[str] | None, where: dict[str, Any]) -> pa.Table:
         """Row group by row group: groups whose statistics exclude `where` are not read, the
         others are filtered before the next is read, so memory holds the result and one group."""

@@ -273,3 +273,29 @@ def test_the_paper_protocol_rescores_unless_told_not_to() -> None:
     assert not resolve(None).rescore_final and resolve("paper").rescore_final
     assert not resolve("paper", rescore_final=False).rescore_final
     assert resolve(None, rescore_final=True).rescore_final
+
+
+def test_a_gold_that_is_no_judge_rescores_with_the_search_gold_itself() -> None:
+    """Fresh samples change only a judge's ratings (its seed moves); a metric gold would give
+    the same score again, so the rescoring reuses the search's instance (a BERTScore or COMET
+    gold would otherwise load its model twice). Each evaluator is closed once."""
+    from evalstress.studies.attack.setup import build_attacker, close
+
+    closed: list[int] = []
+    attacker = build_attacker([example()], victims=["bleu"], gold=["chrf"], methods=["rules"],
+                              params=params("paper", rescore_final=True))
+    assert attacker.fresh_gold is not None
+    [search], [fresh] = attacker.gold.members, attacker.fresh_gold.members
+    assert fresh.evaluator is search.evaluator
+    search.evaluator.close = lambda: closed.append(1)  # type: ignore[method-assign]
+    close(attacker)
+    assert closed == [1]
+    with FakeServer(responder=lambda body: Reply("50")) as server:
+        judged = build_attacker([example()], victims=["bleu"], gold=[judge_spec(server)],
+                                methods=["rules"], params=params("paper", rescore_final=True))
+        assert judged.fresh_gold is not None
+        [search], [fresh] = judged.gold.members, judged.fresh_gold.members
+        assert fresh.evaluator is not search.evaluator
+        assert (fresh.evaluator.params["seed"] - search.evaluator.params["seed"]
+                == FRESH_SEED_SHIFT)
+        close(judged)

@@ -187,13 +187,17 @@ def gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
 FRESH_SEED_SHIFT = 1_000_000
 
 
-def fresh_gold_evaluator(spec: str | Mapping[str, Any], samples: int) -> Evaluator:
+def fresh_gold_evaluator(spec: str | Mapping[str, Any], samples: int,
+                         search_gold: Evaluator | None = None) -> Evaluator:
     """The gold of `spec` drawing fresh samples: a judge with its seed moved by
     `FRESH_SEED_SHIFT` (so neither the response cache nor the score cache returns the search's
-    ratings); any other evaluator as it is, since it would give the same score again."""
+    ratings); any other evaluator would give the same score again, so it is `search_gold`
+    itself where given (no second model load for a BERTScore or COMET gold)."""
     name, params = parse_spec(spec)
     if name == "judge":
         params["seed"] = int(params.get("seed", 0)) + FRESH_SEED_SHIFT
+    elif search_gold is not None:
+        return search_gold
     return gold_evaluator({"name": name, **params}, samples)
 
 

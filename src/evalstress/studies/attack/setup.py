@@ -100,9 +100,11 @@ def build_attacker(examples: Sequence[Example], *, victims: Sequence[str],
                                   reference_mode=reference))
     distinct_victims([v.evaluator for v in victim_list])
     golds = [gold_evaluator(spec, params.gold_samples) for spec in gold]
-    fresh = ([fresh_gold_evaluator(spec, params.gold_samples) for spec in gold]
+    fresh = ([fresh_gold_evaluator(spec, params.gold_samples, built)
+              for spec, built in zip(gold, golds, strict=True)]
              if params.rescore_final else [])
-    configure_caches([*(v.evaluator for v in victim_list), *golds, *fresh], cache_dir, no_cache)
+    configure_caches(_distinct([*(v.evaluator for v in victim_list), *golds, *fresh]),
+                     cache_dir, no_cache)
     return Attacker(examples, victim_list, Gold(golds, cache=cache, progress=progress),
                     method_list, directions, params, ranges=parse_ranges(ranges),
                     scale_references=scale_references, generator=gen,
@@ -120,9 +122,15 @@ def distinct_victims(evaluators: list[Evaluator]) -> None:
         ev.display_name = first[key].display_name
 
 
+def _distinct(evaluators: Sequence[Evaluator]) -> list[Evaluator]:
+    """Each evaluator once (a non-judge gold serves the search and the fresh rescoring)."""
+    return list({id(e): e for e in evaluators}.values())
+
+
 def close(attacker: Attacker) -> None:
     fresh = attacker.fresh_gold.members if attacker.fresh_gold is not None else []
-    for victim in [*attacker.victims, *attacker.gold.members, *fresh]:
-        victim.evaluator.close()
+    for evaluator in _distinct([v.evaluator for v in
+                                [*attacker.victims, *attacker.gold.members, *fresh]]):
+        evaluator.close()
     if attacker.generator is not None:
         attacker.generator.close()
