@@ -127,9 +127,9 @@ class ProcessEvaluator(Evaluator):
 @pytest.mark.slow
 def test_with_two_workers_this_process_and_one_helper_share_the_chunks(
         examples: list[Example], monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--workers 2` is two processes doing chunks: the run's own and one helper (the run's
-    process works while the helper has chunks queued instead of waiting for it); the helpers'
-    copy of the run data leaves with the staging folder."""
+    """`--workers 2` is two processes doing chunks: the run's own and one helper, whichever is
+    free taking the next; the helpers' copy of the run data and the chunk outcomes they hand
+    back as files leave with the staging folder."""
     monkeypatch.setattr(pipeline, "POOL_MIN_WORK", 0)  # a pool even for this small run
     result = run(examples[:12], custom_suite(["truncation"], seeds=1), [ProcessEvaluator()],
                  chunk_size=2, workers=2)

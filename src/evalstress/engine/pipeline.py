@@ -164,10 +164,10 @@ def chunk_positions(count: int, size: int) -> list[list[int]]:
     backend's generation pass must cut the same way.
 
     A run of more than `TAPER_AFTER` chunks ends in chunks that halve in pairs (..., 8, 8, 4, 4,
-    2, 2, 1, 1 examples), about 2 x `size` examples in all: in a pool the last chunk runs here
-    while the helpers finish the (up to two each) they hold, so the smaller the last few are,
-    the closer the processes finish together, whatever an example costs (at 1,000 examples of
-    blindspot-full a 16-example chunk is ~10 s of one core idle; one example, ~0.6 s)."""
+    2, 2, 1, 1 examples), about 2 x `size` examples in all: in a pool whichever process is free
+    takes the next chunk (`chunkschedule`), so the processes end at most about one last chunk
+    apart, and the smaller the last few are the closer they finish, whatever an example costs
+    (at 1,000 examples of blindspot-full a 16-example chunk is ~10 s; one example, ~0.6 s)."""
     taper: list[int] = []
     if count > TAPER_AFTER * size and size >= 2:
         piece = 1
