@@ -361,3 +361,28 @@ def test_the_pool_size_follows_the_work_and_the_chunks() -> None:
     assert pipeline.pool_size(2, 10, enough) == 2
     assert pipeline.pool_size(4, 3, enough) == 3  # never more workers than chunks
     assert pipeline.pool_size(4, 1, enough * 10) == 1
+
+
+def test_the_warm_up_builds_the_sentence_pool_after_the_other_resources(
+        examples: list[Example], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sentence pool's parse is the one a pooled run shares with its helpers: the warm-up
+    takes sentence-replacement last for each task, whatever the suite's order, so that the
+    helpers have started by then."""
+    from evalstress.core.text import TextParser
+
+    applied: list[tuple[str, str]] = []
+    original = Perturbation.apply
+
+    def recording(self: Perturbation, ctx: PerturbContext, severity: Severity,
+                  seed: int) -> Any:
+        applied.append((ctx.example.task, self.name))
+        return original(self, ctx, severity, seed)
+
+    monkeypatch.setattr(Perturbation, "apply", recording)
+    suite = custom_suite(["sentence-replacement", "token-drop", "local-swap"], seeds=1)
+    resources: dict[str, Any] = {}
+    pipeline._warm_resources(suite, examples, examples, TextParser(forgetful=True), resources)
+    tasks = list(dict.fromkeys(e.task for e in examples))
+    assert applied == [(task, name) for task in tasks
+                       for name in ("token-drop", "local-swap", "sentence-replacement")]
+    assert {f"sentence-pool:{task}" for task in tasks} <= set(resources)

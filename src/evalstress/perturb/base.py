@@ -106,6 +106,10 @@ class Perturbation(ABC):
     #: grid may then go past 1); the paper protocol puts it in place of a grid the suite did
     #: not write
     paper_grid: ClassVar[tuple[Severity, ...]] = ()
+    #: its first use builds a dataset-wide resource whose parse a pooled run shares with its
+    #: helpers (sentence-replacement's sentence pool): a run's warm-up takes it after the
+    #: others, by when the helpers have started
+    dataset_wide: ClassVar[bool] = False
 
     def __init__(self, /, **params: Any):
         self.params = check_params(type(self), params)

@@ -176,6 +176,7 @@ class SentenceReplacement(Perturbation):
     preserves = SURFACE_KEPT
     severity_param = "sentences"
     grid = (1, 2, 3)
+    dataset_wide = True
     description = ("Replace random sentences by irrelevant sentences from other examples of the "
                    "same task (needs a dataset pool; at most 1,000 of its texts, fixed by id "
                    "hash).")
