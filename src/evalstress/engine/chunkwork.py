@@ -393,12 +393,11 @@ class ChunkExecutor:
             yield from pending.popleft().result()
 
     def _dispatch(self, remote: Callable[[Any], Any], item: Any, here: Callable[[Any], Any],
-                  ahead: int = 2, helpers: int | None = None) -> Future[Any]:
-        """`remote(item)` in a helper while fewer than `ahead` tasks per helper (of all, or
-        of the first `helpers`) wait there, else `here(item)` in this process."""
+                  helpers: int) -> Future[Any]:
+        """`remote(item)` in a helper while fewer than two tasks per helper (of the first
+        `helpers`, those started) wait there, else `here(item)` in this process."""
         self._queued = [f for f in self._queued if not f.done()]
-        usable = self.helpers if helpers is None else helpers
-        if self._pool is not None and len(self._queued) < ahead * usable:
+        if self._pool is not None and len(self._queued) < 2 * helpers:
             with interrupts_blocked():  # a helper respawned here inherits the blocked signal
                 future = self._pool.submit(remote, item)
             self._queued.append(future)
