@@ -167,3 +167,31 @@ def test_a_generator_whose_every_call_fails_makes_the_job_untrusted(tmp_path: Pa
     assert "client" in shares["generator"].describe()
     skipped = [s for s in done.run.plan.skips if s.perturbation == "fact-negation"]
     assert len(skipped) == 2 and all("request failed" in s.reason for s in skipped)
+
+
+def test_a_report_whose_browser_data_is_read_aside_is_the_report_read_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pooled run of millions of score rows reads the report's variant browser data in a
+    process of its own while the analyses run; the report is the same as a serial run's
+    (here the threshold is lowered so that three examples take that path)."""
+    import re
+
+    monkeypatch.setattr(job_module, "ASIDE_MIN_ROWS", 0)
+    started: list[str] = []
+    real = job_module.SideTask
+
+    class Counting(real):  # type: ignore[valid-type,misc]
+        def __init__(self, function: object, *args: object) -> None:
+            started.append(getattr(function, "__name__", ""))
+            super().__init__(function, *args)
+
+    monkeypatch.setattr(job_module, "SideTask", Counting)
+    suite = custom_suite(["truncation", "token-drop"], [0, 1])
+    for workers in (2, 1):
+        run_job(StressJob(builtin_corpus()[:3], suite, [create_evaluator("rouge")],
+                          out=tmp_path / f"w{workers}", no_cache=True, workers=workers))
+    assert started == ["browser_data"]  # the pooled run only
+    stamp = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*\+00:00")
+    pooled, serial = (stamp.sub("T", (tmp_path / folder / "report.html").read_text("utf-8"))
+                      for folder in ("w2", "w1"))
+    assert "browser-root" in pooled and pooled == serial

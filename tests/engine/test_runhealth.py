@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -306,6 +307,29 @@ def test_degenerate_share_is_a_count_of_each_score_rounded_to_nine_decimals(
     most = max(counts.values())
     assert share.value == min(v for v, n in counts.items() if n == most)
     assert (share.count, share.scored) == (most, sum(counts.values()))
+
+
+def _near_halves(draw: st.DrawFn) -> float:
+    """A value whose scaled form lies at or next to a half: where scale-and-round can go wrong."""
+    decimals = draw(st.integers(0, 12))
+    half = (draw(st.integers(-10**9, 10**9)) + 0.5) / 10.0 ** decimals
+    return float(np.nextafter(half, draw(st.sampled_from([-math.inf, math.inf])))
+                 if draw(st.booleans()) else half)
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                          st.composite(_near_halves)(),
+                          st.sampled_from([0.0, -0.0, 5e-324, 1e300, 2.0 ** 52 + 0.5])),
+                min_size=1, max_size=40),
+       st.integers(0, 12))
+def test_python_rounded_gives_what_pythons_round_gives(values: list[float],
+                                                       decimals: int) -> None:
+    """The whole array rounded at once equals Python's correctly rounded `round`, value by
+    value, also next to halves and for values too large to have a fraction."""
+    from evalstress.engine.runhealth import python_rounded
+
+    got = python_rounded(np.array(values, dtype=float), decimals)
+    assert got.tolist() == [round(v, decimals) for v in values]
 
 
 def test_a_judge_that_writes_one_label_is_degenerate_though_its_scores_vary(

@@ -417,7 +417,7 @@ class ChunkExecutor:
         they exit in the background (the interpreter joins them at its exit)."""
         if self._pool is not None:
             if terminate:
-                _terminate_workers(self._pool)
+                terminate_workers(self._pool)
             self._pool.shutdown(wait=wait or terminate, cancel_futures=cancel)
             self._pool = None
         if self._threads_set:
@@ -425,7 +425,7 @@ class ChunkExecutor:
             self._threads_set = False
 
 
-def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+def terminate_workers(pool: ProcessPoolExecutor) -> None:
     """Python 3.14's `terminate_workers`; before it, the executor's own process table."""
     method = getattr(pool, "terminate_workers", None)
     if callable(method):

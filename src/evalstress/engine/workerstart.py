@@ -39,16 +39,21 @@ def exit_with_parent(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> th
     return thread
 
 
+def start_helper(parent: int, interval: float = PARENT_CHECK_INTERVAL) -> None:
+    """What every process a run spawns does first: the watch on `parent`, then the signals."""
+    exit_with_parent(parent, interval)
+    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
+    # The process was born with SIGINT blocked (`chunkwork.interrupts_blocked`), so a Ctrl-C
+    # during its start-up stayed pending instead of printing a traceback from inside an
+    # import; now that it is ignored, unblocking discards it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def start_worker(parent: int, spec: bytes, interval: float = PARENT_CHECK_INTERVAL) -> None:
     """The pool's initializer: the watch on `parent` first, then the signals, then the worker
     built from the pickled `spec` (`engine.chunkwork.WorkerSpec`)."""
-    exit_with_parent(parent, interval)
-    # Ctrl-C reaches the whole process group: the parent decides, and terminates the pool.
-    # The worker was born with SIGINT blocked (see `ChunkExecutor.submit`), so a Ctrl-C during
-    # its start-up stayed pending instead of printing a traceback from inside an import; now
-    # that it is ignored, unblocking discards it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    start_helper(parent, interval)
     # one thread per worker: native thread pools (fastchrf's rayon) would otherwise start a
     # thread per core in every worker and fight the pool for the same cores (the parent sets
     # it before spawning; this holds for a worker started otherwise)

@@ -10,7 +10,7 @@ the run directory is written (results.json, report.html) and renamed into place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
 from evalstress.engine.generation import GenerationError, GenerationSetup
 from evalstress.engine.outdir import OutDirError, OutLock, check_out_dir
+from evalstress.engine.pipeline import execution_sizes
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
 from evalstress.engine.result import RunResult
@@ -44,9 +45,11 @@ from evalstress.engine.runhealth import (
 )
 from evalstress.engine.runner import estimate_plan, run
 from evalstress.engine.scoring import configure_caches, open_run_cache
+from evalstress.engine.sidetask import SideTask
 from evalstress.evaluators.base import Evaluator
 from evalstress.job.settings import BACKENDS
 from evalstress.report import write_outputs
+from evalstress.report.rundir import browser_data
 from evalstress.suites import Suite
 
 
@@ -236,6 +239,38 @@ def _run_checked(job: StressJob) -> JobResult:
             result = score_job(job)
     except (GenerationError, RayError) as exc:
         raise JobError(str(exc)) from None
+    aside = browser_aside(job, result)
+    try:
+        return _finish(job, result, aside.result if aside is not None else None)
+    finally:
+        if aside is not None:
+            aside.close()
+
+
+#: score rows from which a pooled run reads the report's variant browser data in a process of
+#: its own while this one runs the analyses. That process takes ~0.5 s to start (Python and
+#: pyarrow); the analyses and the health check take ~0.9 s per million rows, the browser data
+#: ~0.9 s (blindspot-full on 1,000 WikiText paragraphs: 2.2 million rows). Below a million rows
+#: the start-up eats what it would save.
+ASIDE_MIN_ROWS = 1_000_000
+
+
+def browser_aside(job: StressJob, result: RunResult) -> SideTask[dict[str, Any] | None] | None:
+    """The report's variant browser data being read in a process of its own, or None where
+    this process reads it after the analyses: a serial run (`--workers 1`) keeps to one
+    process, and a small run gains nothing."""
+    if job.out is None or job.backend != "local":
+        return None
+    processes, _ = execution_sizes(len(job.examples), job.workers, job.chunk_size)
+    if processes < 2 or len(result.scores) < ASIDE_MIN_ROWS:
+        return None
+    return SideTask(browser_data, result.files.root)
+
+
+def _finish(job: StressJob, result: RunResult,
+            browser_files: Callable[[], dict[str, Any] | None] | None) -> JobResult:
+    """Analyses, health and outputs of a scored run; `browser_files` gives the report's variant
+    browser data when it is read elsewhere (`browser_aside`)."""
     try:
         with phase("analyses"):
             analyses = analyse(job, result)
@@ -245,7 +280,8 @@ def _run_checked(job: StressJob) -> JobResult:
     health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
     with phase("write outputs (results.json, report.html, rename)"):
         paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
-                               health=health) if job.out is not None else {})
+                               health=health, browser_files=browser_files)
+                 if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)
     generator = job.generation.generator if job.generation is not None else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,10 +31,13 @@ SCHEMA_VERSION = "1.0"
 
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
                   config: Mapping[str, Any] | None = None, force: bool = False,
-                  health: Mapping[str, Any] | None = None) -> dict[str, Path]:
+                  health: Mapping[str, Any] | None = None,
+                  browser_files: Callable[[], dict[str, Any] | None] | None = None
+                  ) -> dict[str, Path]:
     """Write scores.parquet, variants.parquet, skips.jsonl, examples.jsonl, results.json and
     report.html into the run's staging folder, then rename it to `out_dir` (replacing a
-    folder evalstress did not write only with `force`)."""
+    folder evalstress did not write only with `force`). `browser_files`: the report's variant
+    browser data, read from the staging folder elsewhere meanwhile (`html.write_report`)."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     files = run.files
@@ -76,7 +79,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     from evalstress.report.html import write_report
 
     with naming(files.path("report.html")), phase("report.html"):
-        write_report(files.root, files.path("report.html"))
+        write_report(files.root, files.path("report.html"), browser_files=browser_files)
     with phase("rename into --out"):
         promote(files, out, command=str((config or {}).get("command", "run")), force=force)
     return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",

@@ -24,7 +24,7 @@ from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels, verdict_css_vars
 from evalstress.report.plots import curves_svg, discernment_svg
 from evalstress.report.renderers import SECTIONS, SectionContext
-from evalstress.report.rundir import MAX_VARIANTS, browser_payload, load_results
+from evalstress.report.rundir import MAX_VARIANTS, browser_payload, labelled, load_results
 
 ORDER = ("blindspot", "discernment", "criteria-confusion", "correlation", "adversarial", "style")
 
@@ -178,14 +178,17 @@ def write_html(results: Mapping[str, Any], path: str | Path, *,
 
 def write_report(run_dir: str | Path, out: str | Path | None = None, *,
                  max_variants: int = MAX_VARIANTS, title: str | None = None,
-                 results: Mapping[str, Any] | None = None) -> Path:
+                 results: Mapping[str, Any] | None = None,
+                 browser_files: Callable[[], dict[str, Any] | None] | None = None) -> Path:
     """Rebuild report.html from a run directory's files (those engine/rundir.py writes; the
     results.json among them follows docs/results.schema.json). `results`: its results.json as
-    already read (and checked, `rundir.read_run`) by the caller."""
+    already read (and checked, `rundir.read_run`) by the caller; `browser_files`: the
+    browser's data being read elsewhere (`rundir.browser_data` of this folder)."""
     folder = Path(run_dir)
     if results is None:
         results = load_results(folder)
-    browser = browser_payload(folder, max_variants=max_variants, results=results)
+    browser = (labelled(browser_files(), results) if browser_files is not None
+               else browser_payload(folder, max_variants=max_variants, results=results))
     suite = (results.get("suite") or {}).get("name") or (results.get("config") or {}).get(
         "command", "run")
     return write_html(results, out or folder / "report.html",

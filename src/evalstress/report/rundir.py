@@ -26,6 +26,7 @@ from evalstress.core.data import DataError
 from evalstress.core.records import ORIGINAL
 from evalstress.core.userfile import json_problem
 from evalstress.engine import variantfile
+from evalstress.report.common import short_labels
 
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
 MAX_TEXT = 4000  # characters of one text kept in the page
@@ -162,6 +163,30 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
                     results: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The variant browser's data: a stratified sample of the run's variants, the originals from
     examples.jsonl and every evaluator's scores from scores.parquet. None without variants."""
+    return labelled(browser_data(run_dir, max_variants=max_variants), results)
+
+
+def labelled(data: Mapping[str, Any] | None,
+             results: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """`browser_data` with each score column's display label, from the run's results.json:
+    the part of the browser's data that needs it, so the rest can be read before it exists."""
+    if data is None:
+        return None
+    short = short_labels(results) if results else {}
+    columns = []
+    for column in data["columns"]:
+        evaluator, aspect = column["evaluator"], column["aspect"]
+        name = short.get(evaluator, evaluator)
+        columns.append({"name": column["name"],
+                        "label": name if aspect == name else f"{name} / {aspect}",
+                        "higher": column["higher"]})
+    return {**data, "columns": columns}
+
+
+def browser_data(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS
+                 ) -> dict[str, Any] | None:
+    """`browser_payload` before its columns are labelled (`labelled`): what reads the run's
+    files, and all that takes time on a large run. None without variants."""
     folder = Path(run_dir)
     variants_path = variantfile.variants_path(folder)
     if variants_path is None:
@@ -183,7 +208,7 @@ def browser_payload(run_dir: str | Path, *, max_variants: int = MAX_VARIANTS,
                                    "task": record.get("task")}
     for ident in needed:
         examples.setdefault(ident, {})
-    columns, variant_scores, notes = _scores(folder, chosen, examples, results or {})
+    columns, variant_scores, notes = _scores(folder, chosen, examples)
     rows = []
     for record in chosen:  # a diff is shown only where the original is missing: older runs
         ident = str(record.get("id"))  # stored one per variant
@@ -282,16 +307,14 @@ def _finite(value: Any) -> float | None:
     return round(number, 4) if math.isfinite(number) else None
 
 
-def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict[str, Any]],
-            results: Mapping[str, Any]
+def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict[str, Any]]
             ) -> tuple[list[dict[str, Any]], dict[str, list[float | None]],
                        dict[str, dict[str, str]]]:
-    """Scores of the chosen variants and their originals, one column per evaluator aspect."""
+    """Scores of the chosen variants and their originals, one column per evaluator aspect
+    (labelled later, `labelled`)."""
     path = folder / "scores.parquet"
     if not path.exists() or not chosen:
         return [], {}, {}
-    from evalstress.report.common import short_labels
-
     keys = {(str(r.get("example_id")), str(r.get("perturbation")), str(r.get("severity")),
              int(r.get("seed", 0) or 0)): str(r.get("id")) for r in chosen}
     pairs: dict[tuple[str, str], bool] = {}  # (evaluator, aspect) -> higher is better
@@ -309,9 +332,7 @@ def _scores(folder: Path, chosen: list[dict[str, Any]], examples: dict[str, dict
         wanted = pc.is_in(_join_key(batch), value_set=variant_keys)
         noised += batch.filter(pc.and_(pc.not_equal(batch["perturbation"], ORIGINAL),
                                        wanted)).to_pylist()
-    short = short_labels(results) if results else {}
-    columns = [{"name": f"{e}/{a}",
-                "label": short.get(e, e) if a == short.get(e, e) else f"{short.get(e, e)} / {a}",
+    columns = [{"name": f"{e}/{a}", "evaluator": e, "aspect": a,
                 "higher": bool(True if higher is None else higher)}
                for (e, a), higher in pairs.items()]
     col = {pair: i for i, pair in enumerate(pairs)}
