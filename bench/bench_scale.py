@@ -35,6 +35,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,10 @@ def child(args: argparse.Namespace) -> None:
     if args.pool_always:  # the smoke run's few examples would not start a pool otherwise
         pipeline.POOL_MIN_WORK = 0
 
+    peaks: dict[int, float] = {}
+    watching = threading.Event()
+    watcher = threading.Thread(target=watch_children, args=(peaks, watching), daemon=True)
+    watcher.start()
     start = time.perf_counter()
     app(["run", args.data, "-m", "hypothesis=text", "-m", "references=text", "--task",
          "open-ended", "--suite", args.suite, "-e", "bleu", "-e", "chrf", "-e", "rouge",
@@ -84,13 +89,33 @@ def child(args: argparse.Namespace) -> None:
     import multiprocessing
 
     for helper in multiprocessing.active_children():  # they exit after the run returns:
-        helper.join()  # reaped, their CPU time and memory count in RUSAGE_CHILDREN
+        helper.join()  # reaped, their CPU time counts in RUSAGE_CHILDREN
+    watching.set()
+    watcher.join()
     own = resource.getrusage(resource.RUSAGE_SELF)
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # maxrss: the largest child's
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"wall": wall, "parent_cpu": own.ru_utime + own.ru_stime,
                       "worker_cpu": workers.ru_utime + workers.ru_stime,
                       "rss_mb": own.ru_maxrss / 1024,
-                      "worker_rss_mb": workers.ru_maxrss / 1024 if args.run_workers > 1 else 0.0}))
+                      "worker_rss_mb": max(peaks.values(), default=0.0)
+                      if args.run_workers > 1 else 0.0}))
+
+
+def watch_children(peaks: dict[int, float], done: threading.Event) -> None:
+    """Each child process's own peak RSS (VmHWM, MB), read every 0.5 s until `done`. Not
+    RUSAGE_CHILDREN: a process spawned late (the report's side process) is started by vfork
+    and exec, which credits it with the parent's peak at that moment, ~0.9 GB."""
+    while not done.wait(0.5):
+        for tasks in Path("/proc/self/task").glob("*/children"):
+            for pid in tasks.read_text().split():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                for line in status.splitlines():
+                    if line.startswith("VmHWM:"):
+                        megabytes = int(line.split()[1]) / 1024
+                        peaks[int(pid)] = max(peaks.get(int(pid), 0.0), megabytes)
 
 
 def run_one(size: int, workers: int, data: Path, folder: Path,
