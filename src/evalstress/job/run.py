@@ -268,8 +268,8 @@ def browser_aside(job: StressJob, result: RunResult) -> SideTask[dict[str, Any] 
 
 
 def _finish(job: StressJob, result: RunResult,
-            browser_files: Callable[[], dict[str, Any] | None] | None) -> JobResult:
-    """Analyses, health and outputs of a scored run; `browser_files` gives the report's variant
+            browser_reader: Callable[[], dict[str, Any] | None] | None) -> JobResult:
+    """Analyses, health and outputs of a scored run; `browser_reader` gives the report's variant
     browser data when it is read elsewhere (`browser_aside`)."""
     try:
         with phase("analyses"):
@@ -280,7 +280,7 @@ def _finish(job: StressJob, result: RunResult,
     health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
     with phase("write outputs (results.json, report.html, rename)"):
         paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
-                               health=health, browser_files=browser_files)
+                               health=health, browser_reader=browser_reader)
                  if job.out is not None else {})
     untrusted = mostly_missing(result, {e.label: list(e.aspects) for e in job.evaluators},
                                job.max_missing)

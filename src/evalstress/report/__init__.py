@@ -32,12 +32,12 @@ SCHEMA_VERSION = "1.0"
 def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Path, *,
                   config: Mapping[str, Any] | None = None, force: bool = False,
                   health: Mapping[str, Any] | None = None,
-                  browser_files: Callable[[], dict[str, Any] | None] | None = None
+                  browser_reader: Callable[[], dict[str, Any] | None] | None = None
                   ) -> dict[str, Path]:
     """Write scores.parquet, variants.parquet, skips.jsonl, examples.jsonl, results.json and
     report.html into the run's staging folder, then rename it to `out_dir` (replacing a
-    folder evalstress did not write only with `force`). `browser_files`: the report's variant
-    browser data, read from the staging folder elsewhere meanwhile (`html.write_report`)."""
+    folder evalstress did not write only with `force`). `browser_reader` returns the report's
+    variant browser data when another process reads it meanwhile (`html.write_report`)."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     files = run.files
@@ -79,7 +79,7 @@ def write_outputs(run: RunResult, analyses: Mapping[str, Any], out_dir: str | Pa
     from evalstress.report.html import write_report
 
     with naming(files.path("report.html")), phase("report.html"):
-        write_report(files.root, files.path("report.html"), browser_files=browser_files)
+        write_report(files.root, files.path("report.html"), browser_reader=browser_reader)
     with phase("rename into --out"):
         promote(files, out, command=str((config or {}).get("command", "run")), force=force)
     return {"scores": out / "scores.parquet", "variants": out / "variants.parquet",

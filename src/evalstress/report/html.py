@@ -179,15 +179,15 @@ def write_html(results: Mapping[str, Any], path: str | Path, *,
 def write_report(run_dir: str | Path, out: str | Path | None = None, *,
                  max_variants: int = MAX_VARIANTS, title: str | None = None,
                  results: Mapping[str, Any] | None = None,
-                 browser_files: Callable[[], dict[str, Any] | None] | None = None) -> Path:
+                 browser_reader: Callable[[], dict[str, Any] | None] | None = None) -> Path:
     """Rebuild report.html from a run directory's files (those engine/rundir.py writes; the
     results.json among them follows docs/results.schema.json). `results`: its results.json as
-    already read (and checked, `rundir.read_run`) by the caller; `browser_files`: the
-    browser's data being read elsewhere (`rundir.browser_data` of this folder)."""
+    already read (and checked, `rundir.read_run`) by the caller; `browser_reader` returns
+    `rundir.browser_data` of this folder when another process reads it meanwhile."""
     folder = Path(run_dir)
     if results is None:
         results = load_results(folder)
-    browser = (labelled(browser_files(), results) if browser_files is not None
+    browser = (labelled(browser_reader(), results) if browser_reader is not None
                else browser_payload(folder, max_variants=max_variants, results=results))
     suite = (results.get("suite") or {}).get("name") or (results.get("config") or {}).get(
         "command", "run")
