@@ -216,9 +216,8 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
     notes: list[str] = []
     for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS):
         golds = _Gold(gold_rows)  # each example's gold score: read once for every perturbation
-        gold_ids = pa.array(gold_rows["example_id"].astype(str).to_numpy(dtype=object),
-                            pa.string())
         for perturbation, pgroup in noised:
+            example_ids = pgroup["example_id"].astype(str).to_numpy(dtype=object)
             higher = bool((gold_rows if not gold_rows.empty else pgroup)
                           ["higher_is_better"].iloc[0])
             corpus = bool((pgroup["example_id"] == CORPUS).all())
@@ -226,7 +225,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                 notes.append(f"{evaluator}/{aspect} on {perturbation}: a set-level score "
                              "compares only the changed texts; the examples the perturbation "
                              "could not change are not in the noised set")
-            points = _points(pgroup, golds,
+            points = _points(pgroup, example_ids, golds,
                              unchanged if protocol == "paper" and not corpus else None)
             if not points:  # every score missing: keep the row, inconclusive, so it is seen
                 ok_gold = gold_rows.loc[gold_rows["status"] == "ok", "score"]
@@ -246,10 +245,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
             graded = all(_numeric(p.severity) for p in points)
             if not graded:  # kinds, not grades: the paper applies the rank test alone
                 mono_tol = mono_strict = True
-            # Arrow's is_in: pandas' isin converts each value it is given one by one
-            changed = pa.array(pgroup["example_id"].astype(str).unique(), pa.string())
-            gold_part = gold_rows[pc.is_in(gold_ids, value_set=changed).to_numpy(
-                zero_copy_only=False)]
+            gold_part = gold_rows[golds.rows_of(example_ids)]
             n_scores = len(pgroup) + len(gold_part)
             n_missing = int((pgroup["status"] != "ok").sum() + (gold_part["status"] != "ok").sum())
             empty = int(pgroup["severity"].nunique()) - len(points)
@@ -271,14 +267,21 @@ def _mean(values: np.ndarray) -> float:
 
 class _Gold:
     """Each example's gold score of one evaluator aspect (examples without one left out),
-    and a lookup that finds the gold of many example ids at once."""
+    and lookups over many example ids at once."""
 
     def __init__(self, gold_rows: pd.DataFrame):
-        self.of = {str(e): float(v) for e, v in zip(gold_rows["example_id"],
-                                                    gold_rows["score"], strict=True)
+        ids = gold_rows["example_id"].astype(str).to_numpy(dtype=object)
+        self._ids = pa.array(ids, pa.string())
+        self.of = {e: float(v) for e, v in zip(ids, gold_rows["score"], strict=True)
                    if pd.notna(v)}
         self._index = pd.Index(list(self.of), dtype=object)
         self._values = np.fromiter(self.of.values(), dtype=float, count=len(self.of))
+
+    def rows_of(self, example_ids: np.ndarray) -> np.ndarray:
+        """Which gold rows belong to these examples (Arrow's is_in: pandas' isin converts each
+        value it is given one by one)."""
+        wanted = pa.array(pd.unique(example_ids), pa.string())
+        return pc.is_in(self._ids, value_set=wanted).to_numpy(zero_copy_only=False)
 
     def lookup(self, example_ids: np.ndarray) -> np.ndarray:
         """The gold score of each id, NaN where the example has none."""
@@ -294,18 +297,18 @@ def _integers(column: pd.Series) -> np.ndarray:
     return np.array([int(str(k)) for k in column], dtype=np.int64)
 
 
-def _points(pgroup: pd.DataFrame, gold: _Gold,
+def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
             unchanged: dict[tuple[str, str, int], list[str]] | None = None,
             ) -> list[SeverityPoint]:
-    """One point per severity. With `unchanged` (paper protocol), the examples a unit skipped
-    join its seed's mean with their gold score and a noise ratio of 0. The columns are taken
-    out as arrays once, and each row's gold found in one lookup: per-severity pandas selections
-    and per-row dictionary lookups cost more than the sums."""
+    """One point per severity (`example_all`: the rows' example ids as text). With `unchanged`
+    (paper protocol), the examples a unit skipped join its seed's mean with their gold score
+    and a noise ratio of 0. The columns are taken out as arrays once, and each row's gold found
+    in one lookup: per-severity pandas selections and per-row dictionary lookups cost more than
+    the sums."""
     points = []
     perturbation = str(pgroup["perturbation"].iloc[0])
     ok_all = (pgroup["status"] == "ok").to_numpy(dtype=bool)
     seed_all = _integers(pgroup["seed"])
-    example_all = pgroup["example_id"].astype(str).to_numpy(dtype=object)
     score_all = pgroup["score"].to_numpy(dtype=float)
     ratio_all = pgroup["noise_ratio"].to_numpy(dtype=float)
     gold_all = gold.lookup(example_all)
