@@ -281,11 +281,16 @@ def interrupts_blocked() -> Iterator[None]:
 TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
 
 
-def quiet_resource_tracker() -> None:
-    """Start the resource tracker (and the pool's workers) with TRACKER_QUIET: a child
-    process receives the -W options of `sys.warnoptions` when it starts."""
+def spawned_pool(processes: int, initializer: Callable[..., None],
+                 initargs: tuple[Any, ...]) -> ProcessPoolExecutor:
+    """A pool of `processes` started the way every process of a run is: spawned (a clean
+    interpreter, safe beside threads of this one), with the resource tracker and the processes
+    given TRACKER_QUIET (a child receives the -W options of `sys.warnoptions`). Submit its
+    first task under `interrupts_blocked`: that is when the processes spawn."""
     if TRACKER_QUIET not in sys.warnoptions:
         sys.warnoptions.append(TRACKER_QUIET)
+    return ProcessPoolExecutor(max_workers=processes, mp_context=get_context("spawn"),
+                               initializer=initializer, initargs=initargs)
 
 
 #: texts per shared task of a dataset-wide sentence parse (~1 s of WikiText paragraphs)
@@ -313,14 +318,10 @@ class ChunkExecutor:
             # whose first chrF ran beside helpers keeps one thread for it)
             self._threads_set = THREADS_VARIABLE not in os.environ
             os.environ.setdefault(THREADS_VARIABLE, "1")
-            # spawn: a clean interpreter per helper, safe beside threads of the parent
-            quiet_resource_tracker()
             # the spec goes pickled, so that a helper starts watching this process before it
             # imports what unpickling the spec needs (`workerstart`)
-            self._pool = ProcessPoolExecutor(max_workers=self.helpers,
-                                             mp_context=get_context("spawn"),
-                                             initializer=start_worker,
-                                             initargs=(os.getpid(), pickle.dumps(spec)))
+            self._pool = spawned_pool(self.helpers, start_worker,
+                                      (os.getpid(), pickle.dumps(spec)))
             with interrupts_blocked():  # a helper spawned here inherits the blocked signal
                 self._started = [self._pool.submit(_ready) for _ in range(self.helpers)]
 

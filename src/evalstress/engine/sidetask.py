@@ -14,10 +14,9 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
 from typing import Any, Generic, TypeVar
 
-from evalstress.engine.chunkwork import interrupts_blocked, quiet_resource_tracker, terminate_workers
+from evalstress.engine.chunkwork import interrupts_blocked, spawned_pool, terminate_workers
 from evalstress.engine.workerstart import start_helper
 
 T = TypeVar("T")
@@ -29,10 +28,7 @@ class SideTask(Generic[T]):
 
     def __init__(self, function: Callable[..., T], *args: Any):
         self._function, self._args = function, args
-        quiet_resource_tracker()
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            max_workers=1, mp_context=get_context("spawn"), initializer=start_helper,
-            initargs=(os.getpid(),))
+        self._pool: ProcessPoolExecutor | None = spawned_pool(1, start_helper, (os.getpid(),))
         with interrupts_blocked():  # the process spawned here inherits the blocked signal
             self._future = self._pool.submit(function, *args)
 
