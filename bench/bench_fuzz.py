@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import functools
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ def drawn(name: str, strategies: dict[str, st.SearchStrategy[Any]],
     def run(examples: int, count: Callable[[], None]) -> None:
         @fresh_settings(examples)
         @given(**strategies)
+        @recording
         def check(**inputs: Any) -> None:
             count()
             # stuck inside a C extension, where no signal handler runs: the stacks show where
@@ -120,14 +122,29 @@ def loader_properties() -> list[Property]:
     `main`, after the random profile was loaded)."""
     import tests.core.test_fuzz_loaders as loaders
 
+    return module_properties(loaders, "loader")
+
+
+def module_properties(loaders: Any, prefix: str) -> list[Property]:
+    """A property per hypothesis test of the module `loaders`, counting the files it hands to
+    the module's `load_examples`."""
+
     def runner(test: Callable[[], None]) -> Callable[[int, Callable[[], None]], None]:
         def run(_examples: int, count: Callable[[], None]) -> None:
-            with counting_loads(loaders, count):
-                test()
+            # hypothesis calls its handle's `inner_test` for every input (the documented hook
+            # for wrapping a test's execution): wrapped, it records the inputs of a failure
+            handle = test.hypothesis  # type: ignore[attr-defined]
+            inner = handle.inner_test
+            handle.inner_test = recording(inner)
+            try:
+                with counting_loads(loaders, count):
+                    test()
+            finally:
+                handle.inner_test = inner
 
         return run
 
-    return [Property(f"loader:{name}", runner(test)) for name, test in vars(loaders).items()
+    return [Property(f"{prefix}:{name}", runner(test)) for name, test in vars(loaders).items()
             if name.startswith("test_") and hasattr(test, "hypothesis")]
 
 
@@ -147,6 +164,36 @@ def counting_loads(module: Any, count: Callable[[], None]) -> Iterator[None]:
         module.load_examples = load
 
 
+#: the attribute `recording` sets on an exception: the inputs the test was called with
+INPUTS = "fuzz_inputs"
+
+
+def recording(test: Callable[..., None]) -> Callable[..., None]:
+    """`test`, noting on any exception it raises the inputs it was called with. hypothesis
+    calls a failing test last with the minimal example it shrank to, so the exception it
+    raises carries that example, whatever words hypothesis puts in its own notes."""
+
+    @functools.wraps(test)
+    def recorded(*args: Any, **kwargs: Any) -> None:
+        try:
+            test(*args, **kwargs)
+        except BaseException as error:
+            with suppress(AttributeError, TypeError):  # an exception without __dict__
+                setattr(error, INPUTS, (args, kwargs))
+            raise
+
+    return recorded
+
+
+def as_example(inputs: tuple[tuple[Any, ...], dict[str, Any]] | None) -> str:
+    """The inputs as a `@example(...)` decorator, ready to paste above the property."""
+    if inputs is None:
+        return "(the minimal example was not recorded)"
+    args, kwargs = inputs
+    shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"@example({', '.join(shown)})"
+
+
 def describe(error: BaseException) -> list[str]:
     """Each distinct failure in what hypothesis raised: the exception, the frame it came from
     (outside hypothesis) and the minimal example hypothesis shrank it to."""
@@ -155,8 +202,7 @@ def describe(error: BaseException) -> list[str]:
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if "/hypothesis/" not in f.filename]
     where = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames[-3:]))
-    notes = [n for n in getattr(error, "__notes__", ()) if n.startswith("Falsifying")]
-    example = " ".join(line.strip() for note in notes for line in note.splitlines())
+    example = as_example(getattr(error, INPUTS, None))
     return [f"{type(error).__name__}: {str(error)[:300]}\n    raised at {where}\n    {example}"]
 
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs evalstress with every extra its tests exercise, on a fresh machine of this project's kind.
 #
+# - every version comes from requirements/lock.txt (pip's -c): a fresh machine gets the set CI
+#   tested, whatever the registry serves that day; `python scripts/refresh_lock.py` moves the
+#   lock (it runs this script with EVALSTRESS_UNLOCKED=1 in a new environment, then the suite);
 # - torch comes first and pinned: the pinned CPU build lies on the machine's disk, while an
 #   unpinned torch, asked for by another package, would pull a multi-GB CUDA build;
 # - llama-cpp-python (the local judge server of the llm-local extra) builds from source where no
@@ -8,8 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
-pip_install "torch==2.13.0"
-CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install -e ".[dev,models,llm,llm-local,attack,ray,fast]"
+locked=(-c requirements/lock.txt)
+if [ "${EVALSTRESS_UNLOCKED:-}" = 1 ]; then locked=(); fi
+pip_install "${locked[@]}" "torch==2.13.0"
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip_install "${locked[@]}" \
+  -e ".[dev,models,llm,llm-local,attack,ray,fast]"
 
 # Chromium from Debian for the report's browser tests (Playwright drives it; no browser is
 # downloaded). Idempotent; where apt-get is missing the browser tests skip and say why.

@@ -6,8 +6,10 @@ from __future__ import annotations
 import runpy
 import subprocess
 import sys
+import types
 from pathlib import Path
 
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,8 +41,10 @@ def test_a_failure_is_reported_with_its_minimal_example_and_stops_that_property(
     bench["fuzz"]([broken, fine], 1, 50, echo=lambda line: None)
     assert len(broken.failures) == 1 and not fine.failures
     failure = broken.failures[0]
-    # hypothesis shrinks any text to its simplest one-character text, "0"
-    assert failure.startswith("AssertionError: a character") and "text='0'" in failure
+    # hypothesis shrinks any text to its simplest one-character text, "0": the report gives it
+    # as a decorator to paste above the property, whatever hypothesis's own notes say
+    assert failure.startswith("AssertionError: a character")
+    assert "@example(text='0')" in failure
     assert "test_bench_fuzz.py" in failure  # where it was raised
     # `fine` ran its whole first round; a failed property is not run again
     assert fine.tried >= 50
@@ -62,3 +66,28 @@ def test_an_example_that_never_ends_is_a_failure() -> None:
     bench["fuzz"]([hung], 1, 1, echo=lambda line: None)
     assert len(hung.failures) == 1
     assert hung.failures[0].startswith("TimeoutError: still running after 1 s")
+
+
+def test_a_failing_loader_property_is_reported_with_its_minimal_example() -> None:
+    """The loader properties are hypothesis tests of their own module; the bench wraps each
+    test's execution, so a failure names its inputs and the wrapper is removed afterwards."""
+    bench = runpy.run_path(BENCH, run_name="bench")
+    module = types.ModuleType("made_up_loader_tests")
+    loaded: list[str] = []
+    module.load_examples = loaded.append  # type: ignore[attr-defined]
+
+    @settings(database=None, derandomize=True, deadline=None)
+    @given(rows=st.integers(0, 1000))
+    def test_few_rows(rows: int) -> None:
+        module.load_examples(f"{rows} rows")  # type: ignore[attr-defined]
+        assert rows < 7, "too many rows"
+
+    module.test_few_rows = test_few_rows  # type: ignore[attr-defined]
+    inner = test_few_rows.hypothesis.inner_test  # type: ignore[attr-defined]
+    (prop,) = bench["module_properties"](module, "loader")
+    bench["fuzz"]([prop], 1, 50, echo=lambda line: None)
+    assert prop.name == "loader:test_few_rows" and len(prop.failures) == 1
+    # 7 is the smallest count the property refuses; each input handed to the loader is counted
+    assert "@example(rows=7)" in prop.failures[0], prop.failures[0]
+    assert prop.tried == len(loaded) > 0
+    assert test_few_rows.hypothesis.inner_test is inner  # type: ignore[attr-defined]
