@@ -260,6 +260,18 @@ def test_a_body_limit_no_request_could_meet_is_refused(size: str) -> None:
                                    f"0.001 to 1048576 MiB")
 
 
+def test_every_origin_without_a_key_is_warned_about() -> None:
+    from evalstress.serve import origins_warning
+    from evalstress.serve.browser import BrowserPolicy
+
+    every = BrowserPolicy.build(["*"], "127.0.0.1", loopback=True)
+    warning = origins_warning(every, None)
+    assert warning and "every web page you open" in warning
+    assert origins_warning(every, "a-key") is None
+    assert origins_warning(BrowserPolicy.build(["http://localhost:3000"], "127.0.0.1",
+                                               loopback=True), None) is None
+
+
 def test_a_port_in_use_stops_with_one_line_before_announcing() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -275,28 +275,8 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        host = header(scope, b"host")
-        host_text = host.decode("latin-1") if host is not None else None
-        if not self._browser.host_allowed(host_text):
-            await send_error(send, 403, "this server answers only to localhost and loopback "
-                             "addresses: call it as http://127.0.0.1:PORT", "forbidden")
-            return
-        origin = header(scope, b"origin")
-        origin_text = origin.decode("latin-1") if origin is not None else None
-        cors = None
-        if origin_text is not None and self._browser.cross_origin(origin_text, host_text):
-            if not self._browser.origin_allowed(origin_text):
-                await send_error(send, 403, "requests from web pages of another origin are "
-                                 "refused; start the server with --allow-origin ORIGIN to let "
-                                 "one in", "forbidden")
-                return
-            if self._preflight(scope):
-                await send_empty(send, 204, self._browser.preflight_headers(
-                    origin_text, header(scope, b"access-control-request-headers")))
-                return
-            cors = self._browser.allow_origin_header(origin_text)
-        if self._preflight(scope):  # same-origin: nothing to allow
-            await send_empty(send, 204, [])
+        admitted, cors = await self._admit(scope, send)
+        if not admitted:
             return
         send = _with_cors(send, cors)
         if self._key is not None:
@@ -306,7 +286,7 @@ class RequestGuard:
                                  "'Authorization: Bearer <key>'", "invalid_request_error",
                                  headers=((b"www-authenticate", b"Bearer"),))
                 return
-        if self._listing is not None and scope["method"] in ("GET", "HEAD") \
+        if self._listing is not None and scope["method"] == "GET" \
                 and scope["path"] == "/v1/models":
             await send_json(send, 200, self._listing)
             return
@@ -317,16 +297,16 @@ class RequestGuard:
                 await discard_body(receive, self._drain)
             await self._too_large(send)
             return
-        model = self._models.get(scope["path"]) if scope["method"] == "POST" else None
-        if model is not None and not is_json_type(header(scope, b"content-type")):
-            await send_error(send, 415, "the request body must be JSON: send it with the "
-                             "header 'Content-Type: application/json'", "invalid_request_error")
-            return
         try:
             body = await read_body(receive, self._max_body)
         except TooLarge:
             await discard_body(receive, self._drain)
             await self._too_large(send)
+            return
+        model = self._models.get(scope["path"]) if scope["method"] == "POST" else None
+        if model is not None and not is_json_type(header(scope, b"content-type")):
+            await send_error(send, 415, "the request body must be JSON: send it with the "
+                             "header 'Content-Type: application/json'", "invalid_request_error")
             return
         if model is not None:
             try:
@@ -336,6 +316,33 @@ class RequestGuard:
                 await send_error(send, 400, str(exc), "invalid_request_error", exc.field)
                 return
         await self.app(scope, _replay(body, receive), _without_server_errors(send))
+
+    async def _admit(self, scope: Scope, send: Send) -> tuple[bool, bytes | None]:
+        """Whether a browser may make this request (answering it when not, or when it is a
+        preflight), and the `access-control-allow-origin` its answer carries."""
+        host = header(scope, b"host")
+        host_text = host.decode("latin-1") if host is not None else None
+        if not self._browser.host_allowed(host_text):
+            await send_error(send, 403, "this server answers only to localhost and loopback "
+                             "addresses: call it as http://127.0.0.1:PORT", "forbidden")
+            return False, None
+        origin = header(scope, b"origin")
+        origin_text = origin.decode("latin-1") if origin is not None else None
+        cors = None
+        if origin_text is not None and self._browser.cross_origin(origin_text, host_text):
+            if not self._browser.origin_allowed(origin_text):
+                await send_error(send, 403, "requests from web pages of another origin are "
+                                 "refused; start the server with --allow-origin ORIGIN to let "
+                                 "one in", "forbidden")
+                return False, None
+            cors = self._browser.allow_origin_header(origin_text)
+        if self._preflight(scope):  # preflights carry no key; same-origin needs no headers
+            requested = header(scope, b"access-control-request-headers")
+            extra = ([] if cors is None or origin_text is None
+                     else self._browser.preflight_headers(origin_text, requested))
+            await send_empty(send, 204, extra)
+            return False, None
+        return True, cors
 
     async def _too_large(self, send: Send) -> None:
         await send_error(send, 413, f"the request body is larger than the server's limit of "
