@@ -272,6 +272,40 @@ def test_every_origin_without_a_key_is_warned_about() -> None:
                                                loopback=True), None) is None
 
 
+CHAT_HI = [{"role": "user", "content": "Hi"}]
+# bodies the library's request models accept but the library fails on: a token id outside the
+# vocabulary crashes the whole process, the others end in 500
+FAILED_INSIDE = {
+    "a token id past the vocabulary": ("/extras/detokenize", {"tokens": [1, 10**9]},
+                                       "tokens[1]"),
+    "a negative token id": ("/extras/detokenize", {"tokens": [-5]}, "tokens[0]"),
+    "a logit_bias key that is no token id": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI, "logit_bias": {"abc": 1}}, "logit_bias"),
+    "a logit_bias key past the vocabulary": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI, "logit_bias": {"99999999": 1}}, "logit_bias"),
+    "content as a list of parts": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "user", "content": [{"type": "image_url",
+                                      "image_url": {"url": "file:///etc/passwd"}}]}]},
+        "messages[0].content"),
+    "a completion without a prompt": ("/v1/completions", {"max_tokens": 1}, "prompt"),
+    "two prompts": ("/v1/completions", {"max_tokens": 1, "prompt": ["a", "b"]}, "prompt"),
+    "embeddings of a generation model": ("/v1/embeddings", {"input": "Hi"}, None),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(FAILED_INSIDE))
+def test_a_body_the_library_fails_on_gets_400_and_the_server_stays_up(served: Served,
+                                                                      case: str) -> None:
+    path, body, field = FAILED_INSIDE[case]
+    status, answer = _http(served.root + path, json.dumps(body).encode(), key=served.key)
+    assert status == 400, answer[:300]
+    error = json.loads(answer)["error"]
+    assert error["param"] == field and "\n" not in error["message"]
+    assert served.proc.poll() is None, "the server died"
+    assert _http(served.url + "/models", key=served.key)[0] == 200  # still serving
+
+
 def test_a_port_in_use_stops_with_one_line_before_announcing() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -150,7 +150,8 @@ def build_app(settings: ServeSettings, policy: BrowserPolicy) -> tuple[Any, Path
     grammar = GrammarCheck(path)
     guard = RequestGuard(app, api_key=settings.api_key, grammar_parses=grammar.parses,
                          browser=policy, max_body=settings.max_body,
-                         listing=model_listing(served, file_digest(path)))
+                         listing=model_listing(served, file_digest(path)),
+                         vocab_size=grammar.size)
     return guard, path
 
 

@@ -9,11 +9,9 @@ The library's app leaves these to its caller:
   carry `Authorization: Bearer KEY`, compared in constant time;
 - it reads a body of any size into memory: here a body over the limit gets 413, refused on its
   `Content-Length` before it is read, or as soon as a chunked body passes the limit;
-- a body that is not JSON, or JSON the request model rejects, comes back as HTTP 500 whose
-  message holds the library's file path and line; a chat request without `messages` is answered
-  as if it had an empty conversation; a GBNF grammar llama.cpp cannot parse crashes the process.
-  Each of these is answered here with HTTP 400 and a one-line message naming the field, and a
-  body declared as anything but JSON with 415, before the library sees the request;
+- it answers a body it cannot use with HTTP 500 (or crashes on it): here a body declared as
+  anything but JSON gets 415, and one `body` finds at fault a 400 naming the field, before the
+  library sees the request;
 - it names the model by its file path in `/v1/models` and in answers to requests that name no
   model: here the listing is the served name's, and a request without `model` gets that name;
 - any 5xx that still happens is answered with a fixed message; the details stay in the server's
@@ -27,13 +25,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evalstress.serve.body import BadRequest, Served, check_body, request_models
 from evalstress.serve.browser import BrowserPolicy
 
-#: How many problems of one field a 400 lists before "..."
-MAX_LISTED = 4
 #: The largest request body accepted by default: a chat request fills a context window of tens
 #: of kilobytes; megabytes more are no request of a judge's
 DEFAULT_MAX_BODY = 8 << 20
@@ -41,116 +38,6 @@ DEFAULT_MAX_BODY = 8 << 20
 #: that sends its whole body before it reads (most do) hears the 413 instead of a reset
 #: connection; a larger one, or one whose client waits for `100 Continue`, is answered at once
 DRAIN_LIMIT = 64 << 20
-#: The routes whose answer names the model the request asked for (the file path when none)
-NAMED_ROUTES = ("/v1/chat/completions", "/v1/completions")
-
-
-def request_models() -> dict[str, type[BaseModel]]:
-    """The request model each POST route of llama-cpp-python's server validates its body with."""
-    from llama_cpp.server.types import (
-        CreateChatCompletionRequest,
-        CreateCompletionRequest,
-        CreateEmbeddingRequest,
-        DetokenizeInputRequest,
-        TokenizeInputRequest,
-    )
-
-    return {"/v1/chat/completions": CreateChatCompletionRequest,
-            "/v1/completions": CreateCompletionRequest,
-            "/v1/engines/copilot-codex/completions": CreateCompletionRequest,
-            "/v1/embeddings": CreateEmbeddingRequest,
-            "/extras/tokenize": TokenizeInputRequest,
-            "/extras/tokenize/count": TokenizeInputRequest,
-            "/extras/detokenize": DetokenizeInputRequest}
-
-
-class BadRequest(Exception):
-    """A request body the server cannot use; `field` names the offending field, if one does."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-def field_path(data: Any, loc: tuple[int | str, ...]) -> tuple[str, tuple[int | str, ...]]:
-    """The path of a pydantic error location in the client's own JSON (`messages[0].role`), and
-    the steps left out: the union members pydantic tried, which the client never wrote."""
-    path = ""
-    skipped: tuple[int | str, ...] = ()
-    node = data
-    for position, step in enumerate(loc):
-        present = (step in node if isinstance(node, dict)
-                   else isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node))
-        if present:
-            node = node[step]
-        elif isinstance(node, dict) and position == len(loc) - 1:
-            node = None  # the field that is missing
-        else:
-            skipped += (step,)
-            continue
-        path += f"[{step}]" if isinstance(step, int) else (f".{step}" if path else str(step))
-    return path, skipped
-
-
-def describe(error: ValidationError, data: Any) -> BadRequest:
-    """One line for a rejected body: the first field at fault and what pydantic said of it.
-
-    A union (a chat message is a system, user, assistant, tool or function message) fails once
-    per member; the members whose `role` literal did not match are the wrong ones, so when a
-    member's literal matched, its own problems are reported (a user message without `content`),
-    else the literals allowed (a role that no member has)."""
-    issues = [(issue, *field_path(data, tuple(issue["loc"])))
-              for issue in error.errors(include_url=False)]
-    wrong = {skipped for issue, _, skipped in issues if issue["type"] == "literal_error"}
-    matched = [item for item in issues if item[2] not in wrong]
-    issues = matched or issues
-    where = issues[0][1]
-    mine = [issue for issue, path, _ in issues if path == where]
-    if all(issue["type"] == "literal_error" for issue in mine):
-        allowed = ", ".join(dict.fromkeys(str(issue.get("ctx", {}).get("expected", "?"))
-                                          for issue in mine))
-        said = f"should be one of {allowed}"
-    else:
-        said_each = list(dict.fromkeys(str(issue["msg"]) for issue in mine))
-        said = "; ".join(said_each[:MAX_LISTED]) + ("; ..." if len(said_each) > MAX_LISTED else "")
-    return BadRequest(f"field '{where}': {said}" if where else said, where or None)
-
-
-def check_body(path: str, body: bytes, model: type[BaseModel],
-               grammar_parses: Callable[[str], bool] | None, served: str | None = None
-               ) -> bytes:
-    """The body of a POST to `path` as the route should get it: raises BadRequest when it is not
-    something the route can use, and names the `served` model in a completion request that
-    names none (the library would answer with the file's path as its model)."""
-    if not body.strip():
-        raise BadRequest("the request body is empty; send a JSON object")
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the request body is not JSON ({exc})") from None
-    except RecursionError:
-        raise BadRequest("the request body is JSON nested too deeply") from None
-    if not isinstance(data, dict):
-        raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
-    if path == "/v1/chat/completions":
-        messages = data.get("messages")
-        if not isinstance(messages, list) or not messages:
-            told = "is missing" if messages is None else "must be a non-empty list"
-            raise BadRequest(f"field 'messages' {told}: send a list of "
-                             "{\"role\": ..., \"content\": ...} objects", "messages")
-    try:
-        model.model_validate(data)
-    except ValidationError as exc:
-        raise describe(exc, data) from None
-    grammar = data.get("grammar")
-    if grammar_parses is not None and isinstance(grammar, str) and not grammar_parses(grammar):
-        raise BadRequest("field 'grammar': llama.cpp cannot parse this GBNF grammar (it needs "
-                         "a 'root' rule and every rule it names)", "grammar")
-    if served is not None and path in NAMED_ROUTES and data.get("model") is None:
-        return json.dumps({**data, "model": served}).encode()
-    return body
-
-
 async def send_error(send: Send, status: int, message: str, kind: str,
                      field: str | None = None, headers: tuple[tuple[bytes, bytes], ...] = ()
                      ) -> None:
@@ -252,24 +139,25 @@ class RequestGuard:
 
     `models` maps each POST route to the pydantic model of its body (llama-cpp-python's when
     None); `listing` is the `/v1/models` answer, given here instead of by the library;
-    `drain_limit` is how much of a body over `max_body` is thrown away before the 413."""
+    `drain_limit` is how much of a body over `max_body` is thrown away before the 413;
+    `vocab_size` and `grammar_parses` let `body` check token ids and grammars."""
 
     def __init__(self, app: ASGIApp, api_key: str | None = None,
                  grammar_parses: Callable[[str], bool] | None = None,
                  browser: BrowserPolicy | None = None, max_body: int = DEFAULT_MAX_BODY,
                  models: dict[str, type[BaseModel]] | None = None,
-                 listing: dict[str, Any] | None = None, drain_limit: int = DRAIN_LIMIT
-                 ) -> None:
+                 listing: dict[str, Any] | None = None, drain_limit: int = DRAIN_LIMIT,
+                 vocab_size: int | None = None) -> None:
         self.app = app
         self._key = api_key.encode() if api_key else None
-        self._grammar_parses = grammar_parses
         self._browser = browser or BrowserPolicy()
         self._max_body = max_body
         self._models = request_models() if models is None else models
         self._listing = listing
         self._drain = drain_limit
-        served = [entry.get("id") for entry in (listing or {}).get("data", [])]
-        self._served = served[0] if len(served) == 1 and isinstance(served[0], str) else None
+        names = [entry.get("id") for entry in (listing or {}).get("data", [])]
+        name = names[0] if len(names) == 1 and isinstance(names[0], str) else None
+        self._served = Served(name, vocab_size, grammar_parses)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -310,8 +198,7 @@ class RequestGuard:
             return
         if model is not None:
             try:
-                body = check_body(scope["path"], body, model, self._grammar_parses,
-                                  self._served)
+                body = check_body(scope["path"], body, model, self._served)
             except BadRequest as exc:
                 await send_error(send, 400, str(exc), "invalid_request_error", exc.field)
                 return
