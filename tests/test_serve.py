@@ -290,6 +290,14 @@ FAILED_INSIDE = {
     "a completion without a prompt": ("/v1/completions", {"max_tokens": 1}, "prompt"),
     "two prompts": ("/v1/completions", {"max_tokens": 1, "prompt": ["a", "b"]}, "prompt"),
     "embeddings of a generation model": ("/v1/embeddings", {"input": "Hi"}, None),
+    "a message without content": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "assistant"}, *CHAT_HI]}, "messages[0].content"),
+    "a tool_choice of no offered tool": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI,
+        "tools": [{"type": "function", "function": {"name": "x", "parameters": {}}}],
+        "tool_choice": {"type": "function", "function": {"name": "y"}}}, "tool_choice"),
+    "a lone surrogate": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "user", "content": "\ud800"}]}, "messages[0].content"),
 }
 
 

@@ -39,6 +39,9 @@ def test_a_request_without_a_model_is_given_the_served_name() -> None:
     named = check_body("/v1/chat/completions", body, request_models()["/v1/chat/completions"],
                        SERVED)
     assert json.loads(named) == {"messages": HI, "model": "SmolLM2.gguf"}
+    copilot = "/v1/engines/copilot-codex/completions"
+    named = check_body(copilot, b'{"prompt": "def f("}', request_models()[copilot], SERVED)
+    assert json.loads(named)["model"] == "SmolLM2.gguf"
     mine = json.dumps({"messages": HI, "model": "mine"}).encode()
     assert check_body("/v1/chat/completions", mine, request_models()["/v1/chat/completions"],
                       SERVED) == mine
@@ -51,3 +54,11 @@ def test_a_request_without_a_model_is_given_the_served_name() -> None:
 def test_a_completion_needs_one_prompt(prompt: Any, said: str) -> None:
     message, field = told("/v1/completions", {"prompt": prompt})
     assert message.startswith(said) and field == "prompt"
+
+
+def test_a_lone_surrogate_is_named_wherever_it_is() -> None:
+    body = b'{"messages": [{"role": "user", "content": "Hi"}], "stop": ["ok", "\\udc00"]}'
+    with pytest.raises(BadRequest) as caught:
+        check_body("/v1/chat/completions", body, request_models()["/v1/chat/completions"],
+                   SERVED)
+    assert caught.value.field == "stop[1]"

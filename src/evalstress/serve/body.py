@@ -22,10 +22,10 @@ from pydantic import BaseModel, ValidationError
 
 #: How many problems of one field a 400 lists before "..."
 MAX_LISTED = 4
-#: The routes whose answer names the model the request asked for (the file path when none)
-NAMED_ROUTES = ("/v1/chat/completions", "/v1/completions")
 #: The routes that continue a `prompt`
 COMPLETION_ROUTES = ("/v1/completions", "/v1/engines/copilot-codex/completions")
+#: The routes whose answer names the model the request asked for (the file path when none)
+NAMED_ROUTES = ("/v1/chat/completions", *COMPLETION_ROUTES)
 
 
 #: A `logit_bias` key when the bias is by token id (not `logit_bias_type: tokens`)
@@ -145,18 +145,19 @@ def check_body(path: str, body: bytes, model: type[BaseModel], served: Served) -
 
 def check_use(path: str, data: dict[str, Any], served: Served) -> None:
     """Raise BadRequest for a body the request model accepts but the library fails on."""
+    where = lone_surrogate(data)
+    if where is not None:
+        raise BadRequest(f"field '{where}': holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                         f"which is no text", where)
     if path == "/v1/embeddings":
         raise BadRequest("this server loads the model to generate text: it computes no "
                          "embeddings")
     if path in COMPLETION_ROUTES:
         check_prompt(data.get("prompt", ""))
     if path == "/v1/chat/completions":
-        for index, message in enumerate(data["messages"]):
-            content = message.get("content") if isinstance(message, dict) else None
-            if content is not None and not isinstance(content, str):
-                where = f"messages[{index}].content"
-                raise BadRequest(f"field '{where}': send the text as a string (this server "
-                                 f"reads text only)", where)
+        check_messages(data["messages"])
+        check_choice(data.get("tool_choice"), data.get("tools"), "tool_choice")
+        check_choice(data.get("function_call"), data.get("functions"), "function_call")
     if path in COMPLETION_ROUTES or path == "/v1/chat/completions":
         check_logit_bias(data, served.vocab_size)
     grammar = data.get("grammar")
@@ -169,6 +170,64 @@ def check_use(path: str, data: dict[str, Any], served: Served) -> None:
             if not token_in_range(token, served.vocab_size):
                 raise BadRequest(f"field 'tokens[{index}]': {token_ids(served.vocab_size)}",
                                  f"tokens[{index}]")
+
+
+def check_messages(messages: list[Any]) -> None:
+    """Every message has its text as a string (the chat template reads `content` of each)."""
+    for index, message in enumerate(messages):
+        where = f"messages[{index}].content"
+        if isinstance(message, dict) and "content" not in message:
+            raise BadRequest(f"field '{where}' is missing", where)
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is not None and not isinstance(content, str):
+            raise BadRequest(f"field '{where}': send the text as a string (this server reads "
+                             f"text only)", where)
+
+
+def check_choice(choice: Any, offered: Any, field: str) -> None:
+    """A `tool_choice` or `function_call` that names a function names one the request offers."""
+    if not isinstance(choice, dict):
+        return
+    named = choice.get("function", {}) if field == "tool_choice" else choice
+    name = named.get("name") if isinstance(named, dict) else None
+    names = set()
+    for item in offered if isinstance(offered, list) else []:
+        function = item.get("function", item) if isinstance(item, dict) else {}
+        names.add(function.get("name") if isinstance(function, dict) else None)
+    if name not in names:
+        listed = "tools" if field == "tool_choice" else "functions"
+        raise BadRequest(f"field '{field}': names a function that '{listed}' does not offer",
+                         field)
+
+
+def lone_surrogate(data: Any) -> str | None:
+    """The path of the first string (key or value) that holds a lone surrogate, which JSON can
+    carry as `\\ud800` but no text encoding can (walked without recursion: the body may be
+    nested deeply)."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        items: list[tuple[str, Any]] = []
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = f"{path}.{key}" if path else str(key)
+                if not is_text(key):
+                    return child
+                items.append((child, value))
+        elif isinstance(node, list):
+            items = [(f"{path}[{index}]", value) for index, value in enumerate(node)]
+        elif isinstance(node, str) and not is_text(node):
+            return path
+        stack.extend(reversed(items))
+    return None
+
+
+def is_text(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_prompt(prompt: Any) -> None:
