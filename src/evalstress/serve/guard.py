@@ -38,6 +38,8 @@ DEFAULT_MAX_BODY = 8 << 20
 #: that sends its whole body before it reads (most do) hears the 413 instead of a reset
 #: connection; a larger one, or one whose client waits for `100 Continue`, is answered at once
 DRAIN_LIMIT = 64 << 20
+
+
 async def send_error(send: Send, status: int, message: str, kind: str,
                      field: str | None = None, headers: tuple[tuple[bytes, bytes], ...] = ()
                      ) -> None:
