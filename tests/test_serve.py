@@ -59,16 +59,26 @@ def _serve_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=120)
 
 
-def _http(url: str, body: bytes | None = None, key: str | None = None) -> tuple[int, bytes]:
-    headers = {"Content-Type": "application/json"}
+def _http(url: str, body: bytes | None = None, key: str | None = None,
+          headers: dict[str, str] | None = None, method: str | None = None
+          ) -> tuple[int, bytes]:
+    return _http_full(url, body, key, headers, method)[::2]
+
+
+def _http_full(url: str, body: bytes | None = None, key: str | None = None,
+               headers: dict[str, str] | None = None, method: str | None = None
+               ) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers (lower-case names) and body of a request."""
+    sent = {"Content-Type": "application/json", **(headers or {})}
     if key is not None:
-        headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, data=body, headers=headers)
+        sent["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=body, headers=sent, method=method)
     try:
         with urllib.request.urlopen(request, timeout=60) as answer:
-            return int(answer.status), answer.read()
+            got = {k.lower(): v for k, v in answer.getheaders()}
+            return int(answer.status), got, answer.read()
     except urllib.error.HTTPError as exc:
-        return int(exc.code), exc.read()
+        return int(exc.code), {k.lower(): v for k, v in exc.headers.items()}, exc.read()
 
 
 @dataclass
@@ -119,7 +129,9 @@ def test_serve_answers_a_chat_completion_on_loopback(served: Served, tmp_path: P
 
     status, answer = _http(served.url + "/models", key=served.key)
     assert status == 200
-    assert [m["id"] for m in json.loads(answer)["data"]] == [str(shipped_gguf())]
+    # the file's name, never the path that tells where the user keeps files
+    assert [m["id"] for m in json.loads(answer)["data"]] == [shipped_gguf().name]
+    assert str(shipped_gguf().parent) not in answer.decode()
     body = json.dumps({"model": "smollm2", "temperature": 0, "max_tokens": 4,
                        "grammar": 'root ::= "1" | "2" | "3" | "4" | "5"',
                        "messages": [{"role": "user", "content": "Rate 'The cat sat.' from "
@@ -127,7 +139,13 @@ def test_serve_answers_a_chat_completion_on_loopback(served: Served, tmp_path: P
     status, answer = _http(served.url + "/chat/completions", body, key=served.key)
     reply = json.loads(answer)
     assert status == 200 and reply["object"] == "chat.completion"
+    assert str(shipped_gguf().parent) not in answer.decode()
     assert reply["choices"][0]["message"]["content"] in {"1", "2", "3", "4", "5"}
+    # a request that names no model: the library would answer with the file's path as its model
+    status, answer = _http(served.url + "/chat/completions", json.dumps({
+        "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]}).encode(),
+        key=served.key)
+    assert status == 200 and json.loads(answer)["model"] == shipped_gguf().name
     # a judge through the server sends the key named by api_key_env, and keys its cache by the
     # served file, not the port
     monkeypatch.setenv(KEY_ENV, served.key)
@@ -194,6 +212,108 @@ def test_a_malformed_request_gets_400_naming_the_field_and_no_internals(served: 
     assert _http(served.url + "/models", key=served.key)[0] == 200  # still serving
 
 
+@pytest.mark.slow
+def test_a_web_page_of_another_origin_gets_no_cors_header(served: Served) -> None:
+    # any site the user visits, asking the browser whether it may call the server
+    status, headers, _ = _http_full(served.url + "/models", method="OPTIONS", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert status == 403
+    assert not [name for name in headers if name.startswith("access-control-")], headers
+    status, headers, _ = _http_full(served.url + "/models", key=served.key,
+                                    headers={"Origin": "https://evil.example"})
+    assert status == 403
+    assert not [name for name in headers if name.startswith("access-control-")], headers
+    # DNS rebinding: the page's own name pointed at 127.0.0.1
+    status, _ = _http(served.url + "/models", key=served.key,
+                      headers={"Host": "evil.example:8080"})
+    assert status == 403
+
+
+@pytest.mark.slow
+def test_a_body_of_the_wrong_type_or_size_is_a_client_error(served: Served) -> None:
+    chat = json.dumps({"max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]})
+    status, answer = _http(served.url + "/chat/completions", chat.encode(), key=served.key,
+                           headers={"Content-Type": "text/plain"})
+    assert status == 415, answer[:300]
+    big = json.dumps({"messages": [{"role": "user", "content": "x" * (9 << 20)}]})
+    status, answer = _http(served.url + "/chat/completions", big.encode(), key=served.key)
+    assert status == 413, answer[:300]
+    assert b"--max-body-mib" in answer
+    assert _http(served.url + "/models", key=served.key)[0] == 200  # still serving
+
+
+def test_an_origin_that_is_not_one_stops_with_one_line_before_the_model_loads() -> None:
+    done = _serve_cli(["--port", str(_free_port()), "--allow-origin", "http://localhost:3000",
+                       "--allow-origin", "localhost:3000"], _env(COLUMNS="200"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("error: --allow-origin 'localhost:3000': an origin is "
+                                   "http:// or https:// and a host (like http://localhost:3000)")
+
+
+@pytest.mark.parametrize("size", ["0", "-1", "inf"])
+def test_a_body_limit_no_request_could_meet_is_refused(size: str) -> None:
+    done = _serve_cli(["--port", str(_free_port()), "--max-body-mib", size],
+                      _env(COLUMNS="200"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (f"error: --max-body-mib {float(size):g}: give a size from "
+                                   f"0.001 to 1048576 MiB")
+
+
+def test_every_origin_without_a_key_is_warned_about() -> None:
+    from evalstress.serve import origins_warning
+    from evalstress.serve.browser import BrowserPolicy
+
+    every = BrowserPolicy.build(["*"], "127.0.0.1", loopback=True)
+    warning = origins_warning(every, None)
+    assert warning and "every web page you open" in warning
+    assert origins_warning(every, "a-key") is None
+    assert origins_warning(BrowserPolicy.build(["http://localhost:3000"], "127.0.0.1",
+                                               loopback=True), None) is None
+
+
+CHAT_HI = [{"role": "user", "content": "Hi"}]
+# bodies the library's request models accept but the library fails on: a token id outside the
+# vocabulary crashes the whole process, the others end in 500
+FAILED_INSIDE = {
+    "a token id past the vocabulary": ("/extras/detokenize", {"tokens": [1, 10**9]},
+                                       "tokens[1]"),
+    "a negative token id": ("/extras/detokenize", {"tokens": [-5]}, "tokens[0]"),
+    "a logit_bias key that is no token id": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI, "logit_bias": {"abc": 1}}, "logit_bias"),
+    "a logit_bias key past the vocabulary": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI, "logit_bias": {"99999999": 1}}, "logit_bias"),
+    "content as a list of parts": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "user", "content": [{"type": "image_url",
+                                      "image_url": {"url": "file:///etc/passwd"}}]}]},
+        "messages[0].content"),
+    "a completion without a prompt": ("/v1/completions", {"max_tokens": 1}, "prompt"),
+    "two prompts": ("/v1/completions", {"max_tokens": 1, "prompt": ["a", "b"]}, "prompt"),
+    "embeddings of a generation model": ("/v1/embeddings", {"input": "Hi"}, None),
+    "a message without content": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "assistant"}, *CHAT_HI]}, "messages[0].content"),
+    "a tool_choice of no offered tool": ("/v1/chat/completions", {
+        "max_tokens": 1, "messages": CHAT_HI,
+        "tools": [{"type": "function", "function": {"name": "x", "parameters": {}}}],
+        "tool_choice": {"type": "function", "function": {"name": "y"}}}, "tool_choice"),
+    "a lone surrogate": ("/v1/chat/completions", {"max_tokens": 1, "messages": [
+        {"role": "user", "content": "\ud800"}]}, "messages[0].content"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(FAILED_INSIDE))
+def test_a_body_the_library_fails_on_gets_400_and_the_server_stays_up(served: Served,
+                                                                      case: str) -> None:
+    path, body, field = FAILED_INSIDE[case]
+    status, answer = _http(served.root + path, json.dumps(body).encode(), key=served.key)
+    assert status == 400, answer[:300]
+    error = json.loads(answer)["error"]
+    assert error["param"] == field and "\n" not in error["message"]
+    assert served.proc.poll() is None, "the server died"
+    assert _http(served.url + "/models", key=served.key)[0] == 200  # still serving
+
+
 def test_a_port_in_use_stops_with_one_line_before_announcing() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -247,4 +367,6 @@ def test_help_says_how_to_give_the_key_and_never_shows_it() -> None:
     assert KEY_ENV in text and "Authorization: Bearer KEY" in text
     assert "visible to other users of this machine in `ps`" in text
     assert "needs an API key" in text  # --host beyond loopback
+    assert "--allow-origin" in text and "no page of another origin" in text
+    assert "--max-body-mib" in text and "413" in text
     assert secret not in result.output

@@ -57,7 +57,8 @@ def test_a_served_file_path_is_named_by_the_file_hash(tmp_path: Path,
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"not really weights")
     digest = hashlib.sha256(b"not really weights").hexdigest()
-    monkeypatch.setattr(identity, "served_models", lambda url, key_env: [str(weights)])
+    monkeypatch.setattr(identity, "served_models",
+                        lambda url, key_env: [identity.ServedModel(str(weights))])
     one = LLMClient("http://127.0.0.1:5001/v1", "anything")
     two = LLMClient("http://localhost:5002/v1", "anything")
     assert one.identity == two.identity == f"loopback:file-sha256:{digest}"
@@ -66,9 +67,25 @@ def test_a_served_file_path_is_named_by_the_file_hash(tmp_path: Path,
     assert LLMClient("http://127.0.0.1:5001/v1", "anything").identity != one.identity
 
 
+def test_a_file_hash_the_server_lists_names_the_model_whatever_its_id(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # `evalstress serve` lists its file's name and sha256, never the file's path
+    digest = hashlib.sha256(b"weights").hexdigest()
+    listed = {"SmolLM2.gguf": [identity.ServedModel("SmolLM2.gguf", digest)],
+              "renamed": [identity.ServedModel("renamed", digest)],
+              "not a hash": [identity.ServedModel("SmolLM2.gguf", "../etc/passwd")]}
+    names = {}
+    for case, models in listed.items():
+        monkeypatch.setattr(identity, "served_models", lambda url, key_env, m=models: m)
+        names[case] = LLMClient("http://127.0.0.1:5001/v1", "anything").identity
+    assert names["SmolLM2.gguf"] == names["renamed"] == f"loopback:file-sha256:{digest}"
+    assert names["not a hash"] == "loopback:model:SmolLM2.gguf"
+
+
 def test_several_served_models_are_told_apart_by_the_model_name(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(identity, "served_models", lambda url, key_env: ["small", "large"])
+    monkeypatch.setattr(identity, "served_models", lambda url, key_env: [
+        identity.ServedModel("small"), identity.ServedModel("large")])
     small = LLMClient("http://127.0.0.1:5001/v1", "small")
     large = LLMClient("http://127.0.0.1:5001/v1", "large")
     assert small.identity == "loopback:model:small" and large.identity == "loopback:model:large"

@@ -9,7 +9,7 @@ import typer
 
 from evalstress.cli.common import app, err, fail
 from evalstress.core.extras import MissingExtra
-from evalstress.serve import API_KEY_ENV
+from evalstress.serve import API_KEY_ENV, DEFAULT_MAX_BODY_MIB
 
 
 @app.command("serve")
@@ -25,7 +25,8 @@ def serve_command(
     port: Annotated[int, typer.Option(help="Listen port.")] = 8080,
     n_ctx: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
     alias: Annotated[str | None, typer.Option(
-        help="Model id to serve under (default: the file path).")] = None,
+        help="Model id to serve under (default: the file's name; its path is never shown).")]
+    = None,
     threads: Annotated[int | None, typer.Option(help="CPU threads (default: half the cores).")]
     = None,
     logprobs: Annotated[bool, typer.Option(
@@ -36,6 +37,15 @@ def serve_command(
              f"`{API_KEY_ENV}` environment variable: a key on the command line is visible to "
              f"other users of this machine in `ps`. Required when --host is not a loopback "
              f"address.")] = None,
+    allow_origin: Annotated[list[str] | None, typer.Option(
+        "--allow-origin", metavar="ORIGIN", show_default=False,
+        help="Let web pages of ORIGIN (scheme://host[:port], like http://localhost:3000) call "
+             "the server from a browser; repeat for more. By default no page of another "
+             "origin may: a browser's request from one gets 403 and no CORS header. '*' lets "
+             "every page in (never with credentials).")] = None,
+    max_body_mib: Annotated[float, typer.Option(
+        help="Largest request body in MiB; a larger one gets 413 before it is read.")]
+    = DEFAULT_MAX_BODY_MIB,
 ) -> None:
     """Serve the shipped model behind an OpenAI-compatible URL (llama-cpp-python's server).
 
@@ -46,11 +56,16 @@ def serve_command(
     `Authorization: Bearer KEY`; a judge sends it with `api_key_env=EVALSTRESS_SERVE_API_KEY`
     in its spec, the variable set in its shell too. Listening beyond loopback (`--host
     0.0.0.0`) refuses to start without a key. The key is never printed.
+
+    Web pages: no page of another origin may call the server unless `--allow-origin` names its
+    origin, and on loopback it answers only to loopback host names (DNS rebinding). A body over
+    `--max-body-mib` gets 413, one sent as anything but JSON 415, a malformed one 400.
     """
     from evalstress.serve import ListenError, ServeSettings, serve
 
     try:
-        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key),
+        serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key,
+                            tuple(allow_origin or ()), max_body_mib),
               announce=lambda text: err.print(text, markup=False, highlight=False,
                                               soft_wrap=True))
     except (MissingExtra, FileNotFoundError, ValueError, ListenError) as exc:

@@ -7,8 +7,10 @@ every restart a cache miss. It is named instead by the model it serves, learned 
 from `GET {base_url}/models`:
 
 - the served model id: the `model=` name when the server lists it, else the only model listed;
-- when that id is the path of a file on this machine (llama.cpp servers list the GGUF path), the
-  sha256 of the file's bytes, so a renamed copy keeps its cache and a replaced file gets a new one.
+- the sha256 of the model's file, so a renamed copy keeps its cache and a replaced file gets a
+  new one: as listed with the model (`evalstress serve` lists it in `file_sha256`, and never the
+  file's path), or hashed here when the id is the path of a file on this machine (llama.cpp
+  servers list the GGUF path).
 
 A loopback server that does not answer is named by the `model=` name alone (with a warning): keys
 stay stable within the run, and its answers are cached under that name.
@@ -21,16 +23,29 @@ import hashlib
 import ipaddress
 import json
 import os
+import re
 import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from evalstress.core.redact import redact, register_key_variable
 
 _MODELS_TIMEOUT = 10.0
+#: The field of a `/v1/models` entry that holds the sha256 of the model's file
+SHA256_FIELD = "file_sha256"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class ServedModel(NamedTuple):
+    """A model a server lists: its id and, when the server tells it, its file's sha256 (as
+    listed: checked where it is used)."""
+
+    id: str
+    sha256: str | None = None
 
 
 def is_loopback(url: str) -> bool:
@@ -71,8 +86,8 @@ def model_identity(model_id: str) -> str:
 
 
 def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
-                  timeout: float = _MODELS_TIMEOUT) -> list[str]:
-    """The model ids an OpenAI-compatible server lists at `GET /models` (raises OSError)."""
+                  timeout: float = _MODELS_TIMEOUT) -> list[ServedModel]:
+    """The models an OpenAI-compatible server lists at `GET /models` (raises OSError)."""
     request = urllib.request.Request(base_url.rstrip("/") + "/models")
     register_key_variable(api_key_env)
     key = os.environ.get(api_key_env)
@@ -83,20 +98,24 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise OSError(f"{base_url}/models did not list models")
-    return [str(item["id"]) for item in items if isinstance(item, dict) and "id" in item]
+    return [ServedModel(str(item["id"]), str(item.get(SHA256_FIELD) or "") or None)
+            for item in items if isinstance(item, dict) and "id" in item]
 
 
 def loopback_identity(base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY") -> str:
     """A loopback server's name in cache keys: the model it serves, never its host or port."""
     try:
-        ids = served_models(base_url, api_key_env)
+        listed = served_models(base_url, api_key_env)
     except (OSError, ValueError, urllib.error.URLError) as exc:
         warnings.warn(redact(f"could not ask {base_url} which model it serves ({exc}); its "
                              f"answers are cached under the model name '{model}' alone"),
                       stacklevel=3)
         return f"loopback:name:{model}"
-    served = model if model in ids or len(ids) != 1 else ids[0]
-    return f"loopback:{model_identity(served)}"
+    named = [entry for entry in listed if entry.id == model]
+    served = named[0] if named else listed[0] if len(listed) == 1 else ServedModel(model)
+    if served.sha256 is not None and _SHA256.fullmatch(served.sha256):
+        return f"loopback:file-sha256:{served.sha256}"
+    return f"loopback:{model_identity(served.id)}"
 
 
 def group_identity(base_urls: Sequence[str], model: str,
