@@ -26,15 +26,38 @@ the keys themselves, by value, whatever they look like:
   authentication accept ("not-needed", "none", "EMPTY", ... see PLACEHOLDERS), is no secret and
   is left alone: replacing it would deface ordinary text.
 
-The values are matched by one compiled regex, rebuilt only when the set of values changes.
+Encodings cannot hide a key either. A server may give it back base64-encoded ("Invalid
+credentials (token QmVhcmVyIHNr...)", often as the whole header value, `b64("Bearer KEY")`),
+base64url, hex or reversed. So `redact` also:
+
+- matches each known value's encoded forms by value: its hex (either case), its reverse, and
+  its base64 and base64url in each of the three alignments it can have inside an encoded run
+  (the characters that encode the key alone, whatever bytes come before or after it), with or
+  without padding, percent-encoded or wrapped; the whole run of encoded characters around a
+  match is replaced;
+- decodes every run of base64/base64url or hex characters (MIN_ENCODED_RUN and longer, read
+  from each of its first four characters, so text glued before it does not matter, and an
+  encoding inside an encoding up to two deep) and replaces the run when the decoded text holds
+  a known value or anything credential-shaped (`Bearer ...`, `sk-...`).
+
+Where a server's text enters the program it is cut down to `server_excerpt`: redacted, one
+line, no control characters, at most EXCERPT_CHARS long. A successful answer is checked with
+`holds_secret` (by value only: a model may well write "password=..." in a text) before it is
+cached or used. A key is read with `read_key`: surrounding whitespace stripped (a Windows
+.env leaves a trailing `\\r`), an inner control character refused with the variable's name.
+
+The values are matched by compiled regexes, rebuilt only when the set of values changes.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 import threading
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,10 +72,19 @@ PLACEHOLDERS = frozenset({"not-needed", "none", "empty", "null", "dummy", "no-ke
                           "placeholder", "changeme", "sk-no-key-required", "your-api-key",
                           "api-key", "apikey", "unused", "unset", "fake-key", "test-key"})
 
+#: Characters of a server's own text a stored reason keeps, after redaction.
+EXCERPT_CHARS = 200
+#: The shortest run of base64 or hex characters decoded before matching: 16 characters hold
+#: 12 bytes; shorter runs are ordinary words and numbers.
+MIN_ENCODED_RUN = 16
+#: How many encodings inside one another are followed (a key in base64 of hex of base64...).
+ENCODING_DEPTH = 2
+
 _lock = threading.Lock()
 _variables: set[str] = set(DEFAULT_KEY_VARIABLES)
 _values: set[str] = set()
 _pattern_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+_encoded_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
 
 
 def is_secret_value(value: str | None) -> bool:
@@ -163,6 +195,168 @@ def redact_known(text: str) -> str:
     return text if pattern is None else pattern.sub(MARK, text)
 
 
+# --- encodings ----------------------------------------------------------------------------------
+
+#: The base64 symbols in any alphabet (standard + /, URL-safe - _) and percent-encoded; a
+#: slash may also be JSON-escaped.
+_B64_SYMBOLS = {"+": r"(?:\+|-|%2[bB])", "/": r"(?:/|_|" + _BACKSLASHES + r"/|%2[fF])"}
+#: The units of an encoded run (base64, base64url, hex, padding), also percent-encoded or
+#: JSON-escaped: a match is widened over them in both directions (reversed for the left).
+_UNITS_AHEAD = re.compile(r"(?:[A-Za-z0-9+/_=\-]|%2[bBfF]|%3[dD]|\\+/)*")
+_UNITS_BEHIND = re.compile(r"(?:[bBfF]2%|[dD]3%|/\\+|[A-Za-z0-9+/_=\-])*")
+_RUN = re.compile(r"[A-Za-z0-9+/_\-]{" + str(MIN_ENCODED_RUN) + r",}={0,2}")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]+")
+
+
+def base64_cores(raw: bytes) -> list[str]:
+    """The base64 characters that encode `raw` alone, for each of the three alignments it can
+    have in an encoded run (0, 1 or 2 bytes before it in its group of three): the characters
+    that also carry bits of a neighbouring byte are left out, so each core is found in the
+    encoding of any text that holds `raw`."""
+    cores = []
+    for lead in range(3):
+        encoded = base64.b64encode(b"\0" * lead + raw).decode("ascii")
+        cores.append(encoded[-(-8 * lead // 6): 8 * (lead + len(raw)) // 6])
+    return cores
+
+
+def _encoded_patterns(value: str) -> list[str]:
+    """Regexes for `value` encoded: base64/base64url in each alignment (wrapped over lines or
+    percent-encoded too), hex in either case (bytes optionally separated) and reversed."""
+    raw = value.encode("utf-8")
+    forms = [_WRAP.join(_B64_SYMBOLS.get(c, c) for c in core) for core in base64_cores(raw)]
+    forms.append("[:\\s-]?".join(_hex(byte, 2) for byte in raw))
+    forms.append(_value_pattern(value[::-1]))
+    return forms
+
+
+def _encoded_regex() -> re.Pattern[str] | None:
+    """One regex for the encoded forms of every known secret value (see `_secrets_regex`)."""
+    global _encoded_cache
+    secrets = known_secrets()
+    cached_for, cached = _encoded_cache
+    if secrets == cached_for:
+        return cached
+    ordered = sorted(secrets, key=lambda v: (-len(v), v))
+    compiled = None
+    if ordered:
+        compiled = re.compile("|".join(f for v in ordered for f in _encoded_patterns(v)))
+    _encoded_cache = (secrets, compiled)
+    return compiled
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each of the (possibly overlapping) spans replaced by one MARK."""
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if end <= at:
+            continue
+        out += [text[at:max(at, start)], MARK] if start >= at else []
+        at = max(at, end)
+    return "".join(out) + text[at:]
+
+
+def _encoded_known_spans(text: str) -> list[tuple[int, int]]:
+    """Where a known value appears encoded, each span widened to its whole encoded run (the
+    characters at its edges carry bits of the value too)."""
+    pattern = _encoded_regex()
+    if pattern is None:
+        return []
+    spans = []
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        before = _UNITS_BEHIND.match(text[start - 1::-1] if start else "")
+        after = _UNITS_AHEAD.match(text, end)
+        spans.append((start - (before.end() if before else 0), after.end() if after else end))
+    return spans
+
+
+def decodings(run: str) -> Iterator[str]:
+    """The texts a run of encoded characters may stand for: hex (both nibble alignments) when
+    it is hex, and base64 or base64url read from each of its first four characters (text glued
+    before the encoded part shifts it); undecodable bytes become U+FFFD."""
+    if _HEX_RUN.fullmatch(run):
+        for start in (0, 1):
+            digits = run[start:len(run) - (len(run) - start) % 2]
+            yield bytes.fromhex(digits).decode("utf-8", "replace")
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    for start in range(4):
+        part = body[start:]
+        part = part[:len(part) - 1] if len(part) % 4 == 1 else part
+        try:
+            yield base64.b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            continue
+
+
+def _plain_leak(text: str, shapes: bool) -> bool:
+    """Whether `text` holds a known value (raw, escaped or encoded by value) or, with
+    `shapes`, anything credential-shaped."""
+    if redact_known(text) != text or _encoded_known_spans(text):
+        return True
+    return shapes and _redact_shapes(text) != text
+
+
+def _decoded_leak(text: str, shapes: bool, depth: int) -> bool:
+    """Whether a decoded text holds a secret, following the encodings inside it."""
+    if _plain_leak(text, shapes):
+        return True
+    return depth < ENCODING_DEPTH and any(_decoded_leak(inner, shapes, depth + 1)
+                                          for run in _RUN.findall(text)
+                                          for inner in decodings(run))
+
+
+def _leaking_runs(text: str, shapes: bool) -> list[tuple[int, int]]:
+    """The encoded runs of `text` whose decoding holds a secret."""
+    return [match.span() for match in _RUN.finditer(text)
+            if any(_decoded_leak(decoded, shapes, 1) for decoded in decodings(match.group()))]
+
+
+def _redact_encoded(text: str, shapes: bool) -> str:
+    """`text` with every encoded run that carries a secret (by value, or with `shapes` also a
+    credential-shaped text once decoded) replaced by MARK."""
+    return _masked(text, _encoded_known_spans(text) + _leaking_runs(text, shapes))
+
+
+def holds_secret(text: str) -> bool:
+    """Whether `text` holds a known key value, raw, escaped or encoded in any of the ways
+    `redact` knows. Shapes do not count: a model's answer may say "password=hunter2"."""
+    if not text or not known_secrets():
+        return False
+    return redact_known(text) != text or _redact_encoded(text, shapes=False) != text
+
+
+def server_excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """What a stored reason keeps of a server's own text: redacted (also in its encodings),
+    control characters and line breaks turned into single spaces, at most `limit` characters
+    (cut after redacting, so a cut never leaves part of a key)."""
+    cleaned = redact(str(text)[:4096])
+    flat = " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c
+                            for c in cleaned).split())
+    return flat if len(flat) <= limit else flat[:max(0, limit - 3)].rstrip() + "..."
+
+
+def read_key(variable: str) -> str | None:
+    """The API key in the environment variable `variable`, or None when it is unset or blank.
+
+    Surrounding whitespace is stripped (a .env file written on Windows leaves a trailing
+    carriage return). A control or non-ASCII character inside the key could never go into an
+    `Authorization` header: ValueError, naming the variable and the character, not the key."""
+    given = os.environ.get(variable)
+    key = (given or "").strip()
+    if not key:
+        return None
+    for at, ch in enumerate(key):
+        if unicodedata.category(ch)[0] == "C" or not ch.isascii():
+            raise ValueError(f"the API key in ${variable} has the character U+{ord(ch):04X} at "
+                             f"position {at + 1} of {len(key)}: a key is one line of printable "
+                             f"ASCII; fix the variable (the key is not shown)")
+    register_secret(key)
+    return key
+
+
 #: Keys with a recognisable shape (OpenAI, Anthropic, Hugging Face, GitHub, Google, AWS, Slack).
 _KEY_SHAPES = (
     r"sk-[A-Za-z0-9_\-]{12,}",
@@ -195,8 +389,12 @@ def redact(text: str) -> str:
     [REDACTED]."""
     if not text:
         return text
-    out = redact_known(text)
-    out = _USERINFO.sub(lambda m: f"{m[1]}{MARK}@", out)
+    return _redact_shapes(_redact_encoded(redact_known(text), shapes=True))
+
+
+def _redact_shapes(text: str) -> str:
+    """`text` with every credential-looking part replaced by [REDACTED] (no value needed)."""
+    out = _USERINFO.sub(lambda m: f"{m[1]}{MARK}@", text)
     out = _AUTH_HEADER.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
     out = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
     out = _PAIR.sub(lambda m: f"{m[1]}{m[2]}{MARK}", out)
@@ -264,6 +462,8 @@ def check_url(url: str, what: str) -> None:
                              "OPENAI_API_KEY) and give the URL without it")
 
 
-__all__ = ["DEFAULT_KEY_VARIABLES", "MARK", "MIN_SECRET_LENGTH", "PLACEHOLDERS", "check_url",
-           "is_secret_value", "known_secrets", "redact", "redact_known", "redact_value",
-           "refuse_secrets", "register_key_variable", "register_secret", "secret_in"]
+__all__ = ["DEFAULT_KEY_VARIABLES", "ENCODING_DEPTH", "EXCERPT_CHARS", "MARK",
+           "MIN_ENCODED_RUN", "MIN_SECRET_LENGTH", "PLACEHOLDERS", "base64_cores", "check_url",
+           "decodings", "holds_secret", "is_secret_value", "known_secrets", "read_key", "redact",
+           "redact_known", "redact_value", "refuse_secrets", "register_key_variable",
+           "register_secret", "secret_in", "server_excerpt"]
