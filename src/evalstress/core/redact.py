@@ -83,8 +83,9 @@ ENCODING_DEPTH = 2
 _lock = threading.Lock()
 _variables: set[str] = set(DEFAULT_KEY_VARIABLES)
 _values: set[str] = set()
-_pattern_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
-_encoded_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+#: the values the patterns were last compiled for, their pattern raw or escaped, and encoded
+_pattern_cache: tuple[frozenset[str], re.Pattern[str] | None, re.Pattern[str] | None] = (
+    frozenset(), None, None)
 
 
 def is_secret_value(value: str | None) -> bool:
@@ -168,31 +169,41 @@ def _value_pattern(value: str) -> str:
     return _WRAP.join("(?:" + "|".join(_escapes(ch)) + ")" for ch in value)
 
 
-def _secrets_regex() -> re.Pattern[str] | None:
-    """One regex for every known secret value; compiled again only when the set changes."""
+def _scan_guard(starts: set[str]) -> str:
+    """A lookahead that lets a scan skip every position where no form can start: one of the
+    `starts` characters, the first backslash of a run (an escape), `%XX` or an HTML entity.
+    With it a 10 kB text scans in a millisecond or two, also one of 10,000 '%' or
+    backslashes (without it, one try of every form at every position)."""
+    plain = "".join(sorted(re.escape(c) for c in starts))
+    return rf"(?=[{plain}]|(?<!\\)\\|%[0-9A-Fa-f]{{2}}|&[#A-Za-z])"
+
+
+def _patterns() -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """The regexes of every known secret value, raw or escaped and encoded (None when no
+    value is known); compiled again only when the set of values changes."""
     global _pattern_cache
     secrets = known_secrets()
-    cached_for, cached = _pattern_cache
+    cached_for, raw, encoded = _pattern_cache
     if secrets == cached_for:
-        return cached
+        return raw, encoded
     ordered = sorted(secrets, key=lambda v: (-len(v), v))  # a longer value wins an overlap
-    compiled = None
+    raw = encoded = None
     if ordered:
-        # every form starts with the value's first character, a backslash, % or &: saying so
-        # up front lets the scan skip other positions (5x faster on a 10 kB text)
-        starts = "".join(sorted({re.escape(v[0]) for v in ordered}))
-        compiled = re.compile(rf"(?=[{starts}\\%&])(?:"
-                              + "|".join(_value_pattern(v) for v in ordered) + ")")
-    _pattern_cache = (secrets, compiled)
-    return compiled
+        raw = re.compile(_scan_guard({v[0] for v in ordered}) + "(?:"
+                         + "|".join(_value_pattern(v) for v in ordered) + ")")
+        encoded = re.compile(_scan_guard({c for v in ordered for c in _encoded_starts(v)})
+                             + "(?:" + "|".join(f for v in ordered for f in _encoded_patterns(v))
+                             + ")")
+    _pattern_cache = (secrets, raw, encoded)
+    return raw, encoded
 
 
 def redact_known(text: str) -> str:
     """`text` with every known secret value (in any of its forms) replaced by [REDACTED]."""
     if not text:
         return text
-    pattern = _secrets_regex()
-    return text if pattern is None else pattern.sub(MARK, text)
+    raw, _ = _patterns()
+    return text if raw is None else raw.sub(MARK, text)
 
 
 # --- encodings ----------------------------------------------------------------------------------
@@ -220,6 +231,18 @@ def base64_cores(raw: bytes) -> list[str]:
     return cores
 
 
+def _encoded_starts(value: str) -> set[str]:
+    """The characters an encoded form of `value` (see `_encoded_patterns`) can start with,
+    escapes aside (see `_scan_guard`)."""
+    raw = value.encode("utf-8")
+    starts = {value[-1]}  # reversed (its escapes: see `_scan_guard`)
+    for core in base64_cores(raw):
+        starts |= set(core[:1]) | ({"-"} if core[:1] == "+" else set()) | (
+            {"_"} if core[:1] == "/" else set())
+    digit = raw.hex()[0]
+    return starts | {digit, digit.upper()}
+
+
 def _encoded_patterns(value: str) -> list[str]:
     """Regexes for `value` encoded: base64/base64url in each alignment (wrapped over lines or
     percent-encoded too), hex in either case (bytes optionally separated) and reversed."""
@@ -228,21 +251,6 @@ def _encoded_patterns(value: str) -> list[str]:
     forms.append("[:\\s-]?".join(_hex(byte, 2) for byte in raw))
     forms.append(_value_pattern(value[::-1]))
     return forms
-
-
-def _encoded_regex() -> re.Pattern[str] | None:
-    """One regex for the encoded forms of every known secret value (see `_secrets_regex`)."""
-    global _encoded_cache
-    secrets = known_secrets()
-    cached_for, cached = _encoded_cache
-    if secrets == cached_for:
-        return cached
-    ordered = sorted(secrets, key=lambda v: (-len(v), v))
-    compiled = None
-    if ordered:
-        compiled = re.compile("|".join(f for v in ordered for f in _encoded_patterns(v)))
-    _encoded_cache = (secrets, compiled)
-    return compiled
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -258,10 +266,9 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out) + text[at:]
 
 
-def _encoded_known_spans(text: str) -> list[tuple[int, int]]:
-    """Where a known value appears encoded, each span widened to its whole encoded run (the
-    characters at its edges carry bits of the value too)."""
-    pattern = _encoded_regex()
+def _encoded_known_spans(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """Where a known value appears encoded (`pattern`: see `_patterns`), each span widened to
+    its whole encoded run (the characters at its edges carry bits of the value too)."""
     if pattern is None:
         return []
     spans = []
@@ -291,41 +298,43 @@ def decodings(run: str) -> Iterator[str]:
             continue
 
 
-def _plain_leak(text: str, shapes: bool) -> bool:
-    """Whether `text` holds a known value (raw, escaped or encoded by value) or, with
-    `shapes`, anything credential-shaped."""
-    if redact_known(text) != text or _encoded_known_spans(text):
+#: the known values' patterns, raw or escaped and encoded (see `_patterns`)
+_Patterns = tuple[re.Pattern[str] | None, re.Pattern[str] | None]
+
+
+def _plain_leak(text: str, shapes: bool, patterns: _Patterns) -> bool:
+    """Whether `text` holds a known value (raw, escaped or encoded) or, with `shapes`,
+    anything credential-shaped."""
+    raw, encoded = patterns
+    if (raw is not None and raw.search(text)) or _encoded_known_spans(text, encoded):
         return True
     return shapes and _redact_shapes(text) != text
 
 
-def _decoded_leak(text: str, shapes: bool, depth: int) -> bool:
+def _decoded_leak(text: str, shapes: bool, depth: int, patterns: _Patterns) -> bool:
     """Whether a decoded text holds a secret, following the encodings inside it."""
-    if _plain_leak(text, shapes):
+    if _plain_leak(text, shapes, patterns):
         return True
-    return depth < ENCODING_DEPTH and any(_decoded_leak(inner, shapes, depth + 1)
+    return depth < ENCODING_DEPTH and any(_decoded_leak(inner, shapes, depth + 1, patterns)
                                           for run in _RUN.findall(text)
                                           for inner in decodings(run))
 
 
-def _leaking_runs(text: str, shapes: bool) -> list[tuple[int, int]]:
+def _leaking_runs(text: str, shapes: bool, patterns: _Patterns) -> list[tuple[int, int]]:
     """The encoded runs of `text` whose decoding holds a secret."""
     return [match.span() for match in _RUN.finditer(text)
-            if any(_decoded_leak(decoded, shapes, 1) for decoded in decodings(match.group()))]
-
-
-def _redact_encoded(text: str, shapes: bool) -> str:
-    """`text` with every encoded run that carries a secret (by value, or with `shapes` also a
-    credential-shaped text once decoded) replaced by MARK."""
-    return _masked(text, _encoded_known_spans(text) + _leaking_runs(text, shapes))
+            if any(_decoded_leak(decoded, shapes, 1, patterns)
+                   for decoded in decodings(match.group()))]
 
 
 def holds_secret(text: str) -> bool:
     """Whether `text` holds a known key value, raw, escaped or encoded in any of the ways
     `redact` knows. Shapes do not count: a model's answer may say "password=hunter2"."""
-    if not text or not known_secrets():
+    if len(text or "") < MIN_SECRET_LENGTH:
         return False
-    return redact_known(text) != text or _redact_encoded(text, shapes=False) != text
+    patterns = _patterns()
+    return patterns[0] is not None and (
+        _plain_leak(text, False, patterns) or bool(_leaking_runs(text, False, patterns)))
 
 
 def server_excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -389,7 +398,10 @@ def redact(text: str) -> str:
     [REDACTED]."""
     if not text:
         return text
-    return _redact_shapes(_redact_encoded(redact_known(text), shapes=True))
+    patterns = raw, encoded = _patterns()
+    out = text if raw is None else raw.sub(MARK, text)
+    out = _masked(out, _encoded_known_spans(out, encoded) + _leaking_runs(out, True, patterns))
+    return _redact_shapes(out)
 
 
 def _redact_shapes(text: str) -> str:

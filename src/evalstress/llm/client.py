@@ -134,8 +134,8 @@ def gives_key_back(response: ChatResponse) -> bool:
     """Whether an answer holds a known API key in any form `redact` knows: in its text, in its
     tokens read as one text, or in its finish reason (all of them would be cached)."""
     tokens = "".join(str(t.get("token", "")) for t in response.logprobs or [])
-    return any(holds_secret(part) for part in (response.text, tokens,
-                                               str(response.finish_reason or "")))
+    parts = {response.text, tokens, str(response.finish_reason or "")}  # tokens: the text, often
+    return any(holds_secret(part) for part in parts)
 
 
 class LLMClient:
