@@ -211,3 +211,23 @@ def test_a_key_with_an_inner_control_character_is_refused_when_the_client_is_mad
         LLMClient("http://127.0.0.1:9/v1", "fake", api_key_env="TRANSPORT_TEST_KEY")
     assert "SECRET-gw" not in str(info.value)
 
+
+
+def test_a_stored_answer_that_gives_the_key_back_is_asked_again(
+        server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer an older evalstress cached with the key in it (or one merged in from another
+    cache) is a miss: never read, and replaced by the fresh answer."""
+    key = "STOREDSECRET-gw-5566"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, cache=cache)
+    params = {"max_tokens": 4}
+    stored = client.key(MESSAGES, params, 0)
+    cache.put(stored, client.parts(MESSAGES, params, 0),
+              {"text": f"Rating: 2 ({base64.b64encode(key.encode()).decode()})"})
+    assert client.cached([stored]) == {}
+    answer = ask(client)
+    assert isinstance(answer, ChatResponse) and not answer.cached and answer.text == "Rating: 4"
+    assert server.calls == 1
+    assert cache.get(stored) == {**answer.to_json(), "text": "Rating: 4"}

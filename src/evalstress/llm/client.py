@@ -12,7 +12,8 @@ stripped; a control character inside it refused when the client is made) and nev
 Nothing a server sends is stored as it came: an error keeps its status, a kind and a redacted
 excerpt (`server_excerpt`), and a successful answer that holds the API key, raw or encoded,
 fails for good as kind "key-echo" (not retried, not cached, not parsed: a judgment read from
-a text the gateway tampered with would be silently wrong, and the cache is shared).
+a text the gateway tampered with would be silently wrong, and the cache is shared). A stored
+answer that holds the key (cached by an older evalstress, or merged in) is a miss.
 
 A request's deadline starts when it is first dispatched, not when it is queued: a batch of
 thousands waits its turn behind the concurrency limit without any request timing out unsent.
@@ -219,10 +220,17 @@ class LLMClient:
             await client.aclose()
 
     def cached(self, keys: Sequence[str]) -> dict[str, ChatResponse]:
+        """The stored answers among `keys`; one that gives the API key back (stored by an
+        older evalstress, or merged in from another cache) counts as a miss, and the fresh
+        answer replaces it."""
         if self.cache is None:
             return {}
-        return {k: ChatResponse.from_json(v, k, True)
-                for k, v in self.cache.get_many(keys).items()}
+        found = (ChatResponse.from_json(v, k, True) for k, v in self.cache.get_many(keys).items())
+        return {r.key: r for r in found if not gives_key_back(r)}
+
+    def _hit(self, key: str) -> ChatResponse | None:
+        """The stored answer for `key`, or None (see `cached`)."""
+        return self.cached([key]).get(key)
 
     async def chat(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
                    sample: int = 0, lookup: bool = True) -> ChatResponse:
@@ -233,10 +241,10 @@ class LLMClient:
         key = response_key(parts)
         self.usage.requests += 1
         if self.cache is not None and lookup:
-            hit = self.cache.get(key)
+            hit = self._hit(key)
             if hit is not None:
                 self.usage.cache_hits += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
         pending = self._pending.get(key)
         if pending is not None:  # the same request is already on its way: share its answer
             self.usage.cache_hits += 1
@@ -265,16 +273,16 @@ class LLMClient:
             return response
         while not self.cache.claim(key, self._owner, self.deadline + self.timeout):
             await asyncio.sleep(CLAIM_POLL)
-            hit = self.cache.get(key)
+            hit = self._hit(key)
             if hit is not None:
                 self.usage.cache_hits += 1
                 self.usage.waited_for_other_run += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
         try:
-            hit = self.cache.get(key)  # answered while we were claiming
+            hit = self._hit(key)  # answered while we were claiming
             if hit is not None:
                 self.usage.cache_hits += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
             call = asyncio.ensure_future(self._call(parts))
             try:
                 response = await asyncio.shield(call)
