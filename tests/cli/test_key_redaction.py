@@ -123,15 +123,17 @@ def test_a_key_echoed_to_the_gold_judge_and_generator_of_attack_is_nowhere(
         assert not leaks(key, text), name
 
 
+@pytest.mark.parametrize("status, echo", [(401, "json"), (401, "base64-auth"), (200, "hex")])
 def test_a_key_echoed_to_the_generator_and_verifier_is_nowhere(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """LLM-written perturbations whose generator and verifier read MY_KEY and are refused: the
-    variants are skipped with the reason in skips.jsonl and results.json, without the key."""
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, echo: str) -> None:
+    """LLM-written perturbations whose generator and verifier read MY_KEY and are refused, or
+    answered with the key in the text: the variants are skipped with the reason in
+    skips.jsonl and results.json, without the key in any form."""
     key = "GENSECRET77-gw/0000+x"
     monkeypatch.setenv("MY_KEY", key)
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    with FakeServer(default=Reply(status=401, echo="json")) as srv:
+    with FakeServer(default=Reply(status=status, echo=echo)) as srv:
         llm = f"base_url={srv.base_url},api_key_env=MY_KEY,max_attempts=1"
         result = CliRunner().invoke(app, [
             "run", "--limit", "1", "--suite", "criteria-full", "--seeds", "1", "-e", "bleu",
@@ -141,11 +143,14 @@ def test_a_key_echoed_to_the_generator_and_verifier_is_nowhere(
     assert result.exit_code == 3, result.output  # no variant was written
     assert not leaks(key, result.stdout) and not leaks(key, result.stderr), result.output
     skips = (out / "skips.jsonl").read_text(encoding="utf-8")
-    assert "401" in skips
+    assert ("HTTP 401" if status == 401 else "holds the API key") in skips
     for path in out.iterdir():
         text = strings_of(path) if path.suffix == ".parquet" else \
             path.read_text(encoding="utf-8")
         assert not leaks(key, text), path.name
+    texts = every_text(tmp_path)
+    texts["stdout"], texts["stderr"] = result.stdout, result.stderr
+    assert not encoded_leaks(key, texts)
 
 
 def test_an_error_line_of_the_command_line_never_shows_the_key(
