@@ -324,6 +324,25 @@ def test_a_port_in_use_stops_with_one_line_before_announcing() -> None:
     assert done.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: address in use"
 
 
+@pytest.mark.parametrize(("key", "said"), [
+    # a .env written on Windows: the key is read without its line end, so serving goes on
+    # (to the port, taken here)
+    ("serve-secret-4411\r\n", "cannot listen on 127.0.0.1:{port}: address in use"),
+    (" serve-secret-4411\n", "cannot listen on 127.0.0.1:{port}: address in use"),
+    ("serve\rsecret-4411", f"the API key (--api-key or ${KEY_ENV}) may hold only printable "
+                           "ASCII characters without spaces"),
+])
+def test_a_key_is_read_without_surrounding_whitespace(key: str, said: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _serve_cli(["--port", str(port)], _env(**{KEY_ENV: key}, COLUMNS="200"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"error: {said.format(port=port)}"
+    assert "secret-4411" not in done.stderr
+
+
 @pytest.mark.parametrize(("host", "key", "said"), [
     ("0.0.0.0", None, f"0.0.0.0 lets other machines in: set {KEY_ENV} or --api-key"),
     ("::", None, f":: lets other machines in: set {KEY_ENV} or --api-key"),

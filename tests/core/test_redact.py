@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -12,11 +14,14 @@ import pytest
 from evalstress.core.redact import (
     MARK,
     check_url,
+    holds_secret,
+    read_key,
     redact,
     redact_value,
     refuse_secrets,
     register_key_variable,
     register_secret,
+    server_excerpt,
 )
 from evalstress.evaluators.base import create_evaluator
 from evalstress.llm.client import LLMClient, LLMError
@@ -240,3 +245,133 @@ def test_http_and_https_endpoints_pass() -> None:
     client = LLMClient(urls, "m")  # the client checks each of its endpoints the same way
     assert [e.base_url for e in client.pool.endpoints] == ["http://127.0.0.1:8080/v1",
                                                             "https://api.example.com/v1"]
+
+
+
+# --- encodings: made here with the standard library, not with the code under test -------------
+
+B64, URL = base64.b64encode, base64.urlsafe_b64encode
+
+
+def encoded(key: str) -> dict[str, str]:
+    """`key` as a careless server may give it back encoded. The bytes before it set its
+    alignment in base64: none (0), "Bearer " and "Authorization: Bearer " (7 and 22 bytes: 1),
+    "to" (2)."""
+    raw = key.encode("utf-8")
+    bearer = B64(b"Bearer " + raw).decode()
+    return {
+        "b64": B64(raw).decode(),
+        "b64-unpadded": B64(raw).decode().rstrip("="),
+        "b64-bearer": bearer,
+        "b64-auth": B64(b"Authorization: Bearer " + raw).decode(),
+        "b64-align2": B64(b"to" + raw + b"!").decode(),
+        "b64url": URL(raw).decode().rstrip("="),
+        "b64url-bearer": URL(b"Bearer " + raw).decode().rstrip("="),
+        "b64url-align2": URL(b"to" + raw).decode(),
+        "b64-glued": "token" + B64(b"to" + raw).decode(),  # no space before the encoded run
+        "b64-wrapped": "\n".join(bearer[i:i + 16] for i in range(0, len(bearer), 16)),
+        "b64-percent": quote(bearer, safe=""),
+        "b64-json": bearer.replace("/", "\\/"),
+        "hex": raw.hex(),
+        "HEX": raw.hex().upper(),
+        "hex-bearer": (b"Bearer " + raw).hex(),
+        "reversed": key[::-1],
+        "percent": quote(key, safe=""),
+    }
+
+
+def windows(form: str, width: int = 12) -> list[str]:
+    """Every `width`-character slice of an encoded form: none may survive redaction."""
+    flat = "".join(form.split())
+    return [flat[i:i + width] for i in range(0, max(1, len(flat) - width + 1))]
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("how", list(encoded(GATEWAY_KEY)))
+def test_an_encoded_key_is_redacted_in_every_alignment(monkeypatch: pytest.MonkeyPatch,
+                                                       key: str, how: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    form = encoded(key)[how]
+    out = redact(f"401 Invalid credentials (token {form}); check your settings")
+    flat = "".join(out.split())
+    assert not [w for w in windows(form) if w in flat], out
+    assert out.startswith("401 Invalid credentials (token ") and "check your settings" in out
+    assert MARK in out
+
+
+@pytest.mark.parametrize("text", [
+    B64(b"Authorization: Bearer UNKNOWN-gw-key-778899").decode(),
+    B64(b"Bearer zq81Xv0Lw9Yt7Rr3").decode().rstrip("="),
+    URL(b'{"api_key": "plainvalue99-unknown"}').decode(),
+    (b"Bearer zq81Xv0Lw9Yt7Rr3").hex().upper(),
+    B64(b"sk-Qq9Ww8Ee7Rr6Tt5Yy4Uu3").decode(),
+    B64(B64(b"Bearer zq81Xv0Lw9Yt7Rr3")).decode(),  # an encoding inside an encoding
+])
+def test_a_credential_of_no_known_value_is_found_once_decoded(text: str) -> None:
+    """Nothing registers these keys: the decoded text is what looks like a credential."""
+    out = redact(f"upstream said: token {text} (401)")
+    assert out == f"upstream said: token {MARK} (401)"
+
+
+@pytest.mark.parametrize("text", [
+    hashlib.sha256(b"a response key").hexdigest(),
+    "POST /v1/chat/completions failed",
+    "internationalization and counterrevolutionaries",
+    B64(b"the judge answered with a rating of four out of five").decode(),
+    "C:/Users/someone/Documents/evaluation_outputs_2024/run-0001",
+])
+def test_encoded_runs_that_carry_no_secret_are_kept(monkeypatch: pytest.MonkeyPatch,
+                                                    text: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", GATEWAY_KEY)
+    register_secret(HEX_KEY)
+    assert redact(text) == text
+
+
+def test_an_answer_holds_a_secret_only_by_the_keys_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shapes do not count in an answer: a model may write about passwords."""
+    monkeypatch.setenv("OPENAI_API_KEY", GATEWAY_KEY)
+    assert holds_secret(f"Rating: 4 (token {encoded(GATEWAY_KEY)['b64-auth']})")
+    assert holds_secret(f"Rating: 4 {encoded(GATEWAY_KEY)['hex']}")
+    assert holds_secret(f"Rating: 4 {GATEWAY_KEY}")
+    assert not holds_secret("Rating: 4. The text says password=hunter22 and Bearer abcdefgh.")
+    assert not holds_secret("Rating: 4")
+
+
+def test_a_server_excerpt_is_one_short_redacted_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", GATEWAY_KEY)
+    text = (f"\x1b]0;owned\x07\x1b[2J denied\r\n token {encoded(GATEWAY_KEY)['b64-bearer']} "
+            + "padding " * 200)
+    out = server_excerpt(text)
+    assert len(out) <= 200 and out.endswith("...")
+    assert out.startswith("]0;owned [2J denied token [REDACTED] padding")
+    assert not any(ord(c) < 32 or ord(c) == 127 for c in out)
+
+
+@pytest.mark.parametrize("value, key", [
+    ("crlf-secret-4411\r\n", "crlf-secret-4411"),
+    ("  spaced-secret-4411\t", "spaced-secret-4411"),
+    ("lf-secret-4411\n", "lf-secret-4411"),
+])
+def test_a_key_is_read_without_its_surrounding_whitespace(monkeypatch: pytest.MonkeyPatch,
+                                                          value: str, key: str) -> None:
+    monkeypatch.setenv("REDACT_TEST_READ", value)
+    assert read_key("REDACT_TEST_READ") == key
+    assert redact(f"got {key}") == f"got {MARK}"
+
+
+@pytest.mark.parametrize("value, code", [("inner\rsecret-4411", "U+000D"),
+                                         ("inner\x1bsecret-4411", "U+001B"),
+                                         ("inner-s\u00e9cret-4411", "U+00E9")])
+def test_a_key_with_a_character_no_header_carries_is_refused(
+        monkeypatch: pytest.MonkeyPatch, value: str, code: str) -> None:
+    monkeypatch.setenv("REDACT_TEST_READ", value)
+    with pytest.raises(ValueError, match=r"\$REDACT_TEST_READ") as info:
+        read_key("REDACT_TEST_READ")
+    assert code in str(info.value) and "secret-4411" not in str(info.value)
+
+
+def test_an_unset_or_blank_key_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDACT_TEST_READ", raising=False)
+    assert read_key("REDACT_TEST_READ") is None
+    monkeypatch.setenv("REDACT_TEST_READ", " \r\n")
+    assert read_key("REDACT_TEST_READ") is None

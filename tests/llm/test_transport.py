@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
 
-from evalstress.llm.client import LLMClient, LLMError
+from evalstress.llm.cache import ResponseCache
+from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.fake_server import ECHOES, FakeServer, Reply
 from evalstress.llm.transport import choose_transport, error_message
 
@@ -124,3 +127,107 @@ def test_a_long_error_message_is_cut_after_the_key_is_removed(
     assert message.startswith("x" * 190) and len(message) <= 200
     assert "CUTSE" not in message
     assert "CUTSE" not in error_message(b"not json " + b"y" * 185 + key.encode())
+
+
+
+def encoded_cores(key: str) -> list[str]:
+    """Base64 (both alphabets, each of the three alignments), hex and reversed forms of `key`,
+    made with the standard library: the base64 characters next to other bytes are left out (the
+    first and last group of four), so what is left encodes nothing but the key."""
+    raw = key.encode()
+    forms = [raw.hex(), raw.hex().upper(), key[::-1]]
+    for lead in (b"", b"B", b"Be"):
+        std = base64.b64encode(lead + raw).decode()
+        core = std[4 if lead else 0:-4]
+        forms += [core, core.replace("+", "-").replace("/", "_")]
+    return forms
+
+
+ENCODED_ECHOES = ["base64", "base64-bearer", "base64-auth", "base64url", "hex", "HEX",
+                  "reversed"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("echo", ENCODED_ECHOES)
+def test_a_key_the_server_echoes_encoded_is_not_in_the_error(
+        server: FakeServer, transport: str, echo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Invalid credentials (token QmVhcmVy...)`: the error keeps the status and the server's
+    words, not the key in any encoding or alignment."""
+    key = "TRANSPORTSECRET/gw+0001"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    server.default = Reply(status=401, echo=echo)
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, transport=transport)
+    failed = ask(client)
+    assert isinstance(failed, LLMError) and failed.status == 401 and failed.kind == "client"
+    text = str(failed)
+    assert "HTTP 401" in text and "Invalid credentials (token [REDACTED])" in text
+    assert not [form for form in [key, *encoded_cores(key)] if form in text], text
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("echo", ["raw", "base64-auth", "hex", "base64url"])
+def test_an_answer_that_gives_the_key_back_is_neither_cached_nor_used(
+        server: FakeServer, transport: str, echo: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200 whose text holds the key: a final failure saying so (no retry, nothing cached: the
+    cache is shared by `cache merge`, and a rating read from it would be read from a text
+    the gateway tampered with)."""
+    key = "ANSWERSECRET-gw-5566"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    server.default = Reply("Rating: 4", echo=echo)
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=3, transport=transport, cache=cache)
+    failed = ask(client)
+    assert server.calls == 1  # not retried
+    assert isinstance(failed, LLMError) and failed.kind == "key-echo" and failed.status == 200
+    assert "holds the API key" in str(failed)
+    assert cache.count() == 0
+    cache.close()
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("llm.sqlite*"))
+    assert not [f for f in [key, *encoded_cores(key)] if f.encode() in stored]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("value", ["LINEENDSECRET-gw-77\r\n", "LINEENDSECRET-gw-77\n",
+                                   " LINEENDSECRET-gw-77\t"])
+def test_a_key_with_surrounding_whitespace_is_sent_without_it(
+        server: FakeServer, transport: str, value: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .env written on Windows leaves '\r' after the key: the request still goes out."""
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", value)
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, transport=transport)
+    answer = ask(client)
+    assert isinstance(answer, ChatResponse), answer
+    assert server.auth_headers == {"Bearer LINEENDSECRET-gw-77"}
+
+
+def test_a_key_with_an_inner_control_character_is_refused_when_the_client_is_made(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", "INNER\rSECRET-gw-77")
+    with pytest.raises(ValueError, match=r"\$TRANSPORT_TEST_KEY .*U\+000D") as info:
+        LLMClient("http://127.0.0.1:9/v1", "fake", api_key_env="TRANSPORT_TEST_KEY")
+    assert "SECRET-gw" not in str(info.value)
+
+
+
+def test_a_stored_answer_that_gives_the_key_back_is_asked_again(
+        server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer an older evalstress cached with the key in it (or one merged in from another
+    cache) is a miss: never read, and replaced by the fresh answer."""
+    key = "STOREDSECRET-gw-5566"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, cache=cache)
+    params = {"max_tokens": 4}
+    stored = client.key(MESSAGES, params, 0)
+    cache.put(stored, client.parts(MESSAGES, params, 0),
+              {"text": f"Rating: 2 ({base64.b64encode(key.encode()).decode()})"})
+    assert client.cached([stored]) == {}
+    answer = ask(client)
+    assert isinstance(answer, ChatResponse) and not answer.cached and answer.text == "Rating: 4"
+    assert server.calls == 1
+    assert cache.get(stored) == {**answer.to_json(), "text": "Rating: 4"}

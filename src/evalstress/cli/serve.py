@@ -63,6 +63,8 @@ def serve_command(
     """
     from evalstress.serve import ListenError, ServeSettings, serve
 
+    if api_key is not None:  # a .env written on Windows leaves a trailing carriage return
+        api_key = api_key.strip()
     try:
         serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key,
                             tuple(allow_origin or ()), max_body_mib),

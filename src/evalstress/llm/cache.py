@@ -2,8 +2,10 @@
 
 The key is the sha256 of the canonical JSON of everything that changes the output: endpoint
 group, model, messages, sampling parameters and the sample index. API keys, timeouts and
-concurrency never enter it. Only successful responses are stored (errors are retried next run);
-unparsable answers are stored as they came, because parsing is a separate, repeatable step.
+concurrency never enter it. Only successful responses are stored (errors are retried next run),
+and never one that holds the API key (the client fails it as "key-echo" and reads a stored one
+as a miss); unparsable answers are stored as they came, because parsing is a separate,
+repeatable step.
 Each value keeps the key parts, so a miss can be explained by the nearest stored requests.
 """
 

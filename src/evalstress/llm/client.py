@@ -6,7 +6,14 @@ server, SGLang and gateways alike, over a lean aiohttp POST (llm/transport.py; t
 Retry-After), 5xx, timeouts, connection errors and malformed bodies; no retry for other 4xx; a
 per-attempt timeout and a total deadline per request; per-endpoint concurrency that halves on 429;
 a pool of endpoints that share one model's load; the response cache (hits cost no call); and
-call/token accounting. The API key is read from the environment and never stored.
+call/token accounting. The API key is read from the environment (surrounding whitespace
+stripped; a control character inside it refused when the client is made) and never stored.
+
+Nothing a server sends is stored as it came: an error keeps its status, a kind and a redacted
+excerpt (`server_excerpt`), and a successful answer that holds the API key, raw or encoded,
+fails for good as kind "key-echo" (not retried, not cached, not parsed: a judgment read from
+a text the gateway tampered with would be silently wrong, and the cache is shared). A stored
+answer that holds the key (cached by an older evalstress, or merged in) is a miss.
 
 A request's deadline starts when it is first dispatched, not when it is queued: a batch of
 thousands waits its turn behind the concurrency limit without any request timing out unsent.
@@ -20,14 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalstress.core.redact import check_url, redact, register_key_variable, register_secret
+from evalstress.core.redact import (
+    check_url,
+    holds_secret,
+    read_key,
+    redact,
+    register_key_variable,
+    server_excerpt,
+)
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
@@ -40,6 +53,9 @@ SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "logprobs", "top_logpro
                    "stop", "presence_penalty", "frequency_penalty", "response_format", "grammar")
 #: Seconds between looks at the cache while another run holds the claim on a request.
 CLAIM_POLL = 0.1
+#: Failure kinds that are not retried: a 4xx other than 408/409/429, and an answer that gave
+#: the API key back (the same request would only be paid for again).
+FINAL_KINDS = ("client", "key-echo")
 #: after a Ctrl-C, how long an answer already on its way may take to arrive and be cached (it
 #: is paid for); nothing new is sent meanwhile
 IN_FLIGHT_GRACE = 2.0
@@ -86,7 +102,8 @@ class _Retry(Exception):
         self.kind, self.status, self.retry_after = kind, status, retry_after
 
 
-#: What a backend raises for one failed attempt: kind "client" is final, any other is retried.
+#: What a backend raises for one failed attempt: a kind of FINAL_KINDS is final, any other is
+#: retried.
 AttemptError = _Retry
 
 
@@ -112,6 +129,14 @@ def _compact_logprobs(choice: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     return [{"token": t.get("token", ""), "logprob": t.get("logprob"),
              "top": {x.get("token", ""): x.get("logprob") for x in t.get("top_logprobs") or []}}
             for t in content]
+
+
+def gives_key_back(response: ChatResponse) -> bool:
+    """Whether an answer holds a known API key in any form `redact` knows: in its text, in its
+    tokens read as one text, or in its finish reason (all of them would be cached)."""
+    tokens = "".join(str(t.get("token", "")) for t in response.logprobs or [])
+    parts = {response.text, tokens, str(response.finish_reason or "")}  # tokens: the text, often
+    return any(holds_secret(part) for part in parts)
 
 
 class LLMClient:
@@ -140,6 +165,8 @@ class LLMClient:
         self.model = model
         self.api_key_env = api_key_env
         register_key_variable(api_key_env)  # a server may echo the key: redact it by value
+        if backend is None:
+            read_key(api_key_env)  # a key no header can carry is refused now, before any work
         self.timeout = timeout
         self.deadline = deadline
         self.max_attempts = max(1, max_attempts)
@@ -180,8 +207,7 @@ class LLMClient:
         """The endpoint's transport (see llm/transport.py), made inside the running loop."""
         client = self._clients.get(endpoint.base_url)
         if client is None:
-            key = os.environ.get(self.api_key_env) or "not-needed"
-            register_secret(key)
+            key = read_key(self.api_key_env) or "not-needed"
             client = make_transport(self.transport, endpoint.base_url, key,
                                     endpoint.max_concurrency + 8, self.timeout)
             self._clients[endpoint.base_url] = client
@@ -194,10 +220,17 @@ class LLMClient:
             await client.aclose()
 
     def cached(self, keys: Sequence[str]) -> dict[str, ChatResponse]:
+        """The stored answers among `keys`; one that gives the API key back (stored by an
+        older evalstress, or merged in from another cache) counts as a miss, and the fresh
+        answer replaces it."""
         if self.cache is None:
             return {}
-        return {k: ChatResponse.from_json(v, k, True)
-                for k, v in self.cache.get_many(keys).items()}
+        found = (ChatResponse.from_json(v, k, True) for k, v in self.cache.get_many(keys).items())
+        return {r.key: r for r in found if not gives_key_back(r)}
+
+    def _hit(self, key: str) -> ChatResponse | None:
+        """The stored answer for `key`, or None (see `cached`)."""
+        return self.cached([key]).get(key)
 
     async def chat(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
                    sample: int = 0, lookup: bool = True) -> ChatResponse:
@@ -208,10 +241,10 @@ class LLMClient:
         key = response_key(parts)
         self.usage.requests += 1
         if self.cache is not None and lookup:
-            hit = self.cache.get(key)
+            hit = self._hit(key)
             if hit is not None:
                 self.usage.cache_hits += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
         pending = self._pending.get(key)
         if pending is not None:  # the same request is already on its way: share its answer
             self.usage.cache_hits += 1
@@ -240,16 +273,16 @@ class LLMClient:
             return response
         while not self.cache.claim(key, self._owner, self.deadline + self.timeout):
             await asyncio.sleep(CLAIM_POLL)
-            hit = self.cache.get(key)
+            hit = self._hit(key)
             if hit is not None:
                 self.usage.cache_hits += 1
                 self.usage.waited_for_other_run += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
         try:
-            hit = self.cache.get(key)  # answered while we were claiming
+            hit = self._hit(key)  # answered while we were claiming
             if hit is not None:
                 self.usage.cache_hits += 1
-                return ChatResponse.from_json(hit, key, True)
+                return hit
             call = asyncio.ensure_future(self._call(parts))
             try:
                 response = await asyncio.shield(call)
@@ -305,7 +338,7 @@ class LLMClient:
                 if exc.kind == "rate-limit":
                     self.usage.rate_limited += 1
                     endpoint.rate_limited(exc.retry_after)
-                if exc.kind == "client":
+                if exc.kind in FINAL_KINDS:
                     self.usage.errors += 1
                     raise LLMError(exc.kind, str(exc), attempt, exc.status) from None
             finally:
@@ -349,6 +382,8 @@ class LLMClient:
             body = await self._client(endpoint).post(body_out, timeout)
         except TransportError as exc:
             raise _Retry(exc.kind, str(exc), exc.status, exc.retry_after) from None
+        except ValueError as exc:  # the key variable changed since the client was made
+            raise _Retry("client", str(exc)) from None
         try:
             data = json.loads(body)
             choice = data["choices"][0]
@@ -358,10 +393,16 @@ class LLMClient:
             if not isinstance(text, str):
                 raise TypeError("message content is not a string")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            snippet = redact(body[:4096].decode("utf-8", "replace"))[:80]  # never half a key
+            snippet = server_excerpt(body[:4096].decode("utf-8", "replace"), 80)
             raise _Retry("malformed", f"{endpoint.base_url} sent a malformed body "
-                         f"({type(exc).__name__}: {exc}): {snippet!r}") from None
+                         f"({type(exc).__name__}: {server_excerpt(str(exc), 80)}): "
+                         f"{snippet!r}") from None
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items()
                  if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)}
-        return ChatResponse(text, _compact_logprobs(choice), choice.get("finish_reason"), usage,
-                            endpoint=endpoint.base_url)
+        response = ChatResponse(text, _compact_logprobs(choice), choice.get("finish_reason"),
+                                usage, endpoint=endpoint.base_url)
+        if gives_key_back(response):
+            raise _Retry("key-echo", f"HTTP 200 from {endpoint.base_url}: the answer holds the "
+                         f"API key ({len(text)} characters; the key raw or encoded): neither "
+                         "cached nor used", 200)
+        return response

@@ -2,17 +2,19 @@
 
 It answers `POST /v1/chat/completions` with canned or scripted replies and can misbehave on
 purpose: latency, 429 with Retry-After, 5xx, hanging (client timeouts), truncated bodies,
-malformed JSON, and errors that echo the API key they were sent (`Reply.echo`), raw or escaped,
-encoded or wrapped, as careless gateways do. It counts calls and the most requests it held at
-once, so tests can check concurrency limits. Run it in a thread (`FakeServer().start()`) or as
-a process for benchmarks: `python -m evalstress.llm.fake_server --latency 0.05` prints its base
-URL; `GET /_stats` reports its counters.
+malformed JSON, and errors (or answers) that echo the API key they were sent (`Reply.echo`):
+raw, escaped, percent-encoded, wrapped, base64 or hex encoded, as careless gateways do. It
+counts calls and the most requests it held at once, so tests can check concurrency limits.
+Run it in a thread (`FakeServer().start()`) or as a process for benchmarks: `python -m
+evalstress.llm.fake_server --latency 0.05` prints its base URL; `GET /_stats` reports its
+counters.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import math
@@ -20,7 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -38,17 +40,31 @@ class Reply:
     truncate: bool = False  # promise more bytes than sent, then close the connection
     hang: bool = False  # never answer
     error: str = "scripted error"
-    #: put the key of the request's Authorization header into the error message: "raw",
-    #: "json" (a JSON string with \uXXXX and \/ escapes), "url" (percent-encoded in a
-    #: link) or "wrapped" (split over two lines); "" echoes nothing
+    #: put the key of the request's Authorization header into the error message (or, with
+    #: status 200, after the answer's content) in the form `how` of `echoed`; "" echoes nothing
     echo: str = ""
 
 
-ECHOES = ("raw", "json", "url", "wrapped")
+ECHOES = ("raw", "json", "url", "wrapped", "base64", "base64-bearer", "base64-auth",
+          "base64url", "hex", "HEX", "reversed")
 
 
 def echoed(key: str, how: str) -> str:
-    """An error message that gives back `key` in the form `how` (one of ECHOES)."""
+    """A message that gives back `key` in the form `how`: "raw"; "json" (a JSON string with
+    \\uXXXX and \\/ escapes); "url" (percent-encoded in a link); "wrapped" (split over two
+    lines); "base64" (padded); "base64-bearer" (the whole header value "Bearer KEY", padding
+    dropped); "base64-auth" ("Authorization: Bearer KEY"); "base64url" (the URL-safe
+    alphabet, unpadded); "hex" and "HEX" (the UTF-8 bytes); "reversed"."""
+    raw = key.encode("utf-8")
+    encoded = {
+        "base64": lambda: base64.b64encode(raw).decode(),
+        "base64-bearer": lambda: base64.b64encode(b"Bearer " + raw).decode().rstrip("="),
+        "base64-auth": lambda: base64.b64encode(b"Authorization: Bearer " + raw).decode(),
+        "base64url": lambda: base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "hex": raw.hex, "HEX": lambda: raw.hex().upper(), "reversed": lambda: key[::-1],
+    }.get(how)
+    if encoded is not None:
+        return f"Invalid credentials (token {encoded()})"
     if how == "raw":
         return f"Incorrect API key provided: {key}"
     if how == "json":
@@ -230,6 +246,9 @@ class FakeServer:
             payload = json.dumps({"error": {"message": message, "type": "fake",
                                             "code": reply.status}}).encode()
         else:
+            if reply.echo:  # a gateway that puts the key into a successful answer
+                reply = replace(reply, content=f"{reply.content} "
+                                f"({echoed(auth.removeprefix('Bearer ').strip(), reply.echo)})")
             payload = json.dumps(completion_body(reply, request, index)).encode()
         if reply.truncate:
             head = (f"HTTP/1.1 {reply.status} OK\r\nContent-Type: application/json\r\n"

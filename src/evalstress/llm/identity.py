@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from evalstress.core.redact import redact, register_key_variable
+from evalstress.core.redact import read_key, register_key_variable, server_excerpt
 
 _MODELS_TIMEOUT = 10.0
 #: The field of a `/v1/models` entry that holds the sha256 of the model's file
@@ -90,7 +90,7 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
     """The models an OpenAI-compatible server lists at `GET /models` (raises OSError)."""
     request = urllib.request.Request(base_url.rstrip("/") + "/models")
     register_key_variable(api_key_env)
-    key = os.environ.get(api_key_env)
+    key = read_key(api_key_env)  # ValueError for a key no header can carry
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     with urllib.request.urlopen(request, timeout=timeout) as answer:
@@ -107,9 +107,9 @@ def loopback_identity(base_url: str, model: str, api_key_env: str = "OPENAI_API_
     try:
         listed = served_models(base_url, api_key_env)
     except (OSError, ValueError, urllib.error.URLError) as exc:
-        warnings.warn(redact(f"could not ask {base_url} which model it serves ({exc}); its "
-                             f"answers are cached under the model name '{model}' alone"),
-                      stacklevel=3)
+        warnings.warn(f"could not ask {base_url} which model it serves "
+                      f"({server_excerpt(str(exc))}); its answers are cached under the model "
+                      f"name '{model}' alone", stacklevel=3)
         return f"loopback:name:{model}"
     named = [entry for entry in listed if entry.id == model]
     served = named[0] if named else listed[0] if len(listed) == 1 else ServedModel(model)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from evalstress.core.redact import redact
+from evalstress.core.redact import redact, server_excerpt
 
 TRANSPORTS = ("aiohttp", "openai")
 
@@ -57,19 +57,20 @@ def status_kind(status: int) -> str:
 
 
 def error_message(body: bytes | Mapping[str, Any] | None, fallback: str = "") -> str:
-    """The server's own error message from an OpenAI-style error body, else `fallback`;
-    redacted before it is cut to 200 characters, so a cut never leaves part of a key."""
+    """An excerpt of the server's own error message from an OpenAI-style error body, else of
+    `fallback`: redacted (also in base64 or hex), one line, cut short (`server_excerpt`)."""
     data: Any = body
     if isinstance(body, bytes | bytearray):
         try:
             data = json.loads(body)
         except ValueError:
-            return redact(body[:4096].decode("utf-8", "replace"))[:200] or redact(fallback)[:200]
+            return server_excerpt(body[:4096].decode("utf-8", "replace")) or \
+                server_excerpt(fallback)
     if isinstance(data, Mapping):
         inner = data.get("error", data)
         if isinstance(inner, Mapping) and "message" in inner:
-            return redact(str(inner["message"]))[:200]
-    return redact(fallback)[:200]
+            return server_excerpt(str(inner["message"]))
+    return server_excerpt(fallback)
 
 
 def connection_failure(exc: BaseException, base_url: str) -> str | None:
@@ -157,10 +158,11 @@ class AiohttpTransport:
                                  f"{timeout:.1f}s") from None
         except aiohttp.ClientPayloadError as exc:
             raise TransportError("connection", f"{self.base_url}: the body was cut short "
-                                 f"({type(exc).__name__}: {exc})") from None
+                                 f"({type(exc).__name__}: {server_excerpt(str(exc))})") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise TransportError("connection", connection_failure(exc, self.base_url)
-                                 or f"{self.base_url}: {type(exc).__name__}: {exc}") from None
+                                 or f"{self.base_url}: {type(exc).__name__}: "
+                                 f"{server_excerpt(str(exc))}") from None
 
     async def aclose(self) -> None:
         await self.session.close()
@@ -201,9 +203,11 @@ class OpenAITransport:
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             raise TransportError("connection", connection_failure(exc, self.base_url)
-                                 or f"{self.base_url}: {type(cause).__name__}: {cause}") from None
+                                 or f"{self.base_url}: {type(cause).__name__}: "
+                                 f"{server_excerpt(str(cause))}") from None
         except openai.APIError as exc:
-            raise TransportError("malformed", f"{self.base_url}: {exc}") from None
+            raise TransportError("malformed", f"{self.base_url}: "
+                                 f"{server_excerpt(str(exc))}") from None
 
     async def aclose(self) -> None:
         await self.client.close()

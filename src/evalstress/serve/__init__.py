@@ -72,7 +72,8 @@ def check_api_key(key: str | None) -> None:
     if not key:
         raise ConfigError(f"the API key is empty: set {API_KEY_ENV} to a secret")
     if not key.isascii() or not key.isprintable() or any(c.isspace() for c in key):
-        raise ConfigError("the API key may hold only printable ASCII characters without spaces")
+        raise ConfigError(f"the API key (--api-key or ${API_KEY_ENV}) may hold only printable "
+                          "ASCII characters without spaces")
 
 
 def check_limits(settings: ServeSettings) -> None:
