@@ -11,7 +11,6 @@ nothing combined into a score.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from evalstress.card.markdown import ci, pct
 from evalstress.card.model import CARD_JSON
 from evalstress.card.schema import card_problems
 from evalstress.card.style import CARD_CSS
-from evalstress.core.userfile import DataError, json_problem, read_user_text
+from evalstress.core.userfile import DataError, parse_json, read_user_text
 from evalstress.report.common import esc
 
 #: the method groups of the table, in the card's order
@@ -46,10 +45,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
     if file.is_dir():
         file = file / CARD_JSON
     text = read_user_text(file, "a card (card.json)")
-    try:
-        card = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(file, exc.lineno, None, json_problem(exc), column=exc.colno) from None
+    card = parse_json(text, file)
     if not isinstance(card, dict):
         raise DataError(file, None, None, "is not a card: card.json holds one JSON object")
     problems = card_problems(card)

@@ -19,7 +19,6 @@ named by `identity`: a remote URL by itself, a loopback server by the model it s
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import time
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalstress.core.redact import check_url, redact, register_key_variable, register_secret
+from evalstress.core.userfile import parse_json
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
@@ -350,7 +350,7 @@ class LLMClient:
         except TransportError as exc:
             raise _Retry(exc.kind, str(exc), exc.status, exc.retry_after) from None
         try:
-            data = json.loads(body)
+            data = parse_json(body, endpoint.base_url)  # a value too deep: a ValueError
             choice = data["choices"][0]
             text = choice["message"].get("content")
             if text is None:
