@@ -9,7 +9,8 @@
 - any other exception (a bug in evalstress or in a plugin) into one line naming it, the hint
   to run again with `--debug` for the traceback, and exit 4 (`EXIT_UNEXPECTED`): exit 1 keeps
   its one meaning, `check`'s "expectations not met". With `--debug` (or EVALSTRESS_DEBUG=1)
-  the exception propagates with its traceback.
+  the traceback is printed first, and the exit is 4 all the same (an exception let out of
+  the command would end it with Python's 1).
 
 Live displays (progress bars) register a stop callback, so an interrupted command leaves the
 terminal as it found it.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -88,9 +90,9 @@ class GuardedGroup(TyperGroup):
                 raise typer.Exit(interrupts.exit_code()) from None
             line = describe(exc)
             if line is None:
-                if debugging():
-                    raise
                 _stop_displays()
+                if debugging():
+                    traceback.print_exc()
                 err.print(f"[bold red]error:[/] {escape(unexpected_line(exc))}", soft_wrap=True)
                 raise typer.Exit(EXIT_UNEXPECTED) from None
             _stop_displays()
