@@ -19,7 +19,7 @@ from typing import Any
 
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
-from evalstress.card.markdown import ci, pct
+from evalstress.card.markdown import ci, pct, text
 from evalstress.card.model import CARD_JSON
 from evalstress.card.schema import card_problems
 from evalstress.card.style import CARD_CSS
@@ -351,16 +351,17 @@ def untrusted_note(comparison: Comparison) -> str:
             "nothing about its judgement." if names else "")
 
 
-def markdown_cell(text: str | None) -> str:
-    return "–" if text is None else text.replace("|", "\\|").replace("\n", " ")
+def markdown_cell(value: str | None) -> str:
+    """A cell of the Markdown table: its text escaped (card.md's `text`), None as a dash."""
+    return "–" if value is None else text(value)
 
 
 def compare_markdown(comparison: Comparison) -> str:
     """The table as Markdown (GitHub renders it), differences and marks above it."""
-    lines = [f"> **{d}**" for d in comparison.differences]
+    lines = [f"> **{text(d)}**" for d in comparison.differences]
     lines += [""] if lines else []
     note = untrusted_note(comparison)
-    lines += [note, ""] if note else []
+    lines += [text(note), ""] if note else []
     head = ["test", *(c.name + ("†" if not c.trusted else "") for c in comparison.columns)]
     lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
               "|" + "---|" * len(head)]
@@ -386,10 +387,10 @@ def compare_html(comparison: Comparison, title: str = "Evaluator cards side by s
             for index, cell in enumerate(row.cells):
                 verdict = row.verdicts[index] if index < len(row.verdicts) else None
                 klass = "l" + ("" if columns[index].trusted else " untrusted")
-                text = esc(markdown_cell(cell).replace("\\|", "|"))
+                shown = esc("–" if cell is None else " ".join(cell.splitlines()))
                 if verdict in ("pass", "fail") and columns[index].trusted:
-                    text = f"<span class='verdict verdict-{verdict}'>{text}</span>"
-                cells.append(f"<td class='{klass}'>{text}</td>")
+                    shown = f"<span class='verdict verdict-{verdict}'>{shown}</span>"
+                cells.append(f"<td class='{klass}'>{shown}</td>")
             body.append(f"<tr><th scope='row' class='l'>{esc(row.test)}</th>{''.join(cells)}"
                         "</tr>")
     notes = "".join(f"<div class='banner' role='note'><strong>{esc(d)}</strong></div>"
