@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +31,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from evalstress.core import interrupts
-from evalstress.core.consoles import FittedConsole
+from evalstress.core.consoles import FittedConsole, visible_controls
 from evalstress.core.redact import redact
 from evalstress.core.storage import describe
 
@@ -91,8 +92,8 @@ class GuardedGroup(TyperGroup):
             line = describe(exc)
             if line is None:
                 _stop_displays()
-                if debugging():
-                    traceback.print_exc()
+                if debugging():  # the traceback quotes data too: its controls made visible
+                    sys.stderr.write(visible_controls(traceback.format_exc()))
                 err.print(f"[bold red]error:[/] {escape(unexpected_line(exc))}", soft_wrap=True)
                 raise typer.Exit(EXIT_UNEXPECTED) from None
             _stop_displays()
