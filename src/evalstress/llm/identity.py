@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-import json
 import os
 import urllib.error
 import urllib.request
@@ -29,6 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from evalstress.core.redact import redact, register_key_variable
+from evalstress.core.userfile import parse_json
 
 _MODELS_TIMEOUT = 10.0
 
@@ -79,7 +79,7 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     with urllib.request.urlopen(request, timeout=timeout) as answer:
-        data = json.loads(answer.read())
+        data = parse_json(answer.read(), f"{base_url}/models")  # too deep: a ValueError
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise OSError(f"{base_url}/models did not list models")
