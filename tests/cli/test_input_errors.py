@@ -160,3 +160,16 @@ def test_a_card_cut_short_is_said_to_be_a_json_file_cut_short(tmp_path: Path) ->
     assert result.exit_code == 2, result.output
     assert "the file ends before its JSON is complete" in result.output
     assert "JSONL" not in result.output
+
+
+@pytest.mark.parametrize("option", ["--config", "--suite", "--perturbation-prompts"])
+def test_a_yaml_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
+        tmp_path: Path, option: str) -> None:
+    """YAML is read as JSON is, bounded in depth: this was a RecursionError, exit 4."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(DEEP, "utf-8")
+    result = runner.invoke(app, ["run", str(data_file(tmp_path)), "-e", "bleu", option, str(deep),
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1
+    assert f"{deep}" in result.output and "nested too deeply" in result.output

@@ -11,9 +11,11 @@ from evalstress.core import userfile
 from evalstress.core.userfile import (
     MAX_JSON_DEPTH,
     DataError,
+    NestedTooDeep,
     not_utf8,
     parse_json,
     parse_json_line,
+    parse_user_yaml,
     read_user_text,
 )
 
@@ -101,3 +103,15 @@ def test_a_json_file_cut_short_is_said_to_be_a_file_not_a_jsonl_line() -> None:
     assert "JSONL" not in str(info.value)
     with pytest.raises(DataError, match="more text after the JSON value ends"):
         parse_json("{} {}", "card.json")
+
+
+def test_a_user_s_yaml_is_bounded_in_depth_as_json_is() -> None:
+    with pytest.raises(NestedTooDeep, match="nested too deeply"):
+        parse_user_yaml("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(NestedTooDeep):
+        parse_user_yaml("a: &a [*a]")  # an alias inside itself: endless
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
+        for i in range(8))  # shared nine levels deep, 10**9 leaves if copied: read at once
+    assert len(parse_user_yaml(laughs)) == 9
+    assert parse_user_yaml("a: [1, {b: 2}]") == {"a": [1, {"b": 2}]}

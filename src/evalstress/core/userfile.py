@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 #: how many bytes the UTF-8 scan reads at a time
 _SCAN_BLOCK = 1 << 20
 
@@ -137,16 +139,34 @@ _TOO_DEEP = ("is nested too deeply: lists or objects inside each other more than
 
 
 def nested_deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether lists and objects nest more than `limit` deep in the parsed JSON `value`: a
-    walk level by level, without recursion, over the containers alone."""
-    level = [value]
+    """Whether lists and mappings nest more than `limit` deep in the parsed `value`: a walk
+    level by level, without recursion, over the containers alone, each once a level (YAML's
+    aliases share one container in many places, or in itself: that reads as too deep)."""
+    level = {id(value): value}
     for _ in range(limit):
-        level = [child for item in level
+        level = {id(child): child for item in level.values()
                  for child in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(child, dict | list)]
+                 if isinstance(child, dict | list)}
         if not level:
             return False
     return True
+
+
+class NestedTooDeep(yaml.YAMLError):
+    """A user's YAML nested past MAX_JSON_DEPTH: a YAMLError, so each reader's message for
+    broken YAML names the file."""
+
+
+def parse_user_yaml(text: str) -> Any:
+    """The data of a user's YAML text (`yaml.safe_load`, whose messages the readers quote),
+    bounded in depth as `parse_json` is: too deep is a NestedTooDeep, not a RecursionError."""
+    try:
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise NestedTooDeep(_TOO_DEEP.removeprefix("is ")) from None
+    if isinstance(value, dict | list) and nested_deeper_than(value):
+        raise NestedTooDeep(_TOO_DEEP.removeprefix("is "))
+    return value
 
 
 def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
