@@ -1,12 +1,13 @@
 """card.md (and the other Markdown evalstress writes from a card: card-compare's table, the
 atlas page) shows every text of the data as it is: rendered with the Markdown library and the
-extensions mkdocs uses, no tag or attribute written in the data reaches the HTML, and the
-reader still sees the text itself."""
+extensions mkdocs uses, and by a CommonMark reader as GitHub reads it, no tag or attribute
+written in the data reaches the HTML, and the reader still sees the text itself."""
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import markdown
 import pytest
 import yaml
+from markdown_it import MarkdownIt
 
 from evalstress.card.atlas import ATLAS, atlas_page
 from evalstress.card.compare import compare_cards, compare_markdown
@@ -25,7 +27,8 @@ CARD = ROOT / "docs" / "atlas" / "bleu" / "card.json"
 
 LABEL = "bleu:name=<img src=x onerror=alert(1)>"
 SPEC = "bleu:name=`<img src=x onerror=alert(2)>`"
-ORIGINAL = ("<script>alert(3)</script>\n# not a heading\n</summary></details>"
+ORIGINAL = ("    <i>indented, not code</i>\n<script>alert(3)</script>\n# not a heading\n"
+            "</summary></details>"
             "<svg onload=alert(4)>\n- not a list\n!!! warning \"not an admonition\"")
 VARIANT = ("[click](javascript:alert(5)) | a | b\n|---|---|\n```\n<iframe src=x></iframe>\n"
            "**not bold** <!-- not a comment -->")
@@ -34,7 +37,8 @@ PERTURBATION = "<img onerror=alert(7) src=y>"
 REASON = "<a href=javascript:alert(8)>degenerate</a>: 1 | 2 *only*"
 SOURCE = "<svg onload=alert(9)>.jsonl"
 #: what the data says, as the reader must see it (line breaks read as spaces)
-SHOWN = ["<script>alert(3)</script>", "</summary></details><svg onload=alert(4)>",
+SHOWN = ["<i>indented, not code</i>", "<script>alert(3)</script>",
+         "</summary></details><svg onload=alert(4)>",
          "[click](javascript:alert(5)) | a | b", "<iframe src=x></iframe>",
          "**not bold** <!-- not a comment -->", EXAMPLE_ID, "<img src=x onerror=alert(1)>",
          "`<img src=x onerror=alert(2)>`", SOURCE]
@@ -58,6 +62,21 @@ def hostile_card() -> dict[str, Any]:
     card["methods"]["blindspot"]["results"]["rows"][0]["perturbation"] = PERTURBATION
     card["methods"]["adversarial"]["reason"] = REASON
     return card
+
+
+def github_like(source: str) -> str:
+    """HTML as a CommonMark reader with GitHub's tables and strikethrough makes it (raw HTML
+    passed through, as before GitHub's sanitizer): the Markdown inside <details> is read as
+    Markdown here, where Python-Markdown keeps the whole block as HTML."""
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]
+                                                          ).render(source)
+
+
+def mkdocs(source: str) -> str:
+    return mkdocs_markdown().convert(source)
+
+
+RENDERERS = {"mkdocs": mkdocs, "github-like": github_like}
 
 
 def mkdocs_markdown() -> markdown.Markdown:
@@ -109,8 +128,9 @@ def assert_no_markup_from_the_data(page: Page) -> None:
     assert page.comments == []
 
 
-def test_card_md_shows_the_data_s_markup_as_text_under_mkdocs_markdown() -> None:
-    page = Page(mkdocs_markdown().convert(render_markdown(hostile_card())))
+@pytest.mark.parametrize("render", RENDERERS.values(), ids=RENDERERS.keys())
+def test_card_md_shows_the_data_s_markup_as_text(render: Callable[[str], str]) -> None:
+    page = Page(render(render_markdown(hostile_card())))
     assert_no_markup_from_the_data(page)
     for said in SHOWN:
         assert " ".join(said.split()) in page.text
@@ -120,18 +140,20 @@ def test_card_md_shows_the_data_s_markup_as_text_under_mkdocs_markdown() -> None
     assert REASON in page.text and PERTURBATION in page.text
 
 
-def test_the_comparison_table_and_the_atlas_page_show_it_as_text_too() -> None:
+@pytest.mark.parametrize("render", RENDERERS.values(), ids=RENDERERS.keys())
+def test_the_comparison_table_and_the_atlas_page_show_it_as_text_too(
+        render: Callable[[str], str]) -> None:
     card = hostile_card()
     other = copy.deepcopy(card)
     other["budget"]["name"] = "<script>alert(10)</script>"
     table = compare_markdown(compare_cards([card, other], [LABEL, "b|<i>"]))
-    page = Page(mkdocs_markdown().convert(table))
+    page = Page(render(table))
     assert_no_markup_from_the_data(page)
     assert LABEL in page.text and "b|<i>" in page.text
     assert "<script>alert(10)</script>" in page.text
     entry = next(e for e in ATLAS if e.name == "bleu")
     card["gate"]["verdict"] = "warn"  # the page names the gate's reasons then
-    page = Page(mkdocs_markdown().convert(atlas_page([(entry, card)])))
+    page = Page(render(atlas_page([(entry, card)])))
     assert {tag for tag, _ in page.tags} <= OURS | {"pre", "span"}  # the page's own commands
     assert not any(n.startswith("on") for _, attrs in page.tags for n in attrs)
     assert "`<img src=x onerror=alert(2)>`" in page.text and REASON in page.text
@@ -144,5 +166,5 @@ def test_text_and_code_read_back_as_written(said: str) -> None:
     spaces, a control character as its escape)."""
     expected = " ".join(said.split()).replace("\x1b", "\\x1b")
     for written in (text(said), code(said)):
-        html = mkdocs_markdown().convert(f"say {written} now")
-        assert Page(html).text == f"say {expected} now"
+        for render in RENDERERS.values():
+            assert Page(render(f"say {written} now")).text == f"say {expected} now"

@@ -43,6 +43,12 @@ _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _LINE_MARK = re.compile(r"^(\s*)(?:([-+=!])(?=\s|$|[-=\s]*$|!!)|(\d{1,9})([.)])(?=\s|$))")
 #: the line breaks of Markdown, of Python's str.splitlines, and Unicode's
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: indentation, which would make a quoted line a code block (showing references as typed)
+_INDENT = re.compile(r"^[ \t]+")
+
+
+def _kept_indent(match: re.Match[str]) -> str:
+    return match[0].replace("\t", "    ").replace(" ", "\u00a0")  # no-break spaces indent nothing
 
 
 def _reference(char: str) -> str:
@@ -57,8 +63,8 @@ def _line_mark(match: re.Match[str]) -> str:
 def text(value: Any) -> str:
     """A text that is not ours as Markdown that shows it as it is, on one line: HTML and
     Markdown syntax written as character references, control characters as escapes (`\\x1b`),
-    line breaks as spaces."""
-    flat = visible_controls(_LINE_BREAK.sub(" ", str(value)))
+    line breaks as spaces, indentation as no-break spaces."""
+    flat = _INDENT.sub(_kept_indent, visible_controls(_LINE_BREAK.sub(" ", str(value))))
     escaped = _EMPHASIS_UNDERSCORE.sub("&#95;", flat.translate(_SIGNIFICANT))
     return _LINE_MARK.sub(_line_mark, escaped, count=1)
 
@@ -217,7 +223,8 @@ def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]
                   f"{text(interval['what'])}: 95% CI {interval_text(interval)}."
                   f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
                   ""]
-        lines += ["   " + line if line else "" for line in example_block(finding.get("example"))]
+        example = "\n".join(example_block(finding.get("example"))).split("\n")
+        lines += ["   " + line if line else "" for line in example]  # each line in the item
     return lines
 
 
