@@ -124,3 +124,9 @@ def test_a_long_error_message_is_cut_after_the_key_is_removed(
     assert message.startswith("x" * 190) and len(message) <= 200
     assert "CUTSE" not in message
     assert "CUTSE" not in error_message(b"not json " + b"y" * 185 + key.encode())
+
+
+def test_an_error_body_nested_100_000_deep_is_quoted_cut_short_not_a_crash() -> None:
+    """It was a RecursionError out of the transport, which ended the run with exit 4."""
+    message = error_message(b"[" * 100_000 + b"]" * 100_000, "Bad Gateway")
+    assert message == "[" * 200
