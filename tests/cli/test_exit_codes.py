@@ -35,15 +35,18 @@ def test_an_unexpected_exception_is_one_line_and_exit_4(tmp_path: Path,
     assert "Traceback" not in result.output
 
 
-def test_debug_lets_the_traceback_through(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_debug_shows_the_traceback_and_still_exits_4(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--debug` turned exit 4 into Python's 1, the code the docs keep for `check`."""
     monkeypatch.setattr(job_run, "score_job", _boom)
     result = runner.invoke(app, ["--debug", "run", *SMALL, "-e", "bleu",
                                  "--out", str(tmp_path / "o")])
-    assert isinstance(result.exception, RuntimeError)
+    assert result.exit_code == 4
+    assert "Traceback (most recent call last)" in result.output and "_boom" in result.output
+    assert "unexpected RuntimeError" in " ".join(result.output.split())
     monkeypatch.setenv("EVALSTRESS_DEBUG", "1")
     result = runner.invoke(app, ["run", *SMALL, "-e", "bleu", "--out", str(tmp_path / "o")])
-    assert isinstance(result.exception, RuntimeError)
+    assert result.exit_code == 4 and "Traceback (most recent call last)" in result.output
 
 
 @pytest.mark.parametrize("label", ["[/]x", "[bold]mine[/bold]", "[link=http://x]y"])
@@ -80,3 +83,34 @@ def test_a_write_that_fails_names_the_file_it_was_for(tmp_path: Path,
     assert again.exit_code == 2, again.output
     flat = " ".join(again.output.split())
     assert "report.html: the disk is full" in flat and f"{run} keeps its previous contents" in flat
+
+
+#: a window title, a bell, a cleared screen and a right-to-left override
+CONTROLS = "\x1b]0;pwned\x07\x1b[2J\u202e"
+
+
+def test_control_characters_of_the_data_reach_the_terminal_as_escapes(tmp_path: Path) -> None:
+    """An example's id, its task and an evaluator's label printed their escape sequences raw:
+    the terminal's title changed and the screen cleared."""
+    data = tmp_path / "data.jsonl"
+    rows = [{"id": f"a{CONTROLS}{i}", "task": "qa", "hypothesis": "The bridge opened in 1898. "
+             "It has three stone arches over the river.", "references": ["It opened in 1898."]}
+            for i in range(2)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    wide = CliRunner(env={"COLUMNS": "200"})
+    result = wide.invoke(app, ["run", str(data), "-p", "truncation", "--seeds", "1",
+                               "-e", f"bleu:name=b{CONTROLS}", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    shown = "\\x1b]0;pwned\\x07\\x1b[2J\\u202e"
+    assert f"b{shown}" in result.output
+    assert not any(raw in result.output for raw in ("\x1b", "\x07", "\u202e"))
+    rows[0]["task"] = f"qa{CONTROLS}"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    result = wide.invoke(app, ["run", str(data), "-e", "bleu", "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2 and f"unknown task 'qa{shown}'" in result.output
+    assert not any(raw in result.output for raw in ("\x1b", "\x07", "\u202e"))
+    rows[0].update(task="qa", id=rows[1]["id"])
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    result = wide.invoke(app, ["run", str(data), "-e", "bleu", "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2 and f"duplicate id 'a{shown}1'" in result.output
+    assert not any(raw in result.output for raw in ("\x1b", "\x07", "\u202e"))

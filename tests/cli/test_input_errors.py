@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
@@ -127,3 +128,48 @@ def test_export_refuses_a_variants_file_that_is_not_ours(tmp_path: Path) -> None
     assert text.startswith(f"error: {run_dir / 'variants.parquet'}: is not a variants file "
                            "written by evalstress: column 'example_id' is missing;")
     assert not out.exists()
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # parses to nothing deeper than Python's recursion limit
+
+
+@pytest.mark.parametrize("command", [["card-compare", "{card}", "{card}"], ["report", "{run}"],
+                                     ["check", "{run}"], ["compare", "{run}", "{run}"],
+                                     ["combine", "{run}"]])
+def test_a_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
+        tmp_path: Path, command: list[str]) -> None:
+    """A card.json or results.json nested 100,000 levels deep ended in a RecursionError, exit 4."""
+    (tmp_path / "card").mkdir()
+    (tmp_path / "run").mkdir()
+    card, results = tmp_path / "card" / "card.json", tmp_path / "run" / "results.json"
+    card.write_text(DEEP, "utf-8")
+    results.write_text('{"analyses": {}, "x": ' + DEEP + "}", "utf-8")
+    args = [a.format(card=card, run=tmp_path / "run") for a in command]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1
+    named = card if command[0] == "card-compare" else results
+    assert f"{named}: is nested too deeply" in result.output
+
+
+def test_a_card_cut_short_is_said_to_be_a_json_file_cut_short(tmp_path: Path) -> None:
+    """A truncated card.json was described as a broken JSONL line."""
+    card = tmp_path / "card.json"
+    card.write_text('{"evaluator": {"label": "bleu", "aspects": ["bleu"]}, "gate": {', "utf-8")
+    result = runner.invoke(app, ["card-compare", str(card), str(card)])
+    assert result.exit_code == 2, result.output
+    assert "the file ends before its JSON is complete" in result.output
+    assert "JSONL" not in result.output
+
+
+@pytest.mark.parametrize("option", ["--config", "--suite", "--perturbation-prompts"])
+def test_a_yaml_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
+        tmp_path: Path, option: str) -> None:
+    """YAML is read as JSON is, bounded in depth: this was a RecursionError, exit 4."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(DEEP, "utf-8")
+    result = runner.invoke(app, ["run", str(data_file(tmp_path)), "-e", "bleu", option, str(deep),
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1
+    assert f"{deep}" in result.output and "nested too deeply" in result.output

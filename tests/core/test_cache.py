@@ -5,7 +5,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evalstress.core.cache import SQLiteCache, default_cache_dir
+import pytest
+
+from evalstress.core.cache import SQLiteCache, decode_value, default_cache_dir
+from evalstress.core.userfile import DataError
 
 
 def test_values_survive_reopening(tmp_path: Path) -> None:
@@ -159,3 +162,10 @@ def test_shards_storing_score_names_in_another_order_merge_exactly(tmp_path: Pat
     assert mine.get_many("ns", ["k1", "k2", "k3"]) == {
         "k1": {"p": {"value": 0.1}, "r": {"value": 0.2}},
         "k2": {"r": {"value": 0.7}, "p": {"value": 0.3}}, "k3": {"p": {"value": 0.5}}}
+
+
+def test_a_cached_value_nested_100_000_deep_is_a_data_error_not_a_recursion_error() -> None:
+    """A merged cache is someone else's file: its JSON is parsed with the same depth bound."""
+    with pytest.raises(DataError, match="a cached value: is nested too deeply"):
+        decode_value("[" * 100_000 + "]" * 100_000)
+    assert decode_value('{"a": [1]}') == {"a": [1]}

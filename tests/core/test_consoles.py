@@ -1,11 +1,18 @@
 """The width of evalstress' consoles: a file or a pipe gets $COLUMNS when set, else 100 (rich
-alone gave 80, or another stream's terminal width); a terminal keeps its own."""
+alone gave 80, or another stream's terminal width); a terminal keeps its own. Control
+characters of the data reach no terminal: they print as their escapes."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from evalstress.core.consoles import PIPED_WIDTH, FittedConsole
+import pytest
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from evalstress.core.bars import progress_line
+from evalstress.core.consoles import PIPED_WIDTH, FittedConsole, visible_controls
 
 
 @pytest.fixture
@@ -49,3 +56,35 @@ def test_a_terminal_keeps_its_measured_width(piped: pytest.CaptureFixture[str],
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: the stream is a terminal
     monkeypatch.setenv("COLUMNS", "132")
     assert FittedConsole().width == 132
+
+
+#: a window title, a bell, a cleared screen, a C1 escape and a right-to-left override
+HOSTILE = "id\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def test_control_characters_print_as_their_escapes_however_printed(
+        piped: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal with colours: rich's own codes pass
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    console = FittedConsole()
+    table = Table("example")
+    table.add_row(HOSTILE)
+    shown = "id\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eevil"
+    for printed in (HOSTILE, Text(HOSTILE), table, f"[red]{escape(HOSTILE)}[/]"):
+        console.print(printed, markup=isinstance(printed, str) and printed.startswith("[red]"),
+                      highlight=False)
+        out = piped.readouterr().out
+        without_colours = re.sub("\x1b\\[[0-9;]*m", "", out)  # rich's own colours
+        assert not any(raw in without_colours for raw in RAW), repr(out)
+        # a Text drops a bell itself (rich); the rest shows as escapes
+        assert (shown.replace("\\x07", "") if isinstance(printed, Text) else shown) in out
+    console.print(table)
+    assert "\u2502 " + shown + " \u2502" in piped.readouterr().out  # measured as shown
+
+
+def test_visible_controls_keeps_tabs_and_line_breaks_and_plain_text() -> None:
+    assert visible_controls("a\tb\nc é 中 \u200b") == "a\tb\nc é 中 \u200b"
+    assert visible_controls("\x00\x7f\x85\u2066\u2069\r") == "\\x00\\x7f\\x85\\u2066\\u2069\\x0d"
+    assert progress_line("scoring " + HOSTILE, 1, 2, 0.0).startswith(
+        "scoring id\\x1b]0;pwned\\x07")

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from evalstress.core import userfile
-from evalstress.core.userfile import DataError, not_utf8, parse_json_line, read_user_text
+from evalstress.core.userfile import (
+    MAX_JSON_DEPTH,
+    DataError,
+    NestedTooDeep,
+    not_utf8,
+    parse_json,
+    parse_json_line,
+    parse_user_yaml,
+    read_user_text,
+)
 
 
 def test_a_text_file_reads_without_its_byte_order_mark(tmp_path: Path) -> None:
@@ -66,9 +76,42 @@ def test_a_json_line_that_ends_early_or_nests_too_deep(tmp_path: Path) -> None:
 def test_a_json_message_not_listed_loses_its_dangling_position_words() -> None:
     """Python's JSON messages end in "at" (their position text follows); a message without its
     own sentence is quoted without it, so it never reads "... at, column 33"."""
-    import json
-
     odd = json.JSONDecodeError("Something odd at", '{"a": 1}', 3)
     assert userfile.json_problem(odd) == "broken JSON (Something odd)"
     odd = json.JSONDecodeError("Unheard-of text starting at", '{"a": 1}', 3)
     assert userfile.json_problem(odd) == "broken JSON (Unheard-of text)"
+
+
+def test_a_json_file_nested_past_the_limit_is_refused_and_the_limit_itself_reads() -> None:
+    """Bounded parsing: deeper than MAX_JSON_DEPTH is an error naming the file, whether the
+    parser would have overflowed (100,000 levels) or only what walks the value next (101)."""
+    for depth in (MAX_JSON_DEPTH + 1, 100_000):
+        with pytest.raises(DataError, match=r"^card\.json: is nested too deeply"):
+            parse_json("[" * depth + "]" * depth, "card.json")
+        with pytest.raises(DataError, match=r"^r\.json: is nested too deeply"):
+            parse_json(('{"a": ' * depth + "1" + "}" * depth).encode(), "r.json")
+    at_limit = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert parse_json(at_limit, "card.json") == json.loads(at_limit)
+    brackets_in_a_text = '{"a": "' + "[" * 500 + '"}'
+    assert parse_json(brackets_in_a_text, "card.json") == {"a": "[" * 500}
+
+
+def test_a_json_file_cut_short_is_said_to_be_a_file_not_a_jsonl_line() -> None:
+    with pytest.raises(DataError, match=r"card\.json, line 2, column 11: the file ends before "
+                                        "its JSON is complete") as info:
+        parse_json('{"gate": {\n  "a": [1,', "card.json")
+    assert "JSONL" not in str(info.value)
+    with pytest.raises(DataError, match="more text after the JSON value ends"):
+        parse_json("{} {}", "card.json")
+
+
+def test_a_user_s_yaml_is_bounded_in_depth_as_json_is() -> None:
+    with pytest.raises(NestedTooDeep, match="nested too deeply"):
+        parse_user_yaml("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(NestedTooDeep):
+        parse_user_yaml("a: &a [*a]")  # an alias inside itself: endless
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
+        for i in range(8))  # shared nine levels deep, 10**9 leaves if copied: read at once
+    assert len(parse_user_yaml(laughs)) == 9
+    assert parse_user_yaml("a: [1, {b: 2}]") == {"a": [1, {"b": 2}]}

@@ -265,3 +265,20 @@ def test_keys_read_severities_as_records_do_in_both_formats(tmp_path: Path) -> N
     pq.write_table(table.drop_columns(["seed"]), tmp_path / "noseed.parquet")
     with pytest.raises(DataError, match=r"noseed.parquet.*seed.*is missing"):
         list(variantfile.read_keys(tmp_path / "noseed.parquet"))
+
+
+def test_a_forged_provenance_nested_100_000_deep_is_a_data_error_naming_the_file(
+        tmp_path: Path) -> None:
+    """variants.parquet of a run directory handed to `export` or `report` is read as a user's
+    file: its provenance JSON is bounded in depth (this was a RecursionError, exit 4)."""
+    table = variantfile.variant_table([Variant("e", "p", 1, 0, "text", 0.5,
+                                               provenance={"method": "m"})])
+    deep = "[" * 100_000 + "]" * 100_000
+    table = table.set_column(table.schema.get_field_index("provenance"), "provenance",
+                             pa.array([deep], pa.string()))
+    path = tmp_path / "variants.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(DataError, match=r"variants\.parquet: is nested too deeply"):
+        list(variantfile.read_records(path))
+    with pytest.raises(DataError, match="is nested too deeply"):
+        variantfile.records_at(path, [0])

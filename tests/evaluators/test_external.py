@@ -190,6 +190,8 @@ def test_output_lines_tied_to_no_request_are_named_in_the_missing_reason(
     reason = rows[1]["score"].reason or ""
     assert "gave no score for line 2" in reason
     assert reason.endswith(
-        "; output line 1 is not JSON (Expecting value at column 1)"
-        "; output line 3 is not JSON (Expecting value at column 20)"  # after 19 characters
+        "; output line 1 is not JSON: expected a value (a text in double quotes, a number, "
+        "true, false, null, a list or an object), column 1"
+        "; output line 3 is not JSON: the line ends before its JSON is complete (an object "
+        "or text is never closed; in JSONL each record is one whole line), column 20"
         "; output line 4 has id 7, but the batch's ids are 0 to 1")

@@ -58,6 +58,15 @@ def test_what_a_contract_cannot_read_is_missing_with_the_reason(
     assert reading.value is None and reason in reading.reason
 
 
+@pytest.mark.parametrize("output", ["json:score", "rating"])
+def test_an_answer_nested_100_000_deep_is_unreadable_not_a_crash(output: str) -> None:
+    """A judge's answer is parsed with the same depth bound as a file: it was a RecursionError
+    that ended the whole run with exit 4."""
+    deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    reading = contract(output, None, (0, 10)).read(deep)
+    assert reading.value is None and "the answer" in reading.reason
+
+
 @pytest.mark.parametrize("output, labels, message", [
     ("regex:Score (\\d)", None, "needs a named group"),
     ("regex:(?P<label>[AB])", None, "needs labels="),

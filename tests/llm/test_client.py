@@ -89,6 +89,7 @@ def test_total_deadline_bounds_the_retries(server: FakeServer) -> None:
 @pytest.mark.parametrize("reply, kind", [
     (Reply(body=b"{not json"), "malformed"),
     (Reply(body=b'{"choices": []}'), "malformed"),
+    (Reply(body=b"[" * 100_000 + b"]" * 100_000), "malformed"),  # was a RecursionError
     (Reply(truncate=True), "connection"),
 ])
 def test_malformed_and_truncated_bodies_fail_with_reason(server: FakeServer, reply: Reply,

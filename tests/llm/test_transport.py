@@ -231,3 +231,10 @@ def test_a_stored_answer_that_gives_the_key_back_is_asked_again(
     assert isinstance(answer, ChatResponse) and not answer.cached and answer.text == "Rating: 4"
     assert server.calls == 1
     assert cache.get(stored) == {**answer.to_json(), "text": "Rating: 4"}
+
+
+def test_an_error_body_nested_100_000_deep_is_quoted_cut_short_not_a_crash() -> None:
+    """It was a RecursionError out of the transport, which ended the run with exit 4."""
+    message = error_message(b"[" * 100_000 + b"]" * 100_000, "Bad Gateway")
+    # the server's words as a stored excerpt: 200 characters at most, the cut marked
+    assert message == "[" * 197 + "..."

@@ -59,6 +59,7 @@ from evalstress.analyses.stats import (
 from evalstress.analyses.trust import VariantTrust
 from evalstress.core.data import TASKS
 from evalstress.core.scoretable import ScoreTable
+from evalstress.core.userfile import parse_user_yaml
 from evalstress.criteria import ancestors
 from evalstress.perturb.common import DEFAULT_LEVEL
 
@@ -223,7 +224,7 @@ def load_expert_weights(spec: ExpertWeights | str | Path | None) -> LoadedWeight
                              "YAML file")
         text, where, source = path.read_text(encoding="utf-8"), str(path), f"file: {path}"
     try:
-        raw = yaml.safe_load(text)
+        raw = parse_user_yaml(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"{where}: invalid YAML ({exc})") from None
     if not isinstance(raw, Mapping) or not isinstance(raw.get("tasks"), Mapping):

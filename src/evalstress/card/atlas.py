@@ -21,12 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote as url_quote
 
 from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import gate_failures
 from evalstress.card.make import make_card, plan_card
-from evalstress.card.markdown import interval_text
+from evalstress.card.markdown import code, interval_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
@@ -112,21 +113,22 @@ def minutes(seconds: float) -> str:
 
 def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     gate = card["gate"]
-    verdict = gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
-                                 else "")
+    verdict = text(gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
+                                      else ""))
     blind = (card["methods"]["blindspot"].get("results") or {}).get("rows") or []
     failed = sorted({r["perturbation"] for r in blind if r.get("rank_pass") is False})
-    return (f"| [{entry.title}](#{slug(entry.title)}) | {card['budget']['name']} | {verdict} | "
-            f"{', '.join(failed) or 'none'} | {len(card['findings'])} | "
+    return (f"| [{entry.title}](#{slug(entry.title)}) | {text(card['budget']['name'])} | "
+            f"{verdict} | {text(', '.join(failed) or 'none')} | {len(card['findings'])} | "
             f"{minutes(build_seconds(card['cost']))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
 
 
 def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list[str]:
     evaluator, data, budget = card["evaluator"], card["data"], card["budget"]
     lines = [f"## {entry.title}", "", f"{entry.what} · "
-             f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · "
-             f"{budget['name']} budget ({data['examples']} of {data['available']} examples, "
-             f"data sha256 `{data['sha256'][:12]}…`) · made in "
+             f"{code(evaluator['short_signature'])} · spec {code(evaluator['spec'])} · "
+             f"{text(budget['name'])} budget ({text(data['examples'])} of "
+             f"{text(data['available'])} examples, data sha256 {code(data['sha256'][:12] + '…')}"
+             ") · made in "
              f"{minutes(build_seconds(card['cost']))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
              ""]
     if entry.note:
@@ -134,23 +136,24 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
     gate = card["gate"]
     if not gate["trusted"]:
         lines += ["!!! warning \"Sanity gate failed\"",
-                  "    " + "; ".join(gate.get("reasons") or []) + ". Nothing on this card "
+                  "    " + text("; ".join(gate.get("reasons") or [])) + ". Nothing on this card "
                   "says anything about the evaluator's judgement.", ""]
     elif gate["verdict"] == "warn":
-        lines += ["Sanity gate passed with a warning: " + "; ".join(gate.get("reasons") or [])
-                  + ".", ""]
+        lines += ["Sanity gate passed with a warning: "
+                  + text("; ".join(gate.get("reasons") or [])) + ".", ""]
     else:
         ranking = gate.get("ranking") or {}
         lines += [f"Sanity gate passed: the original scores above its heaviest damage in "
-                  f"{ranking.get('above')} of {ranking.get('pairs')} pairs.", ""]
+                  f"{text(ranking.get('above'))} of {text(ranking.get('pairs'))} pairs.", ""]
     for number, finding in enumerate(card["findings"], 1):
-        lines.append(f"{number}. {finding['text']} *({finding['kind']}; "
-                     f"{finding['interval']['what']}: 95% CI "
+        lines.append(f"{number}. {text(finding['text'])} *({text(finding['kind'])}; "
+                     f"{text(finding['interval']['what'])}: 95% CI "
                      f"{interval_text(finding['interval'])})*")
     if card["findings"]:
         lines.append("")
     for path in card["files"].get("figures") or []:
-        lines += [f"![{entry.title}: {Path(path).stem}]({base}/{entry.name}/{path})", ""]
+        lines += [f"![{entry.title}: {text(Path(path).stem)}]"
+                  f"({base}/{entry.name}/{url_quote(path)})", ""]
     return lines
 
 

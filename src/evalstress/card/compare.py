@@ -11,7 +11,6 @@ nothing combined into a score.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +19,11 @@ from typing import Any
 
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
-from evalstress.card.markdown import ci, pct
+from evalstress.card.markdown import ci, pct, text
 from evalstress.card.model import CARD_JSON
 from evalstress.card.schema import card_problems
 from evalstress.card.style import CARD_CSS
-from evalstress.core.userfile import DataError, json_problem, read_user_text
+from evalstress.core.userfile import DataError, parse_json, read_user_text
 from evalstress.report.common import esc
 
 #: the method groups of the table, in the card's order
@@ -46,10 +45,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
     if file.is_dir():
         file = file / CARD_JSON
     text = read_user_text(file, "a card (card.json)")
-    try:
-        card = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(file, exc.lineno, None, json_problem(exc), column=exc.colno) from None
+    card = parse_json(text, file)
     if not isinstance(card, dict):
         raise DataError(file, None, None, "is not a card: card.json holds one JSON object")
     problems = card_problems(card)
@@ -355,16 +351,17 @@ def untrusted_note(comparison: Comparison) -> str:
             "nothing about its judgement." if names else "")
 
 
-def markdown_cell(text: str | None) -> str:
-    return "–" if text is None else text.replace("|", "\\|").replace("\n", " ")
+def markdown_cell(value: str | None) -> str:
+    """A cell of the Markdown table: its text escaped (card.md's `text`), None as a dash."""
+    return "–" if value is None else text(value)
 
 
 def compare_markdown(comparison: Comparison) -> str:
     """The table as Markdown (GitHub renders it), differences and marks above it."""
-    lines = [f"> **{d}**" for d in comparison.differences]
+    lines = [f"> **{text(d)}**" for d in comparison.differences]
     lines += [""] if lines else []
     note = untrusted_note(comparison)
-    lines += [note, ""] if note else []
+    lines += [text(note), ""] if note else []
     head = ["test", *(c.name + ("†" if not c.trusted else "") for c in comparison.columns)]
     lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
               "|" + "---|" * len(head)]
@@ -390,10 +387,10 @@ def compare_html(comparison: Comparison, title: str = "Evaluator cards side by s
             for index, cell in enumerate(row.cells):
                 verdict = row.verdicts[index] if index < len(row.verdicts) else None
                 klass = "l" + ("" if columns[index].trusted else " untrusted")
-                text = esc(markdown_cell(cell).replace("\\|", "|"))
+                shown = esc("–" if cell is None else " ".join(cell.splitlines()))
                 if verdict in ("pass", "fail") and columns[index].trusted:
-                    text = f"<span class='verdict verdict-{verdict}'>{text}</span>"
-                cells.append(f"<td class='{klass}'>{text}</td>")
+                    shown = f"<span class='verdict verdict-{verdict}'>{shown}</span>"
+                cells.append(f"<td class='{klass}'>{shown}</td>")
             body.append(f"<tr><th scope='row' class='l'>{esc(row.test)}</th>{''.join(cells)}"
                         "</tr>")
     notes = "".join(f"<div class='banner' role='note'><strong>{esc(d)}</strong></div>"

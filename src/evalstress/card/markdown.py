@@ -5,16 +5,24 @@ means anything); data, budget and cost; the findings with their evidence (links 
 directories, relative to the card's folder) and a before/after example each; a table of the
 methods; a section per method; and the figures, SVG files beside card.md (figures/*.svg)
 that card.html draws inline.
+
+Every text that is not ours (the data's ids and texts, evaluator labels and specs, perturbation
+and aspect names, error messages) goes through `text`, `code` or `link`: what GitHub or
+Python-Markdown (mkdocs) would read as HTML or as Markdown structure is written as a character
+reference, so the reader sees the text as it is and a `<script>` in the data stays words.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote as url_quote
 
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.model import cost_text
+from evalstress.core.consoles import visible_controls
 
 #: characters of a text shown in an example (the run directory holds the whole text)
 TEXT_CHARS = 600
@@ -22,15 +30,68 @@ TEXT_CHARS = 600
 MAX_ROWS = 40
 
 
-def cell(value: Any) -> str:
-    """A table cell: numbers to 3 significant digits, None as a dash, pipes escaped."""
+#: characters that start HTML or Markdown structure anywhere in a line, as the character
+#: references GitHub, Python-Markdown and a raw HTML block (the examples' <details>) all show
+#: as the character itself
+_SIGNIFICANT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "&#92;",
+                              "`": "&#96;", "*": "&#42;", "[": "&#91;", "]": "&#93;",
+                              "|": "&#124;", "#": "&#35;", "~": "&#126;"})
+#: an underscore that could open or close emphasis (one inside a word cannot)
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+#: what makes a line a list item ("- ", "+ ", "1. "), a heading underline or a rule ("===",
+#: "---") or an admonition ("!!! note") at its start; "-0.5" and "83.4%" are none of these
+_LINE_MARK = re.compile(r"^(\s*)(?:([-+=!])(?=\s|$|[-=\s]*$|!!)|(\d{1,9})([.)])(?=\s|$))")
+#: the line breaks of Markdown, of Python's str.splitlines, and Unicode's
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: indentation, which would make a quoted line a code block (showing references as typed)
+_INDENT = re.compile(r"^[ \t]+")
+
+
+def _kept_indent(match: re.Match[str]) -> str:
+    return match[0].replace("\t", "    ").replace(" ", "\u00a0")  # no-break spaces indent nothing
+
+
+def _reference(char: str) -> str:
+    return f"&#{ord(char)};"
+
+
+def _line_mark(match: re.Match[str]) -> str:
+    space, mark, digits, dot = match.groups()
+    return space + (_reference(mark) if mark else digits + _reference(dot))
+
+
+def text(value: Any) -> str:
+    """A text that is not ours as Markdown that shows it as it is, on one line: HTML and
+    Markdown syntax written as character references, control characters as escapes (`\\x1b`),
+    line breaks as spaces, indentation as no-break spaces."""
+    flat = _INDENT.sub(_kept_indent, visible_controls(_LINE_BREAK.sub(" ", str(value))))
+    escaped = _EMPHASIS_UNDERSCORE.sub("&#95;", flat.translate(_SIGNIFICANT))
+    return _LINE_MARK.sub(_line_mark, escaped, count=1)
+
+
+def code(value: Any) -> str:
+    """A text that is not ours as a code span (shown as is by every Markdown reader): on one
+    line, fenced with one backtick more than its longest run of them."""
+    flat = visible_controls(_LINE_BREAK.sub(" ", str(value)))
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def value_text(value: Any) -> str:
+    """A value as a table shows it: numbers to 3 significant digits, None as a dash."""
     if value is None:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return "0" if abs(value) < 1e-9 else f"{value:.3g}"  # float noise and -0.0 read as 0
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return str(value)
+
+
+def cell(value: Any) -> str:
+    """A table cell: `value_text`, escaped as `text` escapes (pipes included)."""
+    return text(value_text(value))
 
 
 def pct(value: float | None, signed: bool = True) -> str:
@@ -56,7 +117,7 @@ def interval_text(interval: Mapping[str, Any]) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     for row in rows[:MAX_ROWS]:
         lines.append("| " + " | ".join(cell(v) for v in row) + " |")
     if len(rows) > MAX_ROWS:
@@ -64,20 +125,23 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def link(path: str | None, text: str | None = None) -> str:
-    return "–" if not path else f"[{text or path}]({path})"
+def link(path: str | None, shown: str | None = None) -> str:
+    """A link to a file of the card's folder: its text escaped, its path URL-quoted."""
+    return "–" if not path else f"[{text(shown or path)}]({url_quote(path)})"
 
 
-def quote(text: str) -> str:
-    shown = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + " …"
-    return "\n".join("> " + line if line else ">" for line in shown.splitlines() or [""])
+def quote(said: str) -> str:
+    """A text of the data as a block quote, line by line, each escaped as `text` does."""
+    shown = said if len(said) <= TEXT_CHARS else said[:TEXT_CHARS] + " …"
+    return "\n".join("> " + text(line) if line else ">"
+                     for line in _LINE_BREAK.split(shown) or [""])
 
 
 def example_block(example: Mapping[str, Any] | None) -> list[str]:
     if not example:
         return []
-    where = ", ".join(str(v) for v in (example.get("perturbation"), example.get("severity"))
-                      if v not in (None, ""))
+    where = text(", ".join(str(v) for v in (example.get("perturbation"),
+                                            example.get("severity")) if v not in (None, "")))
     lines = [f"<details><summary>Example {cell(example.get('example_id'))} ({where}): "
              f"{cell(example.get('original_score'))} → {cell(example.get('variant_score'))}"
              "</summary>", "", f"Original (score {cell(example.get('original_score'))}):", "",
@@ -139,9 +203,9 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
             "fail": "FAILED: the statistics below say nothing about this evaluator's judgement"}
     lines = [f"> **Sanity gate {head[verdict]}.**"]
     for reason in gate.get("reasons") or []:
-        lines.append(f"> - {reason}")
+        lines.append(f"> - {text(reason)}")
     lines.append("")
-    rows = [[c.check, c.aspect, c.measured, c.word] for c in gate_checks(gate, cell)]
+    rows = [[c.check, c.aspect, c.measured, c.word] for c in gate_checks(gate, value_text)]
     return lines + table(["check", "aspect", "measured", "verdict"], rows)
 
 
@@ -154,12 +218,13 @@ def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]
         return [*lines, ""]
     for number, finding in enumerate(findings, 1):
         interval = finding["interval"]
-        lines += [f"{number}. **{finding['text']}**", "",
-                  f"   *{finding['kind']}*, from the {finding['method']} section; "
-                  f"{interval['what']}: 95% CI {interval_text(interval)}."
+        lines += [f"{number}. **{text(finding['text'])}**", "",
+                  f"   *{text(finding['kind'])}*, from the {text(finding['method'])} section; "
+                  f"{text(interval['what'])}: 95% CI {interval_text(interval)}."
                   f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
                   ""]
-        lines += ["   " + line if line else "" for line in example_block(finding.get("example"))]
+        example = "\n".join(example_block(finding.get("example"))).split("\n")
+        lines += ["   " + line if line else "" for line in example]  # each line in the item
     return lines
 
 
@@ -237,7 +302,7 @@ def criteria_lines(results: Mapping[str, Any]) -> list[str]:
     return ["Sensitivity profile: how much the score drops when the attacks aimed at each "
             "quality aspect damage the text (heaviest severity, share of the score).", "",
             *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r"], rows),
-            f"Not probed by this suite: {', '.join(unprobed)}." if unprobed else "", ""]
+            f"Not probed by this suite: {text(', '.join(unprobed))}." if unprobed else "", ""]
 
 
 def adversarial_lines(results: Mapping[str, Any]) -> list[str]:
@@ -261,15 +326,16 @@ SECTION_LINES = {"blindspot": blindspot_lines, "discernment": discernment_lines,
 
 
 def section_lines(section: Mapping[str, Any]) -> list[str]:
-    paper = f" (paper {section['paper']})" if section.get("paper") else ""
-    lines = [f"### {section['title'].capitalize()}{paper}", ""]
+    paper = f" (paper {text(section['paper'])})" if section.get("paper") else ""
+    lines = [f"### {text(section['title'].capitalize())}{paper}", ""]
     if section["status"] != "run":
-        return [*lines, f"**{section['status'].capitalize()}:** {section['reason']}", ""]
+        return [*lines, f"**{text(section['status'].capitalize())}:** "
+                        f"{text(section['reason'])}", ""]
     if section.get("trusted") is False:
-        lines += [f"*Untrusted: {section['trust_note']}*", ""]
+        lines += [f"*Untrusted: {text(section['trust_note'])}*", ""]
     files = section.get("files") or {}
-    lines += [section.get("summary") or "", ""]
-    left_out = [f"- {item['line']}" for item in section.get("left_out") or []]
+    lines += [text(section.get("summary") or ""), ""]
+    left_out = [f"- {text(item['line'])}" for item in section.get("left_out") or []]
     lines += [*left_out, ""] if left_out else []
     lines += ["Run directory: " + link(section.get("run_dir")) + " (" + ", ".join(
                   link(path, name) for name, path in files.items()) + ")", ""]
@@ -279,9 +345,10 @@ def section_lines(section: Mapping[str, Any]) -> list[str]:
 def render_markdown(card: Mapping[str, Any]) -> str:
     """card.md from card.json's data."""
     evaluator, data, budget, cost = card["evaluator"], card["data"], card["budget"], card["cost"]
-    lines = [f"# Evaluator card: {evaluator['label']}", "",
-             f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · evalstress "
-             f"{card['evalstress']} · {card['created']}", "", *gate_lines(card["gate"])]
+    lines = [f"# Evaluator card: {text(evaluator['label'])}", "",
+             f"{code(evaluator['short_signature'])} · spec {code(evaluator['spec'])} · "
+             f"evalstress {text(card['evalstress'])} · {text(card['created'])}", "",
+             *gate_lines(card["gate"])]
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
     lines += table(["", ""], [
         ["data", f"{data['source']}: {data['examples']} of {data['available']} examples "
@@ -308,6 +375,6 @@ def figure_lines(plans: Sequence[FigurePlan]) -> list[str]:
     if not plans:
         return [*lines, "No method that ran has a figure.", ""]
     for number, plan in enumerate(plans, 1):
-        lines += [f"![{plan.title}]({plan.path})", "",
-                  f"*Figure {number}. {plan.title}.* {plan.alt}", ""]
+        lines += [f"![{text(plan.title)}]({url_quote(plan.path)})", "",
+                  f"*Figure {number}. {text(plan.title)}.* {text(plan.alt)}", ""]
     return lines

@@ -29,6 +29,7 @@ from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import DataError
 from evalstress.core.records import Progress
 from evalstress.core.strict import ConfigError
+from evalstress.core.userfile import read_json
 from evalstress.core.wording import plural
 from evalstress.engine.outdir import MARKER, OutDirError, OutLock, check_out_dir, write_marker
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
@@ -108,7 +109,7 @@ def _card_marker_command(folder: Path) -> str | None:
     if not marker.is_file():
         return None
     try:
-        return str(json.loads(marker.read_text(encoding="utf-8")).get("command"))
+        return str(read_json(marker).get("command"))
     except (OSError, ValueError, AttributeError):
         return "?"
 
@@ -151,7 +152,7 @@ def finished_results(run_dir: Path, fingerprint: str) -> dict[str, Any] | None:
 def read_timings(out: Path) -> dict[str, Any]:
     path = out / RUNS / TIMINGS
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

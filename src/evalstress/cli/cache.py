@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 
 from evalstress.cli.common import app, console, fail, make_evaluators
 from evalstress.core.cache import default_cache_dir
+from evalstress.core.userfile import read_json
 
 cache_app = typer.Typer(help="Inspect the score and LLM response caches.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -105,7 +105,7 @@ def cache_explain(
 
     if request is not None:
         try:
-            raw = json.loads(request.read_text(encoding="utf-8"))
+            raw = read_json(request, "a request (JSON)")
             parts = key_parts(raw["base_url"], raw["model"], raw["messages"],
                               raw.get("params", {}), raw.get("sample", sample))
         except (OSError, ValueError, KeyError, TypeError) as exc:

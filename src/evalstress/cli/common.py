@@ -102,8 +102,8 @@ def main(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")]
     = False,
     debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an unexpected error (exit 4 otherwise prints "
-        "one line). Also EVALSTRESS_DEBUG=1.")] = False,
+        "--debug", help="Show the traceback of an unexpected error before its one line (the "
+        "exit is 4 either way). Also EVALSTRESS_DEBUG=1.")] = False,
 ) -> None:
     if debug:
         debug_on()

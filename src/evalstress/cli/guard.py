@@ -9,7 +9,8 @@
 - any other exception (a bug in evalstress or in a plugin) into one line naming it, the hint
   to run again with `--debug` for the traceback, and exit 4 (`EXIT_UNEXPECTED`): exit 1 keeps
   its one meaning, `check`'s "expectations not met". With `--debug` (or EVALSTRESS_DEBUG=1)
-  the exception propagates with its traceback.
+  the traceback is printed first, and the exit is 4 all the same (an exception let out of
+  the command would end it with Python's 1).
 
 Live displays (progress bars) register a stop callback, so an interrupted command leaves the
 terminal as it found it.
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from evalstress.core import interrupts
-from evalstress.core.consoles import FittedConsole
+from evalstress.core.consoles import FittedConsole, visible_controls
 from evalstress.core.redact import redact
 from evalstress.core.storage import describe
 
@@ -88,9 +91,9 @@ class GuardedGroup(TyperGroup):
                 raise typer.Exit(interrupts.exit_code()) from None
             line = describe(exc)
             if line is None:
-                if debugging():
-                    raise
                 _stop_displays()
+                if debugging():  # the traceback quotes data too: its controls made visible
+                    sys.stderr.write(visible_controls(traceback.format_exc()))
                 err.print(f"[bold red]error:[/] {escape(unexpected_line(exc))}", soft_wrap=True)
                 raise typer.Exit(EXIT_UNEXPECTED) from None
             _stop_displays()

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import app, console, fail
+from evalstress.core.consoles import visible_controls
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
 from evalstress.core.wording import plural
@@ -169,7 +170,7 @@ def check_command(
             "run": str(run_dir), "suite": (results.get("suite") or {}).get("name", ""),
             "evalstress": results.get("evalstress", "")}), encoding="utf-8")
     for c in checks:
-        typer.echo(("ok    " if c.ok else "FAIL  ") + c.reason)
+        typer.echo(("ok    " if c.ok else "FAIL  ") + visible_controls(c.reason))
     typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")
     raise typer.Exit(1 if broken else 0)
 

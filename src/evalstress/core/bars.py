@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bars
 
+from evalstress.core.consoles import visible_controls
 from evalstress.core.records import Progress
 
 #: seconds between two plain progress lines of one phase (besides its start and end lines);
@@ -169,7 +170,7 @@ def progress_line(label: str, done: int, total: int, elapsed: float, ended: bool
     """One plain progress line; the rate once something is done in measurable time, the ETA
     while work remains, the time taken at the end."""
     pct = 100 * done // total if total > 0 else 100
-    line = f"{label}: {done}/{total} ({pct}%)"
+    line = f"{visible_controls(label)}: {done}/{total} ({pct}%)"
     if done > 0 and elapsed > 0:
         rate = done / elapsed
         unit = PHASE_UNITS.get(label.split(" ", 1)[0], "items")

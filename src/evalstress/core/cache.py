@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.core.storage import StorageError, reason_of
+from evalstress.core.userfile import parse_json
 
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
 _BUSY_SECONDS = 30.0  # how long an open or a write waits for another process's lock
@@ -79,8 +80,8 @@ def encode_value(value: Any, fields: Sequence[str] | None = None) -> bytes | str
 
 def decode_value(stored: bytes | str, fields: Sequence[str] | None = None) -> Any:
     """The value `encode_value` stored (`fields`: the same namespace's names)."""
-    if isinstance(stored, str):
-        return json.loads(stored)
+    if isinstance(stored, str):  # a merged cache is someone else's file: bounded parsing
+        return parse_json(stored, "a cached value")
     if stored[:1] == b"\x00":
         if fields is None:
             raise ValueError("a packed score row of a namespace without names")
@@ -183,7 +184,7 @@ class SQLiteCache:
             grouped: dict[str, list[tuple[bytes, Any, int | None]]] = {}
             for namespace, key, value, created in batch:
                 grouped.setdefault(namespace, []).append(
-                    (key_bytes(key), json.loads(value),
+                    (key_bytes(key), parse_json(value, self.path),
                      int(created) if created is not None else None))
             for namespace, group in grouped.items():
                 self._insert(namespace, group, replace=False)
@@ -208,7 +209,7 @@ class SQLiteCache:
                 self._conn.execute(f"UPDATE {self._names} SET fields=? WHERE name=? AND "
                                    "fields IS NULL", (json.dumps(list(names)), namespace))
             row = self._conn.execute(select, (namespace,)).fetchone()
-        space: Space = (int(row[0]), tuple(json.loads(row[1])) if row[1] else None)
+        space: Space = (int(row[0]), tuple(parse_json(row[1], self.path)) if row[1] else None)
         self._spaces[namespace] = space
         return space
 
@@ -334,7 +335,7 @@ class SQLiteCache:
             try:
                 for ns, name, fields in conn.execute(
                         f"SELECT id, name, fields FROM other.{self._names}").fetchall():
-                    theirs = tuple(json.loads(fields)) if fields else None
+                    theirs = tuple(parse_json(fields, other)) if fields else None
                     space = self._space(name, create=True, names=theirs)
                     assert space is not None
                     if theirs is None or space[1] == theirs:  # stored alike: copied as stored

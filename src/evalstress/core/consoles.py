@@ -3,16 +3,42 @@
 Rich alone lays piped output out at the width of whichever standard stream is a terminal, else
 80 columns, and a width fixed when the console is made ignores a $COLUMNS set later. Here the
 width is decided at each print: a terminal's own width (or $COLUMNS), and for a file or a pipe
-$COLUMNS when set, else PIPED_WIDTH."""
+$COLUMNS when set, else PIPED_WIDTH.
+
+Text from the data (ids, tasks, labels, a server's error) may hold control characters: an
+escape sequence that retitles the window or clears the screen, a bell, a bidi override that
+shows a text reversed. A console here writes each of them as its escape (`\\x1b`, `\\u202e`)
+instead, whatever printed it; `visible_controls` does the same for text written elsewhere."""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console, ConsoleDimensions
+from rich.segment import Segment
+from rich.text import Text
 
 #: columns of output that goes to a file or a pipe when $COLUMNS does not give a width
 PIPED_WIDTH = 100
+
+
+#: what a terminal acts on instead of showing: C0 controls but tab and line feed, DEL, C1
+#: controls, and Unicode's bidi embeddings, overrides and isolates
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character a terminal would act on written as its escape
+    (`\\x1b`, `\\x07`, `\\u202e`); tabs and line feeds stay."""
+    return _CONTROLS.sub(_escape, text)
 
 
 def columns_setting() -> int | None:
@@ -51,3 +77,15 @@ class FittedConsole(Console):
     @width.setter
     def width(self, width: int) -> None:
         self.fixed_width = width
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """A str printed (or put in a table) with its control characters made visible first, so
+        the layout measures the escapes it will show."""
+        return super().render_str(visible_controls(text), **options)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """What rich writes, with the control characters of its text made visible; rich's own
+        control segments (cursor moves of live displays) pass as they are."""
+        return super()._render_buffer(
+            segment if segment.control else segment._replace(text=visible_controls(segment.text))
+            for segment in buffer)

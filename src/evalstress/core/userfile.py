@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 #: how many bytes the UTF-8 scan reads at a time
 _SCAN_BLOCK = 1 << 20
 
@@ -110,11 +112,17 @@ _JSON_PROBLEMS = (
 )
 
 
-def json_problem(exc: json.JSONDecodeError) -> str:
-    """A JSON decode error as a plain sentence, without Python's own position text."""
+def json_problem(exc: json.JSONDecodeError, *, whole_file: bool = False) -> str:
+    """A JSON decode error as a plain sentence, without Python's own position text; a whole
+    JSON file (`whole_file`) and a line of a JSONL file break in different words."""
     if exc.pos >= len(exc.doc.rstrip()) and not exc.msg.startswith("Extra data"):
+        if whole_file:
+            return ("the file ends before its JSON is complete (an object, list or text is "
+                    "never closed: is the file cut short?)")
         return ("the line ends before its JSON is complete (an object or text is never "
                 "closed; in JSONL each record is one whole line)")
+    if whole_file and exc.msg.startswith("Extra data"):
+        return "more text after the JSON value ends (a JSON file holds one value)"
     for prefix, sentence in _JSON_PROBLEMS:
         if exc.msg.startswith(prefix):
             return sentence
@@ -123,14 +131,70 @@ def json_problem(exc: json.JSONDecodeError) -> str:
     return f"broken JSON ({said})"
 
 
+#: how deeply lists and objects may nest in a JSON value evalstress reads: its own files nest
+#: fewer than 15 levels, and code that walks a value (schemas, copies) recurses once a level
+MAX_JSON_DEPTH = 100
+_TOO_DEEP = ("is nested too deeply: lists or objects inside each other more than "
+             f"{MAX_JSON_DEPTH} levels deep, beyond what any evalstress file holds")
+
+
+def nested_deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether lists and mappings nest more than `limit` deep in the parsed `value`: a walk
+    level by level, without recursion, over the containers alone, each once a level (YAML's
+    aliases share one container in many places, or in itself: that reads as too deep)."""
+    level = {id(value): value}
+    for _ in range(limit):
+        level = {id(child): child for item in level.values()
+                 for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, dict | list)}
+        if not level:
+            return False
+    return True
+
+
+class NestedTooDeep(yaml.YAMLError):
+    """A user's YAML nested past MAX_JSON_DEPTH: a YAMLError, so each reader's message for
+    broken YAML names the file."""
+
+
+def parse_user_yaml(text: str) -> Any:
+    """The data of a user's YAML text (`yaml.safe_load`, whose messages the readers quote),
+    bounded in depth as `parse_json` is: too deep is a NestedTooDeep, not a RecursionError."""
+    try:
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise NestedTooDeep(_TOO_DEEP.removeprefix("is ")) from None
+    if isinstance(value, dict | list) and nested_deeper_than(value):
+        raise NestedTooDeep(_TOO_DEEP.removeprefix("is "))
+    return value
+
+
+def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
+    """A JSON value from a file (or, with `line`, one line of a JSONL file); a DataError naming
+    the file, the line and column of broken JSON, or that the value nests more than
+    MAX_JSON_DEPTH levels (the depth that would otherwise end in a RecursionError, in the
+    parser or in whatever walks the value next). A DataError is a ValueError, so code that
+    treats an unreadable file of its own as absent keeps doing so."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(path, exc.lineno if line is None else line, None,
+                        json_problem(exc, whole_file=line is None), column=exc.colno) from None
+    except RecursionError:
+        raise DataError(path, line, None, _TOO_DEEP) from None
+    opened = text.count("[") + text.count("{") if isinstance(text, str) else \
+        text.count(b"[") + text.count(b"{")
+    if opened > MAX_JSON_DEPTH and isinstance(value, dict | list) and nested_deeper_than(value):
+        raise DataError(path, line, None, _TOO_DEEP)  # no deeper than its opening brackets
+    return value
+
+
+def read_json(path: str | Path, what: str = "a JSON file") -> Any:
+    """The JSON value of a file (UTF-8, see `read_user_text`), bounded as `parse_json` says."""
+    return parse_json(read_user_text(path, what), path)
+
+
 def parse_json_line(text: str, path: str | Path, line: int) -> Any:
     """One line of a JSONL file as a value; a DataError naming the file, line and column (or
-    that it is nested too deeply for the parser) when it is no JSON."""
-    text = text.rstrip("\r\n")  # the column counts within this line
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, line, None, json_problem(exc), column=exc.colno) from None
-    except RecursionError:
-        raise DataError(path, line, None, "is nested too deeply: lists or objects inside each "
-                        "other beyond what the JSON reader can follow") from None
+    that it is nested too deeply) when it is no JSON."""
+    return parse_json(text.rstrip("\r\n"), path, line=line)  # the column counts in this line

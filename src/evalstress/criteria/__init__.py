@@ -10,6 +10,7 @@ import yaml
 
 from evalstress.core.packaged import read_packaged_yaml
 from evalstress.core.strict import ConfigError, check_names
+from evalstress.core.userfile import parse_user_yaml
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def load_criteria(path: str | None = None) -> dict[str, Criterion]:
 
         file = Path(path)
         try:
-            raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+            raw = parse_user_yaml(file.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{file}: the criteria file is not UTF-8 text ({exc.reason} at byte "
                               f"{exc.start}); save it as UTF-8") from None

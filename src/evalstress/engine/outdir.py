@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evalstress.core.storage import StorageError
+from evalstress.core.userfile import read_json
 from evalstress.core.version import __version__
 
 #: written into every run directory evalstress makes; its presence says the folder is ours
@@ -50,8 +51,7 @@ def is_owned(folder: Path) -> bool:
     if not results.is_file():
         return False
     try:
-        with results.open(encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = read_json(results)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and isinstance(data.get("evalstress"), str)

@@ -7,7 +7,6 @@ read from the run directory on demand.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ import pandas as pd
 from evalstress.core.data import Example
 from evalstress.core.records import SCORE_COLUMNS, SKIP_COLUMNS, SkipRecord
 from evalstress.core.scoretable import ScoreTable
+from evalstress.core.userfile import read_json
 from evalstress.engine.rundir import RunFiles, StoredSequence
 from evalstress.engine.scoring import EvaluatorStats
 from evalstress.perturb.base import Variant
@@ -58,7 +58,7 @@ class RunResult:
     def from_files(cls, files: RunFiles, examples: list[Example], suite: Suite, *,
                    signatures: dict[str, Any], specs: dict[str, str] | None = None
                    ) -> RunResult:
-        summary = json.loads(files.path("summary.json").read_text(encoding="utf-8"))
+        summary = read_json(files.path("summary.json"))
         plan = Plan(examples, suite, StoredSequence(files, "variants.parquet",
                                                     int(summary["variants"]), "variant"),
                     StoredSequence(files, "skips.jsonl", int(summary["skipped"]), "skip"),

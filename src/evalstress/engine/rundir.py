@@ -31,6 +31,7 @@ from evalstress.core import interrupts
 from evalstress.core.data import read_jsonl
 from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import SCORE_SCHEMA, write_merged
+from evalstress.core.userfile import read_json
 from evalstress.engine import variantfile
 from evalstress.engine.outdir import check_out_dir, write_marker
 
@@ -103,8 +104,8 @@ class Staging:
             manifest = files.path(MANIFEST)
             previous = None
             if manifest.exists():
-                with contextlib.suppress(OSError, ValueError):
-                    data = json.loads(manifest.read_text(encoding="utf-8"))
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    data = read_json(manifest)
                     if data.get("layout") == LAYOUT:
                         previous = data.get("fingerprint")
             if previous != fingerprint and files.root.exists():
@@ -118,7 +119,7 @@ class Staging:
 
     @property
     def finalized(self) -> bool:
-        data = json.loads(self.files.path(MANIFEST).read_text(encoding="utf-8"))
+        data = read_json(self.files.path(MANIFEST))
         return bool(data.get("finalized"))
 
     def summary(self, index: int) -> dict[str, Any] | None:
@@ -126,8 +127,8 @@ class Staging:
         if not path.exists():
             return None
         try:
-            return dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            return dict(read_json(path))
+        except (OSError, ValueError, TypeError):
             return None  # a chunk killed while writing its marker is redone
 
     def write_chunk(self, index: int, *, scores: Sequence[pa.Table], variants: pa.Table | None,

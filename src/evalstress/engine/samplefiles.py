@@ -22,6 +22,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from evalstress.core.storage import atomic_write_text
+from evalstress.core.userfile import read_json
 from evalstress.core.version import __version__
 from evalstress.engine.outdir import OutDirError
 
@@ -58,7 +59,7 @@ def _written_before(folder: Path) -> dict[str, str]:
     """name -> sha256 of the files an earlier copy wrote into `folder` (none when the marker is
     absent or unreadable: then no file there counts as ours)."""
     try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        data = read_json(folder / MARKER)
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None

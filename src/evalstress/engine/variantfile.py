@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError, read_jsonl
+from evalstress.core.userfile import parse_json
 from evalstress.perturb.base import Severity, Variant
 
 FILE = "variants.parquet"
@@ -153,7 +154,7 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
         wanted = [c for c in (columns or VARIANT_SCHEMA.names) if c in source.schema_arrow.names]
         for batch in source.iter_batches(batch_size=8192, columns=wanted):
             for row in batch.to_pylist():
-                yield _record(row)
+                yield _record(row, path)
 
 
 #: the columns a variant's id is made of, in its order
@@ -209,16 +210,16 @@ def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]
             if inside:
                 table = source.read_row_group(group).take(inside)
                 for offset, row in zip(inside, table.to_pylist(), strict=True):
-                    found[start + offset] = _record(row)
+                    found[start + offset] = _record(row, path)
             start += size
     return found
 
 
-def _record(row: dict[str, Any]) -> dict[str, Any]:
+def _record(row: dict[str, Any], path: Path) -> dict[str, Any]:
     if "severity" in row:
         row["severity"] = severity_value(row["severity"])
     if row.get("provenance") is not None:
-        row["provenance"] = json.loads(row["provenance"])
+        row["provenance"] = parse_json(row["provenance"], path)  # bounded: a forged file
     if set(ID_COLUMNS) <= set(row):
         row["id"] = f"{row['example_id']}|{row['perturbation']}|{row['severity']}|{row['seed']}"
     return row

@@ -39,6 +39,7 @@ from evalstress.core.params import (
     words,
 )
 from evalstress.core.strict import ConfigError
+from evalstress.core.userfile import DataError, parse_json_line
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, evaluator
 
 ScoreFunction = Callable[..., Any]
@@ -288,9 +289,10 @@ def _answer(line: str, requests: int) -> tuple[dict[str, Any], int] | str:
     """An output line as (record, the index of the request it answers), or why it answers
     none."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return f"is not JSON ({exc.msg} at column {exc.colno})"
+        record = parse_json_line(line, "output", 0)
+    except DataError as exc:
+        where = f", column {exc.column}" if exc.column is not None else ""
+        return f"is not JSON: {exc.message}{where}"
     if not isinstance(record, dict) or "id" not in record:
         return 'is not a JSON object with an "id"'
     ident = record["id"]

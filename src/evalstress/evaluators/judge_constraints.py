@@ -10,9 +10,10 @@ so the rating comes before `max_tokens` runs out in all but unusual answers.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from evalstress.core.userfile import parse_json
 
 CONSTRAINTS = ("auto", "off", "grammar", "json")
 
@@ -95,7 +96,7 @@ def json_rating(text: str) -> tuple[str, int] | None:
     if not stripped.startswith("{"):
         return None
     try:
-        data = json.loads(stripped)
+        data = parse_json(stripped, "the answer")
     except ValueError:
         data = None  # unfinished: read the fields that are complete
     if isinstance(data, dict) and not any(k in data for k in ("rating", "result", "score")):

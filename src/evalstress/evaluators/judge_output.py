@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalstress.core.strict import unknown_name_error
+from evalstress.core.userfile import parse_json
 from evalstress.evaluators import judge_constraints as constraints
 from evalstress.llm.client import ChatResponse
 
@@ -270,7 +271,7 @@ class OutputContract:
             body = fence[1].strip()
         start, end = body.find("{"), body.rfind("}")
         try:
-            data = json.loads(body[start:end + 1]) if 0 <= start < end else None
+            data = parse_json(body[start:end + 1], "the answer") if 0 <= start < end else None
         except ValueError:
             data = None
         if not isinstance(data, dict):

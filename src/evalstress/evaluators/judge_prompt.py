@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from evalstress.core.strict import did_you_mean
-from evalstress.core.userfile import DataError, check_readable, read_user_text
+from evalstress.core.userfile import DataError, check_readable, parse_user_yaml, read_user_text
 
 #: placeholder -> what it holds (docs and error messages list these)
 PLACEHOLDERS: Mapping[str, str] = {
@@ -224,7 +224,7 @@ def load_template(path: str | Path, *, pairwise: bool = False) -> PromptTemplate
     output = scale = None
     if file.suffix.lower() in (".yaml", ".yml", ".json"):
         try:
-            parsed = yaml.safe_load(raw_text)
+            parsed = parse_user_yaml(raw_text)
         except yaml.YAMLError as exc:
             raise TemplateError(f"{where}: invalid YAML/JSON ({exc})") from None
         turns, output, scale = _turns_of(parsed, where)

@@ -43,7 +43,7 @@ from evalstress.core.params import (
 )
 from evalstress.core.strict import UnknownNameError, check_names
 from evalstress.core.text import max_chars_option
-from evalstress.core.userfile import DataError, read_user_text
+from evalstress.core.userfile import DataError, parse_user_yaml, read_user_text
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.evaluators.base import parse_spec
 from evalstress.suites import PROTOCOLS, Suite
@@ -436,7 +436,7 @@ def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(read_user_text(path, "a config")) or {}
+        data = parse_user_yaml(read_user_text(path, "a config")) or {}
     except DataError as exc:  # missing, a folder, not UTF-8 (with its line and byte)
         raise SettingsError(str(exc)) from None
     except (OSError, yaml.YAMLError) as exc:

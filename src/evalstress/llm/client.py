@@ -26,7 +26,6 @@ named by `identity`: a remote URL by itself, a loopback server by the model it s
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -41,6 +40,7 @@ from evalstress.core.redact import (
     register_key_variable,
     server_excerpt,
 )
+from evalstress.core.userfile import parse_json
 from evalstress.llm.accounting import Usage
 from evalstress.llm.cache import ResponseCache, claimant, key_parts, response_key
 from evalstress.llm.identity import group_identity
@@ -385,7 +385,7 @@ class LLMClient:
         except ValueError as exc:  # the key variable changed since the client was made
             raise _Retry("client", str(exc)) from None
         try:
-            data = json.loads(body)
+            data = parse_json(body, endpoint.base_url)  # a value too deep: a ValueError
             choice = data["choices"][0]
             text = choice["message"].get("content")
             if text is None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-import json
 import os
 import re
 import urllib.error
@@ -33,6 +32,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from evalstress.core.redact import read_key, register_key_variable, server_excerpt
+from evalstress.core.userfile import parse_json
 
 _MODELS_TIMEOUT = 10.0
 #: The field of a `/v1/models` entry that holds the sha256 of the model's file
@@ -94,7 +94,7 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     with urllib.request.urlopen(request, timeout=timeout) as answer:
-        data = json.loads(answer.read())
+        data = parse_json(answer.read(), f"{base_url}/models")  # too deep: a ValueError
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise OSError(f"{base_url}/models did not list models")

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalstress.core.redact import redact, server_excerpt
+from evalstress.core.userfile import parse_json
 
 TRANSPORTS = ("aiohttp", "openai")
 
@@ -62,7 +63,7 @@ def error_message(body: bytes | Mapping[str, Any] | None, fallback: str = "") ->
     data: Any = body
     if isinstance(body, bytes | bytearray):
         try:
-            data = json.loads(body)
+            data = parse_json(body, "the error body")  # too deep: a ValueError too
         except ValueError:
             return server_excerpt(body[:4096].decode("utf-8", "replace")) or \
                 server_excerpt(fallback)

@@ -25,7 +25,7 @@ import yaml
 from evalstress.core.data import TASKS
 from evalstress.core.packaged import parse_packaged_yaml, read_packaged_yaml
 from evalstress.core.params import ParamKind, declare, one_of, whole_number
-from evalstress.core.userfile import DataError, read_user_text
+from evalstress.core.userfile import DataError, parse_user_yaml, read_user_text
 from evalstress.perturb import base
 from evalstress.perturb.base import Perturbation, PerturbContext, Severity, Skip, registry
 from evalstress.perturb.common import DEFAULT_LEVEL, RULES
@@ -652,7 +652,7 @@ def load_prompt_file(path: str | Path) -> PromptFile:
     file = Path(path)
     where = str(file)
     try:
-        raw = yaml.safe_load(read_user_text(file, "a prompt file"))
+        raw = parse_user_yaml(read_user_text(file, "a prompt file"))
     except DataError as exc:  # missing, a folder, unreadable, not UTF-8 (line and byte)
         place = where if exc.line is None else f"{where}, line {exc.line}"
         raise PromptError(place, None, None, exc.message) from None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
@@ -24,7 +23,7 @@ import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError
 from evalstress.core.records import ORIGINAL
-from evalstress.core.userfile import json_problem
+from evalstress.core.userfile import parse_json, parse_json_line
 from evalstress.engine import variantfile
 from evalstress.report.common import short_labels
 
@@ -51,11 +50,11 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise RunDirError(f"{path}: no such file (is {path.parent} a run directory?)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"), path)
     except (OSError, UnicodeDecodeError) as exc:
         raise RunDirError(f"{path}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise broken_json(path, exc.lineno, exc) from None
+    except DataError as exc:
+        raise broken_json(exc) from None
     if not isinstance(data, dict) or not isinstance(data.get("analyses", {}), dict):
         raise RunDirError(f"{path}: not an evalstress results file (no 'analyses' mapping)")
     version = str(data.get("schema_version", "1.0"))
@@ -111,11 +110,11 @@ def read_run(run_dir: str | Path) -> dict[str, Any]:
     return results
 
 
-def broken_json(path: Path, line: int, exc: json.JSONDecodeError) -> RunDirError:
-    """A run file's broken JSON, located by line and column and said in words (Python's own
-    message ends in a dangling "at" once its position text is cut off)."""
-    where = DataError(path, line, None, f"not valid JSON: {json_problem(exc)}", column=exc.colno)
-    return RunDirError(str(where))
+def broken_json(exc: DataError) -> RunDirError:
+    """A run file's broken JSON (`parse_json`'s error), located by line and column and said in
+    words; a value nested too deeply has no column."""
+    said = exc.message if exc.column is None else f"not valid JSON: {exc.message}"
+    return RunDirError(str(DataError(exc.path, exc.line, None, said, column=exc.column)))
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -124,9 +123,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise broken_json(path, line_no, exc) from None
+                record = parse_json_line(line, path, line_no)
+            except DataError as exc:
+                raise broken_json(exc) from None
             if not isinstance(record, dict):
                 raise RunDirError(f"{path}: line {line_no}: expected a JSON object")
             yield line_no, record

@@ -18,7 +18,7 @@ import yaml
 from evalstress.core.data import TASKS
 from evalstress.core.packaged import parse_packaged_yaml
 from evalstress.core.strict import ConfigError, UnknownNameError, check_names, unknown_name_error
-from evalstress.core.userfile import DataError, read_user_text
+from evalstress.core.userfile import DataError, parse_user_yaml, read_user_text
 from evalstress.perturb.base import (
     Perturbation,
     Severity,
@@ -377,7 +377,7 @@ def load_suite(name_or_path: str | Path) -> Suite:
         return Suite.from_dict(parse_packaged_yaml(resource.read_text(encoding="utf-8")),
                                where=where)
     try:
-        data = yaml.safe_load(text)
+        data = parse_user_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: invalid YAML ({exc})") from None
     return Suite.from_dict(data, where=where)
