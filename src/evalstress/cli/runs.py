@@ -165,9 +165,9 @@ def check_command(
         raise fail(str(exc)) from None
     broken = [c for c in checks if not c.ok]
     if junit is not None:
-        junit.write_text(junit_xml(checks, properties={
+        atomic_write_text(junit, junit_xml(checks, properties={
             "run": str(run_dir), "suite": (results.get("suite") or {}).get("name", ""),
-            "evalstress": results.get("evalstress", "")}), encoding="utf-8")
+            "evalstress": results.get("evalstress", "")}))
     for c in checks:
         typer.echo(("ok    " if c.ok else "FAIL  ") + c.reason)
     typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")

@@ -102,8 +102,9 @@ class StressJob:
         if self.ray_address and self.backend != "ray":
             raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
         if self.out is not None:
-            cache = () if self.no_cache else (("cache folder",
-                                                self.cache_dir or default_cache_dir()),)
+            # the shared cache is never inside --out, even with --no-cache (it is not read then,
+            # but replacing the folder would still delete it)
+            cache = (("cache folder", self.cache_dir or default_cache_dir()),)
             try:
                 check_out_dir(self.out, force=self.force, inputs=(*self.inputs, *cache))
                 check_target(self.out, "--out", folder=True)
