@@ -12,7 +12,7 @@ from evalstress.cli.common import app, console, fail
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import check_not_run_file
+from evalstress.engine.outdir import check_not_run_file, is_recorded, record_files
 
 
 def cannot_write(exc: OSError, path: Path) -> str:
@@ -72,9 +72,14 @@ def report_command(
 
     if out is not None:
         writable(out, "--out", (run_dir,), rewrites=("report.html",))
+    own = Path(run_dir) / "report.html"
+    rewrites_own = out is None or Path(out).resolve() == own.resolve()
+    was_ours = rewrites_own and is_recorded(Path(run_dir), "report.html")
     try:
         results = read_run(run_dir)
         path = write_report(run_dir, out, max_variants=max_variants, results=results)
+        if was_ours:  # the run's own report, rebuilt: still evalstress's
+            record_files(Path(run_dir), ["report.html"])
     except RunDirError as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written

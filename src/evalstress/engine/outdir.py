@@ -350,9 +350,23 @@ def check_output_file(path: Path, what: str, inputs: Iterable[Path] = ()) -> Non
                               "it would destroy it: name another file")
 
 
-def record_files(folder: Path, files: Iterable[str], command: str, kind: str) -> None:
-    """Record files evalstress just wrote into `folder`'s marker (the others' records kept)."""
-    write_marker(folder, command, kind=kind, files=files)
+def record_files(folder: Path, files: Iterable[str], command: str | None = None,
+                 kind: str | None = None) -> None:
+    """Record files evalstress just wrote into `folder`'s marker (the others' records kept;
+    `command` and `kind`: as the marker says when None)."""
+    marker = read_marker(folder) or {}
+    write_marker(folder, command or str(marker.get("command") or "run"),
+                 kind=kind or str(marker.get("kind") or "run"), files=files)
+
+
+def is_recorded(folder: Path, rel: str) -> bool:
+    """Whether `folder`'s marker records the file `rel` with the bytes it has now."""
+    path = Path(folder) / rel
+    digest = recorded(folder).get(rel)
+    try:
+        return digest is not None and not path.is_symlink() and file_digest(path) == digest
+    except OSError:
+        return False
 
 
 def remove_owned(folder: Path) -> list[str]:
@@ -493,7 +507,7 @@ def check_not_run_file(target: Path, runs: Iterable[Path], what: str,
 
 
 __all__ = ["KEPT_KINDS", "MARKER", "OutDirError", "OutLock", "check_not_run_file", "check_out_dir",
-           "check_output_file", "check_owned_file", "check_siblings", "file_digest", "foreign_entries", "is_owned",
+           "check_output_file", "check_owned_file", "check_siblings", "file_digest", "foreign_entries", "is_owned", "is_recorded",
            "lock_path", "marker_kind", "old_path", "read_marker", "record_files", "recorded",
            "remove_owned", "remove_staging", "staging_path", "write_marker",
            "write_staging_marker"]
