@@ -110,6 +110,16 @@ def test_a_hidden_sibling_evalstress_did_not_make_is_refused_before_any_work(
 
 
 @pytest.mark.parametrize("sibling", [".X.old", ".X.partial"])
+def test_a_file_at_a_sibling_is_refused_before_any_work(tmp_path: Path, sibling: str) -> None:
+    (tmp_path / sibling).write_text("mine")
+    out = tmp_path / "X"
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert sibling in _flat(result.output) and "nothing was written" not in result.output
+    assert (tmp_path / sibling).read_text() == "mine" and not out.exists()
+
+
+@pytest.mark.parametrize("sibling", [".X.old", ".X.partial"])
 def test_a_symlinked_sibling_is_refused_with_exit_2(tmp_path: Path, sibling: str) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

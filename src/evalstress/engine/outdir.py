@@ -258,7 +258,9 @@ def check_siblings(out: Path, what: str = "--out") -> None:
         if role == "staging":
             links = _symlinks_in(sibling)
             if marker_kind(sibling) != "staging" or links:
+                held = sorted(entry.name for entry in sibling.iterdir())
                 why = (f"holds symbolic links ({_listing(links)})" if links
+                       else f"holds {_listing(held)} but no staging marker" if held
                        else "holds no staging marker")
                 raise OutDirError(f"{what} {out}: {sibling} is not a staging folder evalstress "
                                   f"made ({why}); move it away, or choose another folder")
