@@ -225,3 +225,22 @@ def test_export_and_report_refuse_to_write_over_the_run_they_read(tmp_path: Path
     exported = runner.invoke(app, ["export", str(run), "--variants", str(run / "v.csv")])
     assert exported.exit_code == 0, exported.output
     assert os.path.getsize(run / "v.csv") > 0
+
+
+def test_report_and_check_never_write_through_a_link(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(run)]).exit_code == 0
+    victim = tmp_path / "victim.conf"
+    victim.write_text("precious settings")
+    link = tmp_path / "link.html"
+    link.symlink_to(victim)
+    for command in (["report", str(run), "--out", str(link)],
+                    ["check", str(run), "--junit", str(link)],
+                    ["compare", str(run), str(run), "--out", str(link)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "symbolic link" in _flat(result.output)
+    assert victim.read_text() == "precious settings" and link.is_symlink()
+    rebuilt = runner.invoke(app, ["report", str(run)])  # its own report: still the run's
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(run)]).exit_code == 0

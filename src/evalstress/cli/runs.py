@@ -12,7 +12,12 @@ from evalstress.cli.common import app, console, fail
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import check_not_run_file, is_recorded, record_files
+from evalstress.engine.outdir import (
+    check_not_run_file,
+    check_output_file,
+    is_recorded,
+    record_files,
+)
 
 
 def cannot_write(exc: OSError, path: Path) -> str:
@@ -22,10 +27,12 @@ def cannot_write(exc: OSError, path: Path) -> str:
 
 def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
              rewrites: tuple[str, ...] = ()) -> None:
-    """End the command before any work when its output file cannot be written, or would be
-    written over a file of a run it `reads` (other than the ones it `rewrites`)."""
+    """End the command before any work when its output file cannot be written, is a symbolic
+    link or a folder, or would be written over a file of a run it `reads` (other than the ones
+    it `rewrites`)."""
 
     try:
+        check_output_file(path, what)  # never through a link evalstress did not make
         check_not_run_file(path, reads, what, allowed=rewrites)
         check_target(path, what)
     except StorageError as exc:
