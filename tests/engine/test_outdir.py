@@ -68,7 +68,7 @@ def test_a_marked_folder_is_owned_and_a_results_json_claim_is_not(tmp_path: Path
     assert not is_owned(older) and not is_owned(foreign)
     check_out_dir(marked)
     for folder in (older, foreign):
-        with pytest.raises(OutDirError, match="results.json"):
+        with pytest.raises(OutDirError, match=r"results\.json"):
             check_out_dir(folder)
 
 
@@ -99,7 +99,7 @@ def test_an_empty_or_forged_marker_makes_no_file_ours(tmp_path: Path, marker: st
     (out / "a.txt").write_text("the user's")
     (out / MARKER).write_text(marker)
     assert "a.txt" in foreign_entries(out)
-    with pytest.raises(OutDirError, match="a.txt"):
+    with pytest.raises(OutDirError, match=r"a\.txt"):
         check_out_dir(out)
     assert remove_owned(out) and (out / "a.txt").read_text() == "the user's"
 
@@ -138,7 +138,7 @@ def test_hidden_siblings_evalstress_did_not_make_are_refused_and_kept(tmp_path: 
     old, staging = tmp_path / ".X.old", tmp_path / ".X.partial"
     old.mkdir()
     (old / "thesis.tex").write_text("mine")
-    with pytest.raises(OutDirError, match="thesis.tex"):
+    with pytest.raises(OutDirError, match=r"thesis\.tex"):
         check_out_dir(out, force=True)
     assert (old / "thesis.tex").read_text() == "mine"
     (old / "thesis.tex").unlink()

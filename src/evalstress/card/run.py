@@ -29,9 +29,9 @@ from evalstress.card.plan import CardPlan, MethodPlan
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import DataError
 from evalstress.core.records import Progress
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import ConfigError
 from evalstress.core.wording import plural
-from evalstress.core.storage import atomic_write_text
 from evalstress.engine.outdir import (
     OutDirError,
     OutLock,

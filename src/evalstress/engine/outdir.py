@@ -508,8 +508,9 @@ def check_not_run_file(target: Path, runs: Iterable[Path], what: str,
                               "reads; writing it would break the run: name a file outside it")
 
 
-__all__ = ["KEPT_KINDS", "MARKER", "OutDirError", "OutLock", "check_not_run_file", "check_out_dir",
-           "check_output_file", "check_owned_file", "check_siblings", "file_digest", "foreign_entries", "is_owned", "is_recorded",
-           "lock_path", "marker_kind", "old_path", "read_marker", "record_files", "recorded",
+__all__ = ["KEPT_KINDS", "MARKER", "OutDirError", "OutLock", "check_not_run_file",
+           "check_out_dir", "check_output_file", "check_owned_file", "check_siblings",
+           "file_digest", "foreign_entries", "is_owned", "is_recorded", "lock_path",
+           "marker_kind", "old_path", "read_marker", "record_files", "recorded",
            "remove_owned", "remove_staging", "staging_path", "write_marker",
            "write_staging_marker"]
