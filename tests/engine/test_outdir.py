@@ -305,3 +305,22 @@ def test_the_marker_names_the_writer(tmp_path: Path) -> None:
     write_marker(tmp_path, "attack")
     data = json.loads((tmp_path / MARKER).read_text())
     assert data["command"] == "attack" and data["evalstress"]
+
+
+def test_a_card_killed_halfway_is_still_ours_and_a_file_added_to_its_runs_is_not(
+        tmp_path: Path) -> None:
+    card = tmp_path / "card"
+    (card / "runs" / "blindspot").mkdir(parents=True)
+    (card / "runs" / "blindspot" / "scores.parquet").write_text("ours")
+    write_marker(card / "runs" / "blindspot", "card")
+    (card / "runs" / "timings.json").write_text("{}")
+    record_files(card, ["runs/timings.json"], "card", "card")
+    staging = card / "runs" / ".discernment.partial"  # the method killed halfway
+    (staging / "chunks").mkdir(parents=True)
+    write_staging_marker(staging)
+    (staging / "chunks" / "000000.json").write_text("{}")
+    (card / "runs" / ".discernment.lock").write_text("4242")  # its killed writer's lock
+    check_out_dir(card, kind="card")
+    (card / "runs" / "blindspot" / "notes.txt").write_text("mine")
+    (card / "runs" / ".mine.partial").mkdir()  # not a staging folder evalstress made
+    assert foreign_entries(card) == ["runs/.mine.partial/", "runs/blindspot/notes.txt"]

@@ -56,6 +56,8 @@ _SHOWN = 5
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 #: a lock file a killed writer left: `.<name>.lock` holding a pid
 _LOCK_NAME = re.compile(r"\..+\.lock")
+#: the staging folder of a run directory inside this one (a card's runs/.<method>.partial)
+_STAGING_NAME = re.compile(r"\..+\.partial")
 
 
 class OutDirError(StorageError):
@@ -153,7 +155,7 @@ def _scan(root: Path, prefix: str, files: dict[str, str], found: list[str]) -> N
             found.append(rel)
         elif entry.is_dir(follow_symlinks=False):
             kind = marker_kind(Path(entry.path))
-            if kind == "staging":
+            if kind == "staging" and _STAGING_NAME.fullmatch(entry.name):
                 continue  # a staging folder of a nested run: its run resumes or replaces it
             if kind is not None:
                 found += [f"{rel}/{name}" for name in foreign_entries(Path(entry.path))]

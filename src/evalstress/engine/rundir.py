@@ -230,7 +230,7 @@ def promote(files: RunFiles, out: Path, *, command: str = "run", force: bool = F
         (staging / internal).unlink(missing_ok=True)
     shutil.rmtree(staging / "chunks", ignore_errors=True)
     write_marker(staging, command)
-    carried = _carried(out, staging) if out.is_dir() else []
+    carried = _carried(out, staging) if force and out.is_dir() else []  # else none: checked
     old = old_path(out)
     if os.path.lexists(old) and remove_owned(old):
         check_out_dir(given, force=force)  # names what of the user's is in it
