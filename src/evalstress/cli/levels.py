@@ -18,6 +18,7 @@ from evalstress.cli.common import ForceOption, app, console, fail, make_evaluato
 from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
+from evalstress.engine.outdir import record_files
 
 ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
@@ -110,6 +111,8 @@ def criteria_levels_command(
     atomic_write_text(out_dir / "description-types.svg", levels_svg(comparison))
     atomic_write_text(out_dir / "description-types.html", levels_html(comparison, title))
     atomic_write_text(out_dir / "description-types.md", levels_markdown(comparison))
+    record_files(out_dir, ["description-types.svg", "description-types.html",
+                           "description-types.md"])  # the run directory's files, as its own
     if not quiet:
         for table in levels_tables(comparison):
             console.print(table)

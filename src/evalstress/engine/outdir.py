@@ -346,7 +346,7 @@ def check_output_file(path: Path, what: str, inputs: Iterable[Path] = ()) -> Non
         raise OutDirError(f"{what} {path}: is a symbolic link; evalstress does not write "
                           "through a link it did not make")
     if path.is_dir():
-        raise OutDirError(f"{what} {path}: is a folder; name a file")
+        raise OutDirError(f"{what} {path}: is a folder, not a file")
     resolved = path.expanduser().resolve()
     for given in inputs:
         if Path(given).expanduser().resolve() == resolved:
