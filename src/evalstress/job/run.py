@@ -82,7 +82,7 @@ class StressJob:
     max_missing: float = DEFAULT_MAX_MISSING
     progress: Progress | None = None
     ray_address: str | None = None  # --backend ray: the cluster (None: RAY_ADDRESS, else local)
-    force: bool = False  # --force: `out` may replace a folder evalstress did not write
+    force: bool = False  # --force: `out` may hold files evalstress did not write (kept)
     #: (what, path) of the files the job reads (data, config, variants): never inside `out`
     inputs: Sequence[tuple[str, Path]] = ()
     #: what a face shows before the run (e.g. that it runs on the built-in corpus)
