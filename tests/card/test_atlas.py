@@ -153,3 +153,17 @@ def test_published_cards_evalstress_did_not_write_are_refused_before_any_card(
     assert "card.json" in result.output
     assert theirs.read_text() == '{"another": "project"}'
     assert not (tmp_path / "work").exists()  # refused before any card was made
+
+
+def test_a_published_card_is_recorded_and_republished_without_force(tmp_path: Path) -> None:
+    from evalstress.card.atlas import check_published, publish_card
+    from evalstress.engine.outdir import OutDirError
+
+    dest = tmp_path / "published" / "bleu"
+    card = read_card(PUBLISHED / "bleu")
+    publish_card(card, dest)
+    check_published(dest)  # every file there is one evalstress wrote: replaced freely
+    publish_card(card, dest)
+    (dest / "figures" / "mine.svg").write_text("<svg/>")
+    with pytest.raises(OutDirError, match=r"mine\.svg"):
+        check_published(dest)

@@ -106,8 +106,8 @@ def check_published(dest: Path, *, force: bool = False) -> None:
                           "write through a link it did not make")
     if figures.is_dir():
         for path in sorted(figures.iterdir()):
-            if path.suffix == ".svg":
-                check_owned_file(path, "--published", force=force)
+            if path.suffix == ".svg":  # recorded in the card's folder, as figures/NAME.svg
+                check_owned_file(path, "--published", force=force, root=dest)
 
 
 def publish_card(card: Mapping[str, Any], dest: Path) -> None:

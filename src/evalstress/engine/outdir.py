@@ -321,10 +321,13 @@ def check_out_dir(out: Path, *, force: bool = False, inputs: Iterable[tuple[str,
                       "the command writes anew)")
 
 
-def check_owned_file(path: Path, what: str, *, force: bool = False) -> None:
-    """Refuse (OutDirError) to replace a single file evalstress did not write (its folder's
-    marker records it with the bytes it has now), or a symbolic link, unless `force`."""
+def check_owned_file(path: Path, what: str, *, force: bool = False,
+                     root: Path | None = None) -> None:
+    """Refuse (OutDirError) to replace a single file evalstress did not write (the marker of
+    `root`, by default its folder, records it with the bytes it has now), or a symbolic link,
+    unless `force`."""
     path = Path(path)
+    root = path.parent if root is None else Path(root)
     if path.is_symlink():
         raise OutDirError(f"{what} {path}: is a symbolic link; evalstress does not write "
                           "through a link it did not make")
@@ -332,8 +335,7 @@ def check_owned_file(path: Path, what: str, *, force: bool = False) -> None:
         raise OutDirError(f"{what} {path}: is a folder, not a file")
     if not path.exists() or force:
         return
-    digest = recorded(path.parent).get(path.name)
-    if digest is None or path.stat().st_nlink != 1 or file_digest(path) != digest:
+    if not is_recorded(root, path.relative_to(root).as_posix()) or path.stat().st_nlink != 1:
         raise OutDirError(f"{what} {path}: exists and evalstress did not write it (or it "
                           "changed since); move it away, or add --force to replace it")
 
