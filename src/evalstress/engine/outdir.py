@@ -283,8 +283,11 @@ def check_out_dir(out: Path, *, force: bool = False, inputs: Iterable[tuple[str,
     another kind is refused unless `force`."""
     given = Path(out).expanduser()
     if given.is_symlink():
-        raise OutDirError(f"{what} {out}: is a symbolic link; evalstress does not write "
-                          "through a link it did not make: name the folder itself")
+        real = given.resolve()
+        held = foreign_entries(real) if real.is_dir() else []
+        where = f"to {real}" + (f", which holds {_listing(held)}" if held else "")
+        raise OutDirError(f"{what} {out}: is a symbolic link ({where}); evalstress does not "
+                          "write through a link it did not make: name a folder of its own")
     target = given.resolve()
     here = Path.cwd().resolve()
     if _contains(target, here):
