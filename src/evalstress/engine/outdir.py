@@ -16,13 +16,16 @@ folder inside with a marker of its own (a card's run directories) is judged by t
   inside `--out` are refused even with `--force`. A symbolic link at `--out` is refused.
 - The hidden siblings `.<out>.partial` (the staging folder) and `.<out>.old` (the folder being
   replaced) are checked in the same step: one evalstress did not make, or a symbolic link, is
-  refused and never deleted (`check_siblings`).
+  refused and never deleted (`check_siblings`). A staging folder is known by its staging
+  marker alone, written when evalstress makes it (its parts change while the run works, so
+  they are not recorded), and must hold no symbolic link.
 - `OutLock` is held while a run writes `--out` (`.<name>.lock` beside it, with the writer's
   pid): a second writer is refused at once, naming that pid. The lock is opened without
   following a symbolic link and must be a plain file of one link, so a link planted there
   cannot make evalstress truncate another file.
 - `check_owned_file` and `record_files` apply the rule to single files (the atlas page, a
-  published card) and `remove_owned` deletes only recorded files.
+  published card) and `remove_owned` deletes only recorded files; `check_output_file`
+  refuses an output file that is a link, a folder or one of the command's inputs.
 - `check_not_run_file` keeps commands that read a run (export, report, compare) from writing
   over one of its files.
 """
