@@ -95,3 +95,75 @@ def test_bleu_s_card_made_again_says_what_the_committed_one_says(tmp_path: Path)
     for figure in committed["files"]["figures"]:  # the same figures, byte for byte
         assert (tmp_path / "published" / "bleu" / figure).read_bytes() == \
             (PUBLISHED / "bleu" / figure).read_bytes()
+
+
+def _copy_published(to: Path, names: tuple[str, ...] = ("bleu",)) -> Path:
+    """Committed cards copied under `to` (the page reads them)."""
+    for name in names:
+        folder = to / name
+        (folder / "figures").mkdir(parents=True)
+        for path in (PUBLISHED / name).rglob("*"):
+            if path.is_file():
+                (folder / path.relative_to(PUBLISHED / name)).write_bytes(path.read_bytes())
+    return to
+
+
+def test_the_page_never_overwrites_a_file_evalstress_did_not_write(tmp_path: Path) -> None:
+    published = _copy_published(tmp_path / "published")
+    page = tmp_path / "docs" / "atlas.md"
+    page.parent.mkdir()
+    page.write_text("# My own atlas\n")
+    args = ["atlas", "--page-only", "--published", str(published), "--quiet", "--page"]
+    result = runner.invoke(app, [*args, str(page)])
+    assert result.exit_code == 2, result.output
+    assert "atlas.md" in result.output and page.read_text() == "# My own atlas\n"
+    assert runner.invoke(app, [*args, str(page), "--force"]).exit_code == 0
+    written = page.read_text()
+    assert runner.invoke(app, [*args, str(page)]).exit_code == 0  # ours now: rewritten
+    assert page.read_text() == written
+    card = published / "bleu" / "card.json"
+    before = card.read_bytes()
+    for target in (card, published / "bleu"):  # the card it reads, the folder it reads
+        result = runner.invoke(app, [*args, str(target), "--force"])
+        assert result.exit_code == 2, result.output
+    assert card.read_bytes() == before
+
+
+def test_a_page_that_is_a_folder_is_refused_leaving_no_temporary_file(tmp_path: Path) -> None:
+    published = _copy_published(tmp_path / "published")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    result = runner.invoke(app, ["atlas", "--page-only", "--published", str(published),
+                                 "--page", str(docs), "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert "folder" in result.output and ".tmp" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "published"]
+
+
+def test_published_cards_evalstress_did_not_write_are_refused_before_any_card(
+        tmp_path: Path) -> None:
+    published = tmp_path / "published"
+    (published / "bleu").mkdir(parents=True)
+    theirs = published / "bleu" / "card.json"
+    theirs.write_text('{"another": "project"}')
+    result = runner.invoke(app, ["atlas", "--only", "bleu", "--work", str(tmp_path / "work"),
+                                 "--published", str(published), "--page",
+                                 str(tmp_path / "atlas.md"), "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert "card.json" in result.output
+    assert theirs.read_text() == '{"another": "project"}'
+    assert not (tmp_path / "work").exists()  # refused before any card was made
+
+
+def test_a_published_card_is_recorded_and_republished_without_force(tmp_path: Path) -> None:
+    from evalstress.card.atlas import check_published, publish_card
+    from evalstress.engine.outdir import OutDirError
+
+    dest = tmp_path / "published" / "bleu"
+    card = read_card(PUBLISHED / "bleu")
+    publish_card(card, dest)
+    check_published(dest)  # every file there is one evalstress wrote: replaced freely
+    publish_card(card, dest)
+    (dest / "figures" / "mine.svg").write_text("<svg/>")
+    with pytest.raises(OutDirError, match=r"mine\.svg"):
+        check_published(dest)

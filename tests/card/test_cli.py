@@ -161,3 +161,34 @@ def test_a_judge_that_never_answers_exits_3_after_writing_the_card(tmp_path: Pat
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     assert card["gate"]["missing"]["mostly_missing"] and not card["gate"]["trusted"]
     assert "scores missing" in one_line(result.output)
+
+
+def test_a_card_never_deletes_the_users_files_or_follows_a_link(tmp_path: Path,
+                                                                 small_data: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--budget", "small", "--quiet"]
+    forced = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out", str(out),
+                                 "--force", *cache])
+    assert forced.exit_code == 0, forced.output
+    assert (out / "notes.txt").read_text() == "keep me" and (out / "card.json").exists()
+    again = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out", str(out),
+                                *cache])  # the user's file is named, not taken for the card's
+    assert again.exit_code == 2 and "notes.txt" in one_line(again.output)
+    (out / "notes.txt").unlink()
+    again = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out", str(out),
+                                *cache])
+    assert again.exit_code == 0, again.output
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    linked = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out", str(link),
+                                 "--force", *cache])
+    assert linked.exit_code == 2 and "symbolic link" in one_line(linked.output)
+    victim = tmp_path / "victim.conf"
+    victim.write_text("settings")
+    (tmp_path / ".other.lock").symlink_to(victim)
+    locked = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--out",
+                                 str(tmp_path / "other"), *cache])
+    assert locked.exit_code == 2 and "symbolic link" in one_line(locked.output)
+    assert victim.read_text() == "settings"

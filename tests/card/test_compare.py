@@ -123,3 +123,30 @@ def test_read_card_names_the_missing_field(tmp_path: Path, bleu: dict[str, Any])
     path.write_text(json.dumps(card), encoding="utf-8")
     with pytest.raises(DataError, match="'gate' is a required property"):
         read_card(tmp_path)
+
+
+def test_the_tables_never_overwrite_an_input_card_or_leave_a_temporary_file(
+        tmp_path: Path, bleu_card: tuple[Path, str]) -> None:
+    card = tmp_path / "bleu" / "card.json"
+    card.parent.mkdir()
+    card.write_bytes((bleu_card[0] / "card.json").read_bytes())
+    before = card.read_bytes()
+    for option, target in (("--md", card), ("--html", card), ("--md", card.parent / "." /
+                                                               "card.json")):
+        result = runner.invoke(app, ["card-compare", str(card.parent), str(card), option,
+                                     str(target)])
+        assert result.exit_code == 2, result.output
+        assert "reads" in result.output and "card.json" in result.output
+    assert card.read_bytes() == before
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    result = runner.invoke(app, ["card-compare", str(card), "--html", f"{folder}/"])
+    assert result.exit_code == 2, result.output
+    assert "folder" in result.output and ".tmp" not in result.output
+    assert not list(folder.iterdir()) and not list(tmp_path.glob(".*"))
+    victim = tmp_path / "victim.md"
+    victim.write_text("mine")
+    (tmp_path / "link.md").symlink_to(victim)
+    result = runner.invoke(app, ["card-compare", str(card), "--md", str(tmp_path / "link.md")])
+    assert result.exit_code == 2 and "symbolic link" in result.output
+    assert victim.read_text() == "mine"

@@ -42,15 +42,117 @@ def test_a_folder_of_the_users_files_survives_and_is_named(tmp_path: Path) -> No
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging
 
 
-def test_force_replaces_the_folder_and_a_rerun_replaces_its_own_run(tmp_path: Path) -> None:
+def test_force_writes_beside_the_users_files_and_a_rerun_replaces_only_its_own(
+        tmp_path: Path) -> None:
     out = tmp_path / "u2"
     out.mkdir()
     (out / "precious.txt").write_text("precious")
     result = runner.invoke(app, ["run", *SMALL, "--out", str(out), "--force"])
     assert result.exit_code == 0, result.output
-    assert not (out / "precious.txt").exists() and (out / "results.json").exists()
-    again = runner.invoke(app, ["run", *SMALL, "--out", str(out)])  # ours now: no --force
+    # --force no longer deletes the user's file: it stays beside the run's
+    assert (out / "precious.txt").read_text() == "precious" and (out / "results.json").exists()
+    again = runner.invoke(app, ["run", *SMALL, "--out", str(out)])  # still the user's file
+    assert again.exit_code == 2 and "precious.txt" in _flat(again.output)
+    (out / "precious.txt").unlink()
+    again = runner.invoke(app, ["run", *SMALL, "--out", str(out)])  # ours alone: replaced
     assert again.exit_code == 0, again.output
+
+
+def test_a_file_added_to_a_run_directory_is_never_deleted_by_a_rerun(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(out)]).exit_code == 0
+    (out / "notes.txt").write_text("what I saw")
+    (out / "plots").mkdir()
+    (out / "plots" / "mine.png").write_bytes(b"png")
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "notes.txt" in _flat(result.output) and "plots/" in _flat(result.output)
+    forced = runner.invoke(app, ["run", *SMALL, "--out", str(out), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert (out / "notes.txt").read_text() == "what I saw"
+    assert (out / "plots" / "mine.png").read_bytes() == b"png"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_an_empty_marker_does_not_make_the_users_files_ours(tmp_path: Path) -> None:
+    out = tmp_path / "forged"
+    out.mkdir()
+    (out / "precious.txt").write_text("precious")
+    (out / ".evalstress-run").write_text("")
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "precious.txt" in _flat(result.output)
+    assert (out / "precious.txt").read_text() == "precious"
+
+
+def test_a_symbolic_link_at_the_lock_leaves_its_target_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.conf"
+    victim.write_text("precious settings")
+    (tmp_path / ".X.lock").symlink_to(victim)
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(tmp_path / "X")])
+    assert result.exit_code == 2, result.output
+    assert "symbolic link" in _flat(result.output) and ".X.lock" in _flat(result.output)
+    assert victim.read_text() == "precious settings"
+    assert not (tmp_path / "X").exists()
+
+
+@pytest.mark.parametrize("sibling", [".X.old", ".X.partial"])
+def test_a_hidden_sibling_evalstress_did_not_make_is_refused_before_any_work(
+        tmp_path: Path, sibling: str) -> None:
+    folder = tmp_path / sibling
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("mine")
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(tmp_path / "X"), "--force"])
+    assert result.exit_code == 2, result.output
+    assert sibling in _flat(result.output)
+    assert (folder / "thesis.tex").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [sibling]  # no run was made
+
+
+@pytest.mark.parametrize("sibling", [".X.old", ".X.partial"])
+def test_a_file_at_a_sibling_is_refused_before_any_work(tmp_path: Path, sibling: str) -> None:
+    (tmp_path / sibling).write_text("mine")
+    out = tmp_path / "X"
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert sibling in _flat(result.output) and "nothing was written" not in result.output
+    assert (tmp_path / sibling).read_text() == "mine" and not out.exists()
+
+
+@pytest.mark.parametrize("sibling", [".X.old", ".X.partial"])
+def test_a_symlinked_sibling_is_refused_with_exit_2(tmp_path: Path, sibling: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    (tmp_path / sibling).symlink_to(elsewhere)
+    out = tmp_path / "X"
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(out)]).exit_code == 2
+    assert (elsewhere / "keep.txt").read_text() == "mine" and not out.exists()
+
+
+def test_a_run_never_replaces_a_card_folder(tmp_path: Path) -> None:
+    card = tmp_path / "card"
+    made = runner.invoke(app, ["card", "bleu", "--budget", "small", "--out", str(card),
+                               "--quiet", "--cache-dir", str(tmp_path / "cache")])
+    assert made.exit_code == 0, made.output
+    before = (card / "card.json").read_bytes()
+    for extra in ([], ["--force"]):
+        result = runner.invoke(app, ["run", *SMALL, "--out", str(card), *extra])
+        assert result.exit_code == 2, result.output
+        assert "card folder" in _flat(result.output)
+    assert (card / "card.json").read_bytes() == before
+
+
+def test_no_cache_with_force_never_deletes_the_shared_cache(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    cache = folder / "cache"
+    cache.mkdir(parents=True)
+    (cache / "scores.sqlite").write_bytes(b"cached scores")
+    result = runner.invoke(app, ["run", *SMALL, "--cache-dir", str(cache), "--out",
+                                 str(folder), "--force", "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert "cache folder" in _flat(result.output)
+    assert (cache / "scores.sqlite").read_bytes() == b"cached scores"
 
 
 def test_a_run_never_replaces_the_folder_of_its_data_or_cache(tmp_path: Path) -> None:
@@ -123,3 +225,22 @@ def test_export_and_report_refuse_to_write_over_the_run_they_read(tmp_path: Path
     exported = runner.invoke(app, ["export", str(run), "--variants", str(run / "v.csv")])
     assert exported.exit_code == 0, exported.output
     assert os.path.getsize(run / "v.csv") > 0
+
+
+def test_report_and_check_never_write_through_a_link(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(run)]).exit_code == 0
+    victim = tmp_path / "victim.conf"
+    victim.write_text("precious settings")
+    link = tmp_path / "link.html"
+    link.symlink_to(victim)
+    for command in (["report", str(run), "--out", str(link)],
+                    ["check", str(run), "--junit", str(link)],
+                    ["compare", str(run), str(run), "--out", str(link)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "symbolic link" in _flat(result.output)
+    assert victim.read_text() == "precious settings" and link.is_symlink()
+    rebuilt = runner.invoke(app, ["report", str(run)])  # its own report: still the run's
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert runner.invoke(app, ["run", *SMALL, "--out", str(run)]).exit_code == 0

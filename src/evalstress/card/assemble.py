@@ -18,6 +18,7 @@ from evalstress.card.html import render_card_html
 from evalstress.card.markdown import render_markdown
 from evalstress.card.model import (
     CARD_HTML,
+    CARD_JSON,
     CARD_MD,
     Card,
     MethodCost,
@@ -28,6 +29,7 @@ from evalstress.card.plan import CardPlan
 from evalstress.card.run import MethodOutcome, run_dir_of
 from evalstress.card.schema import card_problems
 from evalstress.card.sections import method_section, relative
+from evalstress.engine.outdir import file_digest, record_files, recorded
 
 
 def source_of(key: str) -> str:
@@ -107,14 +109,17 @@ def write_card(card: Card) -> dict[str, Path]:
 
 
 def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, str]]:
-    """The card's figures into `out/figures` (figures left from an earlier card of the folder
-    are removed); returns each figure's plan with its SVG."""
+    """The card's figures into `out/figures` (figures an earlier card wrote there are removed,
+    never a file evalstress did not write); returns each figure's plan with its SVG."""
     drawn = card_figures(data)
     folder = out / FIGURES
     folder.mkdir(parents=True, exist_ok=True)
-    kept = {out / plan.path for plan, _ in drawn}
-    for old in folder.glob("*.svg"):
-        if old not in kept:
+    kept = {plan.path for plan, _ in drawn}
+    ours = recorded(out)
+    for rel, digest in ours.items():  # only figures evalstress wrote there and nobody changed
+        old = out / rel
+        if rel.startswith(f"{FIGURES}/") and rel not in kept and old.is_file() \
+                and not old.is_symlink() and file_digest(old) == digest:
             old.unlink()
     for plan, svg in drawn:
         write_atomic(out / plan.path, svg)
@@ -129,4 +134,6 @@ def write_card_files(data: Mapping[str, Any], out: Path) -> dict[str, Path]:
     md_path, html_path = out / CARD_MD, out / CARD_HTML
     write_atomic(md_path, render_markdown(data))
     write_atomic(html_path, render_card_html(data, drawn))
+    record_files(out, [CARD_JSON, CARD_MD, CARD_HTML, *(plan.path for plan, _ in drawn)],
+                 "card", "card")
     return {"json": json_path, "md": md_path, "html": html_path}

@@ -25,12 +25,13 @@ from urllib.parse import quote as url_quote
 
 from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
-from evalstress.card.figures import gate_failures
+from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import code, interval_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
+from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
 
 #: where `evalstress atlas` works (run directories), publishes the cards, and writes the page
 WORK = Path("runs/atlas")
@@ -93,11 +94,30 @@ def entries(only: Sequence[str] | None = None) -> list[AtlasEntry]:
     return [e for e in ATLAS if e.name in only]
 
 
+def check_published(dest: Path, *, force: bool = False) -> None:
+    """Refuse (OutDirError), before any card is made, a published folder whose card.json or
+    figures evalstress did not write there (its marker records what it did), or a link."""
+    if dest.is_symlink():
+        raise OutDirError(f"--published {dest}: is a symbolic link; evalstress does not "
+                          "write through a link it did not make")
+    check_owned_file(dest / CARD_JSON, "--published", force=force)
+    figures = dest / FIGURES
+    if figures.is_symlink():
+        raise OutDirError(f"--published {figures}: is a symbolic link; evalstress does not "
+                          "write through a link it did not make")
+    if figures.is_dir():
+        for path in sorted(figures.iterdir()):
+            if path.suffix == ".svg":  # recorded in the card's folder, as figures/NAME.svg
+                check_owned_file(path, "--published", force=force, root=dest)
+
+
 def publish_card(card: Mapping[str, Any], dest: Path) -> None:
     """What the page needs of a card into `dest`: its card.json and its figures (no run
-    directory, no score table)."""
-    write_figures(card, dest)
+    directory, no score table), recorded in the folder's marker as evalstress's."""
+    dest.mkdir(parents=True, exist_ok=True)
+    drawn = write_figures(card, dest)
     write_atomic(dest / CARD_JSON, json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+    record_files(dest, [CARD_JSON, *(plan.path for plan, _ in drawn)], "atlas", "atlas")
 
 
 def read_atlas(published: Path, chosen: Sequence[AtlasEntry] = ATLAS
@@ -186,14 +206,28 @@ def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_page(published: Path, page: Path) -> Path:
-    """The page from the cards published in `published` (linked relative to the page)."""
+def check_page(page: Path, published: Path, *, force: bool = False) -> None:
+    """Refuse (OutDirError), before any work, a page that is a folder or a link, one inside
+    the published cards it is made from (even with `force`), or an existing file evalstress
+    did not write (unless `force`)."""
+    if not page.is_symlink() and page.resolve().is_relative_to(published.resolve()):
+        raise OutDirError(f"--page {page}: is inside --published {published}, whose cards the "
+                          "page is made from; name a file outside it, e.g. docs/atlas.md")
+    check_owned_file(page, "--page", force=force)
+
+
+def write_page(published: Path, page: Path, *, force: bool = False) -> Path:
+    """The page from the cards published in `published` (linked relative to the page); the
+    page's folder records it as evalstress's."""
+    check_page(page, published, force=force)
     cards = read_atlas(published)
     if not cards:
         raise ValueError(f"{published}: no published card (run `evalstress atlas` first)")
     base = Path(os.path.relpath(published, page.parent)).as_posix()
     card_doc = Path(os.path.relpath(published.parent / "card.md", page.parent)).as_posix()
+    page.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(page, atlas_page(cards, base, card_doc))
+    record_files(page.parent, [page.name], "atlas", "atlas")
     return page
 
 
@@ -207,7 +241,11 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
                 ) -> dict[str, float]:
     """Make each card in `work/<name>` (methods finished earlier are reused), publish it into
     `published/<name>` and write the page; returns each card's seconds in this call. Every
-    card is planned (its spec and budget checked) before any runs."""
+    card is planned (its spec and budget checked), and every file it would replace checked to
+    be one evalstress wrote (`force`: any), before any runs."""
+    check_page(page, published, force=force)
+    for entry in chosen:
+        check_published(published / entry.name, force=force)
     plans = [(entry, plan_card(entry.spec, budget=entry.budget)) for entry in chosen]
     seconds = {}
     for entry, plan in plans:
@@ -218,5 +256,5 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
                                     say=prefixed(say, entry.name)))
         publish_card(read_card(work / entry.name), published / entry.name)
         seconds[entry.name] = time.perf_counter() - started
-    write_page(published, page)
+    write_page(published, page, force=force)
     return seconds

@@ -65,8 +65,8 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     """Run the plan's methods in `options.out` (reusing those finished earlier with the same
     settings) and write its card.json and card.md; the folder is locked meanwhile."""
     inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
-    if not options.no_cache:
-        inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
+    # the shared cache is never inside the card's folder, even with --no-cache
+    inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
     lock = claim_out(options.out, force=options.force, inputs=inputs)
     try:
         outcomes: dict[str, MethodOutcome] = {}

@@ -12,7 +12,6 @@ card.html, the figures, and the runs).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from evalstress.card.figures import figure_plans
 from evalstress.card.findings import Finding
 from evalstress.card.gate import Gate
 from evalstress.core.redact import redact_value
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.version import __version__
 from evalstress.core.wording import plural
 
@@ -134,10 +134,9 @@ class Card:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `path` whole or not at all (a temporary file renamed over it)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write `path` whole or not at all: a temporary file of a new name (never a link
+    followed), renamed over it; a failed write leaves no temporary file."""
+    atomic_write_text(path, text)
 
 
 def write_card_json(card: Mapping[str, Any], out: Path) -> Path:

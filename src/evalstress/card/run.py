@@ -3,8 +3,10 @@
 directories.
 
 - `<out>` itself is checked (`engine.outdir.check_out_dir`: a new folder, an empty one, a card
-  folder evalstress wrote, or any with `force`, whose files are then deleted) and locked
-  (`OutLock`) before any work; each method's run directory is checked and locked by its job.
+  folder whose every file evalstress wrote, or any with `force`, whose files evalstress did
+  not write are then kept) and locked (`OutLock`) before any work; each method's run
+  directory is checked and locked by its job. The card's own files (card.json, card.md,
+  card.html, figures, runs/timings.json) are recorded in its marker as they are written.
 - Every method scores through the same caches (one `cache_dir`): a second card of the same
   evaluator makes no new model call.
 - A killed card resumes: a method whose run directory is complete (`report.rundir.read_run`)
@@ -16,7 +18,6 @@ directories.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,10 +29,18 @@ from evalstress.card.plan import CardPlan, MethodPlan
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import DataError
 from evalstress.core.records import Progress
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import ConfigError
 from evalstress.core.userfile import read_json
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import MARKER, OutDirError, OutLock, check_out_dir, write_marker
+from evalstress.engine.outdir import (
+    OutDirError,
+    OutLock,
+    check_out_dir,
+    marker_kind,
+    record_files,
+    remove_owned,
+)
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
 from evalstress.engine.scoring import open_run_cache
 from evalstress.job import JobError, RunSettings, SettingsError, StressJob, build_job, run_job
@@ -103,39 +112,23 @@ def run_dir_of(out: Path, key: str) -> Path:
     return out / RUNS / key
 
 
-def _card_marker_command(folder: Path) -> str | None:
-    """The command that wrote `folder`'s marker, or None without one."""
-    marker = folder / MARKER
-    if not marker.is_file():
-        return None
-    try:
-        return str(read_json(marker).get("command"))
-    except (OSError, ValueError, AttributeError):
-        return "?"
-
-
 def claim_out(out: Path, *, force: bool, inputs: list[tuple[str, Path]]) -> OutLock:
-    """Check `out` and lock it, before any work: a new or empty folder, or one a card wrote;
-    another folder only with `force` (its files are deleted then). The caller releases the
-    returned lock."""
+    """Check `out` and lock it, before any work: a new or empty folder, or a card folder whose
+    files evalstress wrote; another folder only with `force` (then the files evalstress wrote
+    there go, the user's stay). The caller releases the returned lock."""
     try:
-        check_out_dir(out, force=force, inputs=inputs)
+        check_out_dir(out, force=force, inputs=inputs, kind="card")
     except OutDirError as exc:
         raise CardError(str(exc)) from None
-    command = _card_marker_command(out) if out.is_dir() else None
-    if out.is_dir() and any(out.iterdir()) and command != "card" and not force:
-        what = f"an `evalstress {command}` run directory" if command else "not a card folder"
-        raise CardError(f"--out {out}: {what}, so a card would mix its files with it; "
-                        "choose another folder, or add --force to replace it")
     lock = OutLock(out)
     try:
         lock.acquire()
     except OutDirError as exc:
         raise CardError(str(exc)) from None
-    if out.is_dir() and command != "card" and any(out.iterdir()):
-        shutil.rmtree(out)  # --force: the folder is the card's now
+    if out.is_dir() and marker_kind(out) not in (None, "card"):
+        remove_owned(out)  # --force over a run directory: its files go, the user's stay
     (out / RUNS).mkdir(parents=True, exist_ok=True)
-    write_marker(out, "card")
+    record_files(out, [], "card", "card")
     return lock
 
 
@@ -164,10 +157,8 @@ def write_timing(out: Path, key: str, fingerprint: str, started: float,
     timings = read_timings(out)
     timings[key] = {"fingerprint": fingerprint, "started": started,
                     "seconds": round(seconds, 2) if seconds is not None else None}
-    path = out / RUNS / TIMINGS
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(timings, indent=2), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(out / RUNS / TIMINGS, json.dumps(timings, indent=2))
+    record_files(out, [f"{RUNS}/{TIMINGS}"], "card", "card")
 
 
 def card_record(plan: CardPlan, key: str) -> dict[str, Any]:
@@ -238,7 +229,7 @@ def run_attack_method(plan: CardPlan, method: MethodPlan, options: CardOptions
                           rescore_final=chosen.rescore_final)
     examples = spread_over_tasks(plan.examples, settings.get("examples"))
     cache_folder = options.cache_dir or default_cache_dir()
-    inputs = [] if options.no_cache else [("cache folder", cache_folder)]
+    inputs = [("cache folder", cache_folder)]  # even with --no-cache
     try:
         check_out_dir(run_dir, force=options.force, inputs=inputs)
     except OutDirError as exc:

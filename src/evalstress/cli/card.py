@@ -202,11 +202,19 @@ def card_compare_command(
     `evalstress card-compare cards/bleu cards/chrf`.
     """
     from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
-    from evalstress.card.model import write_atomic
+    from evalstress.card.model import CARD_JSON, write_atomic
+    from evalstress.engine.outdir import check_output_file
 
     if name and len(name) != len(cards):
         raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
                    "order")
+    read_files = [path / CARD_JSON if path.is_dir() else path for path in cards]
+    try:
+        for option, path in (("--md", md), ("--html", html)):
+            if path is not None:
+                check_output_file(path, option, read_files)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
     try:
         read = [read_card(path) for path in cards]
     except DataError as exc:
@@ -243,8 +251,9 @@ def atlas_command(
     = None,
     quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Let a card replace a folder under --work that evalstress did not "
-        "write; its files are deleted.")] = False,
+        "--force", help="Let a card be made in a folder under --work holding files evalstress "
+        "did not write (they are kept), and let the page and the published cards replace "
+        "files of the same name evalstress did not write.")] = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -260,7 +269,7 @@ def atlas_command(
     try:
         chosen = entries(only)
         if page_only:
-            write_page(published, page)
+            write_page(published, page, force=force)
         else:
             use_cache_dir(cache_dir)
             say = _progress_line("atlas", quiet)

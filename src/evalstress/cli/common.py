@@ -182,8 +182,9 @@ MaxMissingOption = Annotated[float, typer.Option(
 
 #: `--force` of every command that writes a run directory
 ForceOption = Annotated[bool, typer.Option(
-    "--force", help="Let --out replace a folder evalstress did not write; its files are "
-    "deleted. Without it such a folder is refused before any work.")]
+    "--force", help="Let --out be a folder holding files evalstress did not write: they are "
+    "kept, except any the command writes anew. Without it such a folder is refused before any "
+    "work.")]
 
 
 @contextlib.contextmanager
@@ -193,7 +194,7 @@ def owned_out(out: Path, *, force: bool, inputs: Sequence[tuple[str, Path | None
     whose replacement would delete what evalstress did not write (or the command's inputs or
     cache), and hold its lock while the command writes it."""
 
-    cache = () if no_cache else (("cache folder", cache_dir or default_cache_dir()),)
+    cache = (("cache folder", cache_dir or default_cache_dir()),)  # even with --no-cache
     lock = OutLock(out)
     try:
         check_out_dir(out, force=force,

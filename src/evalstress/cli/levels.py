@@ -16,7 +16,9 @@ import typer
 
 from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
 from evalstress.cli.run import execute, job_from, settings_from, wrote_line
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
+from evalstress.engine.outdir import record_files
 
 ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
@@ -106,10 +108,11 @@ def criteria_levels_command(
     done = execute(job, quiet=True)
     comparison = done.analyses["description-types"]
     title = f"Criteria levels: {data.name}"
-    (out_dir / "description-types.svg").write_text(levels_svg(comparison), encoding="utf-8")
-    (out_dir / "description-types.html").write_text(levels_html(comparison, title),
-                                                     encoding="utf-8")
-    (out_dir / "description-types.md").write_text(levels_markdown(comparison), encoding="utf-8")
+    atomic_write_text(out_dir / "description-types.svg", levels_svg(comparison))
+    atomic_write_text(out_dir / "description-types.html", levels_html(comparison, title))
+    atomic_write_text(out_dir / "description-types.md", levels_markdown(comparison))
+    record_files(out_dir, ["description-types.svg", "description-types.html",
+                           "description-types.md"])  # the run directory's files, as its own
     if not quiet:
         for table in levels_tables(comparison):
             console.print(table)

@@ -13,7 +13,12 @@ from evalstress.core.consoles import visible_controls
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import check_not_run_file
+from evalstress.engine.outdir import (
+    check_not_run_file,
+    check_output_file,
+    is_recorded,
+    record_files,
+)
 
 
 def cannot_write(exc: OSError, path: Path) -> str:
@@ -23,10 +28,12 @@ def cannot_write(exc: OSError, path: Path) -> str:
 
 def writable(path: Path, what: str, reads: tuple[Path, ...] = (),
              rewrites: tuple[str, ...] = ()) -> None:
-    """End the command before any work when its output file cannot be written, or would be
-    written over a file of a run it `reads` (other than the ones it `rewrites`)."""
+    """End the command before any work when its output file cannot be written, is a symbolic
+    link or a folder, or would be written over a file of a run it `reads` (other than the ones
+    it `rewrites`)."""
 
     try:
+        check_output_file(path, what)  # never through a link evalstress did not make
         check_not_run_file(path, reads, what, allowed=rewrites)
         check_target(path, what)
     except StorageError as exc:
@@ -73,9 +80,14 @@ def report_command(
 
     if out is not None:
         writable(out, "--out", (run_dir,), rewrites=("report.html",))
+    own = Path(run_dir) / "report.html"
+    rewrites_own = out is None or Path(out).resolve() == own.resolve()
+    was_ours = rewrites_own and is_recorded(Path(run_dir), "report.html")
     try:
         results = read_run(run_dir)
         path = write_report(run_dir, out, max_variants=max_variants, results=results)
+        if was_ours:  # the run's own report, rebuilt: still evalstress's
+            record_files(Path(run_dir), ["report.html"])
     except RunDirError as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
@@ -166,9 +178,9 @@ def check_command(
         raise fail(str(exc)) from None
     broken = [c for c in checks if not c.ok]
     if junit is not None:
-        junit.write_text(junit_xml(checks, properties={
+        atomic_write_text(junit, junit_xml(checks, properties={
             "run": str(run_dir), "suite": (results.get("suite") or {}).get("name", ""),
-            "evalstress": results.get("evalstress", "")}), encoding="utf-8")
+            "evalstress": results.get("evalstress", "")}))
     for c in checks:
         typer.echo(("ok    " if c.ok else "FAIL  ") + visible_controls(c.reason))
     typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")

@@ -33,7 +33,17 @@ from evalstress.core.records import SkipRecord
 from evalstress.core.scoretable import SCORE_SCHEMA, write_merged
 from evalstress.core.userfile import read_json
 from evalstress.engine import variantfile
-from evalstress.engine.outdir import check_out_dir, write_marker
+from evalstress.engine.outdir import (
+    MARKER,
+    check_out_dir,
+    foreign_entries,
+    old_path,
+    remove_owned,
+    remove_staging,
+    staging_path,
+    write_marker,
+    write_staging_marker,
+)
 
 PARTS = ("scores.parquet", variantfile.FILE, "skips.jsonl", "examples.jsonl")
 MANIFEST = "manifest.json"
@@ -49,14 +59,20 @@ SCORE_PART_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level"
 
 def staging_for(out: Path) -> Path:
     """The staging folder of a run directory: beside it, so the final rename stays atomic."""
-    out = Path(out).expanduser().resolve()
-    return out.parent / f".{out.name}.partial"
+    return staging_path(out)
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """A staging file whole or not at all, through a temporary file of a new name (O_EXCL: a
+    link planted at a fixed name is never followed)."""
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 class RunFiles:
@@ -108,8 +124,11 @@ class Staging:
                     data = read_json(manifest)
                     if data.get("layout") == LAYOUT:
                         previous = data.get("fingerprint")
-            if previous != fingerprint and files.root.exists():
-                shutil.rmtree(files.root)
+            if previous != fingerprint and os.path.lexists(files.root):
+                remove_staging(files.root)  # refused, not deleted, if evalstress did not make it
+            if not files.root.exists():
+                files.root.mkdir(parents=True)
+                write_staging_marker(files.root)
         files.chunks.mkdir(parents=True, exist_ok=True)
         manifest = files.path(MANIFEST)
         if not manifest.exists():
@@ -183,15 +202,17 @@ def fresh_staging(out: Path) -> RunFiles:
     """An empty staging folder for a run directory a study writes whole (attack, correlate):
     what a killed study left there is dropped (its scores and answers are in the caches)."""
     staging = staging_for(out)
-    if staging.exists():
-        shutil.rmtree(staging)
+    remove_staging(staging)
     staging.mkdir(parents=True)
+    write_staging_marker(staging)
     return RunFiles(staging)
 
 
 def promote(files: RunFiles, out: Path, *, command: str = "run", force: bool = False) -> Path:
-    """Put a finished run folder at `out`, replacing what was there only once it is complete,
-    and only when that was a run directory evalstress wrote, an empty folder, or `force`."""
+    """Put a finished run folder at `out`, replacing what was there only once it is complete.
+    Only files evalstress wrote there are replaced or deleted (`engine.outdir`): a folder
+    holding anything else was refused before the run unless `force`, and then those files are
+    carried into the new folder (one of the same name as a file of the run is replaced)."""
     given, out = Path(out), Path(out).expanduser().resolve()
     check_out_dir(given, force=force)  # checked before the run; again where it would delete
     source = files.root
@@ -199,30 +220,43 @@ def promote(files: RunFiles, out: Path, *, command: str = "run", force: bool = F
         return out
     staging = staging_for(out)
     if source.resolve() != staging.resolve():
-        if staging.exists():
-            shutil.rmtree(staging)
+        remove_staging(staging)
         if files.temporary:
             shutil.move(str(source), str(staging))
         else:
             shutil.copytree(source, staging)
         files.keep()
         files.root = staging
-    for internal in (MANIFEST, "summary.json"):  # only needed to resume the staging folder
+    for internal in (MANIFEST, "summary.json", MARKER):  # only needed while staging
         (staging / internal).unlink(missing_ok=True)
-    write_marker(staging, command)
     shutil.rmtree(staging / "chunks", ignore_errors=True)
-    old = out.parent / f".{out.name}.old"
-    if old.exists():
-        shutil.rmtree(old)
+    write_marker(staging, command)
+    carried = _carried(out, staging) if force and out.is_dir() else []  # else none: checked
+    old = old_path(out)
+    if os.path.lexists(old) and remove_owned(old):
+        check_out_dir(given, force=force)  # names what of the user's is in it
     with interrupts.deferred():  # a signal between the two renames would leave no run at `out`
         if out.exists():
             os.replace(out, old)
         os.replace(staging, out)
+        for rel in carried:  # the user's files, kept beside the new run
+            target = out / rel.rstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(old / rel.rstrip("/"), target)
         files.root = out
         files.keep()
-    if old.exists():
-        shutil.rmtree(old, ignore_errors=True)
+    if os.path.lexists(old):
+        remove_owned(old)
     return out
+
+
+def _carried(out: Path, staging: Path) -> list[str]:
+    """What of the user's in `out` goes into the new run directory: all but the marker and a
+    path the run writes itself (then the run's file replaces it: the user said --force)."""
+    written = {p.relative_to(staging).as_posix() for p in staging.rglob("*")}
+    return [rel for rel in foreign_entries(out)
+            if rel != MARKER and rel.rstrip("/") not in written
+            and not any(w.startswith(rel.rstrip("/") + "/") for w in written)]
 
 
 class StoredSequence(Sequence[Any]):

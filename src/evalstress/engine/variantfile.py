@@ -25,6 +25,7 @@ import csv
 import itertools
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -311,7 +312,10 @@ def export_variants(run_dir: Path, out: Path, *, originals: bool = False) -> int
     fields = [*COLUMNS[:-1], *(["original"] if originals else []), "text"]
     rows = (_export_row(r, fields, texts) for r in _complete(source, read_records(source)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")  # a failed export leaves no half file
+    # a failed export leaves no half file; the partial file is new (never a link followed)
+    handle, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
+    os.close(handle)
+    partial = Path(name)
     try:
         if suffix == ".jsonl":
             count = _write_jsonl(partial, rows)

@@ -82,7 +82,7 @@ class StressJob:
     max_missing: float = DEFAULT_MAX_MISSING
     progress: Progress | None = None
     ray_address: str | None = None  # --backend ray: the cluster (None: RAY_ADDRESS, else local)
-    force: bool = False  # --force: `out` may replace a folder evalstress did not write
+    force: bool = False  # --force: `out` may hold files evalstress did not write (kept)
     #: (what, path) of the files the job reads (data, config, variants): never inside `out`
     inputs: Sequence[tuple[str, Path]] = ()
     #: what a face shows before the run (e.g. that it runs on the built-in corpus)
@@ -102,8 +102,9 @@ class StressJob:
         if self.ray_address and self.backend != "ray":
             raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
         if self.out is not None:
-            cache = () if self.no_cache else (("cache folder",
-                                                self.cache_dir or default_cache_dir()),)
+            # the shared cache is never inside --out, even with --no-cache (it is not read then,
+            # but replacing the folder would still delete it)
+            cache = (("cache folder", self.cache_dir or default_cache_dir()),)
             try:
                 check_out_dir(self.out, force=self.force, inputs=(*self.inputs, *cache))
                 check_target(self.out, "--out", folder=True)

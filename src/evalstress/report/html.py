@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes
+from evalstress.core.storage import atomic_write_text
 from evalstress.core.wording import plural
 from evalstress.report import sections
 from evalstress.report.common import esc, json_for_script, short_labels, verdict_css_vars
@@ -171,8 +172,8 @@ def _guard(fn: Callable[..., str], *args: Any) -> str:
 
 def write_html(results: Mapping[str, Any], path: str | Path, *,
                title: str = "evalstress report", browser: Mapping[str, Any] | None = None) -> Path:
-    out = Path(path)
-    out.write_text(render_html(results, title=title, browser=browser), encoding="utf-8")
+    out = Path(path)  # a new file renamed over it: a link at `path` is never followed
+    atomic_write_text(out, render_html(results, title=title, browser=browser))
     return out
 
 
