@@ -43,24 +43,26 @@ def _closed_port_url() -> str:
         return srv.base_url  # nothing listens there once the server is closed
 
 
-@pytest.mark.filterwarnings("ignore:could not ask")
-def test_a_judge_run_with_every_call_refused_exits_3_after_writing(tmp_path: Path) -> None:
-    url = _closed_port_url()
+def test_a_judge_run_with_every_call_failing_exits_3_after_writing(tmp_path: Path) -> None:
+    """The server is there (a judge on a closed port stops before any work: tests/job), but
+    answers every request with a 503."""
     data = _data(tmp_path, {"a": SENTENCES, "b": SENTENCES.replace("Oslo", "Bergen")})
     out = tmp_path / "run"
-    judge = f"judge:model=m,base_url={url},form=score-only,max_attempts=1,backoff=0.01"
-    args = ["run", str(data), "-e", judge, "-p", "truncation", "--seeds", "1", "--out", str(out),
-            "--no-cache"]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 3, result.output
-    said = _text(result)
-    # 2 originals + 2 examples x 5 truncation severities = 12 requests, every one refused
-    assert "12 of 12 scores missing (100%)" in said
-    assert "connection refused" in said and "timeout" not in said
-    assert (out / "results.json").exists() and (out / "scores.parquet").exists()
-    # --max-missing 1 accepts the run
-    again = runner.invoke(app, [*args, "--max-missing", "1"])
-    assert again.exit_code == 0, again.output
+    with FakeServer(default=Reply(status=503, error="overloaded")) as server:
+        judge = (f"judge:model=m,base_url={server.base_url},form=score-only,max_attempts=1,"
+                 "backoff=0.01")
+        args = ["run", str(data), "-e", judge, "-p", "truncation", "--seeds", "1", "--out",
+                str(out), "--no-cache"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 3, result.output
+        said = _text(result)
+        # 2 originals + 2 examples x 5 truncation severities = 12 requests, every one failed
+        assert "12 of 12 scores missing (100%)" in said
+        assert "HTTP 503" in said and "overloaded" in said
+        assert (out / "results.json").exists() and (out / "scores.parquet").exists()
+        # --max-missing 1 accepts the run
+        again = runner.invoke(app, [*args, "--max-missing", "1"])
+        assert again.exit_code == 0, again.output
 
 
 @pytest.mark.parametrize(("unparsable", "code"), [(2, 0), (3, 0), (4, 3)])

@@ -27,7 +27,7 @@ from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import interval_text
-from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
+from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
 
@@ -125,7 +125,7 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
     evaluator, data, budget = card["evaluator"], card["data"], card["budget"]
     lines = [f"## {entry.title}", "", f"{entry.what} · "
              f"`{evaluator['short_signature']}` · spec `{evaluator['spec']}` · "
-             f"{budget['name']} budget ({data['examples']} of {data['available']} examples, "
+             f"{budget['name']} budget ({count_text(data)}, "
              f"data sha256 `{data['sha256'][:12]}…`) · made in "
              f"{minutes(build_seconds(card['cost']))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
              ""]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.card.figures import FigurePlan, figure_plans
-from evalstress.card.model import cost_text
+from evalstress.card.model import cost_text, count_text
 
 #: characters of a text shown in an example (the run directory holds the whole text)
 TEXT_CHARS = 600
@@ -284,8 +284,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
              f"{card['evalstress']} · {card['created']}", "", *gate_lines(card["gate"])]
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
     lines += table(["", ""], [
-        ["data", f"{data['source']}: {data['examples']} of {data['available']} examples "
-                 f"({tasks}); sha256 {data['sha256'][:16]}…"],
+        ["data", f"{data['source']}: {count_text(data)} ({tasks}); sha256 {data['sha256'][:16]}…"],
         ["budget", f"{budget['name']}: {budget['description']}"],
         ["cost", cost_text(cost)]])
     lines += finding_lines(card["findings"], card["gate"])

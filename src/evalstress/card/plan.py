@@ -224,6 +224,10 @@ class CardPlan:
     gold: str | None = None
     generator: str | None = None
     data_path: Path | None = None  # the data file the examples were read from (None: built-in)
+    #: the text length limit as given (--max-chars; None: the default)
+    max_chars: int | None = None
+    #: what the face shows before the card runs (rows left out, rows without references)
+    notes: tuple[str, ...] = ()
 
     def method(self, key: str) -> MethodPlan:
         return next(m for m in self.methods if m.key == key)
@@ -235,7 +239,8 @@ class CardPlan:
         record = {"method": method.to_dict(), "evaluator": self.evaluator.spec,
                   "data": self.data.get("sha256"), "evalstress": __version__,
                   "gold": self.gold if key == "adversarial" else None,
-                  "generator": self.generator if key == "adversarial" else None}
+                  "generator": self.generator if key == "adversarial" else None,
+                  **({"max_chars": self.max_chars} if self.max_chars is not None else {})}
         text = json.dumps(record, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

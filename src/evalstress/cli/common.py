@@ -180,6 +180,12 @@ MaxMissingOption = Annotated[float, typer.Option(
     "answers is missing, e.g. every judge call failed; 1 turns it off.")]
 
 
+#: `--max-chars` of `run` and `card`: the one text length limit (`RunSettings.max_chars`)
+MaxCharsOption = Annotated[int | None, typer.Option(
+    help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
+    "id (suite option max_chars; 0: no limit). Default 100000.")]
+
+
 #: `--force` of every command that writes a run directory
 ForceOption = Annotated[bool, typer.Option(
     "--force", help="Let --out replace a folder evalstress did not write; its files are "
