@@ -264,7 +264,7 @@ def test_rows_beyond_max_chars_are_counted_on_the_card_and_warned_about(
                                  "--cache-dir", str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
     assert (f"warning: 1 of 5 examples of {data} is longer than 500 characters: the card "
-            "leaves it out (raise --max-chars to keep them)") in one_line(result.output)
+            "leaves it out (raise --max-chars to keep it)") in one_line(result.output)
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     assert card_problems(card) == []
     assert (card["data"]["examples"], card["data"]["available"]) == (4, 5)

@@ -65,12 +65,15 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
                        gold=gold, generator=generator, max_chars=max_chars) for spec in specs]
+    tell = say or (lambda line: None)
     for plan in plans:
         check_endpoints(plan)
+        for note in plan.notes:  # rows left out, rows without references
+            tell(f"warning: {note}")
     made = [make_card(plan, CardOptions(folder, cache_dir=Path(cache_dir) if cache_dir
                                         else None, no_cache=not cache,
                                         workers=card_workers(len(plan.examples), workers),
-                                        force=force, say=say or (lambda line: None)))
+                                        force=force, say=tell))
             for plan, folder in zip(plans, card_folders(plans, Path(out) if out else None),
                                     strict=True)]
     return made[0] if isinstance(spec_or_specs, str) else made

@@ -38,12 +38,11 @@ def check_attack_specs(gold: str | None, generator: str | None) -> None:
         TextGenerator.from_spec(generator).close()
 
 
-def evaluator_traits(spec: str) -> tuple[EvaluatorTraits, bool]:
-    """The evaluator's traits and whether it scores against references; building it checks
-    the spec (one error line on a bad one)."""
+def evaluator_traits(spec: str) -> EvaluatorTraits:
+    """The evaluator's traits; building it checks the spec (one error line on a bad one)."""
     made = create_evaluator(spec)
     try:
-        return EvaluatorTraits.of(made), bool(getattr(made, "needs_references", False))
+        return EvaluatorTraits.of(made)
     finally:
         made.close()
 
@@ -53,8 +52,9 @@ def check_endpoints(plan: CardPlan) -> None:
     the adversarial search runs) answer and take their keys, asked before any method runs
     (`llm.probe`): a CardError naming the one that cannot. Each is asked once per process."""
     attack = plan.method("adversarial").runs
-    asked: list[tuple[str, Callable[[], Any]]] = [
-        ("", lambda: create_evaluator(plan.evaluator.spec))]
+    asked: list[tuple[str, Callable[[], Any]]] = []
+    if plan.evaluator.asks_endpoint:
+        asked.append(("", lambda: create_evaluator(plan.evaluator.spec)))
     if attack and plan.gold:
         asked.append(("--gold ", lambda: gold_evaluator(str(plan.gold), 1)))
     if attack and plan.generator:
@@ -77,7 +77,7 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     out, spread over the tasks, hashed), their references when the evaluator needs them, and
     each method, run or not with the reason."""
     chosen = get_budget(budget)
-    traits, needs_references = evaluator_traits(spec)
+    traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
     every = load_card_examples(data, field_map, task, max_chars)
     source = str(data) if data is not None else "the built-in corpus"
@@ -86,11 +86,12 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     notes = []
     too_long = len(every) - len(usable)
     if too_long:
+        it = "it" if too_long == 1 else "them"
         notes.append(f"{too_long} of {plural(len(every), 'example')} of {source} "
                      f"{'is' if too_long == 1 else 'are'} longer than {limit:,} characters: "
-                     f"the card leaves {'it' if too_long == 1 else 'them'} out (raise "
-                     "--max-chars to keep them)")
-    references = reference_note(examples, [traits.label] if needs_references else [], source)
+                     f"the card leaves {it} out (raise --max-chars to keep {it})")
+    references = reference_note(examples, [traits.label] if traits.needs_references else [],
+                                source)
     notes += [references] if references else []
     return CardPlan(traits, chosen, examples,
                     describe(examples, len(every), data, field_map, task,

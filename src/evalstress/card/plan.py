@@ -135,6 +135,10 @@ class EvaluatorTraits:
     quality: Mapping[str, str | None]
     #: evaluator aspect -> its declared (lowest, highest) score, None when unbounded
     score_range: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
+    #: it scores against references: examples without any are checked before the card runs
+    needs_references: bool = False
+    #: it asks an endpoint (it has its own `check_reachable`): asked before any method runs
+    asks_endpoint: bool = False
 
     @classmethod
     def of(cls, evaluator: Evaluator) -> EvaluatorTraits:
@@ -143,7 +147,10 @@ class EvaluatorTraits:
                    str(evaluator.level), evaluator.short_signature,
                    {a: bool(evaluator.higher_is_better(a)) for a in aspects},
                    {a: quality_aspect(evaluator.label, a) for a in aspects},
-                   {a: evaluator.score_range(a) for a in aspects})
+                   {a: evaluator.score_range(a) for a in aspects},
+                   needs_references=bool(getattr(evaluator, "needs_references", False)),
+                   asks_endpoint=type(evaluator).check_reachable
+                   is not Evaluator.check_reachable)
 
     @property
     def aspect_aware(self) -> bool:
