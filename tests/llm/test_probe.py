@@ -9,7 +9,7 @@ import pytest
 
 from evalstress.llm.client import LLMClient
 from evalstress.llm.fake_server import FakeServer
-from evalstress.llm.probe import EndpointError, check_client, check_endpoint
+from evalstress.llm.probe import EndpointError, check_client, check_endpoint, serves
 
 
 def closed_port_url() -> str:
@@ -82,3 +82,13 @@ def test_an_in_process_model_is_not_asked() -> None:
         name, max_concurrency, identity = "local", 1, "local"
 
     check_client(LLMClient("unused", "local", backend=Backend()), "judge(local)")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("ids", "model", "answered"), [
+    (["gpt-4o", "gpt-4o-mini"], "gpt-4o-mini", True),
+    (["llama3:latest", "qwen2:7b"], "llama3", True),  # Ollama answers a name without its tag
+    (["openai/*", "local-model"], "openai/gpt-4o", True),  # a gateway's wildcard route
+    (["gpt-4o", "gpt-4o-mini"], "gpt-4", False),
+])
+def test_which_listed_models_answer_a_name(ids: list[str], model: str, answered: bool) -> None:
+    assert serves(ids, model) is answered

@@ -6,7 +6,8 @@ The check (`check_client`) costs no chat call: a key is required outright for ho
 need one (`KEY_HOSTS`), then `GET {base_url}/models` is asked with a short timeout. Its answer
 says whether the server is there (connection refused, unknown host, no answer), whether it takes
 the key (401 or 403) and, when it lists several models, whether the model is among them (a
-server that lists one model answers any name, as llama.cpp does). A server that does not list
+server that lists one model answers any name, as llama.cpp does; `serves` allows Ollama's tags
+and a gateway's wildcard routes). A server that does not list
 models (404, a body that is no list) is taken at its word: the run finds out. An endpoint that
 answered is not asked again in this process (a card's methods share one check).
 """
@@ -72,12 +73,19 @@ def check_endpoint(base_url: str, model: str, api_key_env: str, *, who: str,
             ids = None
         else:
             raise EndpointError(redact(f"{who}: {failure}")) from None
-    if ids and model not in ids and len(ids) > 1:
+    if ids and len(ids) > 1 and not serves(ids, model):
         shown = ", ".join(sorted(ids)[:SHOWN_MODELS])
         more = f" and {len(ids) - SHOWN_MODELS} more" if len(ids) > SHOWN_MODELS else ""
         raise EndpointError(redact(f"{who}: {base_url} serves no model '{model}' (it lists "
                                    f"{shown}{more}): check model="))
     _answered.add((base_url, model, api_key_env))
+
+
+def serves(ids: list[str], model: str) -> bool:
+    """Whether a server listing `ids` answers `model`: listed, listed with a tag (Ollama's
+    `llama3:latest` answers `llama3`), or behind a wildcard route (a gateway's `openai/*`)."""
+    return (not model or model in ids or any(i.startswith(f"{model}:") for i in ids)
+            or any("*" in i for i in ids))
 
 
 def _refused_key(who: str, base_url: str, status: int, key: str, api_key_env: str) -> str:
