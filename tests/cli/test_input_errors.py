@@ -127,3 +127,20 @@ def test_export_refuses_a_variants_file_that_is_not_ours(tmp_path: Path) -> None
     assert text.startswith(f"error: {run_dir / 'variants.parquet'}: is not a variants file "
                            "written by evalstress: column 'example_id' is missing;")
     assert not out.exists()
+
+
+def test_a_reference_metric_over_data_without_references_is_one_line_before_any_work(
+        tmp_path: Path) -> None:
+    """It perturbed and asked for every score, then ended in exit 3 (100% missing)."""
+    path = tmp_path / "norefs.jsonl"
+    path.write_text("".join(json.dumps({"id": r["id"], "hypothesis": r["hypothesis"]}) + "\n"
+                            for r in ROWS), "utf-8")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    result = runner.invoke(app, ["run", str(path), "-e", "chrf", "-p", "truncation", "--out",
+                                 str(out), "--cache-dir", str(cache)])
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: {path}: chrf needs references, and none of the 2 "
+                             "examples has one: map the field that holds them (--map "
+                             "references=FIELD), or choose an evaluator that needs none\n")
+    assert not out.exists() and not cache.exists()
+    assert not any(p.name.startswith(".out") for p in tmp_path.iterdir())  # no staging folder
