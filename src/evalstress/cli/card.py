@@ -147,11 +147,11 @@ def _print_plan(plan: CardPlan, options: CardOptions) -> None:
     from rich.table import Table
 
     from evalstress.card.estimate import estimate_card
+    from evalstress.card.model import count_text
 
     rows = estimate_card(plan, options)
     table = Table(title=f"Card plan for {plan.evaluator.label} ({plan.budget.name} budget, "
-                  f"{len(plan.examples)} of {plan.data['available']} examples) -> "
-                  f"{options.out}")
+                  f"{count_text(plan.data)}) -> {options.out}")
     for column in ("method", "examples", "variants", "texts to score", "calls", "tokens",
                    "est. time", "note"):
         table.add_column(column, justify="left" if column in ("method", "note") else "right")
