@@ -166,6 +166,19 @@ def make_evaluators(specs: list[str]) -> list[Evaluator]:
     return made
 
 
+def reachable(evaluators: Sequence[Evaluator]) -> None:
+    """Each evaluator that asks an endpoint can answer (`Evaluator.check_reachable`), asked
+    before the command writes anything: one that cannot ends the command (exit 2); the
+    evaluators are closed then."""
+    try:
+        for evaluator in evaluators:
+            evaluator.check_reachable()
+    except ValueError as exc:
+        for evaluator in evaluators:
+            evaluator.close()
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+
+
 def _max_missing_cap(value: float) -> float:
     try:
         return check_max_missing(value)
