@@ -206,9 +206,13 @@ def test_a_server_that_is_not_there_is_not_asked_hundreds_of_times() -> None:
     client = LLMClient(url, "fake", backoff=0.01, max_attempts=3, max_concurrency=4)
     failed = ask(client, 40)
     assert all(isinstance(f, LLMError) and f.kind == "connection" for f in failed)
-    assert client.usage.calls <= DOWN_AFTER + 4  # those already on their way when it tripped
+    calls = client.usage.calls
+    assert calls <= DOWN_AFTER + 4  # those already on their way when it tripped
     assert f"connection refused by {url}" in str(failed[-1])
     assert "attempts in a row could not connect, so nothing more is sent" in str(failed[-1])
+    client.reset_failures()  # closed at the end of a run, used again: it tries again
+    ask(client, 1)
+    assert client.usage.calls > calls
 
 
 def test_an_answer_of_any_kind_starts_the_count_again(server: FakeServer) -> None:

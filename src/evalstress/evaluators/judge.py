@@ -400,6 +400,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         check_client(self.client, self.label)
 
     def close(self) -> None:
+        self.client.reset_failures()
         if self.client.cache is not None:
             self.client.cache.close()
             self.client.cache = None

@@ -340,6 +340,11 @@ class LLMClient:
                            + (f"; last: {last}" if last else ""), attempts)
         raise LLMError(last.kind, str(last), self.max_attempts, last.status)
 
+    def reset_failures(self) -> None:
+        """Forget the attempts that could not connect: a client closed at the end of a run and
+        used again (a notebook's judge) tries the server again."""
+        self._unconnected, self._down = 0, None
+
     def _count_unconnected(self, failure: _Retry) -> None:
         """Count an attempt that could not connect; any other answer, even an error, shows
         the server is there and starts the count again."""

@@ -102,6 +102,7 @@ class TextGenerator(FollowsRunCache):
         check_client(self.client, who)
 
     def close(self) -> None:
+        self.client.reset_failures()
         if self.client.cache is not None:
             self.client.cache.close()
             self.client.cache = None
