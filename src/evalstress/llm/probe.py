@@ -35,6 +35,11 @@ SHOWN_MODELS = 8
 _answered: set[tuple[str, str, str]] = set()
 
 
+def forget_answers() -> None:
+    """Ask every endpoint again: a test's fake server may reuse the port of an earlier one."""
+    _answered.clear()
+
+
 class EndpointError(ValueError):
     """An endpoint that cannot answer; the message is the command's whole error line."""
 
