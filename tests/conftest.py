@@ -41,6 +41,15 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _endpoints_asked_afresh() -> None:
+    """Each test asks its endpoints itself: a fake server may get the port of an earlier
+    test's, which the process remembers as answering (`llm.probe`)."""
+    from evalstress.llm.probe import forget_answers
+
+    forget_answers()
+
+
 @pytest.fixture(scope="session")
 def tiny_masked_lm(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A 2-layer BERT masked LM built from a config with MiniLM's vocabulary (no download),

@@ -145,18 +145,16 @@ def test_a_folder_of_other_files_is_refused_without_force(tmp_path: Path,
     assert (out / "notes.txt").read_text() == "keep me"
 
 
-@pytest.mark.filterwarnings("ignore:could not ask")
 def test_a_judge_that_never_answers_exits_3_after_writing_the_card(tmp_path: Path,
                                                                     small_data: Path) -> None:
-    with FakeServer() as server:
-        url = server.base_url  # nothing listens there once the server is closed
     out = tmp_path / "card"
-    spec = (f"judge:model=m,base_url={url},form=score-only,max_attempts=1,backoff=0.01,"
-            f"cache={tmp_path / 'llm.sqlite'}")
     data = small_data.read_text(encoding="utf-8").splitlines()[0] + "\n"
     small_data.write_text(data, encoding="utf-8")  # one example: every call fails fast
-    result = runner.invoke(app, ["card", spec, "--data", str(small_data), "--budget", "small",
-                                 "--workers", "1", "--out", str(out), "--no-cache"])
+    with FakeServer(default=Reply(status=503, error="overloaded")) as server:
+        spec = (f"judge:model=m,base_url={server.base_url},form=score-only,max_attempts=1,"
+                f"backoff=0.01,cache={tmp_path / 'llm.sqlite'}")
+        result = runner.invoke(app, ["card", spec, "--data", str(small_data), "--budget",
+                                     "small", "--workers", "1", "--out", str(out), "--no-cache"])
     assert result.exit_code == 3, result.output
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     assert card["gate"]["missing"]["mostly_missing"] and not card["gate"]["trusted"]
@@ -192,3 +190,124 @@ def test_a_card_never_deletes_the_users_files_or_follows_a_link(tmp_path: Path,
                                  str(tmp_path / "other"), *cache])
     assert locked.exit_code == 2 and "symbolic link" in one_line(locked.output)
     assert victim.read_text() == "settings"
+
+
+def _lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+def test_a_judge_of_the_openai_api_without_a_key_stops_before_any_method(
+        tmp_path: Path, small_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It ran every method (97 s, 412 failed requests) before exit 3."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALSTRESS_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    out, cache = tmp_path / "card", tmp_path / "cache"
+    result = runner.invoke(app, ["card", "judge:model=gpt-4o-mini", "--data", str(small_data),
+                                 "--out", str(out), "--cache-dir", str(cache)])
+    assert result.exit_code == 2, result.output
+    assert _lines(result.output) == [
+        "error: judge(gpt-4o-mini): https://api.openai.com/v1 needs an API key: set "
+        "$OPENAI_API_KEY (or name the variable that holds it with api_key_env=NAME)"]
+    assert not out.exists() and not cache.exists()
+
+
+def test_a_judge_on_a_closed_port_stops_before_any_method(tmp_path: Path,
+                                                         small_data: Path) -> None:
+    with FakeServer() as server:
+        url = server.base_url  # nothing listens there once the server is closed
+    out, cache = tmp_path / "card", tmp_path / "cache"
+    spec = f"judge:model=m,base_url={url},form=score-only"
+    result = runner.invoke(app, ["card", spec, "--data", str(small_data), "--budget", "small",
+                                 "--out", str(out), "--cache-dir", str(cache)])
+    assert result.exit_code == 2, result.output
+    lines = _lines(result.output)
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: judge(m): connection refused by {url} (nothing listens there"), result.output
+    assert "could not ask" not in result.output  # no Python warning text
+    assert not out.exists() and not cache.exists()
+
+
+def test_a_gold_judge_that_refuses_the_key_stops_before_any_method(
+        tmp_path: Path, small_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOLD_TEST_KEY", "wrong")
+    out, cache = tmp_path / "card", tmp_path / "cache"
+    with FakeServer(api_key="right") as server:
+        gold = f"judge:model=fake,base_url={server.base_url},api_key_env=GOLD_TEST_KEY"
+        result = runner.invoke(app, ["card", "bleu", "--gold", gold, "--data", str(small_data),
+                                     "--budget", "small", "--out", str(out), "--cache-dir",
+                                     str(cache)])
+        assert (server.listings, server.calls) == (1, 0)
+    assert result.exit_code == 2, result.output
+    lines = _lines(result.output)
+    assert len(lines) == 1, result.output
+    assert lines[0] == (f"error: --gold judge(fake): {server.base_url} refused the API key in "
+                        "$GOLD_TEST_KEY (HTTP 401): check the key, or name another variable "
+                        "with api_key_env=NAME")
+    assert not out.exists() and not cache.exists()
+
+
+def _rows(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+TEXT = "The council approved the new budget on Monday after a long debate about schools."
+
+
+def test_a_reference_metric_over_data_without_references_is_refused_up_front(
+        tmp_path: Path) -> None:
+    data = _rows(tmp_path / "norefs.jsonl", [  # empty, blank, an empty list, none at all
+        {"id": "r0", "hypothesis": TEXT, "references": ""},
+        {"id": "r1", "hypothesis": TEXT, "references": "   "},
+        {"id": "r2", "hypothesis": TEXT, "references": []}, {"id": "r3", "hypothesis": TEXT}])
+    out, cache = tmp_path / "card", tmp_path / "cache"
+    result = runner.invoke(app, ["card", "bleu", "--data", str(data), "--out", str(out),
+                                 "--cache-dir", str(cache)])
+    assert result.exit_code == 2, result.output
+    assert _lines(result.output) == [
+        f"error: {data}: bleu needs references, and none of the 4 examples has one: map the "
+        "field that holds them (--map references=FIELD), or choose an evaluator that needs "
+        "none"]
+    assert not out.exists() and not cache.exists()
+
+
+def test_rows_without_references_are_counted_before_the_card_runs(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "some.jsonl",
+                 [{"id": f"r{i}", "hypothesis": TEXT, "references": [TEXT] if i else []}
+                  for i in range(3)])
+    result = runner.invoke(app, ["card", "bleu", "--data", str(data), "--budget", "small",
+                                 "--dry-run", "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    assert (f"warning: 1 of 3 examples of {data} has no reference: bleu skips it, and its "
+            "scores are missing") in one_line(result.output)
+
+
+def test_rows_beyond_max_chars_are_counted_on_the_card_and_warned_about(
+        tmp_path: Path) -> None:
+    """A 50 MB row was skipped with the card saying "4 of 4 examples" and no warning."""
+    rows = [{"id": f"r{i}", "hypothesis": f"{TEXT} Row {i}.", "references": [TEXT]}
+            for i in range(4)]
+    rows.insert(2, {"id": "long", "hypothesis": "word " * 200, "references": [TEXT]})
+    data = _rows(tmp_path / "long.jsonl", rows)
+    out = tmp_path / "card"
+    result = runner.invoke(app, ["card", "bleu", "--data", str(data), "--budget", "small",
+                                 "--workers", "1", "--max-chars", "500", "--out", str(out),
+                                 "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    assert (f"warning: 1 of 5 examples of {data} is longer than 500 characters: the card "
+            "leaves it out (raise --max-chars to keep it)") in one_line(result.output)
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    assert card_problems(card) == []
+    assert (card["data"]["examples"], card["data"]["available"]) == (4, 5)
+    assert card["data"]["skipped"] == {"rows": 1, "reason": "longer than 500 characters"}
+    line = "4 of 5 examples; 1 skipped: longer than 500 characters"
+    assert line in (out / "card.md").read_text(encoding="utf-8")
+    assert line in (out / "card.html").read_text(encoding="utf-8")
+
+
+def test_max_chars_is_checked_as_run_checks_it(tmp_path: Path, small_data: Path) -> None:
+    result = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--max-chars",
+                                 "-3", "--out", str(tmp_path / "card")])
+    assert result.exit_code == 2, result.output
+    assert "max_chars must be a positive whole number of characters" in one_line(result.output)
+    assert not (tmp_path / "card").exists()

@@ -173,3 +173,20 @@ def test_a_yaml_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and result.output.count("\n") == 1
     assert f"{deep}" in result.output and "nested too deeply" in result.output
+
+
+def test_a_reference_metric_over_data_without_references_is_one_line_before_any_work(
+        tmp_path: Path) -> None:
+    """It perturbed and asked for every score, then ended in exit 3 (100% missing)."""
+    path = tmp_path / "norefs.jsonl"
+    path.write_text("".join(json.dumps({"id": r["id"], "hypothesis": r["hypothesis"]}) + "\n"
+                            for r in ROWS), "utf-8")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    result = runner.invoke(app, ["run", str(path), "-e", "chrf", "-p", "truncation", "--out",
+                                 str(out), "--cache-dir", str(cache)])
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: {path}: chrf needs references, and none of the 2 "
+                             "examples has one: map the field that holds them (--map "
+                             "references=FIELD), or choose an evaluator that needs none\n")
+    assert not out.exists() and not cache.exists()
+    assert not any(p.name.startswith(".out") for p in tmp_path.iterdir())  # no staging folder

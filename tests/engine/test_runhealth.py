@@ -43,24 +43,26 @@ def _closed_port_url() -> str:
         return srv.base_url  # nothing listens there once the server is closed
 
 
-@pytest.mark.filterwarnings("ignore:could not ask")
-def test_a_judge_run_with_every_call_refused_exits_3_after_writing(tmp_path: Path) -> None:
-    url = _closed_port_url()
+def test_a_judge_run_with_every_call_failing_exits_3_after_writing(tmp_path: Path) -> None:
+    """The server is there (a judge on a closed port stops before any work: tests/job), but
+    answers every request with a 503."""
     data = _data(tmp_path, {"a": SENTENCES, "b": SENTENCES.replace("Oslo", "Bergen")})
     out = tmp_path / "run"
-    judge = f"judge:model=m,base_url={url},form=score-only,max_attempts=1,backoff=0.01"
-    args = ["run", str(data), "-e", judge, "-p", "truncation", "--seeds", "1", "--out", str(out),
-            "--no-cache"]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 3, result.output
-    said = _text(result)
-    # 2 originals + 2 examples x 5 truncation severities = 12 requests, every one refused
-    assert "12 of 12 scores missing (100%)" in said
-    assert "connection refused" in said and "timeout" not in said
-    assert (out / "results.json").exists() and (out / "scores.parquet").exists()
-    # --max-missing 1 accepts the run
-    again = runner.invoke(app, [*args, "--max-missing", "1"])
-    assert again.exit_code == 0, again.output
+    with FakeServer(default=Reply(status=503, error="overloaded")) as server:
+        judge = (f"judge:model=m,base_url={server.base_url},form=score-only,max_attempts=1,"
+                 "backoff=0.01")
+        args = ["run", str(data), "-e", judge, "-p", "truncation", "--seeds", "1", "--out",
+                str(out), "--no-cache"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 3, result.output
+        said = _text(result)
+        # 2 originals + 2 examples x 5 truncation severities = 12 requests, every one failed
+        assert "12 of 12 scores missing (100%)" in said
+        assert "HTTP 503" in said and "overloaded" in said
+        assert (out / "results.json").exists() and (out / "scores.parquet").exists()
+        # --max-missing 1 accepts the run
+        again = runner.invoke(app, [*args, "--max-missing", "1"])
+        assert again.exit_code == 0, again.output
 
 
 @pytest.mark.parametrize(("unparsable", "code"), [(2, 0), (3, 0), (4, 3)])
@@ -212,50 +214,87 @@ def test_frame_shares_per_evaluator_with_the_commonest_reason() -> None:
     assert (shares["b"].missing, shares["b"].rows) == (0, 1)
 
 
-@pytest.mark.filterwarnings("ignore:could not ask")
-def test_correlate_with_every_judge_call_refused_exits_3_after_writing(tmp_path: Path) -> None:
+def test_correlate_with_every_judge_call_failing_exits_3_after_writing(tmp_path: Path) -> None:
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"id": d, "references": [SENTENCES], "systems": [
         {"system": s, "summary": f"{SENTENCES} ({d}{s})", "coherence": i}
         for i, s in enumerate(["x", "y"])]}) + "\n" for d in ("d1", "d2")))
-    judge = (f"judge:model=m,base_url={_closed_port_url()},form=score-only,max_attempts=1,"
+    server = FakeServer(default=Reply(status=503, error="overloaded")).start()
+    judge = (f"judge:model=m,base_url={server.base_url},form=score-only,max_attempts=1,"
              "backoff=0.01")
     args = ["correlate", str(docs), "-e", "bleu", "-e", judge, "--human", "coherence",
             "--out", str(tmp_path / "o"), "--no-cache", "--n-boot", "10"]
-    result = runner.invoke(app, args)
+    try:
+        result = runner.invoke(app, args)
+        again = runner.invoke(app, [*args, "--max-missing", "1"])
+    finally:
+        server.stop()
     assert result.exit_code == 3, result.output
     said = _text(result)
-    assert "4 of 4 scores missing (100%)" in said and "connection refused" in said
+    assert "4 of 4 scores missing (100%)" in said and "HTTP 503" in said
     # BLEU scored everything: the missing-scores lines do not name it (its progress lines,
     # "scoring bleu: 4/4 (100%)", say it finished)
     missing_lines = [line for line in str(result.output).splitlines() if "missing" in line]
     assert missing_lines and not any("bleu" in line for line in missing_lines)
     scores = pd.read_parquet(tmp_path / "o" / "scores.parquet")
     judged = scores[scores["evaluator"] != "bleu"]
-    assert judged["score"].isna().all() and judged["reason"].str.contains("refused").all()
+    assert judged["score"].isna().all() and judged["reason"].str.contains("503").all()
     assert (tmp_path / "o" / "results.json").exists()
-    assert runner.invoke(app, [*args, "--max-missing", "1"]).exit_code == 0
+    assert again.exit_code == 0, again.output
 
 
-@pytest.mark.filterwarnings("ignore:could not ask")
-def test_attack_with_the_gold_judge_unreachable_exits_3_after_writing(tmp_path: Path) -> None:
+def test_correlate_with_a_judge_on_a_closed_port_stops_before_any_work(tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "d1", "references": [SENTENCES], "systems": [
+        {"system": "x", "summary": SENTENCES, "coherence": 1}]}) + "\n")
+    url = _closed_port_url()
+    judge = f"judge:model=m,base_url={url},form=score-only"
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["correlate", str(docs), "-e", judge, "--human", "coherence",
+                                 "--out", str(out), "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert _text(result).startswith(f"error: judge(m): connection refused by {url}")
+    assert not out.exists()
+
+
+def test_attack_with_the_gold_judge_always_failing_exits_3_after_writing(tmp_path: Path) -> None:
     data = _data(tmp_path, {"a": LONGER, "b": SENTENCES})
-    gold = (f"judge:model=g,base_url={_closed_port_url()},max_attempts=1,backoff=0.01")
+    server = FakeServer(default=Reply(status=503, error="overloaded")).start()
+    gold = f"judge:model=g,base_url={server.base_url},max_attempts=1,backoff=0.01"
     out = tmp_path / "attack"
     args = ["attack", str(data), "-v", "bleu", "-g", gold, "--method", "rule:jumble",
             "--direction", "bad", "--no-cache", "--out", str(out)]
-    result = runner.invoke(app, args)
+    try:
+        result = runner.invoke(app, args)
+        again = runner.invoke(app, [*args, "--max-missing", "1"])
+    finally:
+        server.stop()
     assert result.exit_code == 3, result.output
     said = _text(result)
     assert "error: gold:" in said and "scores missing (100%)" in said
-    assert "connection refused" in said
+    assert "HTTP 503" in said
     records = [json.loads(line) for line in (out / "attacks.jsonl").read_text().splitlines()]
     assert records and all(not r["success"] for r in records)
     asked = sum(r["gold_queries"] for r in records)
     assert asked > 0 and sum(sum(r["missing"].values()) for r in records) == asked
     results = json.loads((out / "results.json").read_text())
     assert sum(results["analyses"]["adversarial"]["missing"].values()) == asked
-    assert runner.invoke(app, [*args, "--max-missing", "1"]).exit_code == 0
+    assert again.exit_code == 0, again.output
+
+
+def test_attack_with_the_gold_judge_on_a_closed_port_stops_before_any_search(
+        tmp_path: Path) -> None:
+    data = _data(tmp_path, {"a": LONGER})
+    url = _closed_port_url()
+    out = tmp_path / "attack"
+    result = runner.invoke(app, ["attack", str(data), "-v", "bleu", "-g",
+                                 f"judge:model=g,base_url={url}", "--method", "rule:jumble",
+                                 "--no-cache", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert _text(result) == (f"error: --gold judge(g): connection refused by {url} (nothing "
+                             "listens there: is the server running, and is the port right?)")
+    assert not out.exists()
+    assert not any(p.name.startswith(".attack") for p in tmp_path.iterdir())
 
 
 def test_a_run_mostly_missing_does_not_print_a_clean_verdict_alone(tmp_path: Path) -> None:

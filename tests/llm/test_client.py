@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalstress.llm.cache import ResponseCache, explain
-from evalstress.llm.client import LLMClient, LLMError, parse_retry_after
+from evalstress.llm.client import DOWN_AFTER, LLMClient, LLMError, parse_retry_after
 from evalstress.llm.fake_server import FakeServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Rate this."}]
@@ -195,3 +195,30 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after-ms": "250"}) == 0.25
     assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
     assert parse_retry_after({}) is None
+
+
+@pytest.mark.filterwarnings("ignore:could not ask")  # the loopback identity probe is refused too
+def test_a_server_that_is_not_there_is_not_asked_hundreds_of_times() -> None:
+    """40 requests of up to 3 attempts each against a closed port: after DOWN_AFTER attempts in
+    a row could not connect, the client sends nothing more and every request fails at once
+    with the reason (not 120 connection attempts)."""
+    with FakeServer() as srv:
+        url = srv.base_url  # closed again: nothing listens on this port now
+    client = LLMClient(url, "fake", backoff=0.01, max_attempts=3, max_concurrency=4)
+    failed = ask(client, 40)
+    assert all(isinstance(f, LLMError) and f.kind == "connection" for f in failed)
+    calls = client.usage.calls
+    assert calls <= DOWN_AFTER + 4  # those already on their way when it tripped
+    assert f"connection refused by {url}" in str(failed[-1])
+    assert "attempts in a row could not connect, so nothing more is sent" in str(failed[-1])
+    client.reset_failures()  # closed at the end of a run, used again: it tries again
+    ask(client, 1)
+    assert client.usage.calls > calls
+
+
+def test_an_answer_of_any_kind_starts_the_count_again(server: FakeServer) -> None:
+    """Errors that show the server is there (a 400) never stop the client."""
+    server.default = Reply(status=400, error="bad request")
+    failed = ask(make(server), DOWN_AFTER + 5)
+    assert all(isinstance(f, LLMError) and f.kind == "client" for f in failed)
+    assert server.calls == DOWN_AFTER + 5

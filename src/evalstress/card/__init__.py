@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstress.card.make import CARDS, folder_name, make_card, plan_card
+from evalstress.card.make import CARDS, check_endpoints, folder_name, make_card, plan_card
 from evalstress.card.model import Card
 from evalstress.card.plan import BUDGETS, CardPlan
 from evalstress.card.run import CardError, CardOptions, card_workers
@@ -55,19 +55,25 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
          gold: str | None = None, generator: str | None = None,
          out: str | Path | None = None, cache: bool = True,
          cache_dir: str | Path | None = None, workers: int | None = None, force: bool = False,
-         say: Any = None) -> Card | list[Card]:
+         max_chars: int | None = None, say: Any = None) -> Card | list[Card]:
     """The card of an evaluator spec (a Card), or of each of several (a list, one folder
     each). `data`: a JSONL/CSV/Parquet file read with `mapping` and `task`, or None for the
     built-in corpus. `budget`: small, standard or paper. `gold` (and `generator`) add the
-    adversarial search. Every card is planned, and every spec checked, before any runs."""
+    adversarial search. `max_chars`: the longest text kept (None: 100,000; 0: no limit).
+    Every card is planned, and every spec and endpoint checked, before any runs."""
     specs = [spec_or_specs] if isinstance(spec_or_specs, str) else list(spec_or_specs)
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
-                       gold=gold, generator=generator) for spec in specs]
+                       gold=gold, generator=generator, max_chars=max_chars) for spec in specs]
+    tell = say or (lambda line: None)
+    for plan in plans:
+        check_endpoints(plan)
+        for note in plan.notes:  # rows left out, rows without references
+            tell(f"warning: {note}")
     made = [make_card(plan, CardOptions(folder, cache_dir=Path(cache_dir) if cache_dir
                                         else None, no_cache=not cache,
                                         workers=card_workers(len(plan.examples), workers),
-                                        force=force, say=say or (lambda line: None)))
+                                        force=force, say=tell))
             for plan, folder in zip(plans, card_folders(plans, Path(out) if out else None),
                                     strict=True)]
     return made[0] if isinstance(spec_or_specs, str) else made

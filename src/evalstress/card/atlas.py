@@ -28,7 +28,7 @@ from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import code, interval_text, text
-from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
+from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
@@ -146,9 +146,8 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
     evaluator, data, budget = card["evaluator"], card["data"], card["budget"]
     lines = [f"## {entry.title}", "", f"{entry.what} · "
              f"{code(evaluator['short_signature'])} · spec {code(evaluator['spec'])} · "
-             f"{text(budget['name'])} budget ({text(data['examples'])} of "
-             f"{text(data['available'])} examples, data sha256 {code(data['sha256'][:12] + '…')}"
-             ") · made in "
+             f"{text(budget['name'])} budget ({text(count_text(data))}, "
+             f"data sha256 {code(data['sha256'][:12] + '…')}) · made in "
              f"{minutes(build_seconds(card['cost']))} · [card.json]({base}/{entry.name}/{CARD_JSON})",
              ""]
     if entry.note:

@@ -16,7 +16,7 @@ from typing import Any
 
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.markdown import ci, gate_checks, interval_text, pct
-from evalstress.card.model import cost_text
+from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
 from evalstress.report.common import num as report_num
@@ -340,8 +340,8 @@ def header_html(card: Mapping[str, Any]) -> str:
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
     facts = [("signature", Raw(f"<code>{esc(evaluator['short_signature'])}</code>"
                                + (f" ({esc(versions)})" if versions else ""))),
-             ("data", Raw(f"{esc(data['source'])}: {data['examples']} of {data['available']} "
-                          f"examples ({esc(tasks)}); sha256 <code>{esc(data['sha256'])}</code>")),
+             ("data", Raw(f"{esc(data['source'])}: {esc(count_text(data))} ({esc(tasks)}); "
+                          f"sha256 <code>{esc(data['sha256'])}</code>")),
              ("budget", f"{budget['name']}: {budget['description']}"),
              ("cost", cost_text(cost))]
     rows = "".join(f"<dt>{esc(name)}</dt><dd>{value.html if isinstance(value, Raw) else esc(value)}"

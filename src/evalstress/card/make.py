@@ -4,16 +4,19 @@ any work), run its methods in its folder, write card.json and card.md."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evalstress.card.assemble import assemble, write_card
-from evalstress.card.data import describe, load_card_examples, spread_over_tasks
+from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
 from evalstress.card.model import Card
 from evalstress.card.plan import CardPlan, EvaluatorTraits, get_budget, plan_methods
-from evalstress.card.run import CardOptions, MethodOutcome, claim_out, run_method
+from evalstress.card.run import CardError, CardOptions, MethodOutcome, claim_out, run_method
 from evalstress.core.cache import default_cache_dir
+from evalstress.core.wording import plural
 from evalstress.evaluators.base import create_evaluator
+from evalstress.job.build import reference_note
 from evalstress.llm.generate import TextGenerator
 from evalstress.studies.attack.scoring import gold_evaluator
 
@@ -44,21 +47,58 @@ def evaluator_traits(spec: str) -> EvaluatorTraits:
         made.close()
 
 
+def check_endpoints(plan: CardPlan) -> None:
+    """The endpoints the card will ask (the evaluator's; the gold's and the generator's when
+    the adversarial search runs) answer and take their keys, asked before any method runs
+    (`llm.probe`): a CardError naming the one that cannot. Each is asked once per process."""
+    attack = plan.method("adversarial").runs
+    asked: list[tuple[str, Callable[[], Any]]] = []
+    if plan.evaluator.asks_endpoint:
+        asked.append(("", lambda: create_evaluator(plan.evaluator.spec)))
+    if attack and plan.gold:
+        asked.append(("--gold ", lambda: gold_evaluator(str(plan.gold), 1)))
+    if attack and plan.generator:
+        asked.append(("", lambda: TextGenerator.from_spec(str(plan.generator))))
+    for prefix, build in asked:
+        made = build()
+        try:
+            made.check_reachable()
+        except ValueError as exc:
+            raise CardError(prefix + str(exc.args[0] if exc.args else exc)) from None
+        finally:
+            made.close()
+
+
 def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
               task: str | None = None, budget: str = "standard", gold: str | None = None,
-              generator: str | None = None) -> CardPlan:
+              generator: str | None = None, max_chars: int | None = None) -> CardPlan:
     """Everything the card will do, decided and checked before any work: the evaluator (its
-    spec built once), the budget, the examples (read, spread over the tasks, hashed) and each
-    method, run or not with the reason."""
+    spec built once), the budget, the examples (read, the rows beyond the length limit left
+    out, spread over the tasks, hashed), their references when the evaluator needs them, and
+    each method, run or not with the reason."""
     chosen = get_budget(budget)
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
-    every = load_card_examples(data, field_map, task)
-    examples = spread_over_tasks(every, chosen.examples)
+    every = load_card_examples(data, field_map, task, max_chars)
+    source = str(data) if data is not None else "the built-in corpus"
+    usable, limit = within_length(every, max_chars, source)
+    examples = spread_over_tasks(usable, chosen.examples)
+    notes = []
+    too_long = len(every) - len(usable)
+    if too_long:
+        it = "it" if too_long == 1 else "them"
+        notes.append(f"{too_long} of {plural(len(every), 'example')} of {source} "
+                     f"{'is' if too_long == 1 else 'are'} longer than {limit:,} characters: "
+                     f"the card leaves {it} out (raise --max-chars to keep {it})")
+    references = reference_note(examples, [traits.label] if traits.needs_references else [],
+                                source)
+    notes += [references] if references else []
     return CardPlan(traits, chosen, examples,
-                    describe(examples, len(every), data, field_map, task),
+                    describe(examples, len(every), data, field_map, task,
+                             too_long=too_long, max_chars=limit),
                     plan_methods(traits, chosen, examples, gold=gold, generator=generator),
-                    gold=gold, generator=generator, data_path=data)
+                    gold=gold, generator=generator, data_path=data, max_chars=max_chars,
+                    notes=tuple(notes))
 
 
 def make_card(plan: CardPlan, options: CardOptions) -> Card:
@@ -67,6 +107,7 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
     # the shared cache is never inside the card's folder, even with --no-cache
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
+    check_endpoints(plan)
     lock = claim_out(options.out, force=options.force, inputs=inputs)
     try:
         outcomes: dict[str, MethodOutcome] = {}

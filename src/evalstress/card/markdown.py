@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 
 from evalstress.card.figures import FigurePlan, figure_plans
-from evalstress.card.model import cost_text
+from evalstress.card.model import cost_text, count_text
 from evalstress.core.consoles import visible_controls
 
 #: characters of a text shown in an example (the run directory holds the whole text)
@@ -351,8 +351,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
              *gate_lines(card["gate"])]
     tasks = ", ".join(f"{task} {n}" for task, n in data["tasks"].items())
     lines += table(["", ""], [
-        ["data", f"{data['source']}: {data['examples']} of {data['available']} examples "
-                 f"({tasks}); sha256 {data['sha256'][:16]}…"],
+        ["data", f"{data['source']}: {count_text(data)} ({tasks}); sha256 {data['sha256'][:16]}…"],
         ["budget", f"{budget['name']}: {budget['description']}"],
         ["cost", cost_text(cost)]])
     lines += finding_lines(card["findings"], card["gate"])

@@ -55,6 +55,16 @@ def build_seconds(cost: Mapping[str, Any]) -> float:
                for m in (cost.get("methods") or {}).values())
 
 
+def count_text(data: Mapping[str, Any]) -> str:
+    """The card's count of its examples: '4 of 5 examples', with the rows left out for their
+    length ('; 1 skipped: longer than 100,000 characters')."""
+    text = f"{data['examples']} of {data['available']} examples"
+    skipped = data.get("skipped")
+    if skipped:
+        text += f"; {skipped['rows']} skipped: {skipped['reason']}"
+    return text
+
+
 def cost_text(cost: Mapping[str, Any]) -> str:
     """The cost line of card.md and card.html: a card whose methods were all reused names
     what they took when they ran, not its own 0 s."""

@@ -135,6 +135,10 @@ class EvaluatorTraits:
     quality: Mapping[str, str | None]
     #: evaluator aspect -> its declared (lowest, highest) score, None when unbounded
     score_range: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
+    #: it scores against references: examples without any are checked before the card runs
+    needs_references: bool = False
+    #: it asks an endpoint (it has its own `check_reachable`): asked before any method runs
+    asks_endpoint: bool = False
 
     @classmethod
     def of(cls, evaluator: Evaluator) -> EvaluatorTraits:
@@ -143,7 +147,10 @@ class EvaluatorTraits:
                    str(evaluator.level), evaluator.short_signature,
                    {a: bool(evaluator.higher_is_better(a)) for a in aspects},
                    {a: quality_aspect(evaluator.label, a) for a in aspects},
-                   {a: evaluator.score_range(a) for a in aspects})
+                   {a: evaluator.score_range(a) for a in aspects},
+                   needs_references=bool(getattr(evaluator, "needs_references", False)),
+                   asks_endpoint=type(evaluator).check_reachable
+                   is not Evaluator.check_reachable)
 
     @property
     def aspect_aware(self) -> bool:
@@ -224,6 +231,10 @@ class CardPlan:
     gold: str | None = None
     generator: str | None = None
     data_path: Path | None = None  # the data file the examples were read from (None: built-in)
+    #: the text length limit as given (--max-chars; None: the default)
+    max_chars: int | None = None
+    #: what the face shows before the card runs (rows left out, rows without references)
+    notes: tuple[str, ...] = ()
 
     def method(self, key: str) -> MethodPlan:
         return next(m for m in self.methods if m.key == key)
@@ -235,7 +246,8 @@ class CardPlan:
         record = {"method": method.to_dict(), "evaluator": self.evaluator.spec,
                   "data": self.data.get("sha256"), "evalstress": __version__,
                   "gold": self.gold if key == "adversarial" else None,
-                  "generator": self.generator if key == "adversarial" else None}
+                  "generator": self.generator if key == "adversarial" else None,
+                  **({"max_chars": self.max_chars} if self.max_chars is not None else {})}
         text = json.dumps(record, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -177,7 +177,8 @@ def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions) ->
          "seeds": method.seeds, "protocol": method.protocol,
          "out": run_dir_of(options.out, method.key), "cache_dir": options.cache_dir,
          "no_cache": options.no_cache, "workers": options.workers, "force": options.force,
-         "quiet": True, "max_missing": options.max_missing}, face="card")
+         "quiet": True, "max_missing": options.max_missing, "max_chars": plan.max_chars},
+        face="card")
 
 
 def method_suite(plan: CardPlan, method: MethodPlan, settings: RunSettings) -> Suite | None:

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from evalstress.cli.common import (
     ForceOption,
+    MaxCharsOption,
     app,
     console,
     err,
@@ -63,6 +64,7 @@ def card_command(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan (per method: examples, variants, calls, estimated "
         "time) and score nothing.")] = False,
+    max_chars: MaxCharsOption = None,
     force: ForceOption = False,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
@@ -74,16 +76,20 @@ def card_command(
     runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
     """
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
+    from evalstress.card.make import check_endpoints
     from evalstress.card.run import card_workers
     from evalstress.engine.runhealth import MissingShare
     from evalstress.job import SettingsError
 
     try:
         plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
-                           gold=gold, generator=generator) for spec in specs]
+                           gold=gold, generator=generator, max_chars=max_chars)
+                 for spec in specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
+    for note in dict.fromkeys(note for plan in plans for note in plan.notes):
+        err.print(f"[yellow]warning:[/] {escape(note)}", soft_wrap=True)
     use_cache_dir(cache_dir)
     folders = card_folders(plans, out)
     if dry_run:
@@ -91,6 +97,11 @@ def card_command(
             _print_plan(plan, CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
                                           workers=card_workers(len(plan.examples), workers)))
         return
+    try:  # every card's endpoints, before the first card runs
+        for plan in plans:
+            check_endpoints(plan)
+    except CardError as exc:
+        raise fail(str(exc)) from None
     mostly_missing = []
     for plan, folder in zip(plans, folders, strict=True):
         options = CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
@@ -136,11 +147,11 @@ def _print_plan(plan: CardPlan, options: CardOptions) -> None:
     from rich.table import Table
 
     from evalstress.card.estimate import estimate_card
+    from evalstress.card.model import count_text
 
     rows = estimate_card(plan, options)
     table = Table(title=f"Card plan for {plan.evaluator.label} ({plan.budget.name} budget, "
-                  f"{len(plan.examples)} of {plan.data['available']} examples) -> "
-                  f"{options.out}")
+                  f"{count_text(plan.data)}) -> {options.out}")
     for column in ("method", "examples", "variants", "texts to score", "calls", "tokens",
                    "est. time", "note"):
         table.add_column(column, justify="left" if column in ("method", "note") else "right")

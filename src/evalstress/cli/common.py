@@ -166,6 +166,19 @@ def make_evaluators(specs: list[str]) -> list[Evaluator]:
     return made
 
 
+def reachable(evaluators: Sequence[Evaluator]) -> None:
+    """Each evaluator that asks an endpoint can answer (`Evaluator.check_reachable`), asked
+    before the command writes anything: one that cannot ends the command (exit 2); the
+    evaluators are closed then."""
+    try:
+        for evaluator in evaluators:
+            evaluator.check_reachable()
+    except ValueError as exc:
+        for evaluator in evaluators:
+            evaluator.close()
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+
+
 def _max_missing_cap(value: float) -> float:
     try:
         return check_max_missing(value)
@@ -178,6 +191,12 @@ MaxMissingOption = Annotated[float, typer.Option(
     callback=_max_missing_cap,
     help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
     "answers is missing, e.g. every judge call failed; 1 turns it off.")]
+
+
+#: `--max-chars` of `run` and `card`: the one text length limit (`RunSettings.max_chars`)
+MaxCharsOption = Annotated[int | None, typer.Option(
+    help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
+    "id (suite option max_chars; 0: no limit). Default 100000.")]
 
 
 #: `--force` of every command that writes a run directory

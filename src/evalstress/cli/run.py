@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from evalstress.cli.common import (
     ForceOption,
+    MaxCharsOption,
     app,
     console,
     err,
@@ -224,9 +225,7 @@ def run_command(
     variant_map: Annotated[list[str] | None, typer.Option(
         help="Field mapping of --variants, e.g. --variant-map text=perturbed "
         "--variant-map perturbation=const:hypernym.")] = None,
-    max_chars: Annotated[int | None, typer.Option(
-        help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
-        "id (suite option max_chars; 0: no limit). Default 100000.")] = None,
+    max_chars: MaxCharsOption = None,
     max_missing: Annotated[float | None, typer.Option(
         help="Exit 3 (after writing every output) when more than this fraction of an "
         "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "

@@ -19,6 +19,7 @@ from evalstress.cli.common import (
     make_evaluators,
     owned_out,
     progress_bars,
+    reachable,
     score_cache,
 )
 from evalstress.core.data import DataError, load_examples
@@ -101,6 +102,7 @@ def self_bias_command(
             for system, text in found.items():
                 extra.setdefault(str(system), {})[example.id] = str(text)
     referees = make_evaluators(list(referee or []))
+    reachable(referees)
     out_dir = out or Path(f"runs/self-bias-{data.stem}")
     with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
                    no_cache=no_cache):
@@ -192,6 +194,7 @@ def correlate_command(
         raise fail(str(exc)) from None
     specs = evaluator or ["bleu", "chrf", "rouge"]
     evaluators = make_evaluators(list(specs))
+    reachable(evaluators)
     out_dir = out or Path(f"runs/correlate-{data.stem}")
     with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
                    no_cache=no_cache):

@@ -437,6 +437,15 @@ class GenerationSetup:
             "'model=NAME,base_url=URL' (or `generator:` in the suite or --config), import "
             "their texts with --variants FILE, or leave these perturbations out")
 
+    def check_reachable(self, suite: Suite, examples: Sequence[Example]) -> None:
+        """The generator's and the verifier's endpoints answer (`llm.probe`), asked before any
+        work when the suite leaves LLM-written variants to them; a ValueError otherwise."""
+        if self.generator is None or not llm_units(examples, suite, self.imported_names):
+            return
+        self.generator.check_reachable("--generator")
+        if self.options.verifier is not None:
+            self.options.verifier.check_reachable("--verifier")
+
     @property
     def adds_variants(self) -> bool:
         """Whether `run` may add variants of names the suite does not list (imported ones), so

@@ -224,6 +224,11 @@ class Evaluator(ABC):
         """Corpus-level evaluators compare a set of texts with a gold set."""
         raise NotImplementedError(f"{self.name} is a segment-level evaluator")
 
+    def check_reachable(self) -> None:  # noqa: B027 - optional hook, most need nothing
+        """Raise a ValueError (one line naming what is wrong) when the evaluator cannot answer
+        at all: a judge's endpoint that is not there or refuses its key. Asked once before any
+        work, so such a run stops at once instead of ending in missing scores."""
+
     def close(self) -> None:  # noqa: B027 - optional hook, most evaluators hold nothing
         """Free models or connections; the runner calls it at the end of a run."""
 

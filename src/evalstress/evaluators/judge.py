@@ -87,6 +87,7 @@ from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend
+from evalstress.llm.probe import check_client
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
 TEMPLATE_FORM = "template"  # the form of a judge that sends the user's own prompt (prompt=FILE)
@@ -394,7 +395,12 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
     def usage(self) -> Usage:
         return self.client.usage
 
+    def check_reachable(self) -> None:
+        """Its endpoint answers and takes the key (`llm.probe`); nothing for a local model."""
+        check_client(self.client, self.label)
+
     def close(self) -> None:
+        self.client.reset_failures()
         if self.client.cache is not None:
             self.client.cache.close()
             self.client.cache = None

@@ -15,7 +15,7 @@ from evalstress.engine.runhealth import MissingShare, attack_missing_shares
 from evalstress.report import write_study_outputs
 from evalstress.studies.attack.base import AttackRecord
 from evalstress.studies.attack.run import Attacker
-from evalstress.studies.attack.setup import close
+from evalstress.studies.attack.setup import check_reachable, close
 
 
 @dataclass
@@ -33,7 +33,14 @@ def run_attack_study(attacker: Attacker, out: Path, *, config: Mapping[str, Any]
                      force: bool = False) -> AttackStudy:
     """Run every search of `attacker` into a fresh staging folder of `out` (each finished search
     appended to attacks.jsonl at once), close its models, and write the run directory. The
-    caller has checked and locked `out`. A ValueError from a search ends it, models closed."""
+    caller has checked and locked `out`. An endpoint that cannot answer is a ValueError before
+    the staging folder (`check_reachable`); a ValueError from a search ends it, models
+    closed."""
+    try:
+        check_reachable(attacker)
+    except ValueError:
+        close(attacker)
+        raise
     files = fresh_staging(out)
     try:
         records = attacker.run(files.path("attacks.jsonl"))

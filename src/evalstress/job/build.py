@@ -229,6 +229,39 @@ def check_paper_evaluators(evaluators: Sequence[Evaluator]) -> None:
                               "give reference_set=FILE or against=references")
 
 
+def has_reference(example: Example) -> bool:
+    """Whether the example carries a reference that is more than whitespace."""
+    return any(reference.strip() for reference in example.references)
+
+
+def reference_note(examples: Sequence[Example], labels: Sequence[str], source: str
+                   ) -> str | None:
+    """Check the references of the evaluators that need them (`labels`) before any work: none
+    among the examples is a DataError naming the evaluators and `source` (every score would be
+    missing); some rows without one give the note returned (their scores will be missing)."""
+    if not labels or not examples:
+        return None
+    lacking = sum(not has_reference(example) for example in examples)
+    names = ", ".join(labels)
+    if lacking == len(examples):
+        raise DataError(source, None, None, f"{names} {'needs' if len(labels) == 1 else 'need'} "
+                        f"references, and none of the {plural(len(examples), 'example')} has "
+                        "one: map the field that holds them (--map references=FIELD), or "
+                        "choose an evaluator that needs none")
+    if not lacking:
+        return None
+    one = lacking == 1
+    return (f"{lacking} of {plural(len(examples), 'example')} of {source} "
+            f"{'has' if one else 'have'} no reference: {names} "
+            f"{'skips' if len(labels) == 1 else 'skip'} {'it' if one else 'them'}, and "
+            f"{'its' if one else 'their'} scores are missing")
+
+
+def references_needed(evaluators: Sequence[Evaluator]) -> list[str]:
+    """The labels of the evaluators that score against references."""
+    return [e.label for e in evaluators if getattr(e, "needs_references", False)]
+
+
 def run_record(settings: RunSettings, suite: Suite, evaluators: Sequence[Evaluator], *,
                command: str, rows: Any = None, objects: bool = False) -> dict[str, Any]:
     """How the run was asked for, as results.json's `config` records it: the evaluators'
@@ -288,6 +321,9 @@ def build_job(settings: RunSettings, *, rows: Any = None,
                                 else list(settings.evaluators))
     if the_suite.protocol == "paper":
         check_paper_evaluators(made)
+    source = str(settings.data) if settings.data is not None else (
+        "rows" if rows is not None else "the built-in corpus")
+    references = reference_note(examples, references_needed(made), source)
     processes, chunk_size = execution_sizes(len(examples), settings.workers, settings.chunk_size)
     job_options = {**dict(settings.options or {}), **dict(options or {}),
                    **({"rel_tol": settings.rel_tol} if settings.rel_tol is not None else {}),
@@ -305,5 +341,6 @@ def build_job(settings: RunSettings, *, rows: Any = None,
             ("input data", settings.data), ("variants file", settings.variants),
             ("perturbation prompts", settings.perturbation_prompts),
             ("config file", settings.config)) if path is not None],
-        notes=[corpus_note(examples, all_ids)]  # run without data (quickstart says what it is)
-        if settings.data is None and rows is None and settings.face == "run" else [])
+        notes=[*([corpus_note(examples, all_ids)]  # without data (quickstart says what it is)
+                 if settings.data is None and rows is None and settings.face == "run" else []),
+               *([references] if references else [])])

@@ -110,6 +110,13 @@ class StressJob:
                 check_target(self.out, "--out", folder=True)
             except StorageError as exc:
                 raise JobError(str(exc)) from None
+        try:  # a judge's or the generator's endpoint: down, or refusing the key
+            for evaluator in self.evaluators:
+                evaluator.check_reachable()
+            if self.generation is not None:
+                self.generation.check_reachable(self.suite, self.examples)
+        except ValueError as exc:
+            raise JobError(str(exc.args[0] if exc.args else exc)) from None
 
 
 @dataclass

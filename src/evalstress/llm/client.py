@@ -59,6 +59,10 @@ FINAL_KINDS = ("client", "key-echo")
 #: after a Ctrl-C, how long an answer already on its way may take to arrive and be cached (it
 #: is paid for); nothing new is sent meanwhile
 IN_FLIGHT_GRACE = 2.0
+#: attempts in a row that could not connect (refused, unknown host) after which a client
+#: sends nothing more: every later request fails at once with the last reason, instead of
+#: hundreds of requests each retried against a server that is not there
+DOWN_AFTER = 10
 
 
 @dataclass
@@ -180,6 +184,8 @@ class LLMClient:
         self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
         self._owner = claimant()  # this client's name in the cache's claims table
         self._stopping = False  # set by a cancellation: no new request leaves
+        self._unconnected = 0  # attempts in a row that could not connect
+        self._down: str | None = None  # set after DOWN_AFTER of them: the last reason
 
     @property
     def identity(self) -> str:
@@ -322,6 +328,11 @@ class LLMClient:
             if self._stopping:  # cancelled while queued: send nothing new
                 await self.pool.release(endpoint)
                 raise asyncio.CancelledError
+            if self._down is not None:  # the server is not there: send nothing more
+                await self.pool.release(endpoint)
+                self.usage.errors += 1
+                raise LLMError("connection", f"{self._down}; {DOWN_AFTER} attempts in a row "
+                               "could not connect, so nothing more is sent", attempt - 1)
             if end is None:
                 end = time.monotonic() + self.deadline
             try:
@@ -330,11 +341,13 @@ class LLMClient:
                     break
                 response = await self._dispatch(endpoint, parts, min(self.timeout, remaining))
                 endpoint.succeeded()
+                self._unconnected = 0
                 self.usage.add_tokens(response.usage)
                 return response
             except _Retry as exc:
                 last = exc
                 self.usage.attempt_failed(exc.kind)
+                self._count_unconnected(exc)
                 if exc.kind == "rate-limit":
                     self.usage.rate_limited += 1
                     endpoint.rate_limited(exc.retry_after)
@@ -359,6 +372,21 @@ class LLMClient:
             raise LLMError("deadline", f"no answer within the {self.deadline:g}s deadline"
                            + (f"; last: {last}" if last else ""), attempts)
         raise LLMError(last.kind, str(last), self.max_attempts, last.status)
+
+    def reset_failures(self) -> None:
+        """Forget the attempts that could not connect: a client closed at the end of a run and
+        used again (a notebook's judge) tries the server again."""
+        self._unconnected, self._down = 0, None
+
+    def _count_unconnected(self, failure: _Retry) -> None:
+        """Count an attempt that could not connect; any other answer, even an error, shows
+        the server is there and starts the count again."""
+        if failure.kind != "connection":
+            self._unconnected = 0
+            return
+        self._unconnected += 1
+        if self._unconnected >= DOWN_AFTER:
+            self._down = str(failure)
 
     async def _dispatch(self, endpoint: Endpoint, parts: Mapping[str, Any],
                         timeout: float) -> ChatResponse:

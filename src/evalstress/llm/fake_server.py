@@ -136,21 +136,32 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"
             503: "Service Unavailable"}
 
 
+#: the body of a 401, as OpenAI words it
+UNAUTHORIZED = json.dumps({"error": {"message": "Incorrect API key provided", "type": "fake",
+                                     "code": "invalid_api_key"}}).encode()
+
+
 class FakeServer:
     """Canned answers by default; `script` replies are used first, in order; `responder` decides
-    everything when given. Counters: `calls`, `max_in_flight`, `requests` (the JSON bodies),
-    `answered` (the bodies that got a completion)."""
+    everything when given. `GET /models` lists `models`; with `api_key` set, a request without
+    `Authorization: Bearer <api_key>` gets a 401, as a hosted API answers. Counters: `calls`,
+    `max_in_flight`, `requests` (the JSON bodies), `answered` (the bodies that got a
+    completion), `listings` (the `GET /models` asked)."""
 
     def __init__(self, *, latency: float = 0.0, default: Reply | None = None,
                  script: list[Reply] | None = None, responder: Responder | None = None,
-                 keep_requests: bool = True, port: int = 0):
+                 keep_requests: bool = True, port: int = 0,
+                 models: tuple[str, ...] = ("fake",), api_key: str | None = None):
         self.latency = latency
         self.default = default or Reply()
         self.script: deque[Reply] = deque(script or [])
         self.responder = responder
         self.keep_requests = keep_requests
         self.port = port
+        self.models = models
+        self.api_key = api_key
         self.calls = 0
+        self.listings = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.statuses: dict[int, int] = {}
@@ -168,6 +179,7 @@ class FakeServer:
 
     def reset_counters(self) -> None:
         self.calls = 0
+        self.listings = 0
         self.max_in_flight = self.in_flight
         self.statuses.clear()
         self.requests.clear()
@@ -200,11 +212,19 @@ class FakeServer:
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
                 if "authorization" in headers:
                     self.auth_headers.add(headers["authorization"])
+                refused = (self.api_key is not None
+                           and headers.get("authorization") != f"Bearer {self.api_key}")
                 if method == "GET" and path.endswith("/_stats"):
                     await self._send(writer, 200, json.dumps(self.stats()).encode(), {})
                 elif method == "GET" and path.endswith("/models"):
-                    models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-                    await self._send(writer, 200, json.dumps(models).encode(), {})
+                    self.listings += 1
+                    models = {"object": "list",
+                              "data": [{"id": m, "object": "model"} for m in self.models]}
+                    await self._send(writer, 401 if refused else 200,
+                                     UNAUTHORIZED if refused else json.dumps(models).encode(), {})
+                elif method == "POST" and path.endswith("/chat/completions") and refused:
+                    self.calls += 1
+                    await self._send(writer, 401, UNAUTHORIZED, {})
                 elif method == "POST" and path.endswith("/chat/completions"):
                     auth = headers.get("authorization", "")
                     if not await self._chat(writer, body, reader, auth):

@@ -28,6 +28,7 @@ from evalstress.llm.aio import gather_all, run_sync
 from evalstress.llm.cache import FollowsRunCache, response_cache_for
 from evalstress.llm.client import ChatResponse, LLMClient, LLMError
 from evalstress.llm.local import LocalBackend
+from evalstress.llm.probe import check_client
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -95,7 +96,13 @@ class TextGenerator(FollowsRunCache):
             params["model"] = str(params["model"])
         return cls(**params)
 
+    def check_reachable(self, who: str = "--generator") -> None:
+        """Its endpoint answers and takes the key (`llm.probe`), asked before any work; nothing
+        for a local model."""
+        check_client(self.client, who)
+
     def close(self) -> None:
+        self.client.reset_failures()
         if self.client.cache is not None:
             self.client.cache.close()
             self.client.cache = None

@@ -127,6 +127,22 @@ def _distinct(evaluators: Sequence[Evaluator]) -> list[Evaluator]:
     return list({id(e): e for e in evaluators}.values())
 
 
+def check_reachable(attacker: Attacker) -> None:
+    """The endpoints the attack will ask (its victims', its gold's, its generator's) answer and
+    take their keys, asked before any search (`llm.probe`): a ValueError of one line naming
+    the one that cannot (the gold's with --gold before it)."""
+    victims = _distinct([v.evaluator for v in attacker.victims])
+    for prefix, evaluators in (("", victims),
+                               ("--gold ", _distinct([m.evaluator for m in attacker.gold.members]))):
+        for evaluator in evaluators:
+            try:
+                evaluator.check_reachable()
+            except ValueError as exc:
+                raise ValueError(prefix + str(exc.args[0] if exc.args else exc)) from None
+    if attacker.generator is not None:
+        attacker.generator.check_reachable()
+
+
 def close(attacker: Attacker) -> None:
     fresh = attacker.fresh_gold.members if attacker.fresh_gold is not None else []
     for evaluator in _distinct([v.evaluator for v in
