@@ -69,7 +69,7 @@ def leak_cases() -> list[Case]:
 
     return [
         *[echoed(how) for how in ENCODED_ECHOES if how != "plain"],
-        *[echoed(how, "openai") for how in ("b64", "b64bearer", "hex")],
+        *[echoed(how, "openai") for how in ("b64", "b64bearer")],
         *[accept(c, f"the key echoed in a 200 answer ({how}; the response cache)",
                  run(evaluators=[judge(f"echo200-{how}")]), env=key, secret=LEAK_KEY)
           for how in ("plain", "b64bearer", "hex")],
@@ -94,6 +94,10 @@ HOSTILE = ("<script>pwned()</script>", "<svg onload=pwned()>", "<img src=x onerr
 HOSTILE_LABEL = "<img src=x onerror=pwned()>"
 
 
+#: attributes whose value a browser loads or runs (a title or alt text is only shown)
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "data", "srcdoc"}
+
+
 class _Tags(HTMLParser):
     """What an HTML page holds that came from the data: an element or attribute carrying
     `pwned`, and closing details/summary tags beyond those opened."""
@@ -110,7 +114,8 @@ class _Tags(HTMLParser):
         if tag in self.opened:
             self.opened[tag] += 1
         for name, value in attrs:
-            if "pwned" in name or "pwned" in (value or ""):
+            active = name.startswith("on") or name in URL_ATTRIBUTES
+            if "pwned" in name or (active and "pwned" in (value or "")):
                 self.found.append(f"<{tag} {name}={value!r}>")
 
     def handle_endtag(self, tag: str) -> None:

@@ -39,7 +39,7 @@ small); a symlink's target is a protected file, so writing through a link is dat
 
 Usage: python bench/probe_reliability.py [--only CATEGORY ...] [-k TEXT] [--list] [--jobs N]
        [--json FILE] [--keep] [--workdir DIR]
-A full run takes about 15 minutes with one job.
+A full run takes about 25 minutes with one job (the round-four categories, 110 cases: about 9).
 """
 
 from __future__ import annotations
@@ -319,7 +319,7 @@ def classify(case: Case, obs: Observation) -> tuple[str, str]:
         return "data loss", "; ".join(obs.lost)
     crash = crashed(case, obs)
     if crash:
-        return "traceback", crash
+        return "traceback", crash + (f"; {obs.problem}" if obs.problem else "")
     if obs.leaks:
         return "silent wrong", "data leak: the API key in " + ", ".join(obs.leaks)
     if obs.raw:
