@@ -252,12 +252,16 @@ def card_rows(extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return rows + ([extra] if extra else [])
 
 
+#: words of a data line that tells of a row left out
+SKIP_WORDS = ("skip", "max-chars", "max_chars", "left out", "too long", "excluded", "over ")
+
+
 def data_line_counts_skips(root: Path) -> str | None:
     """card.md's data line says a row was skipped (not "N of N examples" as if all ran)."""
     text = (root / "card/card.md").read_text(encoding="utf-8")
     line = next((li for li in text.splitlines() if li.startswith("| data |")), "")
-    return None if "skip" in line.lower() else f"card.md's data line says nothing of the " \
-        f"skipped row: {line[:160]!r}"
+    return None if any(w in line.lower() for w in SKIP_WORDS) else \
+        f"card.md's data line says nothing of the skipped row: {line[:160]!r}"
 
 
 def upfront_cases() -> list[Case]:
@@ -275,9 +279,9 @@ def upfront_cases() -> list[Case]:
         error(u, "card of a judge at a port nobody listens on",
               card("judge:model=m,base_url=http://127.0.0.1:9/v1,max_attempts=1,"
                    "form=score-only,timeout=2"), "127.0.0.1:9", "connect", timeout=400.0),
-        error(u, "card of a judge whose server answers 401 to every request",
-              card(judge("deny-401")), "401", "key", "unauthori", max_calls=("deny-401", 20),
-              timeout=400.0),
+        either(u, "card of a judge whose server answers 401 to every request",
+               card(judge("deny-401")), "401", "key", "unauthori", exits=(3,),
+               max_calls=("deny-401", 50), timeout=400.0),
         error(u, "run of BLEU on rows whose references are all []", run(), "references",
               files={"data.jsonl": refs([])}),
         error(u, "run of BLEU on rows whose references are all ['']", run(), "references",

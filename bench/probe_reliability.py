@@ -486,8 +486,9 @@ def execute(case: Case, root: Path, url: str, base_run: Callable[[str], Path]) -
         written = {str(p.relative_to(root)): readable_text(p) for p in root.rglob("*")
                    if p.is_file() and p not in protected}
         obs.leaks = leaks(case.secret, {"stdout": out, "stderr": err, **written})
-    if code in case.exits and case.expect != "error":
-        obs.problem = output_problem(case, root)
+    if code in case.exits and case.expect != "error":  # a run that went on past the point
+        spent = [w for w in obs.work if w.endswith("needed)")]  # of knowing: a problem too
+        obs.problem = output_problem(case, root) or (spent[0] if spent else None)
     return case, obs
 
 
