@@ -77,6 +77,23 @@ class Case:
     late_ok: bool = False
     #: chmod cases: permissions do not bind for root, who is skipped
     needs_non_root: bool = False
+    #: environment variables taken out of the command's environment (no key at all)
+    unset: tuple[str, ...] = ()
+    #: strings from the data (control sequences) that must not reach stdout or stderr raw
+    raw: tuple[str, ...] = ()
+    #: an error line holding one of these describes the fault wrongly (misleading)
+    not_says: tuple[str, ...] = ()
+    #: a traceback on the terminal is what the case asks for (`--debug`)
+    traceback_ok: bool = False
+    #: (judge model, most requests): more requests to the fake server for that model count
+    #: as work done before a refusal (the check could have come first)
+    max_calls: tuple[str, int] | None = None
+    #: a long-running server case: the command serves, and this function (base URL, server
+    #: pid) talks to it and returns what is wrong, or None; the server is stopped afterwards
+    drive: Callable[[str, int], str | None] | None = None
+    #: what the case needs that a machine may lack ("serve": llama-cpp-python and the shipped
+    #: GGUF); without it the case is skipped with the reason
+    needs: str | None = None
 
     @property
     def name(self) -> str:
@@ -126,6 +143,31 @@ class CaseEnv:
             self.protected += [target / n for n in ("results.json", "scores.parquet",
                                                     "variants.parquet")]
         return target
+
+    def base(self, kind: str) -> Path:
+        """The finished run or card (`card`) of this kind the probe made once (not a copy:
+        read it, do not change it)."""
+        return self._base_run(kind)
+
+    def card_dir(self, relative: str = "card", *, protect: bool = True) -> Path:
+        """A copy of a finished card (small budget, BLEU, the built-in corpus); its card.json,
+        card.md and the methods' results are protected unless told otherwise."""
+        target = self.path(relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(self._base_run("card"), target, symlinks=True)
+        if protect:
+            self.protected += [target / "card.json", target / "card.md",
+                               *sorted(target.glob("runs/*/results.json"))]
+        return target
+
+    def link(self, relative: str, target: str) -> Path:
+        """A symbolic link at `relative` pointing to `target` (relative to the case folder),
+        in place of a file there."""
+        path = self.path(relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        path.symlink_to(self.path(target))
+        return path
 
     def cache(self, kind: str = "bleu") -> None:
         """The score cache of a finished run, copied into the case's cache folder."""

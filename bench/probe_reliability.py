@@ -15,9 +15,13 @@ downloaded. Each case lands in one outcome:
                     a timeout counts here too)
   silent wrong      an input that should be refused ran (exit 0/3), a run that said it worked
                     left wrong outputs, or an API key reached a file or the terminal (named
-                    "data leak")
+                    "data leak", the key's encoded forms included: base64 at every
+                    alignment, hex, percent-encoding; SQLite caches are read cell by cell),
+                    or control characters from the data reached the terminal raw
   late failure      refused (exit 2), but only after work: a staging folder or run directory
-                    was made, or cache rows written; the error could have come first
+                    was made, cache rows written, a temporary file left behind, or more
+                    requests sent to the judge server than the case allows; the error could
+                    have come first
   misleading        refused (exit 2), but the error line does not name what is at fault
   wrongly refused   an input that should run was refused (exit 2)
   clear error       refused (exit 2) with an error line naming the file, field or option
@@ -25,16 +29,23 @@ downloaded. Each case lands in one outcome:
 
 Prints a table per category with a total row, then one line per case that is neither a clear
 error nor rightly accepted. Exits 1 when any case is a traceback, silent wrong, late failure,
-data loss or wrongly refused. Runs as root skip the chmod cases (permissions do not bind).
+data loss or wrongly refused. Runs as root skip the chmod cases (permissions do not bind);
+the serve cases are skipped, with the reason, where `evalstress serve` cannot run (no
+llama-cpp-python or no shipped GGUF).
+
+Categories of reliability round four (issue 43) are in `probe_cases_secure.py` (leak-encoded,
+markdown, serve, terminal) and `probe_cases_owned.py` (symlink, ownership, upfront, json-depth,
+small); a symlink's target is a protected file, so writing through a link is data loss.
 
 Usage: python bench/probe_reliability.py [--only CATEGORY ...] [-k TEXT] [--list] [--jobs N]
        [--json FILE] [--keep] [--workdir DIR]
-A full run takes about 15 minutes with one job.
+A full run takes about 25 minutes with one job (the round-four categories, 110 cases: about 9).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import hashlib
 import json
@@ -48,6 +59,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -70,7 +82,10 @@ from probe_cases import (  # noqa: E402
     spec_cases,
     suite_cases,
 )
+from probe_cases_owned import owned_cases  # noqa: E402
 from probe_cases_runs import output_cases  # noqa: E402
+from probe_cases_secure import ENCODED_ECHOES, LEAK_KEY, secure_cases  # noqa: E402
+from probe_cases_serve import serve_and_drive, unavailable  # noqa: E402
 
 OUTCOMES = ("clear error", "misleading", "rightly accepted", "wrongly refused", "traceback",
             "silent wrong", "late failure", "data loss")
@@ -86,6 +101,10 @@ WAIT_LIMIT = 120.0  # seconds a case waits for its background run or its signal 
 #: the cache folder of a case's background run, inside the case folder: its rows are the
 #: background run's work, not the command's
 BACKGROUND_CACHE = "cache-background"
+#: the base card the card cases copy: BLEU, small budget, the built-in corpus
+BASE_CARD = ("card", "bleu", "--budget", "small", "--quiet", "--workers", "1")
+#: requests the fake judge server got, by model name (a case's `max_calls` reads it)
+CALLS: dict[str, int] = {}
 
 
 # ---- what a command did ---------------------------------------------------------------------
@@ -100,6 +119,7 @@ class Observation:
     lost: list[str] = field(default_factory=list)  # protected files gone or changed
     work: list[str] = field(default_factory=list)  # what it made before it exited
     leaks: list[str] = field(default_factory=list)  # where the secret was found
+    raw: list[str] = field(default_factory=list)  # control sequences from the data, printed raw
     problem: str | None = None  # what is wrong with a successful run's outputs
     seconds: float = 0.0
 
@@ -164,6 +184,8 @@ def work_done(root: Path, files_before: set[Path], rows_before: dict[Path, int])
     made += [f"staging folder {p.relative_to(root)}" for p in staging]
     made += [f"run file {p.relative_to(root)}" for p in new
              if p.name in RUN_FILES and not any(s in p.parents for s in staging)]
+    made += [f"temporary file {p.relative_to(root)} left behind" for p in new
+             if p.name.endswith(".tmp") and not any(s in p.parents for s in staging)]
     for path, count in cache_rows(root).items():
         if count > rows_before.get(path, 0):
             made.append(f"{count - rows_before.get(path, 0)} cache rows in "
@@ -172,17 +194,54 @@ def work_done(root: Path, files_before: set[Path], rows_before: dict[Path, int])
 
 
 def key_forms(key: str) -> list[str]:
-    """How a key can leak: as given, JSON-escaped (\\uXXXX, \\/), percent-encoded, or one
-    half of it (a message wrapped over two lines)."""
+    """How a key can leak: as given, JSON-escaped (\\uXXXX, \\/), percent-encoded, one half of
+    it (a message wrapped over two lines), or encoded (`encoded_forms`)."""
     escaped = "".join(c if c.isalnum() else "\\/" if c == "/" else f"\\u{ord(c):04x}"
                       for c in key)
     half = len(key) // 2
-    return [key, escaped, quote_plus(key), key[:half], key[half:]]
+    return [key, escaped, quote_plus(key), key[:half], key[half:], *encoded_forms(key)]
+
+
+def encoded_forms(key: str) -> list[str]:
+    """The key's bytes base64-encoded (standard and URL-safe) at each of the three alignments
+    it can have inside a longer encoded text (as in b64("Bearer " + key)): the characters of
+    the groups that hold only key bytes; hex in both cases; every byte percent-encoded."""
+    raw = key.encode()
+    forms = []
+    for pad in range(3):
+        whole = (pad + len(raw)) // 3  # groups of three bytes that are complete
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            forms.append(encode(b"\0" * pad + raw).decode()[4 if pad else 0: 4 * whole])
+    forms += [raw.hex(), raw.hex().upper(), "".join(f"%{b:02X}" for b in raw),
+              "".join(f"%{b:02x}" for b in raw)]
+    return [f for f in forms if len(f) >= 12]
+
+
+def sqlite_text(path: Path) -> str:
+    """Every cell of every table of a SQLite file, blobs decompressed where zlib can (a
+    cache may store its values compressed); "" when the file cannot be read."""
+    cells: list[str] = []
+    with contextlib.suppress(sqlite3.Error, OSError):
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                for row in conn.execute(f'SELECT * FROM "{table}"'):
+                    for value in row:
+                        if isinstance(value, bytes):
+                            with contextlib.suppress(zlib.error):
+                                value = zlib.decompress(value)
+                            value = value.decode("utf-8", "replace")
+                        cells.append(str(value))
+        finally:
+            conn.close()
+    return "\n".join(cells)
 
 
 def readable_text(path: Path) -> str:
     """A file's text for the leak search: Parquet string cells (the pages are compressed),
-    else the bytes as text."""
+    SQLite cells and bytes, else the bytes as text."""
+    if path.suffix == ".sqlite":
+        return sqlite_text(path) + "\n" + path.read_bytes().decode("utf-8", "replace")
     if path.suffix == ".parquet":
         with contextlib.suppress(Exception):
             import pyarrow.parquet as pq
@@ -246,7 +305,7 @@ def crashed(case: Case, obs: Observation) -> str | None:
     """A traceback in the output, a timeout, or an exit code outside the promised ones."""
     if obs.exit_code is None:
         return f"no exit within {case.timeout:.0f} s (killed)"
-    if "Traceback" in obs.stdout or "Traceback" in obs.stderr:
+    if not case.traceback_ok and ("Traceback" in obs.stdout or "Traceback" in obs.stderr):
         return "a traceback on the terminal"
     if obs.exit_code not in normal_exits(case):
         return f"exit {obs.exit_code}"
@@ -260,9 +319,12 @@ def classify(case: Case, obs: Observation) -> tuple[str, str]:
         return "data loss", "; ".join(obs.lost)
     crash = crashed(case, obs)
     if crash:
-        return "traceback", crash
+        return "traceback", crash + (f"; {obs.problem}" if obs.problem else "")
     if obs.leaks:
         return "silent wrong", "data leak: the API key in " + ", ".join(obs.leaks)
+    if obs.raw:
+        return "silent wrong", "control characters from the data reached the terminal raw: " \
+            + ", ".join(obs.raw)
     code = obs.exit_code
     if case.expect == "error" and code in (0, 1, 3):
         return "silent wrong", f"ran (exit {code}) instead of refusing"
@@ -273,8 +335,12 @@ def classify(case: Case, obs: Observation) -> tuple[str, str]:
     if code == case.error_exit and case.expect != "accept":
         if obs.work and not case.late_ok:
             return "late failure", "refused after: " + "; ".join(obs.work)
-        if not names_fault(case.says, error_message(obs.stderr)):
+        message = error_message(obs.stderr)
+        if not names_fault(case.says, message):
             return "misleading", "the error names none of: " + ", ".join(case.says)
+        wrong = [s for s in case.not_says if s.lower() in message.lower()]
+        if wrong:
+            return "misleading", "the error describes the fault as " + ", ".join(wrong)
         return "clear error", ""
     if code == 0:  # a judge that should have failed (exit 3) reported success
         return "silent wrong", f"exit 0 where exit {', '.join(map(str, case.exits))} was due"
@@ -289,15 +355,19 @@ def fill(text: str, root: Path, url: str) -> str:
     return text.replace("{url}", url).replace("{root}", str(root))
 
 
-def environment(root: Path, url: str, extra: dict[str, str]) -> dict[str, str]:
+def environment(root: Path, url: str, extra: dict[str, str],
+                unset: Sequence[str] = ()) -> dict[str, str]:
     """The command's environment: no inherited evalstress or OpenAI settings, this checkout's
-    src/, the case's cache, wide lines, one thread per library, no model downloads."""
+    src/, the case's cache, wide lines, one thread per library, no model downloads; `unset`
+    taken out."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("EVALSTRESS_", "OPENAI_"))}
     env.update(PYTHONPATH=str(SRC), EVALSTRESS_CACHE_DIR=str(root / "cache"), COLUMNS="200",
                OPENAI_API_KEY="sk-probe-0000", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                OMP_NUM_THREADS="1", RAYON_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     env.update({k: fill(v, root, url) for k, v in extra.items()})
+    for name in unset:
+        env.pop(name, None)
     return env
 
 
@@ -366,7 +436,12 @@ def execute(case: Case, root: Path, url: str, base_run: Callable[[str], Path]) -
         env.protected.append(keep)
     protected = {path: digest(path) for path in env.protected}
     files_before, rows_before = listing(root), cache_rows(root)
-    variables = environment(root, url, dict(case.env))
+    variables = environment(root, url, dict(case.env), case.unset)
+    calls_before = CALLS.get(case.max_calls[0], 0) if case.max_calls else 0
+    if case.drive is not None:
+        served = serve_and_drive(case, [fill(a, root, url) for a in case.argv], cwd, variables)
+        return case, Observation(*served[:3], lost_files(protected, root), problem=served[3],
+                                 seconds=served[4])
 
     background = None
     if case.background is not None:
@@ -401,12 +476,19 @@ def execute(case: Case, root: Path, url: str, base_run: Callable[[str], Path]) -
     obs = Observation(code, out, err, seconds=time.monotonic() - started)
     obs.lost = lost_files(protected, root)
     obs.work = work_done(root, files_before, rows_before)
+    if case.max_calls is not None:
+        model, most = case.max_calls
+        sent = CALLS.get(model, 0) - calls_before
+        if sent > most:
+            obs.work.append(f"{sent} requests to the judge server (at most {most} needed)")
+    obs.raw = [ascii(s) for s in case.raw if s in out or s in err]
     if case.secret:
         written = {str(p.relative_to(root)): readable_text(p) for p in root.rglob("*")
                    if p.is_file() and p not in protected}
         obs.leaks = leaks(case.secret, {"stdout": out, "stderr": err, **written})
-    if code in case.exits and case.expect != "error":
-        obs.problem = output_problem(case, root)
+    if code in case.exits and case.expect != "error":  # a run that went on past the point
+        spent = [w for w in obs.work if w.endswith("needed)")]  # of knowing: a problem too
+        obs.problem = output_problem(case, root) or (spent[0] if spent else None)
     return case, obs
 
 
@@ -426,13 +508,25 @@ def output_problem(case: Case, root: Path) -> str | None:
 # ---- the probe -----------------------------------------------------------------------------------
 
 def all_cases() -> list[Case]:
-    return [*data_cases(), *spec_cases(), *config_cases(), *suite_cases(), *output_cases()]
+    return [*data_cases(), *spec_cases(), *config_cases(), *suite_cases(), *output_cases(),
+            *secure_cases(), *owned_cases()]
 
 
 def respond(body: dict[str, Any]) -> Reply:
-    """The fake judge server, by model name: echo-HOW answers 401 with the key echoed,
-    slow takes 2 s, status-500 fails, no-rating answers without a number, others rate 4."""
+    """The fake judge server, by model name: echo-HOW answers 401 with the key echoed (the
+    encoded forms of ENCODED_ECHOES echo the probe's LEAK_KEY, which the server cannot see
+    otherwise), echo200-HOW rates 4 and echoes the key in the answer, deny-401 refuses every
+    request, slow takes 2 s, status-500 fails, no-rating answers without a number, others
+    rate 4. Requests are counted by model (CALLS)."""
     model = str(body.get("model", ""))
+    CALLS[model] = CALLS.get(model, 0) + 1
+    if model.removeprefix("echo-") in ENCODED_ECHOES:
+        message = ENCODED_ECHOES[model.removeprefix("echo-")](LEAK_KEY)
+        return Reply(status=401, body=json.dumps({"error": {"message": message}}).encode())
+    if model.removeprefix("echo200-") in ENCODED_ECHOES:
+        return Reply("Rating: 4. " + ENCODED_ECHOES[model.removeprefix("echo200-")](LEAK_KEY))
+    if model == "deny-401":
+        return Reply(status=401, error="Incorrect API key provided")
     if model.startswith("echo-"):
         return Reply(status=401, echo=model.removeprefix("echo-"), error="invalid key")
     if model == "slow":
@@ -459,7 +553,8 @@ class BaseRuns:
                 target = self.folder / kind
                 env = environment(self.folder, self.url, {})
                 env["EVALSTRESS_CACHE_DIR"] = str(self.folder / f"{kind}.cache")
-                argv = run(data=None, evaluators=BASE_RUNS[kind], out=str(target))
+                argv = (*BASE_CARD, "--out", str(target)) if kind == "card" else \
+                    run(data=None, evaluators=BASE_RUNS[kind], out=str(target))
                 proc = start(argv, self.folder, self.folder, self.url, env)
                 _, err = proc.communicate(timeout=600)
                 if proc.returncode != 0:
@@ -542,6 +637,12 @@ def main() -> None:
         parser.error(f"unknown category {sorted(set(args.only) - set(categories))}; "
                      f"choose from {categories}")
     chosen, skipped = select(cases, args.only, args.text, os.geteuid() == 0)
+    missing = {need: unavailable(need) for need in {c.needs for c in chosen if c.needs}}
+    lacking = [c for c in chosen if c.needs and missing[c.needs]]
+    chosen = [c for c in chosen if c not in lacking]
+    for need, reason in missing.items():
+        if reason:
+            print(f"skipping the cases that need {need}: {reason}")
     if args.list:
         for c in chosen + skipped:
             print(f"{c.category:9} {c.expect:6} {c.description}")

@@ -155,6 +155,75 @@ def test_a_key_is_found_in_every_form_a_careless_server_echoes_it(tmp_path: Path
     assert leaks(key, {"scores": probe.readable_text(table)}) == ["scores"]
 
 
+def test_a_key_is_found_encoded_at_every_alignment() -> None:
+    import base64
+
+    key = "TESTSECRET123-gw-0000"
+    raw = key.encode()
+    texts = {f"b64 after {n} bytes": base64.b64encode(b"x" * n + raw + b"!").decode()
+             for n in range(5)}
+    texts |= {"bearer": "auth " + base64.b64encode(b"Bearer " + raw).decode(),
+              "url-safe": base64.urlsafe_b64encode(b"u:" + raw).decode().rstrip("="),
+              "hex": raw.hex(), "HEX": raw.hex().upper(),
+              "percent": "".join(f"%{b:02X}" for b in raw),
+              "mime": base64.encodebytes(b"Basic " + raw * 4).decode(),
+              "clean": base64.b64encode(b"Bearer sk-...0000 (redacted)").decode()}
+    assert probe.leaks(key, texts) == [name for name in texts if name != "clean"]
+
+
+def test_a_key_in_a_compressed_cache_cell_is_found(tmp_path: Path) -> None:
+    import zlib
+
+    cache = tmp_path / "llm.sqlite"
+    conn = sqlite3.connect(cache)
+    conn.execute("CREATE TABLE llm (key TEXT, value BLOB)")
+    conn.execute("INSERT INTO llm VALUES ('a', ?)",
+                 (zlib.compress(b'{"content": "Rating: 4. token TESTSECRET123-gw-0000"}'),))
+    conn.commit()
+    conn.close()
+    assert probe.leaks("TESTSECRET123-gw-0000", {"cache": probe.readable_text(cache)}) == [
+        "cache"]
+
+
+@pytest.mark.parametrize("case, obs, outcome", [
+    (run_case(raw=("\x1b",)), Observation(0, raw=["'\\x1b'"]), "silent wrong"),
+    (refusal("card.json", not_says=("JSONL",)),
+     Observation(2, stderr="error: card.json, line 9: never closed; in JSONL each record\n"),
+     "misleading"),
+    (refusal("card.json", not_says=("JSONL",)),
+     Observation(2, stderr="error: card.json, line 9: the file ends inside an object\n"),
+     "clear error"),
+    (run_case("either", says=("boom",), exits=(4,), traceback_ok=True),
+     Observation(4, stderr="Traceback (most recent call last):\nRuntimeError: boom\n"),
+     "rightly accepted"),
+    (run_case("either", says=("boom",), exits=(4,), traceback_ok=True),
+     Observation(1, stderr="Traceback (most recent call last):\nRuntimeError: boom\n"),
+     "traceback"),
+    (refusal("key"), Observation(2, stderr="error: judge: the key is refused (401)\n",
+                                 work=["412 requests to the judge server (at most 20 needed)"]),
+     "late failure"),
+])
+def test_round_four_rules(case: Any, obs: Any, outcome: str) -> None:
+    assert classify(case, obs)[0] == outcome
+
+
+def test_markup_from_the_data_is_found_in_rendered_markdown() -> None:
+    import probe_cases_secure as secure
+
+    hostile = ("<details><summary>Example a</summary>\n\n> <script>pwned()</script>\n\n"
+               "</details>\n\n| a | <img src=x onerror=pwned()> |\n|---|---|\n\n"
+               "</summary></details>\n\n[x](javascript:pwned())\n")
+    problem = secure.html_problem(secure.rendered(hostile), "card.md")
+    assert problem is not None
+    for sign in ("<script>", "onerror", "extra </details>", "javascript:pwned()"):
+        assert sign in problem
+    safe = ("<details><summary>Example a</summary>\n\n> &lt;script&gt;pwned()&lt;/script&gt;"
+            "\n\n</details>\n\n![fig](figures/a.svg)\n\n| `<img src=x onerror=pwned()>` |"
+            "\n|---|\n")
+    assert secure.html_problem(secure.rendered(safe), "card.md") is None
+    assert secure.html_problem('<span title="<img onerror=pwned()>">x</span>', "h") is None
+
+
 FAKE_CLI = """
 import os, sys
 action, *rest = sys.argv[1:]
@@ -168,6 +237,18 @@ if action == "refuse":
     print("error: --limit must be >= 1", file=sys.stderr); sys.exit(2)
 if action == "leak":
     open("out.log", "w").write("key " + os.environ["OPENAI_API_KEY"]); sys.exit(3)
+if action == "echo-b64":
+    import base64
+    key = os.environ["OPENAI_API_KEY"].encode()
+    open("out.log", "w").write("token " + base64.b64encode(b"Bearer " + key).decode())
+    sys.exit(3)
+if action == "escape":
+    print("skipped row 'a\x1b]0;x\x07\x1b[2J'"); sys.exit(0)
+if action == "tmp":
+    open(".page.tmp", "w").write("half"); print("error: page: a folder", file=sys.stderr)
+    sys.exit(2)
+if action == "key-set":
+    sys.exit(3 if "OPENAI_API_KEY" in os.environ else 0)
 sys.exit(0)
 """
 
@@ -205,6 +286,15 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
           env={"OPENAI_API_KEY": "TESTSECRET123-gw-0000"}, secret="TESTSECRET123-gw-0000"),
      "silent wrong"),
     (Case("misc", "runs", ("ok",), "accept", products=("never.txt",)), "silent wrong"),
+    (Case("leak-encoded", "writes b64('Bearer KEY') to a file", ("echo-b64",), "accept",
+          exits=(3,), env={"OPENAI_API_KEY": "TESTSECRET123-gw-0000"},
+          secret="TESTSECRET123-gw-0000"), "silent wrong"),
+    (Case("terminal", "prints an escape sequence of the data", ("escape",), "accept",
+          raw=("\x1b",)), "silent wrong"),
+    (Case("small", "refuses, leaving its temporary file", ("tmp",), "error", ("page",)),
+     "late failure"),
+    (Case("upfront", "runs without the key it was not given", ("key-set",), "accept",
+          unset=("OPENAI_API_KEY",)), "rightly accepted"),
     (Case("misc", "runs", ("ok",), "accept"), "rightly accepted"),
 ])
 def test_the_runner_observes_a_command_and_classifies_it(stand_in: Path, case: Any,
@@ -228,7 +318,8 @@ def test_the_case_list_covers_the_audit() -> None:
         assert c.expect in ("error", "accept", "either"), c.name
         assert c.expect == "accept" or c.says, f"{c.name}: a refusal must say what it names"
     assert {"data", "spec", "config", "suite", "variants", "template", "rundir", "cache", "out",
-            "disk", "misc"} <= set(counts)
+            "disk", "misc", "leak-encoded", "markdown", "serve", "terminal", "symlink",
+            "ownership", "upfront", "json-depth", "small"} <= set(counts)
     audit = ["foreign files (precious.txt)", "--out equal to the data's folder, --cache-dir",
              "--out .", "--out ..", "export RUN --variants RUN/scores.parquet",
              "API key echoed by the server's 401 (raw)", "a perturbation name the suite lacks",
@@ -239,8 +330,21 @@ def test_the_case_list_covers_the_audit() -> None:
              "seeds: 1000000000", "bleu:name=[/]x", "nested 100,000 deep", "bleu:tokenize=nope",
              "cache_dir: 5", "data: 7", "map: {hypothesis: [1, 2]}", "seeds: 1.5",
              "evaluators: bleu", "two runs writing the same --out", "over 131,072 characters",
-             "non-UTF-8 template", "n=abc", "a folder given as data", "-m hypothesis="]
+             "non-UTF-8 template", "n=abc", "a folder given as data", "-m hypothesis=",
+             # issue 43 (round four)
+             "401 body as b64bearer", "401 body as hex", "a trailing \\r\\n",
+             "200 answer", ".out.lock is a link", ".card.lock is a link",
+             ".out.partial is a link", ".out.old is a link", "forged empty .evalstress-run",
+             "run --out over a card folder", "over a docs/atlas.md",
+             "--page onto the card.json it reads", "card-compare --md onto an input",
+             "CORS preflight", "/v1/models", "20 MB request body", "text/plain",
+             "gpt-4o-mini with no key", "references are all empty", "50 MB row",
+             "card-compare of a card.json nested", "report of a results.json nested",
+             "escape sequences", "--page onto a folder", "--html onto a folder",
+             "truncated card.json", "--debug", "--force --no-cache"]
     for words in audit:
         assert any(words in name for name in names), words
+    assert all(c.needs == "serve" for c in cases if c.category == "serve")
+    assert all(c.memory_guard for c in cases if c.category == "json-depth")
     guarded = [c for c in cases if "1000000000" in c.name]
     assert guarded and all(c.memory_guard for c in guarded)
