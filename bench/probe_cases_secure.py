@@ -70,8 +70,11 @@ def leak_cases() -> list[Case]:
     return [
         *[echoed(how) for how in ENCODED_ECHOES if how != "plain"],
         *[echoed(how, "openai") for how in ("b64", "b64bearer")],
+        # an answer that holds the key is neither cached nor used: its score is missing with
+        # that reason, so a judge that echoes the key in every answer ends in exit 3
         *[accept(c, f"the key echoed in a 200 answer ({how}; the response cache)",
-                 run(evaluators=[judge(f"echo200-{how}")]), env=key, secret=LEAK_KEY)
+                 run(evaluators=[judge(f"echo200-{how}")]), exits=(3,), env=key,
+                 secret=LEAK_KEY)
           for how in ("plain", "b64bearer", "hex")],
         whitespace("a trailing \\r\\n (a Windows .env)", LEAK_KEY + "\r\n"),
         whitespace("a trailing \\n", LEAK_KEY + "\n"),
@@ -114,7 +117,10 @@ class _Tags(HTMLParser):
         if tag in self.opened:
             self.opened[tag] += 1
         for name, value in attrs:
-            active = name.startswith("on") or name in URL_ATTRIBUTES
+            # a same-page fragment (`#slug`, the heading anchors mkdocs' toc writes from the
+            # heading's text) neither loads nor runs anything
+            fragment = name in URL_ATTRIBUTES and (value or "").startswith("#")
+            active = name.startswith("on") or (name in URL_ATTRIBUTES and not fragment)
             if "pwned" in name or (active and "pwned" in (value or "")):
                 self.found.append(f"<{tag} {name}={value!r}>")
 

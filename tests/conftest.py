@@ -44,10 +44,13 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _endpoints_asked_afresh() -> None:
     """Each test asks its endpoints itself: a fake server may get the port of an earlier
-    test's, which the process remembers as answering (`llm.probe`)."""
+    test's, which the process remembers as answering (`llm.probe`) or as refusing a key
+    (`llm.client`)."""
+    from evalstress.llm.client import LLMClient
     from evalstress.llm.probe import forget_answers
 
     forget_answers()
+    LLMClient.forget_refused_keys()
 
 
 @pytest.fixture(scope="session")

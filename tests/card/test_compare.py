@@ -150,3 +150,22 @@ def test_the_tables_never_overwrite_an_input_card_or_leave_a_temporary_file(
     result = runner.invoke(app, ["card-compare", str(card), "--md", str(tmp_path / "link.md")])
     assert result.exit_code == 2 and "symbolic link" in result.output
     assert victim.read_text() == "mine"
+
+
+def test_the_tables_never_overwrite_a_file_of_an_input_cards_folder(
+        tmp_path: Path, bleu_card: tuple[Path, str]) -> None:
+    """`card-compare CARD --md CARD/card.md` replaced the card's own card.md with the table."""
+    folder = tmp_path / "bleu"
+    folder.mkdir()
+    for name in ("card.json", "card.md", "card.html"):
+        (folder / name).write_bytes((bleu_card[0] / name).read_bytes())
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for option, name in (("--md", "card.md"), ("--html", "card.html")):
+        result = runner.invoke(app, ["card-compare", str(folder), option, str(folder / name)])
+        assert result.exit_code == 2, result.output
+        assert f"{folder / name}: it is a file of {folder}, which this command reads" in \
+            " ".join(result.output.split())
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    beside = tmp_path / "table.md"  # outside the card's folder: written
+    assert runner.invoke(app, ["card-compare", str(folder), "--md", str(beside)]).exit_code == 0
+    assert "| " in beside.read_text(encoding="utf-8")

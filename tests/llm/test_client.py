@@ -216,6 +216,47 @@ def test_a_server_that_is_not_there_is_not_asked_hundreds_of_times() -> None:
     assert client.usage.calls > calls
 
 
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_server_that_refuses_the_key_is_not_asked_hundreds_of_times(
+        server: FakeServer, status: int) -> None:
+    """A card whose judge got 401 to every request sent 396 requests before exit 3: the key is
+    refused on every later request as well, so after DOWN_AFTER in a row nothing more is sent."""
+    server.default = Reply(status=status, error="Incorrect API key provided")
+    client = make(server, max_concurrency=4)
+    failed = ask(client, 60)
+    assert all(isinstance(f, LLMError) and f.kind == "client" for f in failed)
+    assert server.calls <= DOWN_AFTER + 4  # those already on their way when it tripped
+    assert f"HTTP {status}" in str(failed[-1])
+    assert "attempts in a row had the key refused, so nothing more is sent" in str(failed[-1])
+
+
+def test_a_new_client_for_a_refused_key_sends_nothing_and_a_new_key_is_tried(
+        server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card builds a client per method: the second one for the same key and server sends
+    nothing (396 requests over a card's methods before); a changed key is asked again."""
+    monkeypatch.setenv("REFUSED_TEST_KEY", "old-key")
+    server.default = Reply(status=401, error="Incorrect API key provided")
+    ask(make(server, max_concurrency=1, api_key_env="REFUSED_TEST_KEY"), DOWN_AFTER)
+    assert server.calls == DOWN_AFTER
+    failed = ask(make(server, api_key_env="REFUSED_TEST_KEY"), 20)
+    assert server.calls == DOWN_AFTER
+    assert all(isinstance(f, LLMError) and "had the key refused" in str(f) for f in failed)
+    monkeypatch.setenv("REFUSED_TEST_KEY", "new-key")
+    server.default = Reply("Rating: 4")
+    answers = ask(make(server, api_key_env="REFUSED_TEST_KEY"), 2)
+    assert server.calls == DOWN_AFTER + 2 and not any(isinstance(a, LLMError) for a in answers)
+
+
+def test_a_refused_key_between_answers_does_not_stop_the_client(server: FakeServer) -> None:
+    """Only refusals in a row count: one answer that took the key starts the count again."""
+    for _ in range(3):
+        server.script.extend([Reply(status=401, error="no")] * (DOWN_AFTER - 1))
+        server.script.append(Reply("Rating: 3"))
+    answers = ask(make(server, max_concurrency=1), 3 * DOWN_AFTER)
+    assert server.calls == 3 * DOWN_AFTER
+    assert sum(not isinstance(a, LLMError) for a in answers) == 3
+
+
 def test_an_answer_of_any_kind_starts_the_count_again(server: FakeServer) -> None:
     """Errors that show the server is there (a 400) never stop the client."""
     server.default = Reply(status=400, error="bad request")

@@ -214,7 +214,7 @@ def card_compare_command(
     """
     from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
     from evalstress.card.model import CARD_JSON, write_atomic
-    from evalstress.engine.outdir import check_output_file
+    from evalstress.engine.outdir import check_not_run_file, check_output_file
 
     if name and len(name) != len(cards):
         raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
@@ -224,6 +224,8 @@ def card_compare_command(
         for option, path in (("--md", md), ("--html", html)):
             if path is not None:
                 check_output_file(path, option, read_files)
+                # nor a file of an input card's folder (its card.md, card.html, ...)
+                check_not_run_file(path, [f.parent for f in read_files], option)
     except StorageError as exc:
         raise fail(str(exc)) from None
     try:

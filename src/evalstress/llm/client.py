@@ -26,6 +26,7 @@ named by `identity`: a remote URL by itself, a loopback server by the model it s
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -59,10 +60,17 @@ FINAL_KINDS = ("client", "key-echo")
 #: after a Ctrl-C, how long an answer already on its way may take to arrive and be cached (it
 #: is paid for); nothing new is sent meanwhile
 IN_FLIGHT_GRACE = 2.0
-#: attempts in a row that could not connect (refused, unknown host) after which a client
-#: sends nothing more: every later request fails at once with the last reason, instead of
-#: hundreds of requests each retried against a server that is not there
+#: attempts in a row that no retry can mend (the connection refused or the host unknown, or
+#: the key refused: HTTP 401/403) after which a client sends nothing more: every later request
+#: fails at once with the last reason, instead of hundreds of requests each sent to a server
+#: that is not there or will not take the key
 DOWN_AFTER = 10
+#: statuses that say the key was refused: the same key is refused on every later request
+KEY_REFUSED = (401, 403)
+#: the endpoints that refused a key DOWN_AFTER times in a row, this process: sha256 of the base
+#: URLs and the key (the key itself is never kept) -> the last reason. A card builds a client
+#: per method; the next one for the same key sends nothing, while a changed key is tried.
+_refused_keys: dict[str, str] = {}
 
 
 @dataclass
@@ -184,8 +192,9 @@ class LLMClient:
         self._pending: dict[str, asyncio.Future[ChatResponse]] = {}
         self._owner = claimant()  # this client's name in the cache's claims table
         self._stopping = False  # set by a cancellation: no new request leaves
-        self._unconnected = 0  # attempts in a row that could not connect
+        self._dead_ends = 0  # attempts in a row that could not connect or had the key refused
         self._down: str | None = None  # set after DOWN_AFTER of them: the last reason
+        self._down_kind = "connection"  # and the kind of failure it was
 
     @property
     def identity(self) -> str:
@@ -328,11 +337,12 @@ class LLMClient:
             if self._stopping:  # cancelled while queued: send nothing new
                 await self.pool.release(endpoint)
                 raise asyncio.CancelledError
+            if self._down is None and _refused_keys and self.backend is None:
+                self._recall_refused_key()
             if self._down is not None:  # the server is not there: send nothing more
                 await self.pool.release(endpoint)
                 self.usage.errors += 1
-                raise LLMError("connection", f"{self._down}; {DOWN_AFTER} attempts in a row "
-                               "could not connect, so nothing more is sent", attempt - 1)
+                raise LLMError(*self._down_reason(), attempt - 1)
             if end is None:
                 end = time.monotonic() + self.deadline
             try:
@@ -341,13 +351,13 @@ class LLMClient:
                     break
                 response = await self._dispatch(endpoint, parts, min(self.timeout, remaining))
                 endpoint.succeeded()
-                self._unconnected = 0
+                self._dead_ends = 0
                 self.usage.add_tokens(response.usage)
                 return response
             except _Retry as exc:
                 last = exc
                 self.usage.attempt_failed(exc.kind)
-                self._count_unconnected(exc)
+                self._count_dead_end(exc)
                 if exc.kind == "rate-limit":
                     self.usage.rate_limited += 1
                     endpoint.rate_limited(exc.retry_after)
@@ -374,19 +384,49 @@ class LLMClient:
         raise LLMError(last.kind, str(last), self.max_attempts, last.status)
 
     def reset_failures(self) -> None:
-        """Forget the attempts that could not connect: a client closed at the end of a run and
-        used again (a notebook's judge) tries the server again."""
-        self._unconnected, self._down = 0, None
+        """Forget the attempts that could not connect or had the key refused: a client closed
+        at the end of a run and used again (a notebook's judge) tries the server again."""
+        self._dead_ends, self._down = 0, None
+        self._down_kind = "connection"
 
-    def _count_unconnected(self, failure: _Retry) -> None:
-        """Count an attempt that could not connect; any other answer, even an error, shows
-        the server is there and starts the count again."""
-        if failure.kind != "connection":
-            self._unconnected = 0
+    def _count_dead_end(self, failure: _Retry) -> None:
+        """Count an attempt no retry can mend (no connection, the key refused); any other
+        answer, even an error, shows the server is there and takes the key, and starts the
+        count again."""
+        refused = failure.kind == "client" and failure.status in KEY_REFUSED
+        if failure.kind != "connection" and not refused:
+            self._dead_ends = 0
             return
-        self._unconnected += 1
-        if self._unconnected >= DOWN_AFTER:
+        self._dead_ends += 1
+        if self._dead_ends >= DOWN_AFTER:
             self._down = str(failure)
+            self._down_kind = failure.kind
+            if refused:
+                _refused_keys[self._key_fingerprint()] = self._down
+
+    @staticmethod
+    def forget_refused_keys() -> None:
+        """Forget the keys endpoints refused (tests whose fake servers reuse a port)."""
+        _refused_keys.clear()
+
+    def _key_fingerprint(self) -> str:
+        """Which endpoints and which key: a digest, so the key itself is not kept."""
+        urls = "|".join(e.base_url for e in self.pool.endpoints)
+        key = read_key(self.api_key_env) or ""
+        return hashlib.sha256(f"{urls}\0{key}".encode()).hexdigest()
+
+    def _recall_refused_key(self) -> None:
+        """Stop at once where another client of this process had the same key refused by
+        the same endpoints DOWN_AFTER times in a row."""
+        reason = _refused_keys.get(self._key_fingerprint())
+        if reason is not None:
+            self._down, self._down_kind = reason, "client"
+
+    def _down_reason(self) -> tuple[str, str]:
+        """The failure kind and reason every request gets once the client has stopped."""
+        what = "could not connect" if self._down_kind == "connection" else "had the key refused"
+        return self._down_kind, f"{self._down}; {DOWN_AFTER} attempts in a row {what}, so " \
+            "nothing more is sent"
 
     async def _dispatch(self, endpoint: Endpoint, parts: Mapping[str, Any],
                         timeout: float) -> ChatResponse:
