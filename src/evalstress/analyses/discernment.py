@@ -385,7 +385,7 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
             evaluator, task, pert, severity, level, tests, p, p_ew, discernment(p, alpha),
             discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note,
             *trust.counts(pert, max((t.n for t in tests), default=0)),
-            _combined_ceiling(usable, alpha)))
+            combined_ceiling([t.n for t in usable], alpha)))
     if defaulted:
         named = "; ".join(f"{pert} ({', '.join(sorted(tasks))})"
                           for pert, tasks in sorted(defaulted.items()))
@@ -407,9 +407,10 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
     return DiscernmentResult(units, _summaries(units), alpha, zero_method, hmp, notes, trust)
 
 
-def _combined_ceiling(tests: list[AspectTest], alpha: float) -> float | None:
-    """The unit's D with every tested aspect at its smallest p, 2^-n (None without a test)."""
-    sizes = np.array([t.n for t in tests if t.n > 0], dtype=float)
+def combined_ceiling(ns: list[int], alpha: float = 0.05) -> float | None:
+    """A unit's largest D: every tested aspect (of n_j pairs) at its smallest p, 2^-n_j,
+    combined as paper 003 combines them (None without a test)."""
+    sizes = np.array([n for n in ns if n > 0], dtype=float)
     if not sizes.size:
         return None
     # -ln p = ln sum_j 2^n_j (paper 003's p = 1 / sum_j 1/p_j), summed in logs: 2^n overflows
