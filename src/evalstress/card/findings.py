@@ -184,8 +184,8 @@ def can_reach(unit: Mapping[str, Any], threshold: float = 1.0) -> bool:
     return ceiling(unit) >= threshold - 1e-9
 
 
-def minor_above_major(units: list[Mapping[str, Any]], threshold: float = 1.0
-                      ) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+def minor_above_major(units: list[dict[str, Any]], threshold: float = 1.0
+                      ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Pairs (minor, major) of ONE perturbation, task and aspect (paper 003 grades each method
     minor and major) where the minor degree lowers the score more than the major one beyond
     both intervals: the minor's 95% interval of the relative drop lies wholly above the
