@@ -5,8 +5,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstress.analyses.discernment import discernment_analysis, level_weighted_mean
-from evalstress.analyses.stats import discernment
+from evalstress.analyses.discernment import (
+    combined_ceiling,
+    discernment_analysis,
+    level_weighted_mean,
+)
+from evalstress.analyses.stats import discernment, discernment_ceiling
 
 ORIG = [4.0, 5.0, 4.0, 5.0, 3.0, 4.0, 5.0, 4.0, 4.0, 5.0, 3.0, 4.0]
 WORSE = [2.0, 3.0, 3.0, 2.0, 2.0, 3.0, 4.0, 2.0, 3.0, 3.0, 1.0, 2.0]
@@ -317,3 +321,28 @@ def test_a_weight_no_scored_aspect_covers_leaves_d_ew_undefined_and_says_so(make
     (unit,) = result.units
     assert unit.weights == {} and unit.p_ew is None and unit.d_ew is None
     assert any(n.startswith("D^EW undefined for judge on random-answer:") for n in result.notes)
+
+
+def test_each_test_and_unit_shows_the_ceiling_of_d_its_n_allows(make_table):
+    table = two_aspects(make_table, {("spelling-mistake", "minor"): WORSE},
+                        {("spelling-mistake", "minor"): SAME})
+    result = discernment_analysis(table, by_task=False)
+    (unit,) = result.units
+    # 12 pairs per aspect: 12 ln 2 / ln 20 = 2.7765
+    assert [t.d_ceiling for t in unit.tests] == pytest.approx([2.7765] * 2, abs=1e-4)
+    # two aspects each at p = 2^-12 combine (paper 003) to p = 1 / (2 * 2^12) = 2^-13:
+    # 13 ln 2 / ln 20 = 3.0079
+    assert unit.d_ceiling == pytest.approx(3.0079, abs=1e-4)
+    assert unit.d <= unit.d_ceiling
+    said = result.to_dict()
+    assert said["units"][0]["d_ceiling"] == pytest.approx(unit.d_ceiling)
+    assert said["units"][0]["tests"][0]["d_ceiling"] == pytest.approx(discernment_ceiling(12))
+    assert said["alpha"] == 0.05 and "2^-n" in said["method"]["ceiling"]
+
+
+def test_the_combined_ceiling_survives_sizes_whose_power_of_two_overflows():
+    # 2000 pairs: 2^2000 overflows a float; (2000 ln 2 + ln 2) / ln 20 = 2001 ln 2 / ln 20
+    assert combined_ceiling([2000, 2000]) == pytest.approx(discernment_ceiling(2001))
+    # three aspects of 3 pairs: (3 ln 2 + ln 3) / ln 20 = (2.0794 + 1.0986) / 2.9957 = 1.0608
+    assert combined_ceiling([3, 3, 3]) == pytest.approx(1.0608, abs=1e-4)
+    assert combined_ceiling([]) is None

@@ -10,8 +10,10 @@ from evalstress.analyses.stats import (
     combine_paper,
     correlation,
     discernment,
+    discernment_ceiling,
     hmp_wilson,
     mean_ci,
+    pairs_for_discernment,
     rank_biserial,
     wilcoxon_test,
 )
@@ -123,3 +125,37 @@ def test_bootstrap_intervals_are_seeded():
 def test_wilcoxon_result_serializes():
     res = wilcoxon_test([1.0, 2.0, 3.0])
     assert json.loads(json.dumps(res.to_dict()))["method"] == "exact"
+
+
+def test_the_ceiling_of_d_for_n_pairs_by_hand():
+    # D = log_0.05(2^-n) = n ln 2 / ln 20: 12 ln 2 / ln 20 = 8.3178 / 2.9957 = 2.7765,
+    # 3 ln 2 / ln 20 = 2.0794 / 2.9957 = 0.6941, 4 pairs 0.9255, 5 pairs 1.1569
+    assert discernment_ceiling(12) == pytest.approx(2.7765, abs=1e-4)
+    assert discernment_ceiling(3) == pytest.approx(0.6941, abs=1e-4)
+    assert discernment_ceiling(4) < 1 < discernment_ceiling(5)
+    assert discernment_ceiling(8) < 2 < discernment_ceiling(9)  # 1.851 and 2.082
+    assert discernment_ceiling(0) == 0.0
+    # D = 1 needs 2^-n <= 0.05: n >= log2(20) = 4.32, so 5; D = 2 needs 2^-n <= 0.0025:
+    # n >= log2(400) = 8.64, so 9; at alpha = 0.01, D = 1 needs n >= log2(100) = 6.64, so 7
+    assert (pairs_for_discernment(1.0), pairs_for_discernment(2.0)) == (5, 9)
+    assert pairs_for_discernment(1.0, alpha=0.01) == 7
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 12, 20])
+def test_the_ceiling_is_scipys_exact_p_of_n_distinct_positive_differences(n):
+    d = np.arange(1, n + 1, dtype=float)  # all positive, no ties: R+ is the largest possible
+    exact = stats.wilcoxon(d, alternative="greater", method="exact").pvalue
+    assert exact == pytest.approx(2.0 ** -n)
+    assert discernment(exact) == pytest.approx(discernment_ceiling(n))
+    assert discernment(wilcoxon_test(d).pvalue) == pytest.approx(discernment_ceiling(n))
+
+
+@pytest.mark.parametrize("d", [
+    [1.0] * 6,  # ties only: enumerated, still one sign vector of 2^6 at the top
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],  # a zero, dropped: the exact minimum is 2^-5
+    [1.0, 1.0, 2.0, 2.0, 3.0] * 3,  # 15 tied pairs: the normal approximation
+    list(np.arange(1.0, 61.0)),  # 60 pairs without ties: the normal approximation
+])
+def test_zeros_and_ties_never_let_d_pass_the_ceiling_of_n(d):
+    n = len(d)
+    assert discernment(wilcoxon_test(np.array(d)).pvalue) <= discernment_ceiling(n) + 1e-9

@@ -14,6 +14,8 @@ import pytest
 
 from evalstress.card.atlas import ATLAS, atlas_page, entries, read_atlas, slug
 from evalstress.card.compare import read_card
+from evalstress.card.findings import can_reach, ceiling, discernment_findings
+from evalstress.card.sections import discernment_summary
 from evalstress.cli import app
 from evalstress.core.strict import UnknownNameError
 from tests.card.conftest import runner
@@ -167,3 +169,59 @@ def test_a_published_card_is_recorded_and_republished_without_force(tmp_path: Pa
     (dest / "figures" / "mine.svg").write_text("<svg/>")
     with pytest.raises(OutDirError, match=r"mine\.svg"):
         check_published(dest)
+
+
+def supported(kind: str, text: str, rows: list[dict[str, Any]], threshold: float) -> None:
+    """A discernment finding says no more than its rows: a weak unit could have reached the
+    threshold at its n and did not; a minor above major pair is one perturbation, task and
+    aspect whose two intervals lie apart."""
+    if kind == "weak discernment":
+        (unit,) = rows
+        assert can_reach(unit, threshold) and unit["d"] < threshold, text
+        assert f"allow up to {ceiling(unit):.2f}" in text
+    else:
+        assert kind == "minor above major", kind
+        minor, major = rows
+        assert [minor[k] for k in ("task", "perturbation", "aspect")] == \
+            [major[k] for k in ("task", "perturbation", "aspect")]
+        assert (minor["severity"], major["severity"]) == ("minor", "major")
+        assert minor["relative_ci_low"] > major["relative_ci_high"], text
+        assert can_reach(minor, threshold) and can_reach(major, threshold)
+
+
+class NoExample:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def test_every_discernment_and_gate_finding_of_the_atlas_says_no_more_than_its_rows() -> None:
+    """The finding rules run on every committed card's recorded units (cards made before the
+    D ceiling carry their old findings until remade: those are checked through the rules on
+    their rows), and each gate verdict follows from its interval."""
+    for entry in ATLAS:
+        card = read_card(PUBLISHED / entry.name)
+        ranking = card["gate"].get("ranking")
+        if ranking and ranking.get("ci_low") is not None:
+            low, high = ranking["ci_low"], ranking["ci_high"]
+            assert ranking["verdict"] == ("pass" if low > 0.5 else "fail" if high < 0.5
+                                          else "unclear"), entry.name
+            assert low <= ranking["share"] <= high, entry.name
+        section = card["methods"]["discernment"]
+        if section.get("status") != "run":
+            continue
+        results = section["results"]
+        threshold = float(results.get("threshold") or 1.0)
+        for finding in discernment_findings(section, NoExample()):
+            supported(finding.kind, finding.text, finding.rows, threshold)
+        units = results["units"]
+        able = sum(1 for u in units if can_reach(u, threshold))
+        line = discernment_summary(units, threshold)
+        if able:
+            assert f" of {able} units reach" in line, (entry.name, line)
+        else:
+            assert " of " not in line.split(";")[0], (entry.name, line)
+        if "too_few" in results:  # made under the ceiling rule: its own findings hold too
+            assert section["summary"] == line
+            for found in card["findings"]:
+                if found["method"] == "discernment":
+                    supported(found["kind"], found["text"], found["rows"], threshold)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalstress.card.findings import headline_findings
+from evalstress.card.findings import (
+    can_reach,
+    discernment_findings,
+    headline_findings,
+    minor_above_major,
+)
 
 TRUSTED = {"trusted": True}
 
@@ -42,6 +47,7 @@ def discernment_section() -> dict[str, Any]:
     return {"status": "run", "files": {}, "results": {"threshold": 1.0, "units": [
         unit("story", "char-typo", "minor", "char", 2.5, 0.20),
         unit("story", "wrong-ending", "major", "sentence", 1.4, 0.05),
+        unit("story", "char-typo", "major", "char", 1.2, 0.06),
         unit("dialogue", "sentence-reordering", "major", "sentence", 0.3, 0.008),
         # too few pairs for any evaluator to reach D = 1: never a finding
         unit("qa", "random-answer", "major", "sentence", 0.1, 0.0, n=3)]}}
@@ -115,11 +121,54 @@ def test_failures_come_first_and_each_rests_on_its_rows_interval_and_example() -
 def test_at_most_two_findings_per_method_and_inversions_are_found() -> None:
     only_dhp = {"discernment": discernment_section()}
     found = headline_findings(only_dhp, TRUSTED, Examples())
-    assert [f.kind for f in found] == ["weak discernment", "inverted severity"]
+    assert [f.kind for f in found] == ["weak discernment", "minor above major"]
     inverted = found[1]
-    assert inverted.text.startswith("Drops on char-typo (a minor char-level error) at least as "
-                                    "much as on wrong-ending")
-    assert "20.0% against 5.0%" in inverted.text
+    # char-typo minor (20%, CI 19% to 21%) against char-typo major (6%, CI 5% to 7%): one
+    # perturbation, task and aspect; wrong-ending (5%) is another method and takes no part
+    assert inverted.text.startswith("Drops more on minor than on major char-typo on story "
+                                    "(bleu)")
+    assert "drops 20.0% at minor" in inverted.text and "drops 6.0% at major" in inverted.text
+    assert "wrong-ending" not in inverted.text
+    assert [r["severity"] for r in inverted.rows] == ["minor", "major"]
+
+
+def dhp_units(*rows: tuple[str, str, str, str, float, float, float, int]
+              ) -> list[dict[str, Any]]:
+    """(task, perturbation, severity, aspect, D, CI low, CI high, n) -> card units."""
+    return [{"task": t, "perturbation": p, "severity": sev, "aspect": a, "level": "char",
+             "d": d, "pvalue": 0.05 ** d, "n": n, "relative_change": (lo + hi) / 2,
+             "relative_ci_low": lo, "relative_ci_high": hi}
+            for t, p, sev, a, d, lo, hi, n in rows]
+
+
+def test_minor_is_compared_with_major_only_within_one_method_task_and_aspect() -> None:
+    units = dhp_units(
+        ("qa", "typo", "minor", "f", 2.0, 0.30, 0.40, 12),
+        ("qa", "typo", "major", "f", 2.0, 0.10, 0.20, 12),  # apart: a finding
+        ("qa", "typo", "major", "p", 2.0, 0.00, 0.05, 12),  # another aspect: no pair with f
+        ("qa", "swap", "minor", "f", 2.0, 0.30, 0.40, 12),
+        ("qa", "swap", "major", "f", 2.0, 0.25, 0.35, 12),  # intervals overlap: no finding
+        ("qa", "drop", "major", "f", 2.0, 0.00, 0.01, 12),  # another method: no pair at all
+        ("story", "typo", "major", "f", 2.0, 0.00, 0.01, 12),  # another task
+        ("dialogue", "cut", "minor", "f", 0.6, 0.30, 0.40, 3),  # 3 examples: cannot reach D = 1
+        ("dialogue", "cut", "major", "f", 0.6, 0.00, 0.01, 12))
+    pairs = minor_above_major(units)
+    assert [(a["task"], a["perturbation"], a["aspect"], b["severity"]) for a, b in pairs] == [
+        ("qa", "typo", "f", "major")]
+
+
+def test_units_too_few_to_reach_d_1_are_no_finding_and_the_ceiling_is_quoted() -> None:
+    # 4 examples: D <= 4 ln 2 / ln 20 = 0.93, never 1; 5 examples: up to 1.16
+    four = dhp_units(("qa", "typo", "minor", "f", 0.2, 0.0, 0.01, 4))
+    section = {"status": "run", "files": {}, "results": {"threshold": 1.0, "units": four}}
+    assert discernment_findings(section, Examples()) == []
+    five = dhp_units(("qa", "typo", "minor", "f", 0.2, 0.0, 0.01, 5))
+    section["results"]["units"] = five
+    (weak,) = discernment_findings(section, Examples())
+    assert "D = 0.20, below 1, where its 5 examples allow up to 1.16" in weak.text
+    assert "(f)" in weak.text  # the aspect is named
+    # a committed card may carry d_ceiling; it is what the rule reads
+    assert can_reach({"n": 12, "d_ceiling": 0.5}) is False and can_reach({"n": 5})
 
 
 def test_an_untrusted_evaluator_gets_no_finding() -> None:

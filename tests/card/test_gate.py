@@ -51,10 +51,12 @@ def test_a_constant_evaluator_is_degenerate_and_not_trusted() -> None:
     assert gate.verdict == "fail"
     # ties are not "above": 0 of 8 (4 examples x 2 perturbations at their top severity)
     assert (gate.ranking.above, gate.ranking.pairs) == (0, 8)
-    low, high = gate.ranking.interval
-    assert low == pytest.approx(0.0, abs=1e-9)
-    assert high == pytest.approx(Z * Z / (8 + Z * Z), abs=1e-4)  # 0.3244 for k = 0
+    # every example wins 0 of its 2 pairs: every resample of the examples has share 0
+    assert gate.ranking.interval == (0.0, 0.0) and gate.ranking.examples == 4
     said = gate.to_dict()
+    # the pairs-as-independent Wilson interval, written beside it for comparison
+    assert said["ranking"]["pairs_ci_high"] == pytest.approx(Z * Z / (8 + Z * Z), abs=1e-4)
+    assert said["ranking"]["n"] == 4
     assert said["trusted"] is False and said["reasons"][0].startswith("degenerate: aspect "
                                                                       "overall gave 1 for 20")
 
@@ -80,8 +82,13 @@ def test_an_evaluator_that_prefers_damage_fails_the_ranking_check() -> None:
     check = rank_check(frame)
     assert check is not None and (check.above, check.pairs) == (1, 20)
     assert check.share == pytest.approx(0.05)
+    # resampling the 10 examples: e0 (1 of its 2 pairs won) is drawn k ~ Binomial(10, 0.1)
+    # times, the share is k / 20; P(k <= 2) = 0.930, P(k <= 3) = 0.987, so the 97.5th
+    # percentile is k = 3: the interval is 0 to 3/20
     low, high = check.interval
-    assert (low, high) == pytest.approx(wilson_by_hand(1, 20), abs=1e-4)  # 0.0089 to 0.2361
+    assert (low, high) == pytest.approx((0.0, 3 / 20))
+    assert check.examples == 10
+    assert check.to_dict()["pairs_ci_low"] == pytest.approx(wilson_by_hand(1, 20)[0], abs=1e-4)
     assert check.verdict == "fail"
     gate = sanity_gate([frame], frame)
     assert gate.trusted and gate.verdict == "warn"  # it varies and answers: a warning
@@ -138,3 +145,46 @@ def test_a_judge_that_writes_one_label_in_its_run_files_is_degenerate(tmp_path: 
     frame.drop(columns="answer").to_parquet(run / "scores.parquet")
     older = read_table(run)
     assert older is not None and not sanity_gate([older], older).degenerate
+
+
+def two_aspect_table(wins: list[tuple[bool, bool]]) -> pd.DataFrame:
+    """One perturbation, two aspects; example i's original beats its damage on aspect a or b
+    as wins[i] says (ties never happen)."""
+    rows = []
+    for i, pair in enumerate(wins):
+        for aspect, won in zip(("a", "b"), pair, strict=True):
+            for record in (row(f"e{i}", "original", "", -1, 0.5),
+                           row(f"e{i}", "drop", "0.9", 1, 0.4 if won else 0.6)):
+                rows.append({**record, "aspect": aspect})
+    return pd.DataFrame(rows)
+
+
+def test_the_ranking_interval_resamples_examples_not_pairs() -> None:
+    from scipy import stats
+
+    # 20 examples, 2 aspects that agree perfectly within each example: 14 examples win both
+    # pairs, 6 lose both. 28 of 40 pairs, but only 20 independent draws: the share over
+    # resampled examples is Binomial(20, 0.7) / 20, whose 95% quantiles are 10/20 and 17/20
+    agree = rank_check(two_aspect_table([(True, True)] * 14 + [(False, False)] * 6))
+    assert agree is not None and (agree.above, agree.pairs, agree.examples) == (28, 40, 20)
+    low, high = agree.interval
+    assert low == pytest.approx(stats.binom.ppf(0.025, 20, 0.7) / 20, abs=0.05 + 1e-9)
+    assert high == pytest.approx(stats.binom.ppf(0.975, 20, 0.7) / 20, abs=0.05 + 1e-9)
+    naive_low, naive_high = wilson_by_hand(28, 40)
+    assert high - low > naive_high - naive_low + 0.05  # wider than 40 pairs as independent
+    # the same 28 of 40 pairs spread so every example wins 1 or 2 (8 win both, 12 one):
+    # examples differ less, the interval is narrower than when the aspects agree
+    spread = rank_check(two_aspect_table([(True, True)] * 8 + [(True, False)] * 12))
+    assert spread is not None and (spread.above, spread.pairs) == (28, 40)
+    s_low, s_high = spread.interval
+    assert s_high - s_low < high - low
+    # the verdict follows the example interval: it reaches 0.5 when aspects agree
+    assert agree.verdict == ("unclear" if low <= 0.5 else "pass")
+
+
+def test_the_ranking_interval_is_seeded_and_needs_two_examples() -> None:
+    frame = two_aspect_table([(True, True)] * 14 + [(False, False)] * 6)
+    assert rank_check(frame).interval == rank_check(frame).interval  # type: ignore[union-attr]
+    assert "seed 1" in rank_check(frame, seed=1).to_dict()["ci_method"]  # type: ignore[union-attr]
+    one = rank_check(two_aspect_table([(True, True)]))
+    assert one is not None and one.interval == (None, None) and one.verdict == "unclear"

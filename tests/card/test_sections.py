@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalstress.card.markdown import matrix_lines
-from evalstress.card.sections import confusion_matrix
+from evalstress.card.markdown import discernment_lines, matrix_lines
+from evalstress.card.sections import confusion_matrix, discernment_summary, too_few
 
 
 def item(perturbation: str, severity: str, aspect: str, test: str, r: float,
@@ -51,3 +51,37 @@ def test_the_markdown_shows_what_each_aspect_should_do_and_did() -> None:
                    "stay: FAIL, r +0.80 |")
     word = next(line for line in lines if line.startswith("| word-exchange"))
     assert word.endswith("| – | move: FAIL, r +0.20 |")  # no coherence test for it here
+
+
+def dhp_unit(task: str, severity: str, n: int, d: float, aspect: str = "bleu") -> dict[str, Any]:
+    return {"task": task, "perturbation": "char-typo", "severity": severity, "level": "char",
+            "aspect": aspect, "n": n, "d": d}
+
+
+def test_units_too_few_to_reach_d_1_are_counted_apart_from_the_failures() -> None:
+    # 12 examples can reach D = 2.78, 3 examples only 0.69: the 3-example units are neither
+    # failures nor successes
+    units = [dhp_unit("story", "minor", 12, 2.5), dhp_unit("story", "major", 12, 0.3),
+             dhp_unit("qa", "minor", 3, 0.2), dhp_unit("qa", "major", 3, 0.69)]
+    line = discernment_summary(units)
+    assert line.startswith("1 of 2 units reach D >= 1; below: char-typo (major, story); 2 more "
+                           "units are too few examples: their n <= 4 allows no D >= 1 "
+                           "(D = 1 needs 5 examples, D = 2 needs 9)")
+    assert too_few(units)["units"] == 2
+    # every unit too small: no "0 of 2" count at all
+    line = discernment_summary(units[2:])
+    assert "0 of" not in line and line.startswith("no unit has the examples to reach D >= 1")
+    assert discernment_summary([]) == "no unit was tested"
+
+
+def test_the_unit_table_shows_each_unit_s_ceiling_of_d() -> None:
+    lines = "\n".join(discernment_lines({"threshold": 1.0, "units": [
+        dhp_unit("story", "minor", 12, 2.5), dhp_unit("qa", "minor", 3, 0.2)]}))
+    assert "max D for n" in lines
+    assert "| 2.78 |" in lines and "0.69: too few examples" in lines
+
+
+def test_several_aspects_are_named_in_the_list_of_failures() -> None:
+    units = [dhp_unit("story", "major", 12, 0.3, "f"), dhp_unit("story", "major", 12, 1.5, "p")]
+    assert discernment_summary(units).startswith("1 of 2 units reach D >= 1; below: char-typo "
+                                                 "(major, story, f)")

@@ -53,7 +53,9 @@ from evalstress.analyses.stats import (
     clean,
     combine_paper,
     discernment,
+    discernment_ceiling,
     hmp_wilson,
+    pairs_for_discernment,
     wilcoxon_test,
 )
 from evalstress.analyses.trust import VariantTrust
@@ -82,6 +84,8 @@ class AspectTest:
     mean_difference: float | None  # mean of (original - perturbed), oriented
     wilcoxon: WilcoxonResult
     d: float | None  # log_0.05 of this aspect's own p
+    #: the largest D a test on `n` pairs can give (`stats.discernment_ceiling`): an upper bound
+    d_ceiling: float = 0.0
 
 
 @dataclass
@@ -103,6 +107,9 @@ class DiscernmentUnit:
     note: str = ""
     n_below_floor: int = 0  # pairs whose variants come from an attack below the floor
     n_unverified: int = 0  # pairs whose variants nothing verified (kept on request)
+    #: the largest combined D its aspects' sample sizes allow: each aspect at p = 2^-n_j,
+    #: combined as the unit's p is (so M aspects of n pairs reach (n ln 2 + ln M) / ln 20)
+    d_ceiling: float | None = None
 
     @property
     def significant(self) -> bool:
@@ -147,8 +154,14 @@ class DiscernmentResult:
                 "score": f"D = log_{self.alpha}(p); D >= 1 <=> p <= {self.alpha}",
                 "d_avg": "mean over levels (char, word, sentence) of the mean D of each level",
                 "pairing": "per example, variant scores averaged over seeds",
+                "ceiling": "d_ceiling = n ln 2 / ln(1/alpha): the D of p = 2^-n, the smallest "
+                           "one-sided p of n pairs (exact test, no zeros or ties; zeros and "
+                           "ties only raise the smallest p, so it is an upper bound); a test "
+                           f"needs {pairs_for_discernment(1.0, self.alpha)} pairs to reach "
+                           f"D = 1 and {pairs_for_discernment(2.0, self.alpha)} for D = 2",
             },
             "threshold": 1.0,
+            "alpha": self.alpha,
             "units": [_clean_dict(asdict(u)) for u in self.units],
             "summaries": [_clean_dict(asdict(s)) for s in self.summaries],
             "notes": self.notes,
@@ -338,7 +351,8 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
                               zero_method=zero_method)  # type: ignore[arg-type]
             mean = float(np.mean(ps.differences)) if ps.differences.size else None
             tests.append(AspectTest(ps.aspect, int(ps.differences.size), ps.n_missing,
-                                    ps.n_seeds, mean, w, discernment(w.pvalue, alpha)))
+                                    ps.n_seeds, mean, w, discernment(w.pvalue, alpha),
+                                    discernment_ceiling(int(ps.differences.size), alpha)))
         usable = [t for t in tests if t.wilcoxon.pvalue is not None]
         level = perturbation_level(pert, dict(level_map) if level_map else None)
         note = ""
@@ -370,7 +384,8 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
         units.append(DiscernmentUnit(
             evaluator, task, pert, severity, level, tests, p, p_ew, discernment(p, alpha),
             discernment(p_ew, alpha), weights, source, p_h, discernment(p_h, alpha), note,
-            *trust.counts(pert, max((t.n for t in tests), default=0))))
+            *trust.counts(pert, max((t.n for t in tests), default=0)),
+            combined_ceiling([t.n for t in usable], alpha)))
     if defaulted:
         named = "; ".join(f"{pert} ({', '.join(sorted(tasks))})"
                           for pert, tasks in sorted(defaulted.items()))
@@ -390,6 +405,18 @@ def discernment_analysis(table: pd.DataFrame | ScoreTable, *,
     if set_aside:
         notes.append(set_aside)
     return DiscernmentResult(units, _summaries(units), alpha, zero_method, hmp, notes, trust)
+
+
+def combined_ceiling(ns: list[int], alpha: float = 0.05) -> float | None:
+    """A unit's largest D: every tested aspect (of n_j pairs) at its smallest p, 2^-n_j,
+    combined as paper 003 combines them (None without a test)."""
+    sizes = np.array([n for n in ns if n > 0], dtype=float)
+    if not sizes.size:
+        return None
+    # -ln p = ln sum_j 2^n_j (paper 003's p = 1 / sum_j 1/p_j), summed in logs: 2^n overflows
+    top = float(sizes.max())
+    return (top * np.log(2) + float(np.log(np.sum(np.exp((sizes - top) * np.log(2)))))
+            ) / np.log(1 / alpha)
 
 
 def _summaries(units: list[DiscernmentUnit]) -> list[DiscernmentSummary]:

@@ -18,6 +18,12 @@ Every choice that changes a number is a named argument and is written into the r
   harmonic mean divided by M. `hmp_wilson` gives Wilson's (2019) asymptotically exact p-value
   of the weighted harmonic mean p instead, from the Landau distribution.
 - D = log_0.05(p) (`discernment`): 1 at p = 0.05, 0 at p = 1, higher is better.
+- Ceiling of D (`discernment_ceiling`): with n pairs the smallest one-sided p the signed-rank
+  test can return is 2^-n (exact test, n distinct positive differences), so D <= n ln 2 / ln 20
+  at alpha = 0.05. Under the rules above this bounds every sample of n pairs: zeros are
+  dropped (the exact minimum is 2^-(n - zeros)); ties, where enumerated, still leave one sign
+  vector of 2^n at the top; the normal approximation (n > 13 with ties or zeros) gives a larger
+  p than 2^-n. The bound is thus an upper bound on D, reached exactly without zeros or ties.
 """
 
 from __future__ import annotations
@@ -191,6 +197,17 @@ def discernment(p: float | None, alpha: float = 0.05) -> float | None:
     if p <= 0:
         return math.inf
     return math.log(p) / math.log(alpha)
+
+
+def discernment_ceiling(n: int, alpha: float = 0.05) -> float:
+    """The largest D a one-sided signed-rank test on n pairs can give: log_alpha(2^-n)."""
+    return max(n, 0) * math.log(2) / math.log(1 / alpha)
+
+
+def pairs_for_discernment(d: float, alpha: float = 0.05) -> int:
+    """The fewest pairs whose ceiling reaches D = d: the smallest n with 2^-n <= alpha^d (5 for
+    D = 1 and 9 for D = 2 at alpha = 0.05)."""
+    return max(1, math.ceil(d * math.log(1 / alpha) / math.log(2) - 1e-12))
 
 
 def bootstrap_ci(statistic: Callable[[np.ndarray], float], n_units: int, *, n_boot: int = 1000,

@@ -27,7 +27,7 @@ from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
-from evalstress.card.markdown import code, interval_text, text
+from evalstress.card.markdown import ci, code, interval_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
@@ -162,8 +162,12 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
                   + text("; ".join(gate.get("reasons") or [])) + ".", ""]
     else:
         ranking = gate.get("ranking") or {}
+        where = (f" (95% CI {ci(ranking['ci_low'], ranking['ci_high'], signed=False)}, "
+                 f"resampling {ranking['n']} examples)" if ranking.get("n") is not None
+                 and ranking.get("ci_low") is not None else "")
         lines += [f"Sanity gate passed: the original scores above its heaviest damage in "
-                  f"{text(ranking.get('above'))} of {text(ranking.get('pairs'))} pairs.", ""]
+                  f"{text(ranking.get('above'))} of {text(ranking.get('pairs'))} pairs"
+                  f"{where}.", ""]
     for number, finding in enumerate(card["findings"], 1):
         lines.append(f"{number}. {text(finding['text'])} *({text(finding['kind'])}; "
                      f"{text(finding['interval']['what'])}: 95% CI "

@@ -157,7 +157,9 @@ def gate_rows(columns: Sequence[Column]) -> list[Row]:
         rank = column.card["gate"].get("ranking")
         ranking.append(None if not rank else
                        f"{pct(rank['share'], False)} of {rank['pairs']} pairs "
-                       f"({ci(rank['ci_low'], rank['ci_high'], signed=False)})")
+                       f"({ci(rank['ci_low'], rank['ci_high'], signed=False)}"
+                       + (f", {rank['n']} examples" if rank.get("n") is not None else "")
+                       + ")")
     rows.append(Row("gate", "original above its heaviest damage", ranking,
                     [(c.card["gate"].get("ranking") or {}).get("verdict") for c in columns]))
     spread = []

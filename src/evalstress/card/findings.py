@@ -8,9 +8,11 @@ reader needs them:
 1. failures: a blind spot (the rank test fails: the damage does not lower the score), an aspect
    moved by damage to another aspect (criteria confusion);
 2. misses: damage to an aspect that leaves its score still, a unit DHP cannot tell from the
-   original (D < 1), searches that fooled the evaluator;
-3. inversions: a light error lowering the score at least as much as a heavy one, a score that
-   rises again as damage grows;
+   original (D < 1) although its n allows D = 1 (units of too few examples are no finding),
+   searches that fooled the evaluator;
+3. inversions: the minor degree of a perturbation lowering the score more than its major
+   degree (one perturbation, task and aspect; the two intervals apart), a score that rises
+   again as damage grows;
 4. what holds: the damage it ranks below every original, its correlation with people.
 
 At most two findings per method (the most needed), five in all; findings of one rank follow
@@ -24,13 +26,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
+
 #: a change below this share of the original score reads as "no change" in a finding
 BLIND = 0.01
 MOST_FINDINGS = 5
 PER_METHOD = 2
 #: the fewest pairs a one-sided Wilcoxon test needs to reach p < 0.05 at all (1/2^5 = 0.031):
 #: a DHP unit with fewer cannot reach D = 1 whatever the evaluator does, so it is no finding
-MIN_PAIRS = 5
+MIN_PAIRS = pairs_for_discernment(1.0)
 #: (method, aspect, perturbation, severity, pick) -> a before/after example, or None
 class ExampleSource(Protocol):
     """Finds a finding's before/after example: (method, aspect, perturbation, severity, pick)
@@ -166,55 +170,79 @@ def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> li
     return out
 
 
+def ceiling(unit: Mapping[str, Any], alpha: float = 0.05) -> float:
+    """The largest D a unit's test could give for its n (`stats.discernment_ceiling`); the
+    card's `d_ceiling` where written, else from its n."""
+    given = unit.get("d_ceiling")
+    return float(given) if given is not None else discernment_ceiling(int(unit.get("n") or 0),
+                                                                      alpha)
+
+
+def can_reach(unit: Mapping[str, Any], threshold: float = 1.0) -> bool:
+    """Whether the unit has the examples to reach D = threshold at all; one that cannot is
+    "too few examples", never a failure of the evaluator (small tolerance: 2^-n is exact)."""
+    return ceiling(unit) >= threshold - 1e-9
+
+
+def minor_above_major(units: list[dict[str, Any]], threshold: float = 1.0
+                      ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Pairs (minor, major) of ONE perturbation, task and aspect (paper 003 grades each method
+    minor and major) where the minor degree lowers the score more than the major one beyond
+    both intervals: the minor's 95% interval of the relative drop lies wholly above the
+    major's (two 95% intervals that do not overlap: a conservative test of the difference).
+    Units whose n cannot reach D = threshold take no part."""
+    keyed = {(u.get("task"), u.get("perturbation"), u.get("aspect"), u.get("severity")): u
+             for u in units if can_reach(u, threshold)}
+    out = []
+    for (task, pert, aspect, severity), minor in keyed.items():
+        major = keyed.get((task, pert, aspect, "major"))
+        if severity != "minor" or major is None:
+            continue
+        low, high = minor.get("relative_ci_low"), major.get("relative_ci_high")
+        if low is not None and high is not None and low > high:
+            out.append((minor, major))
+    return out
+
+
 def discernment_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
-    """Units DHP cannot tell from the original (D < 1), and light errors that lower the score
-    at least as much as heavy ones of the same task."""
+    """Units DHP cannot tell from the original (D < 1) among those whose n allows D = 1, and a
+    minor degree of a perturbation lowering the score more than its major degree."""
     results = section.get("results") or {}
     units = results.get("units") or []
     threshold = float(results.get("threshold") or 1.0)
     evidence = _files(section, "results", "scores", "variants")
     out: list[Finding] = []
-    powered = [u for u in units if (u.get("n") or 0) >= MIN_PAIRS]
-    weak = [u for u in powered if u.get("d") is not None and u["d"] < threshold]
+    weak = [u for u in units if can_reach(u, threshold) and u.get("d") is not None
+            and u["d"] < threshold]
     if weak:  # the weakest unit; the section's table holds the rest
         unit = min(weak, key=lambda u: u["d"])
         out.append(Finding(
             2, "weak discernment", "discernment",
             f"Cannot reliably tell {unit['perturbation']} ({unit['severity']}) from the "
-            f"original on {unit['task']}: D = {number(unit['d'])}, below {threshold:g} "
-            f"(p = {unit['pvalue']:.3g} over {unit['n']} examples; the score "
+            f"original on {unit['task']} ({unit['aspect']}): D = {number(unit['d'])}, below "
+            f"{threshold:g}, where its {unit['n']} examples allow up to "
+            f"{number(ceiling(unit))} (p = {unit['pvalue']:.3g}; the score "
             f"{drop(unit.get('relative_change'))}{_relative_interval(unit)}).",
             [unit], interval("relative change", unit.get("relative_ci_low"),
                              unit.get("relative_ci_high")),
             example("discernment", unit["aspect"], unit["perturbation"], unit["severity"],
                     "least", unit.get("task")), evidence, magnitude=threshold - unit["d"]))
-    inverted = []
-    for minor in powered:
-        if minor.get("severity") != "minor" or minor.get("relative_change") is None:
-            continue
-        for major in powered:
-            if (major.get("severity") == "major" and major["task"] == minor["task"]
-                    and major["aspect"] == minor["aspect"]
-                    and major.get("level") != minor.get("level")
-                    and major.get("relative_change") is not None
-                    and minor["relative_change"] >= major["relative_change"] > 0):
-                inverted.append((minor, major))
+    inverted = minor_above_major(units, threshold)
     if inverted:
-        minor, major = max(inverted, key=lambda p: p[0]["relative_change"]
-                           - p[1]["relative_change"])
+        minor, major = max(inverted, key=lambda p: p[0]["relative_ci_low"]
+                           - p[1]["relative_ci_high"])
         out.append(Finding(
-            3, "inverted severity", "discernment",
-            f"Drops on {minor['perturbation']} (a minor {minor.get('level')}-level error) at "
-            f"least as much as on {major['perturbation']} (a major {major.get('level')}-level "
-            f"one) in {minor['task']}: {minor['relative_change']:.1%} against "
-            f"{major['relative_change']:.1%} of the score (D {number(minor['d'])} and "
-            f"{number(major['d'])}).",
-            [minor, major], interval(f"relative change under {minor['perturbation']}",
+            3, "minor above major", "discernment",
+            f"Drops more on minor than on major {minor['perturbation']} on {minor['task']} "
+            f"({minor['aspect']}): the score {drop(minor['relative_change'])} at minor"
+            f"{_bracketed_interval(minor)} against {drop(major['relative_change'])} at major"
+            f"{_bracketed_interval(major)}; D {number(minor['d'])} and {number(major['d'])}.",
+            [minor, major], interval(f"relative change under minor {minor['perturbation']}",
                                      minor.get("relative_ci_low"),
                                      minor.get("relative_ci_high")),
             example("discernment", minor["aspect"], minor["perturbation"], minor["severity"],
                     "most", minor.get("task")), evidence,
-            magnitude=minor["relative_change"] - major["relative_change"]))
+            magnitude=minor["relative_ci_low"] - major["relative_ci_high"]))
     return out
 
 

@@ -5,10 +5,14 @@
    scored, makes it degenerate (`engine.runhealth.degenerate_share`): a judge that answers "1"
    to everything "passes" no rank test and "fails" every one by ties, which says nothing.
 2. Ranking: does it score an original above its heaviest damage? Over the blind-spot run, per
-   example and perturbation, the original against the variant of the perturbation's top
-   severity (its seeds averaged); the share of pairs where the original scores better (ties
-   do not count), with a Wilson 95% interval. Pass when the interval lies above one half, fail
-   when it lies below, unclear otherwise.
+   example, aspect and perturbation, the original against the variant of the perturbation's
+   top severity (its seeds averaged); the share of pairs where the original scores better
+   (ties do not count). The pairs of one example share its text, so they are not independent:
+   the 95% interval is a cluster bootstrap that resamples examples (each drawn example brings
+   all its aspects and perturbations; `RANK_BOOT` resamples, seed `RANK_SEED`), and n is the
+   number of examples. Pass when the interval lies above one half, fail when it lies below,
+   unclear otherwise (also with fewer than two examples). The Wilson interval over pairs,
+   which treats every pair as independent, is written beside it for comparison only.
 3. Missing: the share of its score rows that are missing, and the commonest reason; more than
    `max_missing` (the runs' --max-missing, 0.5) is "mostly missing".
 
@@ -23,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalstress.analyses.adversarial import wilson
@@ -34,6 +39,10 @@ from evalstress.engine.runhealth import (
     answer_share,
     degenerate_share,
 )
+
+#: resamples of examples behind the ranking share's interval, and their seed
+RANK_BOOT = 2000
+RANK_SEED = 0
 
 #: columns of a score table the gate reads
 COLUMNS = ["example_id", "perturbation", "severity", "severity_rank", "seed", "aspect", "score",
@@ -93,11 +102,33 @@ class RankRow:
                 "share": self.above / self.pairs if self.pairs else None}
 
 
+def cluster_share_ci(above: np.ndarray, pairs: np.ndarray, *, n_boot: int = RANK_BOOT,
+                     seed: int = RANK_SEED, level: float = 0.95
+                     ) -> tuple[float | None, float | None]:
+    """Percentile interval of sum(above) / sum(pairs) over resamples of the examples (one
+    entry per example: its pairs and how many of them the original won), so pairs of one
+    example stay together. None with fewer than two examples holding pairs."""
+    keep = pairs > 0
+    above, pairs = above[keep].astype(float), pairs[keep].astype(float)
+    if pairs.size < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, pairs.size, (n_boot, pairs.size))
+    shares = above[draws].sum(axis=1) / pairs[draws].sum(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(shares, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 @dataclass
 class RankCheck:
-    """Originals scored above their heaviest damage: pooled over aspects and perturbations."""
+    """Originals scored above their heaviest damage: pooled over aspects and perturbations,
+    with each example's own count for the interval."""
 
     rows: list[RankRow]
+    #: example id -> (pairs, above) over every aspect and perturbation of that example
+    by_example: dict[str, tuple[int, int]] = field(default_factory=dict)
+    seed: int = RANK_SEED
 
     @property
     def pairs(self) -> int:
@@ -108,12 +139,19 @@ class RankCheck:
         return sum(r.above for r in self.rows)
 
     @property
+    def examples(self) -> int:
+        return sum(1 for pairs, _ in self.by_example.values() if pairs)
+
+    @property
     def share(self) -> float | None:
         return self.above / self.pairs if self.pairs else None
 
     @property
     def interval(self) -> tuple[float | None, float | None]:
-        return wilson(self.above, self.pairs)
+        """The cluster bootstrap interval over examples."""
+        counts = list(self.by_example.values())
+        return cluster_share_ci(np.array([a for _, a in counts]),
+                                np.array([p for p, _ in counts]), seed=self.seed)
 
     @property
     def verdict(self) -> str:
@@ -126,10 +164,18 @@ class RankCheck:
 
     def to_dict(self) -> dict[str, Any]:
         low, high = self.interval
+        naive_low, naive_high = wilson(self.above, self.pairs)
         return {"pairs": self.pairs, "above": self.above, "share": self.share,
-                "ci_low": low, "ci_high": high, "verdict": self.verdict,
-                "rule": "pass when the Wilson 95% interval of the share lies above 0.5, fail "
-                        "when it lies below, unclear otherwise; ties count as not above",
+                "n": self.examples, "ci_low": low, "ci_high": high,
+                "ci_method": f"cluster bootstrap over the {self.examples} examples (each with "
+                             f"all its aspects and perturbations), {RANK_BOOT} resamples, "
+                             f"seed {self.seed}, percentile 95%",
+                "pairs_ci_low": naive_low, "pairs_ci_high": naive_high,
+                "verdict": self.verdict,
+                "rule": "pass when the 95% interval of the share, resampling examples, lies "
+                        "above 0.5, fail when it lies below, unclear otherwise; ties count "
+                        "as not above; pairs_ci: Wilson over pairs taken as independent, for "
+                        "comparison only",
                 "rows": [r.to_dict() for r in self.rows]}
 
 
@@ -198,9 +244,11 @@ class Gate:
         ranking = self.ranking
         if ranking is not None and ranking.verdict != "pass" and ranking.share is not None:
             low, high = ranking.interval
+            bounds = ("no interval: fewer than two examples" if low is None or high is None
+                      else f"95% CI {low:.0%}-{high:.0%} over {ranking.examples} examples")
             out.append(f"ranking {ranking.verdict}: the original scored above its heaviest "
                        f"damage in {ranking.above} of {ranking.pairs} pairs "
-                       f"({ranking.share:.0%}, 95% CI {low:.0%}-{high:.0%})")
+                       f"({ranking.share:.0%}, {bounds})")
         elif ranking is None:
             out.append("ranking unclear: no pair of an original and its heaviest damage was "
                        "scored")
@@ -240,12 +288,14 @@ def spread_check(tables: Sequence[pd.DataFrame],
     return out
 
 
-def rank_check(table: pd.DataFrame) -> RankCheck | None:
-    """Originals against each perturbation's top severity in a blind-spot score table."""
+def rank_check(table: pd.DataFrame, seed: int = RANK_SEED) -> RankCheck | None:
+    """Originals against each perturbation's top severity in a blind-spot score table; `seed`
+    draws the examples of the interval's resamples."""
     if table.empty:
         return None
     ok = table[table["status"] == "ok"]
     rows: list[RankRow] = []
+    by_example: dict[str, tuple[int, int]] = {}
     for aspect, part in ok.groupby("aspect", sort=True):
         originals = part[part["perturbation"] == ORIGINAL].groupby("example_id")["score"].mean()
         higher = bool(part["higher_is_better"].iloc[0])
@@ -257,9 +307,13 @@ def rank_check(table: pd.DataFrame) -> RankCheck | None:
             variant = heaviest[heaviest["status"] == "ok"].groupby("example_id")["score"].mean()
             both = originals.index.intersection(variant.index)
             gap = originals.reindex(both) - variant.reindex(both)
-            above = int((gap > 0).sum() if higher else (gap < 0).sum())
-            rows.append(RankRow(str(aspect), str(perturbation), severity, len(both), above))
-    return RankCheck(rows) if rows else None
+            won = (gap > 0) if higher else (gap < 0)
+            rows.append(RankRow(str(aspect), str(perturbation), severity, len(both),
+                                int(won.sum())))
+            for example, wins in won.items():
+                pairs, above = by_example.get(str(example), (0, 0))
+                by_example[str(example)] = (pairs + 1, above + int(wins))
+    return RankCheck(rows, by_example, seed) if rows else None
 
 
 def missing_check(tables: Sequence[pd.DataFrame], max_missing: float = DEFAULT_MAX_MISSING
@@ -278,13 +332,14 @@ def missing_check(tables: Sequence[pd.DataFrame], max_missing: float = DEFAULT_M
 
 def sanity_gate(tables: Sequence[pd.DataFrame], blindspot: pd.DataFrame | None, *,
                 max_missing: float = DEFAULT_MAX_MISSING,
-                declared: Mapping[str, tuple[float, float] | None] | None = None) -> Gate:
+                declared: Mapping[str, tuple[float, float] | None] | None = None,
+                seed: int = RANK_SEED) -> Gate:
     """The gate over the evaluator's score tables (one per stress run of the card; only its
     own rows) and the blind-spot run's table for the ranking check; `declared`: the score
-    range each aspect declares (shown beside the spread)."""
+    range each aspect declares (shown beside the spread); `seed`: the ranking interval's."""
     notes = []
     if blindspot is None:
         notes.append("the blind-spot run did not finish: no ranking check")
     return Gate(spread_check(tables, declared),
-                rank_check(blindspot) if blindspot is not None else None,
+                rank_check(blindspot, seed) if blindspot is not None else None,
                 missing_check(tables, max_missing), notes)

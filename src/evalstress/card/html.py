@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.card.figures import FigurePlan, gate_failures
+from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.markdown import ci, gate_checks, interval_text, pct
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
@@ -218,13 +219,16 @@ def discernment_html(section: Mapping[str, Any], ids: set[str]) -> str:
     for task in tasks:
         mine = [u for u in units if u["task"] == task and u.get("d") is not None]
         every = summaries.get((task, "all")) or {}
+        able = [u for u in mine if can_reach(u, threshold)]
         body.append([task, len(mine), (summaries.get((task, "minor")) or {}).get("d_avg"),
                      (summaries.get((task, "major")) or {}).get("d_avg"), every.get("d_min"),
-                     sum(1 for u in mine if u["d"] < threshold)])
+                     max((ceiling(u) for u in mine), default=None),
+                     sum(1 for u in able if u["d"] < threshold), len(mine) - len(able)])
         row_ids.append(row_anchor("discernment", task))
     ids.update(row_ids)
-    return table(["task", "units", "D_avg minor", "D_avg major", "D_min",
-                  f"below D = {threshold:g}"], body, left=1, row_ids=row_ids,
+    return table(["task", "units", "D_avg minor", "D_avg major", "D_min", "max D for n",
+                  f"below D = {threshold:g}", "too few examples"], body, left=1,
+                 row_ids=row_ids,
                  row_headers=True, table_id="t-discernment")
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 
 from evalstress.card.figures import FigurePlan, figure_plans
+from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
 from evalstress.core.consoles import visible_controls
 
@@ -185,7 +186,9 @@ def gate_checks(gate: Mapping[str, Any], value: Callable[[Any], str]) -> list[Ga
             "ranking", "all",
             f"original above its heaviest damage in {ranking['above']} of "
             f"{ranking['pairs']} pairs ({pct(ranking['share'], False)}; 95% CI "
-            f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)})",
+            f"{ci(ranking['ci_low'], ranking['ci_high'], signed=False)}"
+            + (f", resampling {ranking['n']} examples" if ranking.get("n") is not None
+               else "") + ")",
             ranking["verdict"], ranking["verdict"]))
     missing = gate["missing"]
     rows.append(GateCheck(
@@ -244,12 +247,15 @@ def discernment_lines(results: Mapping[str, Any]) -> list[str]:
     lines = table(["task", "group", "D_avg", "D_min", "weakest unit"],
                   [[s["task"], s["group"], s["d_avg"], s["d_min"], s.get("d_min_at")]
                    for s in results.get("summaries") or []])
-    units = [[u["task"], u["perturbation"], u["severity"], u["level"], u["d"],
+    threshold = float(results.get("threshold") or 1.0)
+    units = [[u["task"], u["perturbation"], u["severity"], u["level"], u.get("aspect"),
+              u.get("n"), u["d"],
+              ceiling(u) if can_reach(u, threshold) else f"{ceiling(u):.2f}: too few examples",
               pct(u.get("relative_change")), ci(u.get("relative_ci_low"),
                                                 u.get("relative_ci_high"))]
              for u in results.get("units") or []]
-    return lines + table(["task", "perturbation", "severity", "level", "D", "drop",
-                          "95% CI"], units)
+    return lines + table(["task", "perturbation", "severity", "level", "aspect", "n", "D",
+                          "max D for n", "drop", "95% CI"], units)
 
 
 def matrix_lines(matrix: Mapping[str, Any]) -> list[str]:

@@ -24,7 +24,13 @@ import pandas as pd
 
 from evalstress.analyses.expectations import expectation_for
 from evalstress.analyses.paired import PairedSet, paired_sets
-from evalstress.analyses.stats import clean, mean_ci, rank_biserial, wilcoxon_test
+from evalstress.analyses.stats import (
+    clean,
+    discernment_ceiling,
+    mean_ci,
+    rank_biserial,
+    wilcoxon_test,
+)
 from evalstress.core.scoretable import ScoreTable
 from evalstress.criteria import aspects
 from evalstress.perturb.base import registry as perturbations
@@ -107,6 +113,8 @@ def discernment_units(analysis: Mapping[str, Any], changes: Sequence[Mapping[str
                         "perturbation": unit["perturbation"], "severity": unit["severity"],
                         "level": unit.get("level"), "d": clean(test.get("d")),
                         "d_unit": clean(unit.get("d")),
+                        "d_ceiling": discernment_ceiling(int(test.get("n") or 0),
+                                                         float(analysis.get("alpha") or 0.05)),
                         "pvalue": clean((test.get("wilcoxon") or {}).get("pvalue")),
                         **{k: v for k, v in change.items()
                            if k not in ("aspect", "task", "perturbation", "severity", "pvalue")}})

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
-from evalstress.card.findings import MIN_PAIRS
+from evalstress.card.findings import can_reach
 from evalstress.card.plan import CardPlan, MethodPlan
 from evalstress.card.profile import (
     aimed_at,
@@ -99,16 +100,42 @@ def discernment_section(results: Mapping[str, Any], table: ScoreTable
                                           "d_avg_ew", "d_min_ew", "n_units", "n_excluded")}
                  for s in analysis.get("summaries") or []]
     units = discernment_units(analysis, paired_rows(table, by_task=True))
-    below = sorted({f"{u['perturbation']} ({u['severity']}, {u['task']})" for u in units
-                    if u.get("d") is not None and u["d"] < threshold})
-    few = sum(1 for u in units if (u.get("n") or 0) < MIN_PAIRS)
-    summary = (f"{len(units) - len(below)} of {len(units)} units reach D >= {threshold:g}"
-               + (f"; below: {listing(below)}" if below else "")
-               + (f"; {few} units have fewer than {MIN_PAIRS} examples, too few for any "
-                  "evaluator to reach D = 1 (one-sided Wilcoxon p >= 1/2^n)" if few else ""))
     return ({"threshold": threshold, "method": analysis.get("method"),
-             "summaries": summaries, "units": units, "notes": analysis.get("notes") or []},
-            summary)
+             "summaries": summaries, "units": units, "notes": analysis.get("notes") or [],
+             "too_few": too_few(units, threshold)}, discernment_summary(units, threshold))
+
+
+def too_few(units: list[dict[str, Any]], threshold: float = 1.0) -> dict[str, Any]:
+    """How many units cannot reach D = threshold at their n, and how many examples D = 1 and
+    D = 2 need (the D ceiling, `stats.discernment_ceiling`)."""
+    return {"units": sum(1 for u in units if not can_reach(u, threshold)),
+            "examples_for_d1": pairs_for_discernment(1.0),
+            "examples_for_d2": pairs_for_discernment(2.0),
+            "rule": "a one-sided signed-rank test on n examples gives p >= 2^-n, so "
+                    "D <= n ln 2 / ln 20; a unit whose ceiling is below the threshold is "
+                    "'too few examples', counted apart from the units that fail to reach it"}
+
+
+def discernment_summary(units: list[dict[str, Any]], threshold: float = 1.0) -> str:
+    """The section's line: units reaching D = threshold among those whose n allows it (one
+    unit per task, perturbation, severity and evaluator aspect), the failing ones, and the
+    units of too few examples apart."""
+    several = len({u.get("aspect") for u in units}) > 1
+    able = [u for u in units if can_reach(u, threshold)]
+    below = [f"{u['perturbation']} ({u['severity']}, {u['task']}"
+             + (f", {u['aspect']})" if several else ")") for u in able
+             if u.get("d") is None or u["d"] < threshold]
+    few = len(units) - len(able)
+    need = (f"too few examples: their n <= {pairs_for_discernment(threshold) - 1} allows no "
+            f"D >= {threshold:g} (D = 1 needs {pairs_for_discernment(1.0)} examples, D = 2 "
+            f"needs {pairs_for_discernment(2.0)})")
+    if not units:
+        return "no unit was tested"
+    if not able:
+        return f"no unit has the examples to reach D >= {threshold:g}: all {few} are {need}"
+    return (f"{len(able) - len(below)} of {len(able)} units reach D >= {threshold:g}"
+            + (f"; below: {listing(sorted(below))}" if below else "")
+            + (f"; {few} more units are {need}" if few else ""))
 
 
 def confusion_matrix(items: list[dict[str, Any]], ranks: Mapping[tuple[str, str], int]
