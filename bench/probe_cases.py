@@ -19,8 +19,12 @@ template, rundir, cache, out, disk, misc).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,6 +180,17 @@ class CaseEnv:
 
 
 # ---- file builders -----------------------------------------------------------------------------
+
+def end_group(proc: subprocess.Popen[str]) -> None:
+    """End a process a probe case started, and its group: SIGTERM, then SIGKILL."""
+    for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        if proc.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace)
+
 
 def dump_yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False)

@@ -14,9 +14,7 @@ import contextlib
 import http.client
 import importlib.util
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -25,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from probe_cases import Case
+from probe_cases import Case, end_group
 
 #: the origin of a web page the user happens to have open while the server runs
 EVIL = "https://evil.example"
@@ -98,13 +96,7 @@ def serve_and_drive(case: Case, argv: list[str], cwd: Path, env: Mapping[str, st
         except Exception as exc:  # the server broke the connection or never answered
             problem = f"the client failed: {type(exc).__name__}: {exc}"
         code = 0
-    for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-        if proc.poll() is not None:
-            break
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(grace)
+    end_group(proc)
     for reader in readers:
         reader.join(5)
     return code, "".join(out_lines), "".join(err_lines), problem, time.monotonic() - started

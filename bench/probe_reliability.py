@@ -78,6 +78,7 @@ from probe_cases import (  # noqa: E402
     CaseEnv,
     config_cases,
     data_cases,
+    end_group,
     run,
     spec_cases,
     suite_cases,
@@ -397,14 +398,8 @@ def start(argv: Sequence[str], root: Path, cwd: Path, url: str, env: dict[str, s
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
-    """End a process this probe started, and its group: SIGTERM, then SIGKILL."""
-    for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-        if proc.poll() is not None:
-            break
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(grace)
+    """End a process this probe started, and its group, and read what it left."""
+    end_group(proc)
     with contextlib.suppress(Exception):
         proc.communicate(timeout=5)
 
