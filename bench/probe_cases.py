@@ -514,9 +514,11 @@ def spec_cases() -> list[Case]:
                run(evaluators=[judge("status-500")]), exits=(3,)),
         accept(s, "a judge whose answers hold no rating (exit 3)",
                run(evaluators=[judge("no-rating", max_reasks=0)]), exits=(3,)),
-        accept(s, "a judge at a port nobody listens on (exit 3)",
-               run(evaluators=["judge:model=m,base_url=http://127.0.0.1:9/v1,max_attempts=1,"
-                               "form=score-only,timeout=2"]), exits=(3,)),
+        # the endpoint is asked once before any work: refused in one line, nothing written
+        error(s, "a judge at a port nobody listens on",
+              run(evaluators=["judge:model=m,base_url=http://127.0.0.1:9/v1,max_attempts=1,"
+                              "form=score-only,timeout=2"]), "connection refused",
+              "127.0.0.1:9"),
         error(s, "an unknown perturbation", run(perturbations=["truncatoin"]), "truncatoin"),
         either(s, "the same perturbation twice", run(perturbations=["truncation", "truncation"]),
                "truncation", verify=has_perturbation("truncation")),
