@@ -241,6 +241,8 @@ def ratio_interval(original: np.ndarray, variant: np.ndarray, level: float, *,
     index = rng.integers(0, g.size, (n_boot, g.size))
     gm = g[index].mean(axis=1)
     ok = gm > 0
+    if not ok.any():
+        return None
     ratios = v[index].mean(axis=1)[ok] / gm[ok]
     tail = (1 - level) / 2
     low, high = np.quantile(ratios, [tail, 1 - tail])
