@@ -116,6 +116,12 @@ def interval_text(interval: Mapping[str, Any]) -> str:
               signed=unit == "share")
 
 
+def level_text(interval: Mapping[str, Any]) -> str:
+    """'95% CI', or the level a corrected interval was printed at ('96.5% CI')."""
+    level = float(interval.get("level", 0.95))
+    return "95% CI" if abs(level - 0.95) < 1e-9 else f"{level:.1%} CI"
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     for row in rows[:MAX_ROWS]:
@@ -220,7 +226,7 @@ def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]
         interval = finding["interval"]
         lines += [f"{number}. **{text(finding['text'])}**", "",
                   f"   *{text(finding['kind'])}*, from the {text(finding['method'])} section; "
-                  f"{text(interval['what'])}: 95% CI {interval_text(interval)}."
+                  f"{text(interval['what'])}: {level_text(interval)} {interval_text(interval)}."
                   f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
                   ""]
         example = "\n".join(example_block(finding.get("example"))).split("\n")
@@ -234,10 +240,23 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
         top = max(row["severities"], key=lambda s: s["severity_rank"]) if row["severities"] \
             else {}
         rows.append([row["perturbation"], row["aspect"], row["verdict"], row["rank_pass"],
-                     row["monotonic_pass"], top.get("severity"), pct(top.get("relative_change")),
+                     row["monotonic_pass"], row.get("rank_strict_pass"), outcome_text(row),
+                     top.get("severity"), pct(top.get("relative_change")),
                      ci(top.get("relative_ci_low"), top.get("relative_ci_high"))])
-    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "top severity",
-                  "drop (share of score)", "95% CI"], rows)
+    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
+                  "from intervals", "top severity", "drop (share of score)", "95% CI"], rows)
+
+
+def outcome_text(row: Mapping[str, Any]) -> str | None:
+    """'inconclusive (n about 3815)', 'blind', 'detects; rises': the four-way verdict, the
+    examples that would settle an undecided one, and a significant rise between severities."""
+    outcome = row.get("outcome")
+    if outcome is None:
+        return None
+    if outcome == "inconclusive":
+        need = row.get("n_to_settle")
+        outcome += f" (n about {need})" if need else " (no n settles it)"
+    return outcome + ("; rises" if row.get("monotonic_outcome") == "rises" else "")
 
 
 def discernment_lines(results: Mapping[str, Any]) -> list[str]:
