@@ -68,6 +68,7 @@ def test_constant_differences_decide_at_once(value: float, expected: str) -> Non
     # every resample has the same mean: the interval is the point [value, value]
     verdict = verdict_at(boot, 0.1, 0.99, claim_pvalue(boot, 0.1))
     assert (verdict.low, verdict.high, verdict.verdict) == (value, value, expected)
+    assert verdict.n == 12
     # a claim every resample supports has the smallest p of B resamples: 2 x 1 / (B + 1)
     assert verdict.pvalue == pytest.approx(2 / 501)
 
@@ -77,10 +78,18 @@ def test_a_two_example_bootstrap_can_be_enumerated() -> None:
     # interval runs from 0 to 1 and straddles +-0.2
     boot = bootstrap_means([0.0, 1.0], n_boot=4000, seed=3)
     assert np.mean(boot.means == 0) == pytest.approx(0.25, abs=0.03)
-    verdict = verdict_at(boot, 0.2, 0.95, claim_pvalue(boot, 0.2))
+    verdict = verdict_at(boot, 0.2, 0.95, claim_pvalue(boot, 0.2, min_n=2), min_n=2)
     assert (verdict.low, verdict.high, verdict.verdict) == (0.0, 1.0, "inconclusive")
     # half-width 0.5, nearest boundary 0.5 - 0.2 = 0.3 away: n = 2 x (0.5 / 0.3)^2 = 5.6 -> 6
     assert verdict.n_to_settle == 6
+
+
+def test_too_few_examples_decide_nothing_however_clear() -> None:
+    boot = bootstrap_means([0.5, 0.5, 0.5], seed=1)  # a point interval far beyond +0.1
+    assert claim_pvalue(boot, 0.1) == 1.0  # it takes no share of the correction
+    verdict = verdict_at(boot, 0.1, 0.95, 1.0)
+    assert (verdict.low, verdict.high, verdict.verdict) == (0.5, 0.5, "inconclusive")
+    assert verdict.n_to_settle == 10 and "fewer than 10" in verdict.reason
 
 
 def test_n_to_settle_by_hand() -> None:
@@ -126,7 +135,7 @@ def test_every_reported_interval_supports_its_verdict() -> None:
 
 
 def test_one_example_is_inconclusive_with_a_reason() -> None:
-    verdict = verdict_at(bootstrap_means([0.4]), 0.1, 0.95, 1.0)
+    verdict = verdict_at(bootstrap_means([0.4]), 0.1, 0.95, 1.0, min_n=2)
     assert verdict.verdict == "inconclusive" and "fewer than 2" in verdict.reason
 
 

@@ -39,6 +39,9 @@ VERDICTS = ("detects", "blind", "reversed", "inconclusive")
 N_BOOT = 2000
 TOL_SHARE = 0.2  # default tolerance: this share of the originals' standard deviation
 TOL_FLOOR = 1e-6  # relative floor when the originals do not vary (a constant score)
+#: fewest examples whose percentile bootstrap interval decides a test: below it the resamples
+#: take too few distinct values and the interval is too narrow (n = 3 has 10 distinct means)
+MIN_N = 10
 INTERVAL = "percentile bootstrap of the mean, resampling examples"
 
 
@@ -113,10 +116,10 @@ def bootstrap_means(differences: Sequence[float] | np.ndarray, *, n_boot: int = 
     return Boot(d, d[rng.integers(0, d.size, (n_boot, d.size))].mean(axis=1))
 
 
-def claim_pvalue(boot: Boot, delta: float) -> float:
+def claim_pvalue(boot: Boot, delta: float, min_n: int = MIN_N) -> float:
     """The test's p-value: the smallest a at which the (1 - a) equal-tailed interval clears a
-    boundary (1 when there is no usable sample)."""
-    if boot.n < 2:
+    boundary (1 below `min_n` examples: such a test cannot claim anything)."""
+    if boot.n < max(2, min_n):
         return 1.0
     b = boot.means.size
 
@@ -185,8 +188,10 @@ class Verdict:
         return out
 
 
-def verdict_at(boot: Boot, delta: float, level: float, pvalue: float) -> Verdict:
-    """The verdict of one test at an interval level fixed by the correction."""
+def verdict_at(boot: Boot, delta: float, level: float, pvalue: float,
+               min_n: int = MIN_N) -> Verdict:
+    """The verdict of one test at an interval level fixed by the correction; inconclusive
+    below `min_n` examples, its interval still shown."""
     if boot.n < 2:
         return Verdict("inconclusive", float(boot.differences.mean()) if boot.n else None,
                        None, None, level, delta, boot.n, pvalue, None,
@@ -196,22 +201,28 @@ def verdict_at(boot: Boot, delta: float, level: float, pvalue: float) -> Verdict
     assert interval is not None
     low, high = interval
     verdict = decide(low, high, delta)
+    if boot.n < min_n:
+        need = n_to_settle(estimate, low, high, boot.n, delta)
+        return Verdict("inconclusive", estimate, low, high, level, delta, boot.n, pvalue,
+                       None if need is None else max(min_n, need),
+                       f"fewer than {min_n} examples: too few for a bootstrap interval to "
+                       "decide")
     need = n_to_settle(estimate, low, high, boot.n, delta) if verdict == "inconclusive" else None
     return Verdict(verdict, estimate, low, high, level, delta, boot.n, pvalue, need)
 
 
 def decide_all(boots: Sequence[Boot], deltas: Sequence[float], *, alpha: float = 0.05,
-               correction: str = "holm") -> tuple[list[Verdict], float]:
+               correction: str = "bh", min_n: int = MIN_N) -> tuple[list[Verdict], float]:
     """Verdicts of a result's tests, corrected together; returns them and alpha_eff."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie between 0 and 1, got {alpha}")
     for delta in deltas:
         if not delta > 0:
             raise ValueError(f"the tolerance must be above 0, got {delta}")
-    pvalues = [claim_pvalue(b, d) for b, d in zip(boots, deltas, strict=True)]
+    pvalues = [claim_pvalue(b, d, min_n) for b, d in zip(boots, deltas, strict=True)]
     alpha_eff = effective_alpha(pvalues, alpha, correction)
-    return ([verdict_at(b, d, 1 - alpha_eff, p) for b, d, p in zip(boots, deltas, pvalues,
-                                                                    strict=True)], alpha_eff)
+    return ([verdict_at(b, d, 1 - alpha_eff, p, min_n)
+             for b, d, p in zip(boots, deltas, pvalues, strict=True)], alpha_eff)
 
 
 def default_tolerance(originals: Sequence[float] | np.ndarray, share: float = TOL_SHARE) -> float:
