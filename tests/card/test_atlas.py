@@ -167,3 +167,14 @@ def test_a_published_card_is_recorded_and_republished_without_force(tmp_path: Pa
     (dest / "figures" / "mine.svg").write_text("<svg/>")
     with pytest.raises(OutDirError, match=r"mine\.svg"):
         check_published(dest)
+
+
+def test_the_glance_names_blind_and_reversed_rows_from_their_intervals() -> None:
+    from evalstress.card.atlas import outcomes
+
+    rows = [{"perturbation": "a", "outcome": "blind"}, {"perturbation": "b", "outcome": "blind"},
+            {"perturbation": "c", "outcome": "reversed"},
+            {"perturbation": "d", "outcome": "inconclusive"},
+            {"perturbation": "e", "outcome": "detects"}]
+    assert outcomes(rows) == "reversed: c; blind: a, b; 1 inconclusive"
+    assert outcomes([{"perturbation": "a", "rank_pass": False}]) == "\u2014"  # an older card
