@@ -13,7 +13,7 @@ import pytest
 import evalstress
 from evalstress.analyses.blindspot import blindspot
 from evalstress.core.records import ORIGINAL, SCORE_COLUMNS
-from evalstress.core.strict import UnknownNameError
+from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.evaluators.base import ScoreRequest
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "results.schema.json")
@@ -130,6 +130,8 @@ def test_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="above 0"):
         blindspot(data, tolerance={"m": 0.0})
     assert blindspot(data, tolerance={"m/a": 3.0}).rows[0].delta_rule == "declared (m/a)"
+    with pytest.raises(UnknownNameError, match="Did you mean 'm/a'"):
+        blindspot(data, tolerance={"m/b": 3.0})
 
 
 def test_the_result_matches_the_schema_and_names_its_rules() -> None:
@@ -176,3 +178,16 @@ def check_summeval(data: Path, cache: Path) -> None:
 @pytest.mark.slow
 def test_real_summeval_word_counts(shared_data: Path, tmp_path: Path) -> None:
     check_summeval(shared_data, tmp_path / "cache")
+
+
+def test_the_options_reach_the_analysis_through_the_run_settings(tmp_path: Path) -> None:
+    result = evalstress.stress(None, {"words": words}, perturbations=["truncation"], seeds=1,
+                               limit=3, options={"correction": "holm", "tolerance": 2.0,
+                                                 "n_boot": 500, "alpha": 0.1},
+                               cache_dir=tmp_path / "cache", progress=False)
+    stats = result.analyses["blindspot"].to_dict()["statistics"]
+    assert (stats["correction"], stats["n_boot"], stats["alpha"]) == ("holm", 500, 0.1)
+    assert result.analyses["blindspot"].rows[0].delta_rule == "declared (*)"
+    with pytest.raises(ConfigError, match="Did you mean 'correction'"):
+        evalstress.stress(None, {"words": words}, perturbations=["truncation"], seeds=1,
+                          limit=3, options={"corection": "holm"}, progress=False)

@@ -21,6 +21,10 @@ Two options follow paper 002 (its public code) where the defaults differ:
   that decides `rank_pass`, `monotonic_pass` and `passed`.
 A row whose data cannot carry a verdict is INCONCLUSIVE instead of pass/fail: more than
 `max_missing` of its scores (gold and variants) are missing, or a severity has no score at all.
+
+Beside both, every row carries a four-way verdict decided by bootstrap intervals over examples
+(`outcome`: detects, blind, reversed or inconclusive; `monotonic_outcome`), all tests of the
+result corrected together: `analyses.blindspot_stats` and `analyses.verdicts`.
 """
 
 from __future__ import annotations
@@ -305,6 +309,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                 [p.severity for p in points], [p.noise_ratio for p in points], samples,
                 sign, delta, graded,
                 meaningful_zero([*(s.original for s in kept), *(s.variant for s in kept)]))))
+    _check_declared(declared, {(r.evaluator, r.aspect) for r in rows})
     outcomes, alpha_eff = assess([t for _, t in tests], alpha=alpha, correction=correction,
                                  n_boot=n_boot, seed=seed)
     for (row, _), out in zip(tests, outcomes, strict=True):
@@ -335,6 +340,14 @@ def _declared(tolerance: float | Mapping[str, float] | None) -> dict[str, float]
                              f"got {value!r}")
         out[str(key)] = float(value)
     return out
+
+
+def _check_declared(declared: Mapping[str, float], seen: set[tuple[str, str]]) -> None:
+    """A declared tolerance for an evaluator the run did not score is a typo: an error."""
+    known = {"*"} | {e for e, _ in seen} | {f"{e}/{a}" for e, a in seen}
+    for key in declared:
+        if key not in known:
+            raise unknown_name_error("evaluator in the blindspot tolerance", key, known)
 
 
 def _tolerance(declared: Mapping[str, float], evaluator: str, aspect: str,
