@@ -171,7 +171,8 @@ def test_text_and_code_read_back_as_written(said: str) -> None:
 
 
 def test_the_four_way_verdict_and_the_corrected_level_read_as_printed() -> None:
-    from evalstress.card.markdown import level_text, outcome_text
+    from evalstress.analyses.blindspot_stats import outcome_text
+    from evalstress.card.markdown import level_text
 
     assert outcome_text({"outcome": "inconclusive", "n_to_settle": 3815}) == \
         "inconclusive (n about 3815)"

@@ -18,7 +18,7 @@ BETTER (a rise). All tests of a result are corrected together.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,3 +162,14 @@ DESCRIPTION = {
                 "with no negative value (a meaningful zero)",
 }
 
+
+def outcome_text(row: Mapping[str, Any]) -> str | None:
+    """'inconclusive (n about 3815)', 'blind', 'detects; rises': the four-way verdict, the
+    examples that would settle an undecided one, and a significant rise between severities."""
+    outcome = row.get("outcome")
+    if outcome is None:
+        return None
+    if outcome == "inconclusive":
+        need = row.get("n_to_settle")
+        outcome += f" (n about {need})" if need else " (no n settles it)"
+    return outcome + ("; rises" if row.get("monotonic_outcome") == "rises" else "")

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, gate_failures
-from evalstress.card.markdown import ci, gate_checks, interval_text, level_text, outcome_text, pct
+from evalstress.card.markdown import ci, gate_checks, interval_text, level_text, pct
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc

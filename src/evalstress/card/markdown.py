@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote as url_quote
 
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.model import cost_text, count_text
 from evalstress.core.consoles import visible_controls
@@ -245,18 +246,6 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
                      ci(top.get("relative_ci_low"), top.get("relative_ci_high"))])
     return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
                   "from intervals", "top severity", "drop (share of score)", "95% CI"], rows)
-
-
-def outcome_text(row: Mapping[str, Any]) -> str | None:
-    """'inconclusive (n about 3815)', 'blind', 'detects; rises': the four-way verdict, the
-    examples that would settle an undecided one, and a significant rise between severities."""
-    outcome = row.get("outcome")
-    if outcome is None:
-        return None
-    if outcome == "inconclusive":
-        need = row.get("n_to_settle")
-        outcome += f" (n about {need})" if need else " (no n settles it)"
-    return outcome + ("; rises" if row.get("monotonic_outcome") == "rises" else "")
 
 
 def discernment_lines(results: Mapping[str, Any]) -> list[str]:
