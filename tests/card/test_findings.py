@@ -225,3 +225,13 @@ def test_a_significant_rise_between_severities_is_a_finding_and_a_noisy_one_is_n
     row["steps"][0]["verdict"] = "inconclusive"
     (holds,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
     assert holds.kind == "holds" and "beyond the tolerance at every severity" in holds.text
+
+
+def test_a_score_that_never_moves_reads_plus_zero_not_minus_zero() -> None:
+    section = four_way_section()
+    row = section["results"]["rows"][1]
+    row["higher_is_better"] = True
+    row["severities"] = [four_way("4", 0, "blind", 0.528, 0.528, 0.0, 0.0, delta=0.02)]
+    section["results"]["rows"] = [row]
+    (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert "the change +0 to +0, 96.5% interval, inside the tolerance \u00b10.02" in blind.text

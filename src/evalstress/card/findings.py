@@ -115,7 +115,7 @@ def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
     zero, the relative change."""
     test = severity["test"]
     sign = 1.0 if row.get("higher_is_better", True) else -1.0
-    raw = sorted((-sign * test["low"], -sign * test["high"]))
+    raw = sorted((-sign * test["low"] + 0.0, -sign * test["high"] + 0.0))  # no "-0"
     where = {"detects": "beyond", "reversed": "beyond", "blind": "inside"}.get(
         test["verdict"], "straddling")
     text = (f"from {_units(severity['gold'])} to {_units(severity['mean'])} ("
