@@ -191,3 +191,15 @@ def test_the_options_reach_the_analysis_through_the_run_settings(tmp_path: Path)
     with pytest.raises(ConfigError, match="Did you mean 'correction'"):
         evalstress.stress(None, {"words": words}, perturbations=["truncation"], seeds=1,
                           limit=3, options={"corection": "holm"}, progress=False)
+
+
+def test_holm_says_when_the_resamples_cannot_reach_its_first_step() -> None:
+    # 10 severities: 10 tests + 9 steps = 19; Holm's first step needs p <= 0.05 / 19 = 0.0026,
+    # below the smallest p of 200 resamples, 2 / 201 = 0.00995
+    data = table(GOLD, {"p": [[shifted(-5)] for _ in range(10)]})
+    result = blindspot(data, correction="holm", n_boot=200, tolerance=1.0)
+    (note,) = result.notes
+    assert "Holm over 19 tests" in note and "at least 760" in note  # 2 x 19 / 0.05
+    assert result.rows[0].outcome == "inconclusive"  # nothing can be claimed
+    assert blindspot(data, correction="bh", n_boot=200, tolerance=1.0).rows[0].outcome == \
+        "detects"  # BH: all 10 severity tests share the threshold 10 x 0.05 / 19

@@ -17,7 +17,9 @@ share counted as (1 + k) / (1 + B). Holm's and Benjamini-Hochberg's procedures o
 result both reject exactly the p-values at or below one threshold, `alpha_eff` (Holm:
 alpha / (m - k) with k rejections; BH: k alpha / m, alpha / m when none). Every test's interval
 is then reported at level 1 - alpha_eff, and its verdict read off that interval, so the printed
-interval always supports the verdict: a claim made at p <= alpha_eff is one its interval shows.
+interval always supports the verdict; a claim also needs p <= alpha_eff (the two can part only
+at the edges: interpolated quantiles, or B too small to show so small a p, when the test stays
+inconclusive and says so).
 
 A claim can only be wrong when the interval misses the true mean, so each test's chance of a
 false claim is at most alpha_eff (bootstrap coverage permitting); Holm bounds the chance of any
@@ -207,6 +209,12 @@ def verdict_at(boot: Boot, delta: float, level: float, pvalue: float,
                        None if need is None else max(min_n, need),
                        f"fewer than {min_n} examples: too few for a bootstrap interval to "
                        "decide")
+    if verdict != "inconclusive" and pvalue > 1 - level + 1e-12:
+        # the interval clears a boundary but the resamples cannot show p <= alpha_eff (the
+        # smallest p of B resamples is 2 / (B + 1)): the correction has the last word
+        return Verdict("inconclusive", estimate, low, high, level, delta, boot.n, pvalue, None,
+                       f"p = {pvalue:.2g} from {boot.means.size} resamples is above the "
+                       f"corrected level {1 - level:.2g}: more resamples (n_boot) may decide")
     need = n_to_settle(estimate, low, high, boot.n, delta) if verdict == "inconclusive" else None
     return Verdict(verdict, estimate, low, high, level, delta, boot.n, pvalue, need)
 
