@@ -108,6 +108,11 @@ def test_paper_protocol_averages_over_the_whole_gold_set() -> None:
     # (0.5 + 1.0 + 3.0) / 3 against (1 + 2 + 3) / 3; ratio (0.2 + 0.4 + 0) / 3
     assert (point.mean, point.gold, point.noise_ratio) == pytest.approx((1.5, 2.0, 0.2))
     assert point.n_unchanged == 1 and point.n_examples == 3
+    # the four-way test pairs the unchanged example too, with a difference of 0: drops of
+    # 0.5, 1.0 and 0, mean 0.5 (3 examples: too few to decide, its interval still shown)
+    assert point.test is not None and default.test is not None
+    assert (point.test["n"], point.test["estimate"]) == (3, pytest.approx(0.5))
+    assert (default.test["n"], default.test["estimate"]) == (2, pytest.approx(0.75))
     out = result.to_dict()
     assert out["protocol"] == "paper" and out["strict"] is True and "whole gold set" in \
         out["averaging"]

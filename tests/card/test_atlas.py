@@ -225,3 +225,14 @@ def test_every_discernment_and_gate_finding_of_the_atlas_says_no_more_than_its_r
             for found in card["findings"]:
                 if found["method"] == "discernment":
                     supported(found["kind"], found["text"], found["rows"], threshold)
+
+
+def test_the_glance_names_blind_and_reversed_rows_from_their_intervals() -> None:
+    from evalstress.card.atlas import outcomes
+
+    rows = [{"perturbation": "a", "outcome": "blind"}, {"perturbation": "b", "outcome": "blind"},
+            {"perturbation": "c", "outcome": "reversed"},
+            {"perturbation": "d", "outcome": "inconclusive"},
+            {"perturbation": "e", "outcome": "detects"}]
+    assert outcomes(rows) == "reversed: c; blind: a, b; 1 inconclusive"
+    assert outcomes([{"perturbation": "a", "rank_pass": False}]) == "\u2014"  # an older card

@@ -43,7 +43,10 @@ def test_a_small_bleu_card_on_the_built_in_corpus(bleu_card: tuple[Path, str]) -
     assert card["gate"]["trusted"] is True and card["gate"]["ranking"]["verdict"] == "pass"
     assert 3 <= len(card["findings"]) <= 5
     for finding in card["findings"]:
-        assert finding["rows"] and finding["interval"]["level"] == 0.95
+        # 95%, or for a blind-spot finding the level corrected for the number of tests
+        level = finding["interval"]["level"]
+        assert finding["rows"] and (level == 0.95 or (finding["method"] == "blindspot"
+                                                      and 0.95 <= level < 1))
         example = finding["example"]
         if example is not None:  # a concrete pair from the run's files
             assert example["original"] and example["variant"]

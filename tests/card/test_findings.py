@@ -201,3 +201,86 @@ def test_a_sensitivity_profile_names_the_aspect_that_moves_least() -> None:
                                     "sentence-exchange@2 the score drops 0.5%")
     assert "drops 50.0% when grammaticality is damaged" in found[0].text
     assert examples.asked == [("criteria", "bleu", "sentence-exchange", "2", "least")]
+
+
+def four_way(severity: str, rank: int, verdict: str, gold: float, mean: float, low: float,
+           high: float, *, delta: float = 3.2, need: int | None = None,
+           relative: dict[str, float] | None = None) -> dict[str, Any]:
+    """A severity with its four-way test (low/high: the oriented drop, positive = worse)."""
+    return {**change(severity, rank, 0.0, 0.0, 0.0), "gold": gold, "mean": mean,
+            "test": {"verdict": verdict, "estimate": (low + high) / 2, "low": low, "high": high,
+                     "level": 0.965, "delta": delta, "n": 57, "pvalue": 0.001,
+                     "n_to_settle": need}, "relative": relative}
+
+
+def four_way_section() -> dict[str, Any]:
+    rows = [
+        # TER (lower is better) falls when content is cut: it rates the cut text better
+        {"aspect": "ter", "perturbation": "truncation", "verdict": "fail", "rank_pass": False,
+         "monotonic_pass": True, "higher_is_better": False, "outcome": "reversed",
+         "monotonic_outcome": "no significant rise", "n_to_settle": None,
+         "severities": [four_way("0.5", 0, "reversed", 88.0, 73.6, -16.1, -12.9,
+                               relative={"change": -0.164, "low": -0.18, "high": -0.147})]},
+        {"aspect": "ter", "perturbation": "sentence-switching", "verdict": "fail",
+         "rank_pass": False, "monotonic_pass": True, "higher_is_better": False,
+         "outcome": "blind", "monotonic_outcome": "no significant rise",
+         "severities": [four_way("1", 0, "blind", 88.0, 88.1, -0.5, 0.3),
+                        four_way("4", 1, "blind", 88.0, 88.2, -0.9, 0.4)]},
+        # the old tolerant rank test failed; the interval cannot tell
+        {"aspect": "ter", "perturbation": "noised-punctuation", "verdict": "fail",
+         "rank_pass": False, "monotonic_pass": True, "higher_is_better": False,
+         "outcome": "inconclusive", "monotonic_outcome": "no significant rise",
+         "n_to_settle": 240,
+         "severities": [four_way("1.0", 0, "inconclusive", 88.0, 90.0, 0.5, 3.5, need=240)]}]
+    return {"status": "run", "files": {"results": "runs/blindspot/results.json"},
+            "results": {"rows": rows}}
+
+
+def test_four_way_findings_speak_in_the_metric_s_direction_and_never_beyond_the_interval(
+        ) -> None:
+    found = headline_findings({"blindspot": four_way_section()}, TRUSTED, Examples())
+    assert [f.kind for f in found] == ["reversed", "blind spot"]  # two per method
+    reversed_, blind = found
+    assert reversed_.text.startswith("Rates truncation-damaged text better on ter: at severity "
+                                     "0.5 the score falls from 88 to 73.6 (lower is better; "
+                                     "the change -16.1 to -12.9, 96.5% interval, beyond the "
+                                     "tolerance \u00b13.2 on 57 examples; -16.4%")
+    assert (reversed_.interval["low"], reversed_.interval["level"]) == (-16.1, 0.965)
+    # the heaviest severity equivalence is shown at; "blind" only with equivalence shown
+    assert blind.text.startswith("Blind to sentence-switching on ter at severity 4: the score "
+                                 "moves from 88 to 88.2")
+    assert "inside the tolerance" in blind.text and "equivalence shown" in blind.text
+    only_undecided = four_way_section()
+    only_undecided["results"]["rows"] = only_undecided["results"]["rows"][2:]
+    (undecided,) = headline_findings({"blindspot": only_undecided}, TRUSTED, Examples())
+    assert undecided.kind == "inconclusive" and "Blind" not in undecided.text
+    assert "about 240 examples would settle it" in undecided.text
+    assert "straddling the tolerance" in undecided.text
+
+
+def test_a_significant_rise_between_severities_is_a_finding_and_a_noisy_one_is_not() -> None:
+    section = four_way_section()
+    row = {"aspect": "bleu", "perturbation": "repetition", "verdict": "fail", "rank_pass": True,
+           "monotonic_pass": False, "higher_is_better": True, "outcome": "detects",
+           "monotonic_outcome": "rises",
+           "steps": [{"from": "10", "to": "30", "verdict": "detects", "estimate": 2.0,
+                      "low": 1.5, "high": 2.5, "level": 0.965, "delta": 1.0, "n": 57}],
+           "severities": [four_way("10", 0, "detects", 20.0, 12.0, 7.0, 9.0, delta=1.0),
+                          four_way("30", 1, "detects", 20.0, 14.0, 5.0, 7.0, delta=1.0)]}
+    section["results"]["rows"] = [row]
+    (rises,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert rises.kind == "non-monotonic" and "from severity 10 to 30" in rises.text
+    row["monotonic_outcome"] = "no significant rise"
+    row["steps"][0]["verdict"] = "inconclusive"
+    (holds,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert holds.kind == "holds" and "beyond the tolerance at every severity" in holds.text
+
+
+def test_a_score_that_never_moves_reads_plus_zero_not_minus_zero() -> None:
+    section = four_way_section()
+    row = section["results"]["rows"][1]
+    row["higher_is_better"] = True
+    row["severities"] = [four_way("4", 0, "blind", 0.528, 0.528, 0.0, 0.0, delta=0.02)]
+    section["results"]["rows"] = [row]
+    (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert "the change +0 to +0, 96.5% interval, inside the tolerance \u00b10.02" in blind.text

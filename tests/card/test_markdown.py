@@ -168,3 +168,17 @@ def test_text_and_code_read_back_as_written(said: str) -> None:
     for written in (text(said), code(said)):
         for render in RENDERERS.values():
             assert Page(render(f"say {written} now")).text == f"say {expected} now"
+
+
+def test_the_four_way_verdict_and_the_corrected_level_read_as_printed() -> None:
+    from evalstress.analyses.blindspot_stats import outcome_text
+    from evalstress.card.markdown import level_text
+
+    assert outcome_text({"outcome": "inconclusive", "n_to_settle": 3815}) == \
+        "inconclusive (n about 3815)"
+    assert outcome_text({"outcome": "inconclusive", "n_to_settle": None}) == \
+        "inconclusive (no n settles it)"
+    assert outcome_text({"outcome": "detects", "monotonic_outcome": "rises"}) == "detects; rises"
+    assert outcome_text({"verdict": "pass"}) is None  # a card made before the four-way verdicts
+    assert level_text({"level": 0.95}) == "95% CI"
+    assert level_text({"level": 1 - 0.05 * 45 / 64}) == "96.5% CI"  # BH: 45 of 64 rejected

@@ -21,12 +21,17 @@ Two options follow paper 002 (its public code) where the defaults differ:
   that decides `rank_pass`, `monotonic_pass` and `passed`.
 A row whose data cannot carry a verdict is INCONCLUSIVE instead of pass/fail: more than
 `max_missing` of its scores (gold and variants) are missing, or a severity has no score at all.
+
+Beside both, every row carries a four-way verdict decided by bootstrap intervals over examples
+(`outcome`: detects, blind, reversed or inconclusive; `monotonic_outcome`), all tests of the
+result corrected together: `analyses.blindspot_stats` and `analyses.verdicts`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -35,8 +40,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalstress.analyses.blindspot_stats import DESCRIPTION, RowTests, Sample, assess, meaningful_zero
+from evalstress.analyses.verdicts import CORRECTIONS, N_BOOT, TOL_SHARE, default_tolerance
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, perturbation_groups
+from evalstress.core.strict import unknown_name_error
 from evalstress.core.wording import plural
 
 COLUMNS = ("example_id", "perturbation", "severity", "severity_rank", "seed", "noise_ratio",
@@ -57,6 +65,8 @@ class SeverityPoint:
     n_seeds: int
     n_missing: int
     n_unchanged: int = 0  # paper protocol: examples counted at ratio 0 (mean over seeds)
+    test: dict[str, Any] | None = None  # four-way verdict of its interval (analyses.verdicts)
+    relative: dict[str, Any] | None = None  # ratio of means - 1 with its interval, or None
 
 
 @dataclass
@@ -82,6 +92,14 @@ class BlindspotRow:
     n_missing: int = 0  # of them, missing
     n_empty_severities: int = 0  # severities where every score is missing
     max_missing: float = MAX_MISSING
+    #: four-way verdict from intervals (analyses.blindspot_stats), beside the strict and
+    #: tolerant pass/fail of paper 002
+    outcome: str = "inconclusive"
+    monotonic_outcome: str = "not-applicable"
+    n_to_settle: int | None = None  # inconclusive: examples that would settle it; None: never
+    delta: float = 0.0  # the four-way verdicts' tolerance
+    delta_rule: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -123,6 +141,13 @@ class BlindspotResult:
     notes: list[str] = field(default_factory=list)
     protocol: str = "default"
     strict: bool = False
+    alpha: float = 0.05
+    correction: str = "bh"
+    alpha_eff: float = 0.05
+    n_boot: int = N_BOOT
+    seed: int = 0
+    tol_share: float = TOL_SHARE
+    n_tests: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +163,13 @@ class BlindspotResult:
             "protocol": self.protocol,
             "strict": self.strict,
             "averaging": AVERAGING[self.protocol],
+            "statistics": {**DESCRIPTION, "alpha": self.alpha, "correction": self.correction,
+                           "alpha_eff": self.alpha_eff, "n_tests": self.n_tests,
+                           "n_boot": self.n_boot, "seed": self.seed,
+                           "tol_share": self.tol_share,
+                           "tolerance_rule": f"declared, else {self.tol_share} x the standard "
+                                             "deviation of the originals' scores over the "
+                                             "row's examples"},
         }
 
     def failures(self) -> list[BlindspotRow]:
@@ -183,14 +215,27 @@ def _sign(higher_is_better: bool) -> float:
 
 def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_tol: float = 0.0,
               skips: pd.DataFrame | None = None, protocol: str = "default",
-              strict: bool | None = None, max_missing: float = MAX_MISSING) -> BlindspotResult:
+              strict: bool | None = None, max_missing: float = MAX_MISSING,
+              tolerance: float | Mapping[str, float] | None = None,
+              tol_share: float = TOL_SHARE, alpha: float = 0.05, correction: str = "bh",
+              n_boot: int = N_BOOT, seed: int = 0) -> BlindspotResult:
     """Run the rank and monotonic tests on a score table (see module docstring).
 
     `table` is a DataFrame or a Parquet-backed ScoreTable (read one evaluator aspect at a time);
     `skips` has one row per skip (needed by the paper protocol, which counts the examples a unit
     left unchanged), or a `count` column per perturbation and reason. `strict` defaults to True
     under the paper protocol and False otherwise.
+
+    The four-way verdicts (`outcome`) use the tolerance `tolerance` (a number, or one per
+    "evaluator/aspect" or "evaluator") else `tol_share` x the spread of the originals, and
+    intervals at the level `correction` (holm, bh, none) sets for all tests at family level
+    `alpha`, from `n_boot` resamples seeded by `seed`.
     """
+    if correction not in CORRECTIONS:
+        raise unknown_name_error("correction", correction, CORRECTIONS, "blindspot")
+    if not 0 < alpha < 1:
+        raise ValueError(f"blindspot alpha must lie between 0 and 1, got {alpha}")
+    declared = _declared(tolerance)
     if protocol not in AVERAGING:
         raise ValueError(f"blindspot protocol '{protocol}' is unknown; choose one of "
                          f"{', '.join(AVERAGING)}")
@@ -198,7 +243,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
     rows: list[BlindspotRow] = []
     if table.empty:
         return BlindspotResult(rows, rel_tol, abs_tol, ["the score table is empty"], protocol,
-                               strict)
+                               strict, alpha, correction, alpha, n_boot, seed, tol_share)
     skip_counts: dict[str, int] = {}
     unchanged: dict[tuple[str, str, int], list[str]] = {}
     if skips is not None and not skips.empty:
@@ -208,12 +253,13 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
         if protocol == "paper":
             if "example_id" not in skips:
                 raise ValueError("the paper protocol needs one skip record per unit, not counts")
-            for (pert, severity, seed), group in skips.groupby(
+            for (pert, severity, unit_seed), group in skips.groupby(
                     [skips["perturbation"].astype(str), skips["severity"].map(_severity_key),
                      skips["seed"].astype(int)]):
-                unchanged[(str(pert), str(severity), int(str(seed)))] = [
+                unchanged[(str(pert), str(severity), int(str(unit_seed)))] = [
                     str(e) for e in group["example_id"]]
     notes: list[str] = []
+    tests: list[tuple[BlindspotRow, RowTests]] = []
     for (evaluator, aspect), gold_rows, noised in perturbation_groups(table, COLUMNS):
         golds = _Gold(gold_rows)  # each example's gold score: read once for every perturbation
         for perturbation, pgroup in noised:
@@ -225,7 +271,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                 notes.append(f"{evaluator}/{aspect} on {perturbation}: a set-level score "
                              "compares only the changed texts; the examples the perturbation "
                              "could not change are not in the noised set")
-            points = _points(pgroup, example_ids, golds,
+            points, samples = _points(pgroup, example_ids, golds,
                              unchanged if protocol == "paper" and not corpus else None)
             if not points:  # every score missing: keep the row, inconclusive, so it is seen
                 ok_gold = gold_rows.loc[gold_rows["status"] == "ok", "score"]
@@ -246,6 +292,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
             if not graded:  # kinds, not grades: the paper applies the rank test alone
                 mono_tol = mono_strict = True
             gold_part = gold_rows[golds.rows_of(example_ids)]
+            delta, rule = _tolerance(declared, str(evaluator), str(aspect), gold_part, tol_share)
             n_scores = len(pgroup) + len(gold_part)
             n_missing = int((pgroup["status"] != "ok").sum() + (gold_part["status"] != "ok").sum())
             empty = int(pgroup["severity"].nunique()) - len(points)
@@ -255,8 +302,64 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                 rank_strict if strict else rank_tol, mono_strict if strict else mono_tol,
                 skip_counts.get(str(perturbation), 0), strict, rank_strict, mono_strict,
                 rank_tol, mono_tol, tolerant, graded, n_scores=n_scores, n_missing=n_missing,
-                n_empty_severities=max(0, empty), max_missing=max_missing))
-    return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict)
+                n_empty_severities=max(0, empty), max_missing=max_missing, delta=delta,
+                delta_rule=rule))
+            kept = [s for s in samples if s is not None]
+            tests.append((rows[-1], RowTests(
+                [p.severity for p in points], [p.noise_ratio for p in points], samples,
+                sign, delta, graded,
+                meaningful_zero([*(s.original for s in kept), *(s.variant for s in kept)]))))
+    _check_declared(declared, {(r.evaluator, r.aspect) for r in rows})
+    outcomes, alpha_eff = assess([t for _, t in tests], alpha=alpha, correction=correction,
+                                 n_boot=n_boot, seed=seed)
+    for (row, _), out in zip(tests, outcomes, strict=True):
+        row.outcome, row.monotonic_outcome = out.outcome, out.monotonic_outcome
+        row.n_to_settle, row.steps = out.n_to_settle, out.steps
+        for point, test, relative in zip(row.points, out.tests, out.relative, strict=True):
+            point.test, point.relative = test, relative
+    n_tests = sum(len(t.samples) + (max(0, len(t.samples) - 1) if t.graded else 0)
+                  for _, t in tests)
+    if correction == "holm" and n_tests and 2 / (n_boot + 1) > alpha / n_tests:
+        notes.append(f"Holm over {n_tests} tests needs p <= {alpha / n_tests:.2g} at its first "
+                     f"step, below the smallest bootstrap p of {n_boot} resamples "
+                     f"({2 / (n_boot + 1):.2g}); raise n_boot to at least "
+                     f"{math.ceil(2 * n_tests / alpha)}")
+    return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict, alpha, correction,
+                           alpha_eff, n_boot, seed, tol_share, n_tests)
+
+
+def _declared(tolerance: float | Mapping[str, float] | None) -> dict[str, float]:
+    """The user's tolerances by key ("*" for all), each above 0."""
+    if tolerance is None:
+        return {}
+    given = dict(tolerance) if isinstance(tolerance, Mapping) else {"*": tolerance}
+    out = {}
+    for key, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"blindspot tolerance for '{key}' must be a number above 0, "
+                             f"got {value!r}")
+        out[str(key)] = float(value)
+    return out
+
+
+def _check_declared(declared: Mapping[str, float], seen: set[tuple[str, str]]) -> None:
+    """A declared tolerance for an evaluator the run did not score is a typo: an error."""
+    known = {"*"} | {e for e, _ in seen} | {f"{e}/{a}" for e, a in seen}
+    for key in declared:
+        if key not in known:
+            raise unknown_name_error("evaluator in the blindspot tolerance", key, known)
+
+
+def _tolerance(declared: Mapping[str, float], evaluator: str, aspect: str,
+               gold_part: pd.DataFrame, share: float) -> tuple[float, str]:
+    """The row's tolerance and how it was chosen: declared for "evaluator/aspect", then
+    "evaluator", then "*"; else `share` x the originals' standard deviation (floored)."""
+    for key in (f"{evaluator}/{aspect}", evaluator, "*"):
+        if key in declared:
+            return declared[key], f"declared ({key})"
+    ok = gold_part.loc[(gold_part["status"] == "ok") & (gold_part["example_id"] != CORPUS),
+                       "score"].to_numpy(dtype=float)
+    return default_tolerance(ok, share), f"{share} x sd of {ok.size} originals"
 
 
 def _mean(values: np.ndarray) -> float:
@@ -299,7 +402,7 @@ def _integers(column: pd.Series) -> np.ndarray:
 
 def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
             unchanged: dict[tuple[str, str, int], list[str]] | None = None,
-            ) -> list[SeverityPoint]:
+            ) -> tuple[list[SeverityPoint], list[Sample | None]]:
     """One point per severity (`example_all`: the rows' example ids as text). With `unchanged`
     (paper protocol), the examples a unit skipped join its seed's mean with their gold score
     and a noise ratio of 0. The columns are taken out as arrays once, and each row's gold found
@@ -313,6 +416,7 @@ def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
     ratio_all = pgroup["noise_ratio"].to_numpy(dtype=float)
     gold_all = gold.lookup(example_all)
     grouped = pgroup.groupby(["severity_rank", "severity"], sort=True).indices
+    samples: list[Sample | None] = []
     for group, positions in grouped.items():
         _, severity = cast("tuple[Any, Any]", group)  # (severity_rank, severity)
         ok_rows = ok_all[positions]
@@ -329,6 +433,9 @@ def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
         per_seed_ratio: list[float] = []
         per_seed_unchanged: list[int] = []
         examples: set[str] = set()
+        pair_ids: list[str] = []
+        pair_vals: list[np.ndarray] = []
+        pair_gold: list[np.ndarray] = []
         for seed in sorted(seeds):
             rows = ok_rows & (seed_of == seed)
             ok_examples = example_of[rows]
@@ -337,7 +444,9 @@ def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
             if not ok_examples.size and not same:
                 continue
             vals, ratios = score_of[rows], ratio_of[rows]
-            if ok_examples.size and (ok_examples == CORPUS).all():
+            corpus_row = bool(ok_examples.size and (ok_examples == CORPUS).all())
+            keep = np.ones(vals.size, dtype=bool)
+            if corpus_row:
                 gold_vals = np.array([gold.of[CORPUS]] if CORPUS in gold.of else [])
             else:
                 gold_vals = gold_row[rows]
@@ -350,6 +459,11 @@ def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
                 ratios = np.concatenate([ratios, np.zeros(len(same))])
             if not vals.size or not gold_vals.size:
                 continue
+            if not corpus_row:
+                ids = example_of[rows][keep]
+                pair_ids.extend([*ids.tolist(), *same])
+                pair_vals.append(vals)
+                pair_gold.append(gold_vals)
             per_seed_means.append(_mean(vals))
             per_seed_gold.append(_mean(gold_vals))
             per_seed_ratio.append(_mean(ratios))
@@ -373,4 +487,14 @@ def _points(pgroup: pd.DataFrame, example_all: np.ndarray, gold: _Gold,
             n_missing=missing,
             n_unchanged=round(float(np.mean(per_seed_unchanged))),
         ))
-    return points
+        samples.append(_by_example(pair_ids, pair_vals, pair_gold) if pair_vals else None)
+    return points, samples
+
+
+def _by_example(ids: list[str], values: list[np.ndarray], golds: list[np.ndarray]) -> Sample:
+    """One pair per example: its variant scores averaged over seeds, beside its gold score."""
+    frame = pd.DataFrame({"example_id": ids, "variant": np.concatenate(values),
+                          "original": np.concatenate(golds)})
+    means = frame.groupby("example_id", sort=True)[["original", "variant"]].mean()
+    return Sample(means.index.to_numpy(dtype=object), means["original"].to_numpy(dtype=float),
+                  means["variant"].to_numpy(dtype=float))

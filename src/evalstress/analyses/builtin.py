@@ -2,7 +2,9 @@
 needs them, its skips or examples) and returns a result that serializes to JSON.
 
 Options per analysis (the keys each reads from the suite's `options:` and the command line):
-- blindspot: rel_tol, abs_tol, protocol (default|paper), strict, max_missing
+- blindspot: rel_tol, abs_tol, protocol (default|paper), strict, max_missing; for the four-way
+  verdicts: tolerance (a number or one per evaluator[/aspect]), tol_share, alpha, correction
+  (holm|bh|none), n_boot, seed
 - discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task,
   include_unverified
 - criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key, include_unverified
@@ -31,7 +33,8 @@ from evalstress.analyses.style import response_style
 from evalstress.analyses.trust import VariantTrust
 from evalstress.engine.result import RunResult, skip_counts, skips_frame
 
-BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing")
+BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing", "tolerance",
+                     "tol_share", "alpha", "correction", "n_boot", "seed")
 DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
                        "by_task")
 CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed")

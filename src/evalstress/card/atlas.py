@@ -27,7 +27,7 @@ from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
-from evalstress.card.markdown import ci, code, interval_text, text
+from evalstress.card.markdown import ci, code, interval_text, level_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
 from evalstress.card.run import CardOptions, card_workers
 from evalstress.core.strict import check_names
@@ -131,6 +131,22 @@ def minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
+def outcomes(rows: list[Mapping[str, Any]]) -> str:
+    """'blind: a, b; reversed: c; 2 inconclusive' from the rows' four-way verdicts; a dash
+    for a card made before them."""
+    if not any("outcome" in r for r in rows):
+        return "\u2014"
+    parts = []
+    for kind in ("reversed", "blind"):
+        names = sorted({r["perturbation"] for r in rows if r.get("outcome") == kind})
+        if names:
+            parts.append(f"{kind}: {', '.join(names)}")
+    undecided = len({r["perturbation"] for r in rows if r.get("outcome") == "inconclusive"})
+    if undecided:
+        parts.append(f"{undecided} inconclusive")
+    return "; ".join(parts) or "none"
+
+
 def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     gate = card["gate"]
     verdict = text(gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
@@ -138,7 +154,8 @@ def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     blind = (card["methods"]["blindspot"].get("results") or {}).get("rows") or []
     failed = sorted({r["perturbation"] for r in blind if r.get("rank_pass") is False})
     return (f"| [{entry.title}](#{slug(entry.title)}) | {text(card['budget']['name'])} | "
-            f"{verdict} | {text(', '.join(failed) or 'none')} | {len(card['findings'])} | "
+            f"{verdict} | {text(', '.join(failed) or 'none')} | {text(outcomes(blind))} | "
+            f"{len(card['findings'])} | "
             f"{minutes(build_seconds(card['cost']))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
 
 
@@ -170,7 +187,7 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
                   f"{where}.", ""]
     for number, finding in enumerate(card["findings"], 1):
         lines.append(f"{number}. {text(finding['text'])} *({text(finding['kind'])}; "
-                     f"{text(finding['interval']['what'])}: 95% CI "
+                     f"{text(finding['interval']['what'])}: {level_text(finding['interval'])} "
                      f"{interval_text(finding['interval'])})*")
     if card["findings"]:
         lines.append("")
@@ -197,8 +214,9 @@ def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str 
              "evalstress atlas --only bleu     # one card, then this page",
              "evalstress atlas --page-only     # this page from the committed cards", "```", "",
              "## At a glance", "",
-             "| evaluator | budget | sanity gate | rank test fails | findings | time | card |",
-             "|---|---|---|---|---|---|---|"]
+             "| evaluator | budget | sanity gate | rank test fails | from intervals | findings "
+             "| time | card |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [glance_row(entry, card, base) for entry, card in cards]
     lines += ["", "Time: the methods' wall time on this project's shared 2-core machine.", "",
               "## Side by side", "",

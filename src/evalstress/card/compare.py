@@ -195,8 +195,9 @@ def subject(finding: Mapping[str, Any]) -> str:
 
 def finding_rows(columns: Sequence[Column]) -> list[Row]:
     kinds: list[str] = []
-    for column in columns:
-        kinds += [f["kind"] for f in column.card["findings"] if f["kind"] not in kinds]
+    for column in columns:  # each kind once, even when one card has it twice
+        kinds += [k for k in dict.fromkeys(f["kind"] for f in column.card["findings"])
+                  if k not in kinds]
     rows = []
     for kind in kinds:
         cells: list[str | None] = []

@@ -108,10 +108,126 @@ def _files(section: Mapping[str, Any], *names: str) -> list[str]:
     return [str(files[n]) for n in names if n in files]
 
 
+def _units(value: float) -> str:
+    return f"{value + 0.0:.3g}"
+
+
+def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
+    """'from 88 to 73.6 (lower is better; the change -16.1 to -12.9, 99.1% interval, beyond the
+    tolerance +-3.2 on 57 examples; -16.4%, -18.0% to -14.7%)': a severity's change in the
+    metric's own direction and units, with its interval and, where the score has a meaningful
+    zero, the relative change."""
+    test = severity["test"]
+    sign = 1.0 if row.get("higher_is_better", True) else -1.0
+    raw = sorted((-sign * test["low"] + 0.0, -sign * test["high"] + 0.0))  # no "-0"
+    where = {"detects": "beyond", "reversed": "beyond", "blind": "inside"}.get(
+        test["verdict"], "straddling")
+    text = (f"from {_units(severity['gold'])} to {_units(severity['mean'])} ("
+            + ("" if sign > 0 else "lower is better; ")
+            + f"the change {raw[0]:+.3g} to {raw[1]:+.3g}, {test['level']:.1%} interval, "
+            f"{where} the tolerance \u00b1{_units(test['delta'])} on {test['n']} examples")
+    relative = severity.get("relative")
+    if relative:
+        text += (f"; {relative['change']:+.1%}, {relative['low']:+.1%} to "
+                 f"{relative['high']:+.1%}")
+    return text + ")"
+
+
+def _moves(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
+    return "rises" if severity["mean"] > severity["gold"] else "falls"
+
+
+def _tested_interval(severity: Mapping[str, Any]) -> dict[str, Any]:
+    test = severity["test"]
+    out = interval(f"mean change at {severity['severity']} (positive = scored worse)",
+                   test["low"], test["high"], "score")
+    out["level"] = test["level"]
+    return out
+
+
+def tested_blindspot_findings(section: Mapping[str, Any], example: ExampleSource
+                              ) -> list[Finding]:
+    """The blind-spot findings from the four-way verdicts (docs/methods/blind-spots.md): a
+    reversal, a blind spot only where equivalence is shown, an undecided rank failure with
+    the examples that would settle it, a significant rise between severities; or, when every
+    row detects the damage, the weakest as what holds."""
+    rows = (section.get("results") or {}).get("rows") or []
+    evidence = _files(section, "results", "scores", "variants")
+    out: list[Finding] = []
+    for row in rows:
+        tested = [s for s in row.get("severities") or [] if s.get("test") and
+                  s["test"].get("low") is not None and s.get("mean") is not None]
+        if not tested:
+            continue
+        name, aspect, outcome = row["perturbation"], row["aspect"], row.get("outcome")
+
+        def cite(kind: str, rank: int, text: str, at: Mapping[str, Any], pick: str,
+                 magnitude: float, row: dict[str, Any] = row) -> None:
+            out.append(Finding(rank, kind, "blindspot", text, [row], _tested_interval(at),
+                               example("blindspot", row["aspect"], row["perturbation"],
+                                       str(at["severity"]), pick),
+                               evidence, magnitude=magnitude))
+
+        by = {v: [s for s in tested if s["test"]["verdict"] == v] for v in
+              ("reversed", "blind", "inconclusive")}
+        if outcome == "reversed":
+            at = max(by["reversed"], key=lambda s: -s["test"]["estimate"])
+            cite("reversed", 1, f"Rates {name}-damaged text better on {aspect}: at severity "
+                 f"{at['severity']} the score {_moves(row, at)} {_tested(row, at)}.", at,
+                 "reversed", 2 - at["test"]["estimate"] / at["test"]["delta"])
+        elif outcome == "blind":
+            at = max(by["blind"], key=lambda s: s["severity_rank"])
+            cite("blind spot", 1, f"Blind to {name} on {aspect} at severity {at['severity']}: "
+                 f"the score moves {_tested(row, at)}; equivalence shown.", at, "least",
+                 1 - abs(at["test"]["estimate"]) / at["test"]["delta"])
+        elif outcome == "inconclusive" and by["inconclusive"] and not row.get("rank_pass"):
+            at = max(by["inconclusive"], key=lambda s: s["test"].get("n_to_settle") or 10**9)
+            need = row.get("n_to_settle")
+            settle = (f"about {need} examples would settle it" if need else
+                      "no sample size would settle it: the estimate sits on the tolerance")
+            cite("inconclusive", 2, f"Undecided whether {aspect} ranks {name} below the "
+                 f"original: at severity {at['severity']} the score moves {_tested(row, at)}; "
+                 f"{settle}.", at, "least", 0.0)
+        rises = [s for s in row.get("steps") or [] if s.get("verdict") == "detects"]
+        if row.get("monotonic_outcome") == "rises" and rises:
+            step = max(rises, key=lambda s: s["estimate"])
+            heavier = next((s for s in tested if s["severity"] == step["to"]), tested[-1])
+            cite("non-monotonic", 3, f"Scores heavier {name} better on {aspect}: from severity "
+                 f"{step['from']} to {step['to']} the score moves back toward the original by "
+                 f"{_units(step['estimate'])} ({step['level']:.1%} interval {_units(step['low'])}"
+                 f" to {_units(step['high'])}, beyond the tolerance "
+                 f"\u00b1{_units(step['delta'])}).", heavier, "least", step["estimate"])
+    if out or not rows:
+        return out
+    if all(r.get("outcome") == "detects" for r in rows):
+        tops: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for r in rows:
+            tested = [s for s in r.get("severities") or [] if s.get("test")
+                      and s["test"].get("low") is not None and s.get("mean") is not None]
+            if tested:
+                tops.append((r, max(tested, key=lambda s: s["severity_rank"])))
+        if tops:
+            row, top = min(tops, key=lambda item: item[1]["test"]["low"] / item[1]["test"][
+                "delta"])
+            out.append(Finding(
+                4, "holds", "blindspot",
+                f"Ranks every one of the {len(rows)} blind-spot perturbations below the "
+                f"original beyond the tolerance at every severity; the least clear at full "
+                f"severity is {row['perturbation']} on {row['aspect']}: the score moves "
+                f"{_tested(row, top)}.", [row], _tested_interval(top),
+                example("blindspot", row["aspect"], row["perturbation"],
+                        str(top["severity"]), "least"), evidence))
+    return out
+
+
 def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """Rank failures (blind spots) and monotonic failures; or, when every perturbation is
-    ranked below the original, the weakest of them as what holds."""
+    ranked below the original, the weakest of them as what holds. Rows with four-way verdicts
+    (`outcome`) are written by `tested_blindspot_findings`; the point-estimate rules below read
+    cards made before them."""
     rows = (section.get("results") or {}).get("rows") or []
+    if any("outcome" in row for row in rows):
+        return tested_blindspot_findings(section, example)
     out: list[Finding] = []
     evidence = _files(section, "results", "scores", "variants")
     for row in rows:

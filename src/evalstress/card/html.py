@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
-from evalstress.card.markdown import ci, gate_checks, interval_text, pct
+from evalstress.card.markdown import ci, gate_checks, interval_text, level_text, pct
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
@@ -153,7 +154,8 @@ def findings_html(card: Mapping[str, Any], rendered: set[str]) -> str:
                         if example else " · no single example (it rests on every text)")
         items.append(
             f"<li class='finding' id='finding-{number}'><p class='text'>{esc(finding['text'])}"
-            f"</p><p class='meta'>{esc(finding['kind'])} · {esc(interval['what'])}: 95% CI "
+            f"</p><p class='meta'>{esc(finding['kind'])} · {esc(interval['what'])}: "
+            f"{esc(level_text(interval))} "
             f"{esc(interval_text(interval))} · evidence: <a href='#{esc(target)}'>"
             f"{esc(words)}</a>{example_link}</p>"
             f"{example_html(example, f'example-{number}')}</li>")
@@ -179,6 +181,8 @@ def blindspot_html(section: Mapping[str, Any], ids: set[str]) -> str:
         line: list[Any] = [name, badge(worst(r.get("verdict") for r in mine.values())),
                            yes_no(all_of(r.get("rank_pass") for r in mine.values())),
                            yes_no(all_of(r.get("monotonic_pass") for r in mine.values())),
+                           "; ".join(dict.fromkeys(o for o in (outcome_text(r) for r in
+                                                               mine.values()) if o)) or None,
                            top.get("severity")]
         for aspect in aspects:
             row = mine.get(aspect)
@@ -192,7 +196,8 @@ def blindspot_html(section: Mapping[str, Any], ids: set[str]) -> str:
     ids.update(row_ids)
     drops = [f"drop at top severity, 95% CI ({a})" if len(aspects) > 1 else
              "drop at top severity (95% CI)" for a in aspects]
-    return table(["perturbation", "verdict", "rank", "monotonic", "top severity", *drops], body,
+    return table(["perturbation", "verdict", "rank", "monotonic", "from intervals",
+                  "top severity", *drops], body,
                  row_ids=row_ids, row_headers=True, table_id="t-blindspot")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote as url_quote
 
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
@@ -115,6 +116,12 @@ def interval_text(interval: Mapping[str, Any]) -> str:
     unit = interval.get("unit", "score")
     return ci(interval["low"], interval["high"], percent=unit in ("share", "rate"),
               signed=unit == "share")
+
+
+def level_text(interval: Mapping[str, Any]) -> str:
+    """'95% CI', or the level a corrected interval was printed at ('96.5% CI')."""
+    level = float(interval.get("level", 0.95))
+    return "95% CI" if abs(level - 0.95) < 1e-9 else f"{level:.1%} CI"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -223,7 +230,7 @@ def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]
         interval = finding["interval"]
         lines += [f"{number}. **{text(finding['text'])}**", "",
                   f"   *{text(finding['kind'])}*, from the {text(finding['method'])} section; "
-                  f"{text(interval['what'])}: 95% CI {interval_text(interval)}."
+                  f"{text(interval['what'])}: {level_text(interval)} {interval_text(interval)}."
                   f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
                   ""]
         example = "\n".join(example_block(finding.get("example"))).split("\n")
@@ -237,10 +244,11 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
         top = max(row["severities"], key=lambda s: s["severity_rank"]) if row["severities"] \
             else {}
         rows.append([row["perturbation"], row["aspect"], row["verdict"], row["rank_pass"],
-                     row["monotonic_pass"], top.get("severity"), pct(top.get("relative_change")),
+                     row["monotonic_pass"], row.get("rank_strict_pass"), outcome_text(row),
+                     top.get("severity"), pct(top.get("relative_change")),
                      ci(top.get("relative_ci_low"), top.get("relative_ci_high"))])
-    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "top severity",
-                  "drop (share of score)", "95% CI"], rows)
+    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
+                  "from intervals", "top severity", "drop (share of score)", "95% CI"], rows)
 
 
 def discernment_lines(results: Mapping[str, Any]) -> list[str]:

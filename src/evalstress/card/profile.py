@@ -70,6 +70,12 @@ def paired_rows(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
     return rows
 
 
+#: the blind-spot row's keys a card keeps beside the decisive verdict
+STATISTICAL = ("higher_is_better", "rank_strict_pass", "monotonic_strict_pass",
+               "rank_tolerant_pass", "monotonic_tolerant_pass", "tolerant_tolerance", "outcome",
+               "monotonic_outcome", "n_to_settle", "delta", "delta_rule", "steps")
+
+
 def blindspot_rows(analysis: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]
                    ) -> list[dict[str, Any]]:
     """The blind-spot analysis's verdicts per (aspect, perturbation), each with its severities'
@@ -87,12 +93,17 @@ def blindspot_rows(analysis: Mapping[str, Any], changes: Sequence[Mapping[str, A
             severities.append({**{k: v for k, v in change.items()
                                   if k not in ("aspect", "perturbation")},
                                "noise_ratio": point.get("noise_ratio"),
-                               "delta": point.get("delta")})
+                               "delta": point.get("delta"), "mean": point.get("mean"),
+                               "gold": point.get("gold"), "test": point.get("test"),
+                               "relative": point.get("relative")})
         out.append({"aspect": row["aspect"], "perturbation": row["perturbation"],
                     "verdict": row.get("verdict"), "rank_pass": row.get("rank_pass"),
                     "monotonic_pass": row.get("monotonic_pass"), "gold": row.get("gold"),
                     "tolerance": row.get("tolerance"),
                     "inconclusive_reason": row.get("inconclusive_reason"),
+                    # paper 002's strict verdict and the tolerant one, beside the four-way
+                    # verdict from intervals (analyses.blindspot_stats)
+                    **{key: row.get(key) for key in STATISTICAL if key in row},
                     "severities": severities})
     return out
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.analyses.outcomes import Outcome, tally
 from evalstress.core.wording import plural
 from evalstress.report.common import (
@@ -189,10 +190,12 @@ def blindspot(data: Mapping[str, Any], context: SectionContext) -> str:
                 f"<td>{esc(ratios)}</td><td>{_tick(row.get('rank_pass'))}</td>"
                 f"<td>{_tick(row.get('monotonic_pass'))}</td>"
                 f"<td>{verdict_badge(verdict, o.detail if o else '').html}</td>"
+                f"<td class='small'>{esc(outcome_text(row) or '–')}</td>"
                 f"<td>{num(row.get('n_skipped'))}</td><td>{num(row.get('n_missing'))}</td>"
                 f"<td>{_texts_link(str(row['perturbation']))}</td></tr>"))
         parts.append(_rows_table(["perturbation", "gold", "mean ± sd by severity",
-                                  "noise ratio", "rank", "mono", "verdict", "skipped",
+                                  "noise ratio", "rank", "mono", "verdict",
+                                  "from intervals", "skipped",
                                   "missing", "texts"], table_rows))
         parts.append("</div></div>")
     return "".join(parts)

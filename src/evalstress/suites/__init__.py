@@ -188,6 +188,7 @@ RUN_OPTIONS = ("sequential_looks", "alpha", "futility", "zero_method", "max_char
 #: options whose values can be checked at load time: (kind, lowest, highest), bounds inclusive
 _OPTION_VALUES: dict[str, tuple[type, float, float]] = {
     "rel_tol": (float, 0.0, float("inf")), "abs_tol": (float, 0.0, float("inf")),
+    "tol_share": (float, 0.0, float("inf")),
     "max_missing": (float, 0.0, 1.0), "alpha": (float, 0.0, 1.0),
     "futility": (float, 0.0, 1.0), "min_effect": (float, 0.0, float("inf")),
     "n_boot": (int, 1, float("inf")), "seed": (int, 0, float("inf")),
