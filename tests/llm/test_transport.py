@@ -93,6 +93,18 @@ def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
         choose_transport("httpx")
 
 
+def refused_with_echo(server: FakeServer, transport: str, echo: str,
+                      monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any]:
+    """A key under a variable of the spec's choosing, a server that answers 401 echoing it as
+    `echo`, and one request: the key and what the request gave."""
+    key = "TRANSPORTSECRET/gw+0001"
+    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
+    server.default = Reply(status=401, echo=echo)
+    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
+                       max_attempts=1, transport=transport)
+    return key, ask(client)
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("echo", ECHOES)
 def test_a_key_the_server_echoes_is_not_in_the_error(server: FakeServer, transport: str,
@@ -100,12 +112,7 @@ def test_a_key_the_server_echoes_is_not_in_the_error(server: FakeServer, transpo
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A key of no known shape, under a variable of the spec's choosing, given back raw,
     JSON-escaped, percent-encoded or over two lines: the error says 401 and holds none of it."""
-    key = "TRANSPORTSECRET/gw+0001"
-    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
-    server.default = Reply(status=401, echo=echo)
-    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
-                       max_attempts=1, transport=transport)
-    failed = ask(client)
+    key, failed = refused_with_echo(server, transport, echo, monkeypatch)
     assert f"Bearer {key}" in server.auth_headers
     assert isinstance(failed, LLMError) and failed.status == 401
     text = str(failed)
@@ -127,7 +134,6 @@ def test_a_long_error_message_is_cut_after_the_key_is_removed(
     assert message.startswith("x" * 190) and len(message) <= 200
     assert "CUTSE" not in message
     assert "CUTSE" not in error_message(b"not json " + b"y" * 185 + key.encode())
-
 
 
 def encoded_cores(key: str) -> list[str]:
@@ -153,12 +159,7 @@ def test_a_key_the_server_echoes_encoded_is_not_in_the_error(
         server: FakeServer, transport: str, echo: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`Invalid credentials (token QmVhcmVy...)`: the error keeps the status and the server's
     words, not the key in any encoding or alignment."""
-    key = "TRANSPORTSECRET/gw+0001"
-    monkeypatch.setenv("TRANSPORT_TEST_KEY", key)
-    server.default = Reply(status=401, echo=echo)
-    client = LLMClient(server.base_url, "fake", api_key_env="TRANSPORT_TEST_KEY",
-                       max_attempts=1, transport=transport)
-    failed = ask(client)
+    key, failed = refused_with_echo(server, transport, echo, monkeypatch)
     assert isinstance(failed, LLMError) and failed.status == 401 and failed.kind == "client"
     text = str(failed)
     assert "HTTP 401" in text and "Invalid credentials (token [REDACTED])" in text
