@@ -163,7 +163,7 @@ def test_the_tables_never_overwrite_a_file_of_an_input_cards_folder(
     for option, name in (("--md", "card.md"), ("--html", "card.html")):
         result = runner.invoke(app, ["card-compare", str(folder), option, str(folder / name)])
         assert result.exit_code == 2, result.output
-        assert f"{folder / name}: it is a file of {folder}, which this command reads" in \
+        assert f"{folder / name}: it is a file of the card {folder} this command reads" in \
             " ".join(result.output.split())
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     beside = tmp_path / "table.md"  # outside the card's folder: written

@@ -225,7 +225,7 @@ def card_compare_command(
             if path is not None:
                 check_output_file(path, option, read_files)
                 # nor a file of an input card's folder (its card.md, card.html, ...)
-                check_not_run_file(path, [f.parent for f in read_files], option)
+                check_not_run_file(path, [f.parent for f in read_files], option, kind="card")
     except StorageError as exc:
         raise fail(str(exc)) from None
     try:

@@ -505,9 +505,10 @@ class OutLock:
 
 
 def check_not_run_file(target: Path, runs: Iterable[Path], what: str,
-                       allowed: Iterable[str] = ()) -> None:
-    """Refuse to write `target` over a file of a run or card folder the command reads
-    (`allowed`: names the command may rewrite, such as report.html for `report`)."""
+                       allowed: Iterable[str] = (), kind: str = "run") -> None:
+    """Refuse to write `target` over a file of a run (or another `kind` of folder, a card's)
+    the command reads (`allowed`: names the command may rewrite, such as report.html for
+    `report`)."""
     resolved = Path(target).expanduser().resolve()
     keep = set(allowed)
     for run in runs:
@@ -515,8 +516,9 @@ def check_not_run_file(target: Path, runs: Iterable[Path], what: str,
         if folder.is_file():  # a results.json given for its run
             folder = folder.parent
         if resolved.parent == folder and resolved.exists() and resolved.name not in keep:
-            raise OutDirError(f"{what} {target}: it is a file of {run}, which this command "
-                              "reads; writing it would break it: name a file outside it")
+            raise OutDirError(f"{what} {target}: it is a file of the {kind} {run} this "
+                              f"command reads; writing it would break the {kind}: name a file "
+                              "outside it")
 
 
 __all__ = ["KEPT_KINDS", "MARKER", "OutDirError", "OutLock", "check_not_run_file",
