@@ -111,12 +111,21 @@ def test_treebank_units_cut_punctuation_and_clitics_as_the_cnndm_summaries_are_c
     # SummEval's tokenized highlight reads "... in Tottenham 's draw with Burnley ." there
     assert treebank_units("A sub in Tottenham's draw with Burnley.") == \
         ["A", "sub", "in", "Tottenham", "'s", "draw", "with", "Burnley", "."]
+    # an ellipsis is one token there ("... for me ... . This ...")
     assert treebank_units('He said: "the U.S. (again)," and left...') == \
         ["He", "said", ":", '"', "the", "U.S.", "(", "again", ")", ",", '"', "and", "left",
-         ".", ".", "."]
+         "..."]
     # n't stays whole: paper 002's negation writes "hasn't" into its tokenized text as one word
     assert treebank_units("She hasn't gone, they're late-ish.") == \
         ["She", "hasn't", "gone", ",", "they", "'re", "late-ish", "."]
+
+
+def test_treebank_units_cut_currency_and_percent_signs_as_the_cnndm_summaries_are() -> None:
+    # the tokenized highlights read "pay back $ 2.6 million" and "a $ 70 billion ... 9 %"
+    assert treebank_units("Pay back $2.6 million, 9% more.") == \
+        ["Pay", "back", "$", "2.6", "million", ",", "9", "%", "more", "."]
+    # a sign not at a number stays on its word: nothing there says how to cut it
+    assert treebank_units("US$ and 100%.") == ["US$", "and", "100", "%", "."]
 
 
 def test_noise_ratio_over_treebank_units_counts_periods() -> None:

@@ -54,7 +54,7 @@ PAPER_HEADER = """
 evalstress's defaults differ. Paper 002: every perturbation below from that paper takes the rule
 of its public code (the `paper-summarization`, `paper-translation`, `paper-translation-ted` and
 `paper-open-ended` suites carry the protocol with that code's grids), a summary's noise ratio
-under such a rule counts Penn-Treebank units (a period, a comma, 's apart) as the code counted
+under such a rule counts Penn-Treebank units (a period, a comma, 's, a $ or % sign apart) as the code counted
 its tokenized CNN/DM summaries, and the blind-spot
 analysis averages every severity over the whole gold set (an example the perturbation could not
 change counts with its gold score at noise ratio 0) and tests without tolerance. Paper 003: its
