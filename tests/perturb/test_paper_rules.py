@@ -4,6 +4,7 @@ definition, and the default behaviour each one replaces."""
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,59 @@ def test_generic_entity_six_labels_and_the_article_goes() -> None:
                    for n in ("place", "organization", "product", "person") for b in ("some", "a")}
     assert text_of(run("generic-entity", "She saw the Louvre near Tim Cook.", 1.0)).startswith(
         "She saw the ")  # the default keeps the article
+
+
+def test_generic_entity_takes_no_article_after_a_phrase_written_just_before() -> None:
+    # Worked by hand from the code's rule (transform_utils.con_generic_ner): "Fans in GPE GPE
+    # and GPE cheered." is rewritten left to right; the first place follows "in" (an
+    # adposition: an article), the second follows the "place" just written (a noun: none), the
+    # third follows "and" (an article)
+    text = "Fans in Paris London and Rome cheered."
+    outs = {text_of(paper("generic-entity", text, 1.0, seed)) for seed in range(12)}
+    assert outs <= {f"Fans in {a} place place and {b} place cheered."
+                    for a in ("some", "a") for b in ("some", "a")}
+    # two labels side by side: the code takes its labels in a set's order, which Python salts
+    # per process, so the product comes second ("An organization product") or first ("Some
+    # organization a product") from run to run; both show up across seeds
+    outs = {text_of(paper("generic-entity", "Boeing 747 can hold 600 people.", 1.0, seed))
+            for seed in range(30)}
+    assert {"bare", "article"} == {"bare" if " organization product " in o else "article"
+                                   for o in outs}
+
+
+def test_paper_generic_entity_at_ratio_one_damages_every_entity_and_nothing_else(
+        parser: TextParser) -> None:
+    # the damage promised: each person, organization, place or product entity becomes its
+    # generic phrase (an article, then the label's noun, or the noun alone), the article
+    # before it goes, and every other word stays as it was
+    nouns = {"PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place",
+             "FAC": "place", "PRODUCT": "product"}
+    texts = ["Fans in Paris London and Rome cheered.", "Boeing 747 can hold 600 people.",
+             "Tim Cook visited the Louvre with Apple staff on Monday. Then Cook flew home."]
+    for text in texts:
+        parsed = parser.parse(text)
+        tokens = parsed.tokens
+        entities = [e for e in parsed.entities if e.label in nouns]
+        assert entities
+        pattern, i = "", 0
+        starts = {e.start: e for e in entities}
+        while i < len(tokens):
+            ent = starts.get(i)
+            after_article = (tokens[i].text.lower() in ("a", "an", "the")
+                             and i + 1 in starts and tokens[i].ws)
+            if after_article:
+                i += 1
+                continue
+            if ent is None:
+                pattern += re.escape(tokens[i].text + tokens[i].ws)
+                i += 1
+                continue
+            pattern += f"(?:(?:[Ss]ome|[Aa]n?) )?(?i:{nouns[ent.label]})" + \
+                re.escape(tokens[ent.end - 1].ws)
+            i = ent.end
+        for seed in range(8):
+            assert re.fullmatch(pattern, text_of(paper("generic-entity", text, 1.0, seed))), \
+                (text, seed)
 
 
 def test_entity_switching_takes_entities_of_any_labels() -> None:

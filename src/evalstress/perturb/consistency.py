@@ -309,7 +309,8 @@ class GenericEntity(PaperRule, Perturbation):
                    "(Boston -> a place), destroying information.")
     paper_rule = ("six labels (person, organization, place x3, product), each entity with "
                   "probability ratio; an article before it goes and 'some' or 'a'/'an' opens "
-                  "the phrase unless an article or adjective/noun precedes")
+                  "the phrase unless an article, an adjective/noun or a phrase just written "
+                  "precedes")
     source_papers = ("002",)
 
     def transform(self, ctx: PerturbContext, severity: Severity, rng: random.Random) -> str | Skip:
@@ -344,6 +345,13 @@ def _paper_generic(parsed: ParsedText, ratio: float, rng: random.Random) -> str 
         return Skip("no person, organization, place or product entity in the text")
     tokens = parsed.tokens
     chosen = choose(entities, ratio, rng, paper=True)
+    # the code writes one label's phrases at a time, left to right, its labels in a set's order
+    # (arbitrary: Python salts string hashes per process); a phrase already written just before
+    # an entity ends in its noun, so that entity takes no article
+    labels = sorted({e.label for e in chosen})
+    rng.shuffle(labels)
+    turn = {label: k for k, label in enumerate(labels)}
+    ending_at = {e.end: e for e in chosen}
     replacements: dict[int, str] = {}
     drop: set[int] = set()
     opening = {s for s, _ in parsed.sentences}
@@ -359,9 +367,11 @@ def _paper_generic(parsed: ParsedText, ratio: float, rng: random.Random) -> str 
             starts_sentence = start in opening
         articles, noun = PAPER_GENERIC[ent.label]
         prev = tokens[before] if before >= 0 and not starts_sentence else None
+        written = ending_at.get(before + 1)
+        after_noun = written is not None and turn[written.label] <= turn[ent.label]
         phrase = noun
         if prev is None or (prev.text.lower() not in _PAPER_ARTICLES
-                            and prev.pos not in ("ADJ", "NOUN")):
+                            and prev.pos not in ("ADJ", "NOUN") and not after_noun):
             phrase = f"{rng.choice(articles)} {noun}"
         if starts_sentence:
             phrase = phrase.capitalize()
