@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from evalstress.core.text import (
     TextParser,
+    load_spacy,
     noise_ratio,
     rebuild,
     rebuild_parsed,
@@ -126,6 +127,15 @@ def test_treebank_units_cut_currency_and_percent_signs_as_the_cnndm_summaries_ar
         ["Pay", "back", "$", "2.6", "million", ",", "9", "%", "more", "."]
     # a sign not at a number stays on its word: nothing there says how to cut it
     assert treebank_units("US$ and 100%.") == ["US$", "and", "100", "%", "."]
+
+
+def test_last_tags_alone_are_the_full_pipeline_tags_of_each_text_on_its_own() -> None:
+    # spaCy's whole pipeline on each text by itself is the reference
+    nlp = load_spacy()
+    texts = ["A sobbing ", "Filipe ", "The team visited GPE ", "He met ", ""]
+    expected = [nlp(t)[-1].pos_ if len(nlp(t)) else "" for t in texts]
+    assert TextParser().last_tags_alone(texts) == expected
+    assert expected[:3] == ["NOUN", "NOUN", "PROPN"]
 
 
 def test_noise_ratio_over_treebank_units_counts_periods() -> None:

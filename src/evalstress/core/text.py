@@ -283,6 +283,19 @@ class TextParser:
                     held.pop(text, None)
                 yield known[text]
 
+    def last_tags_alone(self, texts: Sequence[str]) -> list[str]:
+        """The coarse part of speech of each text's last token when that text is tagged on its
+        own, with no words after it: paper 002's generic entity picks its article from how the
+        text cut just before an entity tags the cut's last word. The texts (short windows) run
+        through the pipeline without its lemmatizer and entity recognizer and stay out of the
+        memo and the count of parses."""
+        if not texts:
+            return []
+        nlp = load_spacy(self.model)
+        skip = [name for name in nlp.pipe_names if name in ("lemmatizer", "ner")]
+        return [doc[-1].pos_ if len(doc) else ""
+                for doc in nlp.pipe(list(texts), batch_size=self.batch_size, disable=skip)]
+
     def forget(self) -> None:
         """Drop the memo (the count of parses stays): a streaming run forgets each chunk's
         parses once the chunk is planned, so memory does not grow with the dataset."""
