@@ -293,8 +293,9 @@ class TextParser:
             return []
         nlp = load_spacy(self.model)
         skip = [name for name in nlp.pipe_names if name in ("lemmatizer", "ner")]
-        return [doc[-1].pos_ if len(doc) else ""
-                for doc in nlp.pipe(list(texts), batch_size=self.batch_size, disable=skip)]
+        with self._lock:  # one pipeline, used by one caller at a time, as `parse_many` does
+            return [doc[-1].pos_ if len(doc) else ""
+                    for doc in nlp.pipe(list(texts), batch_size=self.batch_size, disable=skip)]
 
     def forget(self) -> None:
         """Drop the memo (the count of parses stays): a streaming run forgets each chunk's
