@@ -58,7 +58,10 @@ PARQUET_OPTIONS: dict[str, Any] = {
                        "verification"]}
 #: A chunk's part file is read once more and rewritten by `finalize`: fast beats small there.
 PART_OPTIONS: dict[str, Any] = {**PARQUET_OPTIONS, "compression_level": 1}
-ROWS_PER_GROUP = 50_000  # parts are joined into row groups of about this size
+#: Parts are joined into row groups of about this size. A row group is held whole while it is
+#: joined and while the report reads variants from it, so its size is the run's memory step:
+#: 10,000 WikiText variants are ~8 MB of Arrow and compress within 1% of 50,000.
+ROWS_PER_GROUP = 10_000
 EXPORT_FORMATS = (".jsonl", ".csv", ".parquet")
 #: what a reader gets of each variant (export, `StressResult.variants()`)
 COLUMNS = ("id", "example_id", "perturbation", "severity", "seed", "noise_ratio", "method",
