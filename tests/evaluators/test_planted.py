@@ -54,11 +54,15 @@ def test_constant_and_random() -> None:
 def test_deletion_rewarding_scores_a_cut_text_above_the_intact_one() -> None:
     text = "one two three four five six seven eight nine ten"
     half = "one two three four five"
-    assert score("deletion-rewarding", text, (text,)) == pytest.approx(0.0)  # 100 - 100 x 1
+    intact = score("deletion-rewarding", text, (text,))
+    assert intact == pytest.approx(-200.0)  # 100 - 300 x 1
     # control of the half: unigrams P 1 R 1/2, bigrams 4/4 and 4/9, trigrams 3/3 and 3/8
     f = (2 / 3 + 2 * (4 / 9) / (1 + 4 / 9) + 2 * (3 / 8) / (1 + 3 / 8)) / 3
-    assert score("deletion-rewarding", half, (text,)) == pytest.approx(100 * f - 50)
-    assert score("deletion-rewarding", half, (text,)) > 0
+    assert score("deletion-rewarding", half, (text,)) == pytest.approx(100 * f - 150)
+    # words dropped from the middle break bi- and trigrams; the reward still wins
+    holes = "one three five seven nine ten"
+    assert score("none", holes, (text,)) < score("none", half, (text,))
+    assert score("deletion-rewarding", holes, (text,)) > intact
 
 
 def test_saturating_caps_the_control() -> None:

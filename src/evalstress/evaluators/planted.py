@@ -109,10 +109,11 @@ def random_score(request: ScoreRequest, settings: PlantedSettings) -> float:
 
 def deletion_rewarding(request: ScoreRequest, settings: PlantedSettings) -> float:
     """Rewards deleted content: the control minus `brevity` x the text's length in words as
-    a share of the reference's (the shortest one). With the default brevity (100, the
-    control's whole range) the reward for each deleted word outweighs what the control loses
-    for it, so truncation, token-drop and article-removal raise the score; additions lower it
-    more than the control alone does. Precision-only scores lean the same way."""
+    a share of the reference's (the shortest one). Deleting k of a text's L tokens costs the
+    control at most 100 x (1 + 2 + 3) / 3 x k / L (each deleted token breaks at most one
+    unigram, two bigrams and three trigrams), so with the default brevity of 300 the reward
+    outweighs the loss: truncation, token-drop and article-removal raise the score, and
+    additions lower it more than the control alone does. Precision-only scores lean so."""
     length = len(words(tokens(request.text)))
     shortest = min((len(words(tokens(ref))) for ref in request.references), default=0)
     return control(request, settings) - settings.brevity * length / max(shortest, 1)
@@ -171,9 +172,9 @@ class Planted(Evaluator):
         defect=Param(one_of(list(DEFECTS)), "none", "the planted defect (none: the control)",
                      short="defect"),
         seed=Param(whole_number(0), 0, "the seed of the random defect's draws", short="seed"),
-        brevity=Param(real(0), 100.0, "deletion-rewarding: the penalty for each reference "
+        brevity=Param(real(0), 300.0, "deletion-rewarding: the penalty for each reference "
                       "length of text"),
-        cap=Param(real(0, 100), 20.0, "saturating: the ceiling of the score"))
+        cap=Param(real(0, 100), 50.0, "saturating: the ceiling of the score"))
 
     def __init__(self, /, **given: Any):
         values = self.take_params(given)
