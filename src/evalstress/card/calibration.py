@@ -137,7 +137,9 @@ def grade(planted: Planted, seen: Mapping[str, Any]) -> dict[str, Any]:
     false alarm (a defect stated where none is planted; for an evaluator without signal, any
     decided row; a gate that fails an evaluator the gate should pass)."""
     rows: Mapping[str, str] = seen["rows"]
-    found, missed, alarms = [], [], []
+    found: list[str] = []
+    missed: list[str] = []
+    alarms: list[str] = []
     for perturbation, outcome in planted.rows.items():
         got = rows.get(perturbation, "not run")
         (found if got == outcome else missed).append(f"{perturbation}: {outcome} (card: {got})")
@@ -292,8 +294,11 @@ def write_results(graded: Sequence[Mapping[str, Any]], page: Path, results: Path
 
 
 def write_page(page: Path, results: Path, *, force: bool = False) -> None:
-    """The page from the results file (`evalstress calibrate --page-only`)."""
-    check_targets(page, results, force=force)
+    """The page from the results file (`evalstress calibrate --page-only`), which is only
+    read."""
+    check_owned_file(page, "--page", force=force)
+    if page.resolve() == results.resolve():
+        raise OutDirError(f"--page {page} and --results {results} name one file")
     if not results.is_file():
         raise ValueError(f"{results}: no calibration results (run `evalstress calibrate`)")
     data = json.loads(results.read_text(encoding="utf-8"))

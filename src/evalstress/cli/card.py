@@ -341,10 +341,10 @@ def calibrate_command(
         check_targets,
         entries,
         run_calibration,
-        summeval as summeval_data,
         write_page,
         write_results,
     )
+    from evalstress.card.calibration import summeval as summeval_data
     from evalstress.card.plan import get_budget
 
     try:
