@@ -33,6 +33,11 @@ def test_control_moves_with_order_and_punctuation_where_the_blind_ones_do_not() 
     assert score("order-blind", "June in returns ferry The. It carries 120 passengers, "
                  "but no cars.") == pytest.approx(100.0)
     assert score("punctuation-blind", marks) == pytest.approx(100.0)
+    # a swap the perturbation's tokenizer makes inside a word of the order-blind's tokenizer
+    assert score("order-blind", "m 200 pounds", ("200m pounds",)) == pytest.approx(100.0)
+    assert score("none", "m 200 pounds", ("200m pounds",)) < 100
+    # characters by hand: "ab," against "ab." share a and b of 3 each: F1 2/3
+    assert score("order-blind", "ab,", ("ab.",)) == pytest.approx(100 * 2 / 3)
     assert score("punctuation-blind", swapped) < 100
 
 

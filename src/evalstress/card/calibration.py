@@ -65,8 +65,8 @@ PLANTED = (
     Planted("none", "planted:defect=none",
             "the control: every perturbation changes tokens it counts, in order"),
     Planted("order-blind", "planted:defect=order-blind",
-            "local-swap and sentence-switching keep every token, so its sorted tokens stay "
-            "the same", rows={"local-swap": "blind", "sentence-switching": "blind"}),
+            "local-swap and sentence-switching move tokens and keep every character, so "
+            "its bag of characters stays the same", rows={"local-swap": "blind", "sentence-switching": "blind"}),
     Planted("punctuation-blind", "planted:defect=punctuation-blind",
             "noised-punctuation changes only marks, which it drops",
             rows={"noised-punctuation": "blind"}),
@@ -113,13 +113,16 @@ class Dataset:
 
 
 ORACLE = "each example's intact text is its only reference"
-BUILTIN = Dataset("builtin", "built-in corpus (57 examples, 7 tasks)", None,
+#: how the page names each dataset
+TITLES = {"builtin": "built-in corpus (7 tasks)",
+          "summeval": "SummEval CNN/DM highlights (summarization)"}
+BUILTIN = Dataset("builtin", TITLES["builtin"], None,
                   {"references": "hypothesis"})
 
 
 def summeval(path: Path) -> Dataset:
     """SummEval (../shared/data/summeval.jsonl): the CNN/DM highlight is the text."""
-    return Dataset("summeval", "SummEval (CNN/DM highlights)", path,
+    return Dataset("summeval", TITLES["summeval"], path,
                    {"hypothesis": "highlight", "references": "highlight"}, "summarization")
 
 
@@ -227,9 +230,10 @@ def cell(items: Sequence[str]) -> str:
     return "; ".join(items).replace("|", "/") or "none"
 
 
-def calibration_page(graded: Sequence[Mapping[str, Any]], minutes: float | None = None,
+def calibration_page(graded: Sequence[Mapping[str, Any]],
                      results: str = "calibration.json") -> str:
     """docs/calibration.md from the graded cards."""
+    minutes = sum(float(g.get("seconds") or 0) for g in graded) / 60
     lines = ["# The card checked against known answers", "",
              "Each evaluator below has one defect planted in it on purpose (or none: the "
              "control), so the right answer of its [evaluator card](card.md) is known before "
@@ -244,6 +248,9 @@ def calibration_page(graded: Sequence[Mapping[str, Any]], minutes: float | None 
              "evalstress calibrate --summeval ../shared/data/summeval.jsonl  # and SummEval",
              "evalstress calibrate --page-only                              # page from the "
              "results", "```", "",
+             "`--only DEFECT` and `--budget NAME` make only those cards; the results of the "
+             "others are kept. The planted evaluators are real evaluators: "
+             "`evalstress card planted:defect=order-blind` makes one card.", "",
              "## Detection rate and false alarms", "",
              "| dataset | budget | planted defects found | false alarms (of clean checks) |",
              "|---|---|---|---|"]
@@ -251,14 +258,26 @@ def calibration_page(graded: Sequence[Mapping[str, Any]], minutes: float | None 
         lines.append(f"| {row['dataset']} | {row['budget']} | "
                      f"{share(row['found'], row['expected'])} | "
                      f"{share(row['false_alarms'], row['checks'])} |")
+    seen: dict[str, dict[str, Any]] = {}
+    for g in graded:
+        seen.setdefault(g["dataset"], {"title": TITLES.get(g["dataset"], g["dataset"]),
+                                       "n": {}})["n"][g["budget"]] = g["examples"]
+    lines += ["", "Datasets: " + "; ".join(
+        f"{name}, the {d['title']}: " + ", ".join(f"{n} examples at the {b} budget"
+                                               for b, n in d["n"].items())
+        for name, d in seen.items()) + "."]
     lines += ["", f"Data: {ORACLE} (`evaluators.planted` compares a text with its "
               "references), so the control sees every change and a blind defect changes the "
               "score by exactly nothing. The small budget has 8 examples: the card decides "
               "nothing on fewer than 10 (every row stays inconclusive), so only the gate can "
-              "find a defect there."]
-    if minutes is not None:
-        lines += ["", f"The whole calibration took {minutes:.1f} min on this project's shared "
-                  "2-core machine."]
+              "find a defect there.", "",
+              "A false alarm names the row and the card's outcome. Two rules of the card "
+              "shape them: the tolerance is 0.2 x the standard deviation of the originals' "
+              "scores, so a score that varies a lot between texts (a length) treats a real "
+              "but small response as none; and a row is blind when any one of its severities "
+              "is, even where a heavier severity detects the damage."]
+    lines += ["", f"The {len(graded)} cards took {minutes:.1f} min in all (each card's wall "
+              "time, its methods and grading) on this project's shared 2-core machine."]
     lines += ["", "## The known answers", "",
               "| defect | spec | the card must report | why |", "|---|---|---|---|"]
     for planted in PLANTED:
@@ -281,14 +300,44 @@ def calibration_page(graded: Sequence[Mapping[str, Any]], minutes: float | None 
     return "\n".join(lines).rstrip() + "\n"
 
 
+def card_key(card: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(card["dataset"]), str(card["budget"]), str(card["defect"]))
+
+
+def merged(earlier: Sequence[Mapping[str, Any]], graded: Sequence[Mapping[str, Any]]
+           ) -> list[Mapping[str, Any]]:
+    """The earlier results with each card graded now put in its place (a card of a new
+    dataset, budget or defect added), in the calibration's order: datasets, budgets and
+    defects as `PLANTED` lists them."""
+    cards = {card_key(c): c for c in earlier}
+    cards.update({card_key(c): c for c in graded})
+    defects = [p.defect for p in PLANTED]
+    budgets = {name: i for i, name in enumerate(BUDGETS)}
+    datasets = list(dict.fromkeys(c["dataset"] for c in [*earlier, *graded]))
+    return sorted(cards.values(), key=lambda c: (
+        datasets.index(c["dataset"]), budgets.get(c["budget"], len(budgets)), c["budget"],
+        defects.index(c["defect"]) if c["defect"] in defects else len(defects)))
+
+
+def read_results(results: Path) -> list[dict[str, Any]]:
+    """The graded cards of a results file (a ValueError naming it when it is not one)."""
+    if not results.is_file():
+        raise ValueError(f"{results}: no calibration results (run `evalstress calibrate`)")
+    try:
+        cards = json.loads(results.read_text(encoding="utf-8"))["cards"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{results}: not a calibration results file ({exc})") from None
+    return list(cards)
+
+
 def write_results(graded: Sequence[Mapping[str, Any]], page: Path, results: Path, *,
-                  minutes: float | None = None, force: bool = False) -> None:
-    """The graded results (JSON) and the page written from them, each recorded as
-    evalstress's in its folder's marker."""
+                  force: bool = False) -> None:
+    """The graded results (JSON; cards of an earlier run that were not made again kept) and
+    the page written from them, each recorded as evalstress's in its folder's marker."""
     check_targets(page, results, force=force)
+    earlier = read_results(results) if results.is_file() else []
     results.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(results, json.dumps({"minutes": minutes, "cards": list(graded)}, indent=1)
-                 + "\n")
+    write_atomic(results, json.dumps({"cards": merged(earlier, graded)}, indent=1) + "\n")
     record_files(results.parent, [results.name], "calibrate", "calibration")
     write_page(page, results, force=force)
 
@@ -299,11 +348,9 @@ def write_page(page: Path, results: Path, *, force: bool = False) -> None:
     check_owned_file(page, "--page", force=force)
     if page.resolve() == results.resolve():
         raise OutDirError(f"--page {page} and --results {results} name one file")
-    if not results.is_file():
-        raise ValueError(f"{results}: no calibration results (run `evalstress calibrate`)")
-    data = json.loads(results.read_text(encoding="utf-8"))
+    cards = read_results(results)
     link = Path(results).name if results.parent.resolve() == page.parent.resolve() \
         else str(results)
     page.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page, calibration_page(data["cards"], data.get("minutes"), link))
+    write_atomic(page, calibration_page(cards, link))
     record_files(page.parent, [page.name], "calibrate", "calibration")

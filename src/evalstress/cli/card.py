@@ -330,10 +330,9 @@ def calibrate_command(
     punctuation-blind, length-only, constant, random, deletion-rewarding, saturating, and the
     clean control `none`) on the built-in corpus (and SummEval with --summeval), for each
     budget, grades each against the defect planted in it, and writes the detection rate and
-    false alarms to docs/calibration.md. Example: `evalstress calibrate --budget standard`.
+    false alarms to docs/calibration.md (the results of cards not made again are kept).
+    Example: `evalstress calibrate --budget standard --only order-blind`.
     """
-    import time
-
     from evalstress.card import CardError
     from evalstress.card.calibration import (
         BUDGETS,
@@ -360,12 +359,10 @@ def calibrate_command(
             check_targets(page, results, force=force)
             use_cache_dir(cache_dir)
             datasets = [BUILTIN] + ([summeval_data(summeval)] if summeval else [])
-            started = time.perf_counter()
             graded = run_calibration(datasets, budgets, chosen, work=work,
                                      cache_dir=cache_dir, force=force,
                                      say=_progress_line("calibrate", quiet))
-            write_results(graded, page, results, force=force,
-                          minutes=round((time.perf_counter() - started) / 60, 1))
+            write_results(graded, page, results, force=force)
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     if not quiet:

@@ -25,6 +25,8 @@ from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow,
 TOKEN = re.compile(r"\w+|[^\w\s]")
 #: the n-gram orders the control counts
 ORDERS = (1, 2, 3)
+#: enters the signature, so cached scores follow a change to any defect's score function
+VERSION = "2"
 
 
 def tokens(text: str) -> list[str]:
@@ -72,11 +74,26 @@ def control(request: ScoreRequest, settings: PlantedSettings) -> float:
     return overlap(request.text, request.references)
 
 
+def characters(text: str) -> Counter[str]:
+    """The lower-cased characters of a text, spaces left out, as a bag."""
+    return Counter(ch for ch in text.lower() if not ch.isspace())
+
+
 def order_blind(request: ScoreRequest, settings: PlantedSettings) -> float:
-    """Blind to word order: the control on each side's tokens sorted, so a text and any
-    reordering of its tokens (local-swap, sentence-switching) score exactly alike. Bag-of-
-    words metrics (ROUGE-1, unigram BLEU) share it."""
-    return overlap(request.text, request.references, sorted)
+    """Blind to order: 100 x the F1 of the bags of characters (spaces left out) against the
+    best reference, so any reordering of a text's tokens (local-swap, sentence-switching)
+    scores exactly as the text did, however a tokenizer split them (a swap inside "200m"
+    moves "m" before "200": a bag of words would see two new words, a bag of characters
+    nothing). Deleting, adding or replacing characters moves it. Bag-of-words metrics
+    (ROUGE-1, unigram BLEU) share the defect."""
+    hyp = characters(request.text)
+    best = 0.0
+    for ref in request.references:
+        theirs = characters(ref)
+        match = sum((hyp & theirs).values())
+        if match:
+            best = max(best, 2 * match / (sum(hyp.values()) + sum(theirs.values())))
+    return 100.0 * best
 
 
 def punctuation_blind(request: ScoreRequest, settings: PlantedSettings) -> float:
@@ -191,6 +208,9 @@ class Planted(Evaluator):
 
     def score_range(self, aspect: str) -> tuple[float, float] | None:
         return self.defect.score_range
+
+    def versions(self) -> dict[str, str]:
+        return {"planted": VERSION}
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         return [{"score": Score(self.defect.score(r, self.values))} for r in requests]
