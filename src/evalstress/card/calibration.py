@@ -48,9 +48,11 @@ DEFECT_OUTCOMES = ("blind", "reversed")
 
 @dataclass(frozen=True)
 class Planted:
-    """One planted evaluator and its known answer: `rows` (perturbation -> the outcome the
-    card must give: blind or reversed), `gate` (pass, fail, or "not pass": warn or fail), and
-    `signal` (False: the evaluator carries none, so no row may be decided either way)."""
+    """One evaluator of the calibration and its known answer: `defect` (its name on the
+    page and its folder), `rows` (perturbation -> the outcome the card must give: blind or
+    reversed), `gate` (pass, fail, or "not pass": warn or fail), `signal` (False: the
+    evaluator carries none, so no row may be decided either way), and `control` (a clean
+    evaluator: the card must report nothing on it)."""
 
     defect: str
     spec: str
@@ -58,15 +60,18 @@ class Planted:
     rows: Mapping[str, str] = field(default_factory=dict)
     gate: str = "pass"
     signal: bool = True
+    control: bool = False
 
 
 #: the known answers, derived from what each perturbation changes (docs/calibration.md)
 PLANTED = (
     Planted("none", "planted:defect=none",
-            "the control: every perturbation changes tokens it counts, in order"),
+            "the control: every perturbation changes tokens it counts, in order",
+            control=True),
     Planted("order-blind", "planted:defect=order-blind",
             "local-swap and sentence-switching move tokens and keep every character, so "
-            "its bag of characters stays the same", rows={"local-swap": "blind", "sentence-switching": "blind"}),
+            "its bag of characters stays the same",
+            rows={"local-swap": "blind", "sentence-switching": "blind"}),
     Planted("punctuation-blind", "planted:defect=punctuation-blind",
             "noised-punctuation changes only marks, which it drops",
             rows={"noised-punctuation": "blind"}),
@@ -92,6 +97,13 @@ PLANTED = (
             "keeps every text's overlap above the cap (repetition's ten copies can push a "
             "short text below it, so it has no known answer there)",
             rows={p: "blind" for p in PERTURBATIONS if p != "repetition"}),
+    Planted("chrf", "chrf", "a real control: sacreBLEU's chrF counts character 1- to "
+            "6-grams, punctuation included, so every perturbation changes some", control=True),
+    Planted("rougeL", "rouge:types=rougeL",
+            "a real evaluator with a known defect: rouge-score's tokenizer turns every "
+            "character but letters and digits into a space, so noised-punctuation (marks "
+            "swapped for marks) leaves its tokens as they were",
+            rows={"noised-punctuation": "blind"}),
 )
 
 
@@ -236,7 +248,8 @@ def calibration_page(graded: Sequence[Mapping[str, Any]],
     minutes = sum(float(g.get("seconds") or 0) for g in graded) / 60
     lines = ["# The card checked against known answers", "",
              "Each evaluator below has one defect planted in it on purpose (or none: the "
-             "control), so the right answer of its [evaluator card](card.md) is known before "
+             "controls), or, for two real metrics, a defect or none known from how they are "
+             "computed, so the right answer of its [evaluator card](card.md) is known before "
              "the card runs. `evalstress calibrate` makes a card of each, reads the verdicts "
              "from card.json (the four-way blind-spot `outcome` of each perturbation and the "
              "sanity gate's `verdict`), and grades them: a planted defect the card reports is "

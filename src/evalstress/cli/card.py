@@ -305,8 +305,9 @@ def calibrate_command(
         "--budget", help="The card budgets to calibrate (default: small and standard).")]
     = None,
     only: Annotated[list[str] | None, typer.Option(
-        "--only", help="Only these planted defects (none, order-blind, punctuation-blind, "
-        "length-only, constant, random, deletion-rewarding, saturating).")] = None,
+        "--only", help="Only these evaluators (none, order-blind, punctuation-blind, "
+        "length-only, constant, random, deletion-rewarding, saturating; chrf, rougeL).")]
+    = None,
     page_only: Annotated[bool, typer.Option(
         "--page-only", help="Make no card: write the page from the results file.")] = False,
     work: Annotated[Path, typer.Option(
@@ -328,10 +329,11 @@ def calibrate_command(
 
     Makes a card of each planted evaluator (`planted:defect=...`: order-blind,
     punctuation-blind, length-only, constant, random, deletion-rewarding, saturating, and the
-    clean control `none`) on the built-in corpus (and SummEval with --summeval), for each
-    budget, grades each against the defect planted in it, and writes the detection rate and
-    false alarms to docs/calibration.md (the results of cards not made again are kept).
-    Example: `evalstress calibrate --budget standard --only order-blind`.
+    clean control `none`; chrF and ROUGE-L as real evaluators of known answer) on the
+    built-in corpus (and SummEval with --summeval), for each budget, grades each against its
+    known answer, and writes the detection rate and false alarms to docs/calibration.md (the
+    results of cards not made again are kept). Example: `evalstress calibrate --budget
+    standard --only order-blind`.
     """
     from evalstress.card import CardError
     from evalstress.card.calibration import (
