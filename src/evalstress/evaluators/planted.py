@@ -191,7 +191,8 @@ class Planted(Evaluator):
         seed=Param(whole_number(0), 0, "the seed of the random defect's draws", short="seed"),
         brevity=Param(real(0), 300.0, "deletion-rewarding: the penalty for each reference "
                       "length of text"),
-        cap=Param(real(0, 100), 50.0, "saturating: the ceiling of the score"))
+        cap=Param(real(0, 100), 50.0, "saturating: the ceiling of the score (half of "
+                  "what a text scores against itself)"))
 
     def __init__(self, /, **given: Any):
         values = self.take_params(given)
