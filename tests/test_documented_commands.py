@@ -69,6 +69,10 @@ SKIPPED_EXACT: dict[str, str] = {
     "evalstress atlas": "makes all nine cards of the atlas, BERTScore, GPT-PPL and the local "
                         "judge included (tens of minutes on 2 cores); `evalstress atlas --only "
                         "bleu` and `--page-only` run here",
+    "evalstress calibrate": "makes 16 cards of the planted evaluators (minutes on 2 cores); "
+                            "tests/card/test_calibration.py makes the standard budget's",
+    "evalstress calibrate --page-only": "reads the results `evalstress calibrate` writes, "
+                                        "which a clean folder lacks",
 }
 
 

@@ -294,3 +294,78 @@ def atlas_command(
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     if not quiet:
         err.print(escape(f"Wrote {page}"), soft_wrap=True)
+
+
+@app.command("calibrate")
+def calibrate_command(
+    summeval: Annotated[Path | None, typer.Option(
+        help="SummEval's JSONL (../shared/data/summeval.jsonl): calibrate on it too, its "
+        "highlights as the texts.")] = None,
+    budget: Annotated[list[str] | None, typer.Option(
+        "--budget", help="The card budgets to calibrate (default: small and standard).")]
+    = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Only these evaluators (none, order-blind, punctuation-blind, "
+        "length-only, constant, random, deletion-rewarding, saturating; chrf, rougeL).")]
+    = None,
+    page_only: Annotated[bool, typer.Option(
+        "--page-only", help="Make no card: write the page from the results file.")] = False,
+    work: Annotated[Path, typer.Option(
+        help="Where the cards are made, with their run directories.")]
+    = Path("runs/calibration"),
+    page: Annotated[Path, typer.Option(help="The page made from the results.")]
+    = Path("docs/calibration.md"),
+    results: Annotated[Path, typer.Option(help="The graded cards, as JSON.")]
+    = Path("docs/calibration.json"),
+    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
+    = None,
+    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let a card be made in a folder under --work holding files evalstress "
+        "did not write (they are kept), and let the page and the results replace files of "
+        "the same name evalstress did not write.")] = False,
+) -> None:
+    """Check the card against known answers: cards of evaluators with planted defects.
+
+    Makes a card of each planted evaluator (`planted:defect=...`: order-blind,
+    punctuation-blind, length-only, constant, random, deletion-rewarding, saturating, and the
+    clean control `none`; chrF and ROUGE-L as real evaluators of known answer) on the
+    built-in corpus (and SummEval with --summeval), for each budget, grades each against its
+    known answer, and writes the detection rate and false alarms to docs/calibration.md (the
+    results of cards not made again are kept). Example: `evalstress calibrate --budget
+    standard --only order-blind`.
+    """
+    from evalstress.card import CardError
+    from evalstress.card.calibration import (
+        BUDGETS,
+        BUILTIN,
+        check_targets,
+        entries,
+        run_calibration,
+        write_page,
+        write_results,
+    )
+    from evalstress.card.calibration import summeval as summeval_data
+    from evalstress.card.plan import get_budget
+
+    try:
+        chosen = entries(only)
+        budgets = list(budget or BUDGETS)
+        for name_ in budgets:
+            get_budget(name_)
+        if page_only:
+            write_page(page, results, force=force)
+        else:
+            if summeval is not None and not summeval.is_file():
+                raise ValueError(f"--summeval {summeval}: no such file")
+            check_targets(page, results, force=force)
+            use_cache_dir(cache_dir)
+            datasets = [BUILTIN] + ([summeval_data(summeval)] if summeval else [])
+            graded = run_calibration(datasets, budgets, chosen, work=work,
+                                     cache_dir=cache_dir, force=force,
+                                     say=_progress_line("calibrate", quiet))
+            write_results(graded, page, results, force=force)
+    except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
+        raise fail(str(exc.args[0] if exc.args else exc)) from None
+    if not quiet:
+        err.print(escape(f"Wrote {page} and {results}"), soft_wrap=True)

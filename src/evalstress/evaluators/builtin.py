@@ -14,9 +14,10 @@ from evalstress.evaluators import (
     lexical,
     lm,
     moverscore,
+    planted,
     prism,
     seq2seq,
 )
 
 __all__ = ["classifier", "comet", "distribution", "embedding", "external", "judge", "lexical",
-           "lm", "moverscore", "prism", "seq2seq"]
+           "lm", "moverscore", "planted", "prism", "seq2seq"]
