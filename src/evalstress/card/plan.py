@@ -308,7 +308,10 @@ def attack_methods(generator: str | None) -> tuple[list[str], str]:
 def blindspot_suite(budget: Budget, examples: Sequence[Example]) -> str:
     """The blind-spot suite: the budget's; under the paper protocol, data of one task that
     paper 002 ran gets that task's suite (its code's grids, as `evalstress run --protocol
-    paper` picks it), other data the budget's (blindspot-full)."""
+    paper` picks it), other data the budget's (blindspot-full). A budget that names a paper
+    suite itself keeps it (the real-data atlas's TED budget: paper-translation-ted)."""
+    if budget.suites["blindspot"].startswith("paper-"):
+        return budget.suites["blindspot"]
     if budget.protocol == "paper":
         chosen = default_suite(examples, "paper")
         if chosen.startswith("paper-"):

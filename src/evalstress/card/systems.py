@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.analyses.correlation import finite_or_none, human_correlation
+from evalstress.analyses.stats import CorrelationMethod
 from evalstress.card.plan import SYSTEM_FIELDS, SYSTEMS_FILE, SYSTEMS_KEY, CardPlan, MethodPlan
 from evalstress.card.run import CardOptions, MethodOutcome, run_dir_of
 from evalstress.core.data import Example
@@ -32,7 +33,7 @@ from evalstress.evaluators.base import create_evaluator
 from evalstress.studies.correlate import SystemDocument, score_system_outputs
 
 #: the correlations the card reports, and at which levels (summary, system)
-METHODS = ("kendall", "spearman")
+METHODS: tuple[CorrelationMethod, ...] = ("kendall", "spearman")
 LEVELS = ("segment-doc", "system")
 #: bootstrap resamples of documents and the seed (the blind-spot verdicts' own)
 N_BOOT = 2000
