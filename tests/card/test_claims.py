@@ -20,7 +20,7 @@ def row(perturbation: str, outcome: str, aspect: str = "rougeL", strict: str = "
         **extra: Any) -> dict[str, Any]:
     return {"perturbation": perturbation, "aspect": aspect, "outcome": outcome,
             "verdict": strict, "severities": [{"severity": "0.5", "test": {
-                "low": -0.2, "high": 0.1, "delta": 0.9}}], **extra}
+                "verdict": outcome, "low": -0.2, "high": 0.1, "delta": 0.9}}], **extra}
 
 
 def card(*rows: dict[str, Any]) -> dict[str, Any]:
@@ -36,14 +36,25 @@ def test_a_failed_test_agrees_with_a_blind_or_reversed_row_and_not_a_detecting_o
     for outcome, verdict in (("blind", AGREE), ("reversed", AGREE), ("detects", DISAGREE)):
         got, why = claim_verdict(FAILS, {"rougeL-summeval": card(row("truncation", outcome))})
         assert got == verdict
-        assert why.startswith(f"truncation (rougeL): {outcome}")
-        assert "drop -0.2 to +0.1 against ±0.9" in why and "paper 002: pass" in why
+        assert why.startswith(f"truncation (rougeL): {outcome}; by severity: 0.5 {outcome}")
+        assert "(drop -0.2 to +0.1 against ±0.9)" in why and "paper 002: pass" in why
 
 
 def test_an_inconclusive_row_or_a_missing_card_is_not_comparable_and_says_why() -> None:
     got, why = claim_verdict(FAILS, {"rougeL-summeval": card(
         row("truncation", "inconclusive", n_to_settle=740))})
     assert got == NOT_COMPARABLE and "about 740 would settle it" in why
+
+
+def test_the_why_names_the_severities_that_decide_a_row() -> None:
+    tests = [("0.1", "blind", 0.1, 0.5), ("0.2", "detects", 2.0, 3.0),
+             ("0.3", "detects", 4.0, 5.0)]
+    blind = row("stopword-removal", "blind", "bleu", severities=[
+        {"severity": s, "test": {"verdict": v, "low": lo, "high": hi, "delta": 1.0}}
+        for s, v, lo, hi in tests])
+    why = claim_verdict(FAILS, {"rougeL-summeval": card({**blind,
+                                                         "perturbation": "truncation"})})[1]
+    assert "by severity: 0.1 blind (drop +0.1 to +0.5 against ±1), 0.2-0.3 detects;" in why
     got, why = claim_verdict(FAILS, {})
     assert got == NOT_COMPARABLE and "not made" in why
     got, why = claim_verdict(FAILS, {"rougeL-summeval": card(row("negation", "blind"))})

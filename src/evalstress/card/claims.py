@@ -92,17 +92,29 @@ def _fails(outcome: str | None) -> str:
 
 
 def describe_row(row: Mapping[str, Any]) -> str:
-    """'truncation: blind (heaviest severity 0.5: drop -0.3 to +0.2 against ±1.8; strict test
-    of paper 002: fail)' for a blind-spot row."""
-    severities = row.get("severities") or []
-    test = (severities[-1].get("test") or {}) if severities else {}
-    where = ""
-    if test.get("low") is not None and test.get("high") is not None:
-        where = (f"heaviest severity {severities[-1].get('severity')}: drop "
-                 f"{test['low']:+.3g} to {test['high']:+.3g} against ±{test['delta']:.3g}; ")
+    """'truncation (bleu): inconclusive; by severity: 0.1 inconclusive (drop +2.23 to +4.4
+    against ±3.22), 0.2-0.5 detects; strict test of paper 002: pass' for a blind-spot row:
+    the row's verdict, the severities that decide it with their intervals, and the strict
+    verdict."""
+    outcome = row.get("outcome")
+    runs: list[tuple[str, str, str, dict[str, Any]]] = []  # (first, last, verdict, test)
+    for severity in row.get("severities") or []:
+        test = severity.get("test") or {}
+        verdict, name = str(test.get("verdict")), str(severity.get("severity"))
+        if runs and runs[-1][2] == verdict and verdict != outcome:
+            runs[-1] = (runs[-1][0], name, verdict, runs[-1][3])
+        else:
+            runs.append((name, name, verdict, test))
+    parts = []
+    for first, last, verdict, test in runs:
+        where = first if first == last else f"{first}-{last}"
+        bounds = (f" (drop {test['low']:+.3g} to {test['high']:+.3g} against "
+                  f"±{test['delta']:.3g})" if verdict == outcome and test.get("low") is not None
+                  and test.get("high") is not None and test.get("delta") is not None else "")
+        parts.append(f"{where} {verdict}{bounds}")
     aspect = f" ({row.get('aspect')})" if row.get("aspect") else ""
-    return (f"{row.get('perturbation')}{aspect}: {row.get('outcome')} ({where}strict test of "
-            f"paper 002: {row.get('verdict')})")
+    return (f"{row.get('perturbation')}{aspect}: {outcome}; by severity: {', '.join(parts)}; "
+            f"strict test of paper 002: {row.get('verdict')}")
 
 
 def judge_verdict(claim: Claim, card: Mapping[str, Any]) -> tuple[str, str]:
@@ -140,7 +152,8 @@ def claim_verdict(claim: Claim, cards: Mapping[str, Mapping[str, Any]]) -> tuple
     if claim.perturbation is None:  # "passes every test": name the rows that do not
         failing = [r for r in rows if r.get("outcome") in ("blind", "reversed")]
         if failing:
-            return DISAGREE, "; ".join(describe_row(r) for r in failing)
+            more = f" ({len(failing) - 2} more rows likewise)" if len(failing) > 2 else ""
+            return DISAGREE, " / ".join(describe_row(r) for r in failing[:2]) + more
         if undecided:
             return NOT_COMPARABLE, (f"no test fails, {len(undecided)} of {len(rows)} "
                                     "inconclusive at this n: "
@@ -151,7 +164,7 @@ def claim_verdict(claim: Claim, cards: Mapping[str, Mapping[str, Any]]) -> tuple
         settle = row.get("n_to_settle")
         return NOT_COMPARABLE, (describe_row(row) + "; inconclusive at "
                                 f"{card['data']['examples']} examples"
-                                + (f" (about {settle} would settle it)" if settle else ""))
+                                + (f" (about {settle:,} would settle it)" if settle else ""))
     return (AGREE if row.get("outcome") in EXPECTED[claim.expect] else DISAGREE,
             describe_row(row))
 

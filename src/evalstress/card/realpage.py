@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,12 @@ def models_lines(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]]) -> list[s
 
 def protocol_lines(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]]) -> list[str]:
     levels = sorted({round(a, 4) for _, c in cards if (a := alpha_eff(c)) is not None})
-    deltas = sorted({str(r.get("delta_rule")) for _, c in cards
+    counts = sorted({int(m.group(1)) for _, c in cards
                      for r in (c["methods"]["blindspot"].get("results") or {}).get("rows") or []
-                     if r.get("delta_rule")})
+                     if (m := re.fullmatch(r"0\.2 x sd of (\d+) originals",
+                                           str(r.get("delta_rule") or "")))})
+    originals = (f"{counts[0]} to {counts[-1]}" if len(counts) > 1 else str(counts[0])
+                 ) if counts else "none yet"
     span = (f"{levels[0]} to {levels[-1]}" if len(levels) > 1 else str(levels[0])
             ) if levels else "none yet"
     return [
@@ -87,8 +91,9 @@ def protocol_lines(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]]) -> list
         "002's strict verdict (no tolerance) stands beside it in every row of the cards.",
         "- **Tolerance.** δ = 0.2 × the standard deviation of the originals' scores (Cohen's "
         "small effect) unless a tolerance is declared; none is here. *Blind* needs the whole "
-        "interval inside ±δ, *detects* the whole interval beyond +δ. Rules on these cards: "
-        + (", ".join(f"`{d}`" for d in deltas) or "none yet") + ".",
+        "interval inside ±δ, *detects* the whole interval beyond +δ. The standard deviation "
+        f"is over the originals a test has variants of ({originals} on these cards: the "
+        "examples a perturbation skipped, having nothing it could change, are left out).",
         "- **Correction.** Benjamini-Hochberg over every severity and step test of a card; each "
         f"interval is printed at 1 − α_eff, α_eff = {span} on these cards.",
         f"- **D ceilings.** A unit of n examples cannot exceed D = (n ln 2 + ln M) / ln 20 for M "
@@ -134,9 +139,11 @@ def pending_lines(made: set[str]) -> list[str]:
     waiting = [e for e in REAL_ATLAS if e.name not in made]
     if not waiting:
         return ["Every card of the atlas is made."]
-    lines = ["| card | evaluator | set | not yet made |", "|---|---|---|---|"]
+    lines = ["| card | evaluator | model it would run | set | not yet made |",
+             "|---|---|---|---|---|"]
     for entry in waiting:
-        lines.append(f"| {entry.name} | {entry.metric.title} | {entry.data.title} | "
+        model = MODELS.get(entry.metric.spec.split(":")[0], "no model: a string-matching metric")
+        lines.append(f"| {entry.name} | {entry.metric.title} | {model} | {entry.data.title} | "
                      f"{text(entry.pending or 'not made yet')} |")
     return lines
 
@@ -158,12 +165,12 @@ def real_page(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]], base: str = 
         "reads them from the folder it is given, and only the cards' numbers and short quoted "
         f"examples are published (`{base}/<card>/card.json`).", "",
         "```bash",
-        "evalstress atlas --data-dir ../shared/data                  # every card made by "
+        "evalstress atlas --data-dir ../shared/data/                  # every card made by "
         "default, then this page",
-        "evalstress atlas --data-dir ../shared/data --only bleu-wmt21",
-        "evalstress atlas --data-dir ../shared/data --only gpt-ppl-wikitext --dry-run   # "
+        "evalstress atlas --data-dir ../shared/data/ --only bleu-wmt21",
+        "evalstress atlas --data-dir ../shared/data/ --only gpt-ppl-wikitext --dry-run   # "
         "its estimate",
-        "evalstress atlas --data-dir ../shared/data --page-only     # this page from the "
+        "evalstress atlas --data-dir ../shared/data/ --page-only     # this page from the "
         "committed cards",
         "```", "",
         "## Data", "", *data_lines(), "",
