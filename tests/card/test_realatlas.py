@@ -57,3 +57,28 @@ def test_every_card_plans_100_examples_with_the_papers_fields(shared_data: Path)
         assert correlation.runs == (entry.dataset == "summeval"), entry.name
     wikitext = plan_real(real_entries(["gpt-ppl-wikitext"])[0], shared_data)
     assert {e.id.split("-")[1] for e in wikitext.examples} == {"a"}  # the gold set only
+
+
+def test_a_published_card_evalstress_did_not_write_is_refused_before_any_card(
+        tmp_path: Path, shared_data: Path) -> None:
+    published = tmp_path / "published"
+    (published / "bleu-wmt21").mkdir(parents=True)
+    (published / "bleu-wmt21" / "card.json").write_text("{}", encoding="utf-8")
+    result = runner.invoke(app, ["atlas", "--data-dir", str(shared_data), "--only",
+                                 "bleu-wmt21", "--work", str(tmp_path / "w"), "--published",
+                                 str(published), "--page", str(tmp_path / "page.md")])
+    assert result.exit_code == 2 and "--published" in result.output
+    assert not (tmp_path / "w").exists() and not (tmp_path / "page.md").exists()
+    assert (published / "bleu-wmt21" / "card.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_the_dry_run_estimates_a_card_from_its_measured_rate_and_makes_nothing(
+        tmp_path: Path, shared_data: Path) -> None:
+    result = runner.invoke(app, ["atlas", "--data-dir", str(shared_data), "--only",
+                                 "ter-wmt21", "--dry-run", "--work", str(tmp_path / "w"),
+                                 "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("ter-wmt21:"))
+    assert "100 examples" in line and "texts to score" in line and " min" in line
+    assert "unknown" not in line and "Nothing was made." in result.output
+    assert not (tmp_path / "w").exists()
