@@ -26,7 +26,11 @@ settings.register_profile("fuzz", derandomize=False, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+_ROOT = Path(__file__).resolve().parents[1]
+#: ../shared/data beside the checkout (a git worktree one folder deeper: ../../shared/data)
+SHARED_DATA = next((p for p in (_ROOT.parent / "shared" / "data",
+                                _ROOT.parent.parent / "shared" / "data") if p.exists()),
+                   _ROOT.parent / "shared" / "data")
 
 # torch's OpenMP threads wait for each other by spinning: on a machine whose few cores other
 # work also wants, the spinning takes the CPU the model needs (a third more CPU time and wall

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstress.analyses.correlation import human_correlation
+from evalstress.analyses.correlation import human_correlation, tau_b_rows
 
 
 def frames(seed=0, docs=8, systems=6, missing=()):
@@ -55,3 +55,18 @@ def test_missing_pairs_are_excluded_and_counted_and_cis_are_seeded():
     data = result.to_dict()
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     assert data["matrix"]["labels"] == ["coherence", "m/m"]
+
+
+def test_tau_b_rows_equal_scipy_with_ties_and_constant_rows() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, (40, 16)).astype(float)  # many ties, as 1-5 expert means have
+    y = rng.normal(size=(40, 16))
+    y[:, 5] = y[:, 6]
+    x[7] = 2.0  # a constant row: undefined
+    got = tau_b_rows(x, y)
+    for row in range(40):
+        want = stats.kendalltau(x[row], y[row]).statistic
+        if np.isnan(want):
+            assert np.isnan(got[row])
+        else:
+            assert got[row] == pytest.approx(want)

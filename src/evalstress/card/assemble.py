@@ -25,16 +25,17 @@ from evalstress.card.model import (
     write_atomic,
     write_card_json,
 )
-from evalstress.card.plan import CardPlan
+from evalstress.card.plan import SYSTEMS_MODE, CardPlan
 from evalstress.card.run import MethodOutcome, run_dir_of
 from evalstress.card.schema import card_problems
 from evalstress.card.sections import method_section, relative
 from evalstress.engine.outdir import file_digest, record_files, recorded
 
 
-def source_of(key: str) -> str:
-    """The method whose run holds a method's numbers (the correlation: the blind-spot run)."""
-    return "blindspot" if key == "correlation" else key
+def source_of(key: str, mode: str | None = None) -> str:
+    """The method whose run holds a method's numbers (the correlation of the originals: the
+    blind-spot run; the correlation of the systems' outputs: its own)."""
+    return "blindspot" if key == "correlation" and mode != SYSTEMS_MODE else key
 
 
 def read_table(run_dir: Path) -> pd.DataFrame | None:
@@ -67,8 +68,8 @@ def assemble(plan: CardPlan, outcomes: Mapping[str, MethodOutcome], out: Path, *
     blindspot_table: pd.DataFrame | None = None
     evidence: dict[str, RunEvidence] = {}
     for method in plan.methods:
-        outcome = outcomes.get(source_of(method.key))
-        run_dir = run_dir_of(out, source_of(method.key))
+        outcome = outcomes.get(source_of(method.key, method.mode))
+        run_dir = run_dir_of(out, source_of(method.key, method.mode))
         finished = outcome is not None and outcome.results is not None and method.runs
         section = method_section(method, plan, run_dir if finished else None,
                                  outcome.results if finished and outcome else None, out)

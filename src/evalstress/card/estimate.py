@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.card.data import spread_over_tasks
-from evalstress.card.plan import CardPlan, MethodPlan
+from evalstress.card.plan import SYSTEMS_KEY, SYSTEMS_MODE, CardPlan, MethodPlan
 from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_job_of
 from evalstress.evaluators.base import parse_spec
 from evalstress.job.run import estimate_job
@@ -102,6 +102,14 @@ def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
     for method in plan.methods:
         if not method.runs:
             out.append(MethodEstimate(method.key, method.title, False, method.reason))
+        elif method.mode == SYSTEMS_MODE:
+            outputs = sum(len((e.meta or {}).get(SYSTEMS_KEY) or []) for e in plan.examples)
+            rate = SECONDS_PER_TEXT.get(rate_key(plan.evaluator.spec))
+            out.append(MethodEstimate(
+                method.key, method.title, True, examples=len(plan.examples), texts=outputs,
+                seconds=None if rate is None else SECONDS_PER_JOB + outputs * rate,
+                note="every system output the examples list, against its human scores "
+                     "(texts: before the score cache)"))
         elif method.kind == "study":
             out.append(estimate_attack(plan, method))
         elif method.kind == "part":

@@ -434,20 +434,37 @@ def adversarial_findings(section: Mapping[str, Any], example: ExampleSource) -> 
         results.get("example"), _files(section, "results", "attacks"), magnitude=row["asr"])]
 
 
+#: what a correlation row's n counts, by its level
+CORRELATION_UNITS = {"segment-global": "texts", "segment-doc": "documents", "system": "systems"}
+#: how a finding names a correlation's level
+CORRELATION_LEVELS = {"segment-global": "",
+                      "segment-doc": " at summary level (per document, across its systems)",
+                      "system": " at system level (each system's mean)"}
+
+
 def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
-    """The correlation with people on the human aspect it follows best (Kendall)."""
+    """Per level, the correlation with people on the human aspect it follows best (Kendall):
+    'follows' only where the whole interval lies above zero, else undecided."""
     rows = [r for r in (section.get("results") or {}).get("rows") or []
             if r.get("method") == "kendall" and r.get("value") is not None]
-    if not rows:
-        return []
-    row = max(rows, key=lambda r: r["value"])
-    return [Finding(
-        4, "human correlation", "correlation",
-        f"Follows human {row['human']} ratings with Kendall tau {row['value']:.2f} "
-        f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}, {row['n']} texts).",
-        [row], interval("Kendall tau", row.get("ci_low"), row.get("ci_high"), "correlation"),
-        None,
-        _files(section, "results"))]
+    found = []
+    for level in dict.fromkeys(r.get("level") for r in rows):
+        row = max((r for r in rows if r.get("level") == level), key=lambda r: r["value"])
+        low, high = row.get("ci_low"), row.get("ci_high")
+        where = CORRELATION_LEVELS.get(str(level), f" ({level})")
+        unit = CORRELATION_UNITS.get(str(level), "texts")
+        bounds = ("no interval" if low is None or high is None
+                  else f"95% CI {low:.2f} to {high:.2f}")
+        follows = low is not None and low > 0
+        lead = (f"Follows human {row['human']} ratings{where}" if follows else
+                f"Undecided whether it follows human {row['human']} ratings{where}")
+        found.append(Finding(
+            4, "human correlation", "correlation",
+            f"{lead}: Kendall tau {row['value']:.2f} ({bounds}, {row['n']} {unit}"
+            f"{', resampling documents' if level != 'segment-global' else ''}).",
+            [row], interval("Kendall tau", low, high, "correlation"), None,
+            _files(section, "results"), magnitude=float(row["value"])))
+    return found
 
 
 WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {

@@ -11,8 +11,17 @@ from typing import Any
 from evalstress.card.assemble import assemble, write_card
 from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
 from evalstress.card.model import Card
-from evalstress.card.plan import CardPlan, EvaluatorTraits, get_budget, plan_methods
+from evalstress.card.plan import (
+    SYSTEMS_MODE,
+    Budget,
+    CardPlan,
+    EvaluatorTraits,
+    get_budget,
+    plan_methods,
+    system_score_fields,
+)
 from evalstress.card.run import CardError, CardOptions, MethodOutcome, claim_out, run_method
+from evalstress.card.systems import run_systems_correlation
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.wording import plural
 from evalstress.evaluators.base import create_evaluator
@@ -70,13 +79,15 @@ def check_endpoints(plan: CardPlan) -> None:
 
 
 def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
-              task: str | None = None, budget: str = "standard", gold: str | None = None,
-              generator: str | None = None, max_chars: int | None = None) -> CardPlan:
+              task: str | None = None, budget: str | Budget = "standard",
+              gold: str | None = None, generator: str | None = None,
+              max_chars: int | None = None) -> CardPlan:
     """Everything the card will do, decided and checked before any work: the evaluator (its
     spec built once), the budget, the examples (read, the rows beyond the length limit left
     out, spread over the tasks, hashed), their references when the evaluator needs them, and
-    each method, run or not with the reason."""
-    chosen = get_budget(budget)
+    each method, run or not with the reason. `budget`: a budget's name, or a Budget itself
+    (the real-data atlas's: the paper budget capped at 100 examples)."""
+    chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
     every = load_card_examples(data, field_map, task, max_chars)
@@ -112,7 +123,10 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     try:
         outcomes: dict[str, MethodOutcome] = {}
         for method in plan.methods:
-            if method.kind != "part":
+            if method.mode == SYSTEMS_MODE:
+                outcomes[method.key] = run_systems_correlation(
+                    plan, method, system_score_fields(plan.examples), options)
+            elif method.kind != "part":
                 outcomes[method.key] = run_method(plan, method, options)
         made = assemble(plan, outcomes, options.out, max_missing=options.max_missing)
         write_card(made)

