@@ -105,6 +105,7 @@ FRESH = ("none", "order-blind", "length-only", "constant", "random")
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_a_fresh_run_of_the_standard_budget_gives_the_page_s_numbers(tmp_path: Path) -> None:
     fresh = run_calibration([BUILTIN], ["standard"], [planted(d) for d in FRESH],
                             work=tmp_path / "work", cache_dir=tmp_path / "cache")

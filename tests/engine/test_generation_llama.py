@@ -31,6 +31,7 @@ DATA = [
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_criteria_full_runs_end_to_end_on_smollm2(llama_url: str, tmp_path: Path) -> None:
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in DATA), "utf-8")

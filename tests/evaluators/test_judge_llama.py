@@ -44,6 +44,8 @@ def test_judge_scores_or_honestly_misses(llama_url: str, tmp_path: Path) -> None
     assert used.calls >= 2 and used.errors == 0 and used.completion_tokens > 0
 
 
+@pytest.mark.slow
+@pytest.mark.long_run
 def test_cli_blindspot_run_with_the_judge(llama_url: str, tmp_path: Path) -> None:
     spec = (f"judge:model=smollm2,base_url={llama_url},aspect=fluency,form=rate-explain,"
             "max_tokens=48,with_source=false")

@@ -77,6 +77,7 @@ def test_higher_is_better_for_negated_perplexity(tiny_gpt: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_gpt_ppl_default_is_the_shipped_smollm2_gguf() -> None:
     pytest.importorskip("gguf")
     path = models.resolve_model("smollm2")

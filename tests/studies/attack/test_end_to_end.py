@@ -95,6 +95,7 @@ def test_fake_server_scripted_to_succeed(shared_data: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_smollm2_as_generator_and_gold(shared_data: Path, tmp_path: Path,
                                        llama_url: str) -> None:
     """Every method runs with the 135M model writing and rating, on the smallest settings
