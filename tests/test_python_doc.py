@@ -1,5 +1,5 @@
-"""README's "pieces underneath" snippet runs as printed: it loads the shipped sample corpus, scores
-the blind-spot suite with ROUGE and BLEU, prints a verdict per evaluator aspect and perturbation,
+"""The "pieces underneath" snippet of docs/python.md runs as printed: it loads the shipped
+sample corpus, scores the blind-spot suite with ROUGE and BLEU, prints a verdict per evaluator aspect and perturbation,
 and writes a run directory through the one orchestration (StressJob / run_job)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "python.md"
 INTRO = "The pieces underneath, for a pipeline of your own:"
 
 # what the printed lines must cover: the blindspot suite's perturbations
@@ -21,10 +21,10 @@ ASPECTS = {"rouge/rouge1", "rouge/rouge2", "rouge/rougeL", "bleu/bleu"}
 
 
 def snippet() -> str:
-    """The ```python block right after the README's "pieces underneath" sentence."""
-    text = README.read_text(encoding="utf-8")
+    """The ```python block right after the page's "pieces underneath" sentence."""
+    text = PAGE.read_text(encoding="utf-8")
     found = re.search(re.escape(INTRO) + r"\s*```python\n(.*?)```", text, re.DOTALL)
-    assert found, f"README.md has no python block after {INTRO!r}"
+    assert found, f"docs/python.md has no python block after {INTRO!r}"
     return found.group(1)
 
 
@@ -34,7 +34,7 @@ def test_the_pieces_underneath_snippet_runs_and_reports_every_evaluator(
     cache = tmp_path / "cache"
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(cache))
     monkeypatch.chdir(tmp_path)
-    exec(compile(snippet(), str(README), "exec"), {"__name__": "readme_snippet"})
+    exec(compile(snippet(), str(PAGE), "exec"), {"__name__": "python_page_snippet"})
 
     lines = capsys.readouterr().out.splitlines()
     verdicts = dict(line.rsplit(": ", 1) for line in lines[:-1])
