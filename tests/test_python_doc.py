@@ -1,6 +1,7 @@
 """The "pieces underneath" snippet of docs/python.md runs as printed: it loads the shipped
-sample corpus, scores the blind-spot suite with ROUGE and BLEU, prints a verdict per evaluator aspect and perturbation,
-and writes a run directory through the one orchestration (StressJob / run_job)."""
+sample corpus, scores the blind-spot suite with ROUGE and BLEU, prints a verdict per evaluator
+aspect and perturbation, and writes a run directory through the one orchestration (StressJob /
+run_job)."""
 
 from __future__ import annotations
 
