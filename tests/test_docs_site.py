@@ -71,8 +71,13 @@ def test_every_command_on_the_site_parses(page: str, line: str) -> None:
     check_values(line, ctx)
     # and every evaluator spec names keys its evaluator takes (a typo would fail at run time)
     params = ctx.params
-    specs = [*(params.get("evaluator") or []), *(params.get("gold") or []),
-             *(split_victim_spec(v)[0] for v in params.get("victim") or [])]
+
+    def given(name: str) -> list[str]:  # a repeatable option gives a list, `card --gold` one spec
+        value = params.get(name) or []
+        return [value] if isinstance(value, str) else list(value)
+
+    specs = [*given("evaluator"), *given("gold"),
+             *(split_victim_spec(v)[0] for v in given("victim"))]
     for spec in specs:
         name, given = parse_spec(spec)
         known = accepted_params(EVALUATORS.get(name))

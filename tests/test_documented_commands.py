@@ -126,6 +126,18 @@ def test_every_page_with_commands_is_covered() -> None:
     assert not stale, f"SKIPPED names commands no page shows: {stale}"
 
 
+def test_every_command_of_the_app_is_shown_on_a_page() -> None:
+    """Moving text between README.md and docs/ keeps an example of each command somewhere, so
+    the run-as-printed test below still exercises every one of them."""
+    root: Any = typer.main.get_command(app)
+    names = [name for name, command in root.commands.items() if not command.hidden]
+    shown = {shlex.split(c)[1] for page in PAGES for c in page_commands(page)
+             if len(shlex.split(c)) > 1}
+    assert len(names) > 10
+    missing = sorted(set(names) - shown)
+    assert not missing, f"commands no page shows in a shell block: {missing}"
+
+
 def test_every_data_file_a_command_reads_is_one_the_data_step_writes() -> None:
     shipped = {f"examples/{name}" for name in shipped_files()}
     read = []

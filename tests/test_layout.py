@@ -1,7 +1,9 @@
 """The package keeps its shape: layers import downward (the layers and the sideways imports
 they allow are the tables of docs/architecture.md), no import cycle of more than two modules,
-few modules sit loose at the package root, no source file grows past 700 lines, and no module
-reaches into another's underscore-prefixed names or members.
+few modules sit loose at the package root, no source file grows past 700 lines, no module
+reaches into another's underscore-prefixed names or members, docs/architecture.md names every
+module of every package, and no comment or docstring quotes a measured duration (those live in
+bench/README.md, where they are measured again).
 
 The import graph is read from the source with `ast`, so it sees every import, those inside
 functions included; only imports under `if TYPE_CHECKING:` are left out (they never run)."""
@@ -9,6 +11,9 @@ functions included; only imports under `if TYPE_CHECKING:` are left out (they ne
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +31,13 @@ LIBRARY_INTERNALS = {
 }
 
 MAX_CYCLE = 2
+#: a number with a unit of time, as a measurement is written ("0.6 s", "~160 ms", "5 minutes")
+DURATION = re.compile(r"(?<![\w.])~?\d[\d.,]*(?:-\d[\d.,]*)?\s(?:s|ms|seconds?|minutes?|min)\b")
+#: files whose comments may still quote a duration, with why (bench/README.md has the figure)
+DURATIONS_ELSEWHERE = {
+    "cli/entry.py": "cli/ is being rewritten by the one-declaration-per-option change; its "
+                    "teardown figure moves with it",
+}
 MAX_ROOT_MODULES = 10
 # strict for every file: src/evalstress/cli/__init__.py (1,182 lines) is being split into
 # modules and is expected to pass once that split lands
@@ -420,3 +432,78 @@ def test_the_shared_records_are_defined_once() -> None:
             again += [f"{shown(path)}:{node.lineno} defines {t.id}" for t in targets
                       if isinstance(t, ast.Name) and t.id in ("ORIGINAL", "CORPUS")]
     assert not again, "\n".join(again)
+
+
+# --- docs/architecture.md's module table and measured durations ----------------------------------
+
+def module_table(text: str) -> dict[str, set[str]]:
+    """From docs/architecture.md's "Every module" table: package -> its modules."""
+    return {row[0].strip("`"): set(re.findall(r"`([^`]+)`", row[2]))
+            for row in markdown_table(text, ["package", "what it holds", "modules"])}
+
+
+def source_tree(package: Path) -> dict[str, set[str]]:
+    """Package (`evalstress` for the root, else its path under it) -> its modules' names."""
+    tree: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        where = path.parent.relative_to(package).as_posix()
+        tree.setdefault("evalstress" if where == "." else where, set()).add(path.stem)
+    return tree
+
+
+def table_drift(table: dict[str, set[str]], tree: dict[str, set[str]]) -> list[str]:
+    """What the table lacks and what it names that the tree does not hold."""
+    found = [f"package {p} is not in the table" for p in sorted(tree.keys() - table.keys())]
+    found += [f"package {p} is in the table, not in src/evalstress" for p in
+              sorted(table.keys() - tree.keys())]
+    for package in sorted(tree.keys() & table.keys()):
+        found += [f"{package}/{m}.py is not in the table" for m in sorted(tree[package] - table[package])]
+        found += [f"{package}: the table names {m}, which is not there" for m in
+                  sorted(table[package] - tree[package])]
+    return found
+
+
+def durations(source: str) -> list[tuple[int, str]]:
+    """(line, the match) for each duration a comment or docstring of `source` quotes."""
+    texts = [(tok.start[0], tok.string) for tok in
+             tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            texts.append((node.lineno, node.value.value))
+    return [(line, m.group(0)) for line, text in texts for m in DURATION.finditer(text)]
+
+
+def test_a_module_missing_from_the_table_is_found(tmp_path: Path) -> None:
+    for name in ("engine/runner.py", "engine/__init__.py", "api.py", "studies/attack/greedy.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    table = {"evalstress": {"api"}, "engine": {"runner", "gone"}}
+    assert table_drift(table, source_tree(tmp_path)) == [
+        "package studies/attack is not in the table",
+        "engine: the table names gone, which is not there"]
+
+
+def test_architecture_names_every_module_of_every_package() -> None:
+    table = module_table(ARCHITECTURE.read_text(encoding="utf-8"))
+    found = table_drift(table, source_tree(PACKAGE))
+    assert not found, "docs/architecture.md's module table and src/evalstress differ:\n" + \
+        "\n".join(found)
+
+
+def test_a_duration_in_a_comment_or_docstring_is_found() -> None:
+    source = ('"""Loads in ~160 ms against 2.4 s before."""\n'
+              'X = 1  # took 5 minutes\n'
+              'Y = "0.5 s"  # a string the code uses, and 429s or 2 cores are no durations\n')
+    assert durations(source) == [(2, "5 minutes"), (1, "~160 ms"), (1, "2.4 s")]
+
+
+def test_no_comment_quotes_a_measured_duration() -> None:
+    found = [f"{path.relative_to(PACKAGE).as_posix()}:{line}: {match}"
+             for path in sorted(PACKAGE.rglob("*.py"))
+             if path.relative_to(PACKAGE).as_posix() not in DURATIONS_ELSEWHERE
+             for line, match in durations(path.read_text(encoding="utf-8"))]
+    assert not found, "measured durations in comments (move them to bench/README.md):\n" + \
+        "\n".join(found)

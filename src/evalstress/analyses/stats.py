@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-# scipy.stats is imported where it is used: importing it takes ~0.6 s, which a command that
-# never tests anything (--help, a dry run) should not pay
+# scipy.stats is imported where it is used: its import is slow (bench/README.md, "Figures behind
+# the code"), and a command that never tests anything (--help, a dry run) should not pay it
 
 Alternative = Literal["greater", "less", "two-sided"]
 ZeroMethod = Literal["wilcox", "pratt", "zsplit"]

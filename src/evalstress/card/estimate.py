@@ -18,11 +18,9 @@ from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_job_of
 from evalstress.evaluators.base import parse_spec
 from evalstress.job.run import estimate_job
 
-#: Rates measured on this project's shared 2-core machine (load average 4-6), one process:
-#: the standard cards of BLEU, chrF and ROUGE on the built-in corpus (blindspot 6,045
-#: variants in 9.0 / 11.1 / 11.2 s, criteria-rules 1,746 in 3.0 / 3.5 / 2.8 s), the
-#: evaluators alone on 1,140 texts, and the small card of the shipped SmolLM2-135M judge
-#: (269 texts in 398 s). Model-based perturbations and other evaluators have no rate.
+#: Rates measured on this project's shared 2-core machine, one process (the runs they come
+#: from: bench/README.md, "Figures behind the code"). Model-based perturbations and other
+#: evaluators have no rate.
 #: seconds to plan, write and analyse one variant (rule perturbations)
 SECONDS_PER_VARIANT = 0.001
 #: seconds to score one text, by evaluator kind (`rate_key`)

@@ -67,7 +67,7 @@ def count_text(data: Mapping[str, Any]) -> str:
 
 def cost_text(cost: Mapping[str, Any]) -> str:
     """The cost line of card.md and card.html: a card whose methods were all reused names
-    what they took when they ran, not its own 0 s."""
+    what they took when they ran, not the near-nothing this card spent on them."""
     calls = f", {cost['calls']} calls" if cost.get("calls") is not None else ""
     tokens = f", {cost['tokens']} tokens" if cost.get("tokens") is not None else ""
     methods = list((cost.get("methods") or {}).values())

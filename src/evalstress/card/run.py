@@ -62,9 +62,8 @@ METHOD_ERRORS = (JobError, SettingsError, ConfigError, DataError, RunDirError, V
 
 
 #: a card of at most this many examples runs each method in one process: starting a pool of
-#: workers (each loads spaCy) costs more than it saves at that size, three times over (the
-#: standard card of BLEU on the built-in corpus: 24 s in one process, 71 s with two workers,
-#: on a shared 2-core machine)
+#: workers (each loads spaCy) costs more than it saves at that size, about three times over
+#: (bench/README.md, "Figures behind the code")
 ONE_PROCESS_UP_TO = 100
 
 
@@ -91,7 +90,7 @@ class CardOptions:
     force: bool = False
     max_missing: float = DEFAULT_MAX_MISSING
     progress: Progress | None = None
-    #: one progress line per method ("blind spots: done in 12 s")
+    #: one progress line per method ("blind spots: done in N s")
     say: Callable[[str], None] = field(default=lambda line: None)
 
 

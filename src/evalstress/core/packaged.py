@@ -1,8 +1,8 @@
 """YAML files that ship inside the package (suites, criteria, the LLM attacks' prompts).
 
 They are read on every run, many at import time of the registries, so they go through libyaml
-(`yaml.CSafeLoader`) when PyYAML was built with it: the same data, about twenty times faster
-than the pure-Python loader (the 31 attack files: ~160 ms -> ~8 ms). A user's YAML keeps
+(`yaml.CSafeLoader`) when PyYAML was built with it: the same data, many times faster
+than the pure-Python loader (bench/README.md, "Figures behind the code"). A user's YAML keeps
 `yaml.safe_load`, whose error messages the file readers quote.
 """
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
-MAX_CELLS = 4_000_000  # ~0.05 s and a few MB for rapidfuzz
+MAX_CELLS = 4_000_000  # a small fraction of a second and a few MB for rapidfuzz
 MAX_WORDS = 2_000
 
 

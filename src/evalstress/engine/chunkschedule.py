@@ -7,11 +7,10 @@ two chunks of its own. A helper holds one task at a time: a second one queued be
 wait there while another process is free. Outcomes come back in task order, and at most
 `window` examples are taken and not yet handed back (memory).
 
-Measured on 300 WikiText paragraphs under blindspot-full with 2 processes: when helpers were
-fed only between this process's chunks, holding two, the run's small last chunks ended with one
-process idle for 2.4 s (a helper holding a queued chunk while this process had none left), and
-this process could wait seconds on the oldest unwritten chunk; taken from one queue by whoever
-is free, the two ended 0.4 s apart.
+When helpers were fed only between this process's chunks, holding two, the run's small last
+chunks ended with one process idle (a helper holding a queued chunk while this process had none
+left), and this process could wait on the oldest unwritten chunk; taken from one queue by
+whoever is free, the two end close together (bench/README.md, "Figures behind the code").
 """
 
 from __future__ import annotations

@@ -293,7 +293,8 @@ def spawned_pool(processes: int, initializer: Callable[..., None],
                                initializer=initializer, initargs=initargs)
 
 
-#: texts per shared task of a dataset-wide sentence parse (~1 s of WikiText paragraphs)
+#: texts per shared task of a dataset-wide sentence parse (about a second of parsing WikiText
+#: paragraphs: long enough to repay the hand-over, short enough to share)
 SENTENCE_BATCH = 64
 
 
@@ -368,7 +369,7 @@ class ChunkExecutor:
     def _send(self, task: ChunkTask) -> Future[ChunkOutcome | str]:
         """`task` to a helper, which leaves its outcome in a file beside the run data: a
         chunk's outcome is tens of MB, and through the pool's pipe it comes in 64 KB reads by
-        a thread that waits for this busy process's lock each time (0.1-1.5 s per chunk)."""
+        a thread that waits for this busy process's lock each time."""
         if self._pool is None or self._data is None:
             raise RuntimeError("the helpers were closed before a task")
         task.data = self._data

@@ -105,8 +105,8 @@ def _warm_resources(suite: Suite, examples: Sequence[Example], pool: Sequence[Ex
         if example.id not in too_long:
             first.setdefault(example.task, example)
     # those building a dataset-wide resource last: its parse is shared with the helpers,
-    # which start meanwhile (~2 s), so the others' warm-up (~2.4 s at 1,000 paragraphs) no
-    # longer leaves a started helper idle, nor does the pool's first batches run here alone
+    # which start meanwhile, so the others' warm-up no longer leaves a started helper idle,
+    # nor does the pool's first batches run here alone
     plans = sorted(suite.perturbations, key=lambda plan: plan.perturbation.dataset_wide)
     for example in first.values():
         ctx = PerturbContext(example, parser, pool, resources)
@@ -135,12 +135,9 @@ def execution_sizes(examples: int, workers: int, chunk_size: int | None) -> tupl
 
 
 #: the least pooled work worth starting helper processes for, in characters perturbed and
-#: scored (each text's length x its rule units x the evaluators the workers score). Measured
-#: side by side on a quiet 2-core machine, `--workers 2` (this process and one helper) against
-#: `--workers 1`, the first built-in examples under blindspot with BLEU/chrF/ROUGE: 10 (2.3
-#: million) 4.03-4.08 s against 3.17-3.33 s; 15 (3.4 million) 4.03-4.23 s against 3.77-3.81 s;
-#: 30 (6.5 million) 4.96 s against 5.31 s; the quickstart's 57 (9.9 million) 6.38-6.47 s
-#: against 6.98-7.01 s. A line through those gains puts the break-even near 5 million.
+#: scored (each text's length x its rule units x the evaluators the workers score): the
+#: break-even of `--workers 2` against `--workers 1`, measured side by side on growing parts of
+#: the built-in corpus (bench/README.md, "Figures behind the code").
 POOL_MIN_WORK = 5_000_000
 
 
@@ -171,7 +168,7 @@ def chunk_positions(count: int, size: int) -> list[list[int]]:
     2, 2, 1, 1 examples), about 2 x `size` examples in all: in a pool whichever process is free
     takes the next chunk (`chunkschedule`), so the processes end at most about one last chunk
     apart, and the smaller the last few are the closer they finish, whatever an example costs
-    (at 1,000 examples of blindspot-full a 16-example chunk is ~10 s; one example, ~0.6 s)."""
+    (under blindspot-full a 16-example chunk takes many times one example's time)."""
     taper: list[int] = []
     if count > TAPER_AFTER * size and size >= 2:
         piece = 1

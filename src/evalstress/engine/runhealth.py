@@ -245,8 +245,8 @@ class Degenerate:
 def degenerate_evaluators(table: Any, threshold: float = DEGENERATE_SHARE) -> list[Degenerate]:
     """Each evaluator aspect of a run's score table (`core.scoretable.ScoreTable`) that is
     degenerate: judged by the labels it answered where it reports them, else by its scores.
-    Column by column (a run of 1,000 paragraphs has 2 million score rows: through pandas and a
-    Python loop this took 2 s after every such run)."""
+    Column by column: a run of 1,000 paragraphs has 2 million score rows, too many for pandas
+    and a Python loop after every such run."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

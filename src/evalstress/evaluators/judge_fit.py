@@ -2,9 +2,8 @@
 
 SmolLM2-135M (`model=local`) answers a rating it is asked for directly, but asked to reason
 before its score it rarely stops: it loops inside the free text until `max_tokens` and the
-score never comes. Measured on the documentation's JSON template (`{"reasoning": ..., "score":
-...}`, token-drop, 3 examples of the built-in corpus, 2 cores): 967 s, and 12 of 18 scores
-missing. So a judge on the shipped model whose prompt asks for reasoning first is refused when
+score never comes (docs/judges.md quotes a measured run: most scores missing after many
+minutes). So a judge on the shipped model whose prompt asks for reasoning first is refused when
 it is built, naming a score-only prompt instead, unless the spec says `allow_reasoning=true`
 (a larger model given as a .gguf file is not refused).
 """

@@ -312,7 +312,8 @@ class _MemoStemmer:
     """Porter stemming memoized per word: variants of one text share almost all their words.
     nltk loads at the first word, not when the evaluator is built (a pooled run starts its
     helper processes right after building its evaluators), and without scipy and
-    scikit-learn, which it imports for collocation tests and classifiers (0.85 s of 1.0)."""
+    scikit-learn, which it imports for collocation tests and classifiers (most of its import
+    time)."""
 
     def __init__(self) -> None:
         self._stem: Callable[[str], Any] | None = None

@@ -256,10 +256,8 @@ def _run_checked(job: StressJob) -> JobResult:
 
 
 #: score rows from which a pooled run reads the report's variant browser data in a process of
-#: its own while this one runs the analyses. That process takes ~0.5 s to start (Python and
-#: pyarrow); the analyses and the health check take ~0.9 s per million rows, the browser data
-#: ~0.9 s (blindspot-full on 1,000 WikiText paragraphs: 2.2 million rows). Below a million rows
-#: the start-up eats what it would save.
+#: its own while this one runs the analyses. Below a million rows that process's start-up
+#: (Python and pyarrow) eats what it would save (bench/README.md, "Figures behind the code").
 ASIDE_MIN_ROWS = 1_000_000
 
 
