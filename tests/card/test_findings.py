@@ -256,8 +256,9 @@ def test_a_score_that_rewards_damage_is_a_reversal_in_its_own_direction_and_unit
     found = headline_findings({"criteria": sensitivity(cut, typos)}, TRUSTED, Examples())
     assert found[0].kind == "reversed" and found[0].rank == 1
     assert found[0].text.startswith("Rates text better when its informativeness is damaged: "
-                                    "under sentence-deletion@2, ter falls from 88 to 73.6 (lower is better; 95% CI of the change -16.1 "
-                                    "to -12.9; -16.4% of the original score")
+                                    "under sentence-deletion@2, ter falls from 88 to 73.6 "
+                                    "(lower is better; 95% CI of the change -16.1 to -12.9; "
+                                    "-16.4% of the original score")
 
 
 def test_a_score_without_a_meaningful_zero_gets_no_percentage() -> None:

@@ -255,7 +255,7 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
                      row["monotonic_pass"], row.get("rank_strict_pass"), outcome_text(row),
                      top.get("severity"), pct(top.get("relative_change")),
                      ci(top.get("relative_ci_low"), top.get("relative_ci_high")),
-                     detectable((top.get("test") or {}))])
+                     detectable(top.get("test") or {})])
     return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
                   "from intervals", "top severity", "drop (share of score)", "95% CI",
                   "smallest detectable change"], rows)

@@ -4,9 +4,10 @@ is written to.
 Top-level keys, in order: `card_version`, `evalstress`, `created`, `evaluator` (spec, label,
 signature and its printable form, aspects), `data` (where the examples came from and their
 sha256), `budget`, `cost` (calls, tokens, seconds per method), `gate` (the sanity gate),
-`findings` (with `evidence_rule`, how their examples were chosen, and `preliminary`, true on
-a budget too small for its findings to stand, with `preliminary_reason`), `methods` (one section per method, run or not run with the reason, each with the
-paths of its run directory's files) and `files` (the card's own files: card.json, card.md,
+`findings` (with `evidence_rule`, how their examples were chosen, `power_rule`, and
+`preliminary`, true on a budget too small for its findings to stand, with
+`preliminary_reason`), `methods` (one section per method, run or not run with the reason, each
+with the paths of its run directory's files) and `files` (the card's own files: card.json, card.md,
 card.html, the figures, and the runs).
 """
 
