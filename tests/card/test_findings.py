@@ -278,7 +278,7 @@ def four_way(severity: str, rank: int, verdict: str, gold: float, mean: float, l
     return {**change(severity, rank, 0.0, 0.0, 0.0), "gold": gold, "mean": mean,
             "test": {"verdict": verdict, "estimate": (low + high) / 2, "low": low, "high": high,
                      "level": 0.965, "delta": delta, "n": 57, "pvalue": 0.001,
-                     "n_to_settle": need}, "relative": relative}
+                     "n_to_settle": need, "mde": 2.5}, "relative": relative}
 
 
 def four_way_section() -> dict[str, Any]:
@@ -323,6 +323,7 @@ def test_four_way_findings_speak_in_the_metric_s_direction_and_never_beyond_the_
     (undecided,) = headline_findings({"blindspot": only_undecided}, TRUSTED, Examples())
     assert undecided.kind == "inconclusive" and "Blind" not in undecided.text
     assert "about 240 examples would settle it" in undecided.text
+    assert "tells apart only a change of 2.5 or more" in undecided.text  # its power
     assert "straddling the tolerance" in undecided.text
 
 

@@ -251,9 +251,12 @@ def _blindspot_finding(kind: str, name: str,
         never = any(not row.get("n_to_settle") for row, _, _ in group)
         settle = ("no sample size would settle it: an estimate sits on the tolerance"
                   if never else f"about {need} examples would settle it")
+        mde = first["test"].get("mde")
+        power = (f"; at its n the test tells apart only a change of {units(mde)} or more"
+                 if mde is not None else "")
         text = (f"Undecided whether {_aspects(names)} ranks {name} below the original: "
                 + each(lambda row, at: f"at severity {at['severity']} the score moves "
-                                       f"{_tested(row, at)}") + f"; {settle}.")
+                                       f"{_tested(row, at)}") + f"; {settle}{power}.")
     else:
         step = first["step"]
         text = (f"Scores heavier {name} better on {_aspects(names)}: " + each(
