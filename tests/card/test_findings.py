@@ -353,3 +353,12 @@ def test_a_score_that_never_moves_reads_plus_zero_not_minus_zero() -> None:
     section["results"]["rows"] = [row]
     (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
     assert "the change +0 to +0, 96.5% interval, inside the tolerance \u00b10.02" in blind.text
+
+
+def test_an_unmoved_score_stays_and_close_scores_get_the_digits_that_tell_them_apart() -> None:
+    still = profile_row("coherence", "sentence-exchange@2", 0.529, 0.529, -1.59e-17, 1.13e-18)
+    close = profile_row("grammaticality", "word-exchange@3", 49.0, 48.96, 0.01, 0.07)
+    (found,) = headline_findings({"criteria": sensitivity(still, close)}, TRUSTED, Examples())
+    assert "rouge" not in found.text and "bleu stays at 0.529 (95% CI of the change +0 to +0" \
+        in found.text
+    assert "bleu falls from 49 to 48.96" in found.text

@@ -119,15 +119,40 @@ def units(value: float) -> str:
     return f"{value + 0.0:.3g}"
 
 
+def tidy(value: float, scale: float = 1.0) -> float:
+    """Zero for floating-point dust (|value| below 1e-9 of the scale): '-1.39e-17' reads 0."""
+    return 0.0 if abs(value) < 1e-9 * max(1.0, abs(scale)) else value
+
+
 def moves(gold: float, mean: float) -> str:
     """'rises', 'falls' or 'stays': the raw score's direction, not the oriented drop's."""
     return "rises" if mean > gold else "falls" if mean < gold else "stays"
 
 
-def raw_span(low: float, high: float, higher_is_better: bool) -> tuple[float, float]:
+def before_after(gold: float, mean: float) -> str:
+    """'falls from 49.5 to 49.46', 'stays at 0.507': the raw score's move, with as many
+    digits as it takes to tell the two apart (up to six)."""
+    if tidy(mean - gold, gold) == 0:
+        return f"stays at {units(gold)}"
+    a, b = apart(gold, mean)
+    return f"{moves(gold, mean)} from {a} to {b}"
+
+
+def apart(gold: float, mean: float) -> tuple[str, str]:
+    """Both numbers with three significant digits, or up to six where three read alike."""
+    a, b = units(gold), units(mean)
+    for digits in range(4, 7):
+        if a != b:
+            break
+        a, b = f"{gold + 0.0:.{digits}g}", f"{mean + 0.0:.{digits}g}"
+    return a, b
+
+
+def raw_span(low: float, high: float, higher_is_better: bool, scale: float = 1.0
+             ) -> tuple[float, float]:
     """An interval of the oriented drop (positive = worse) as the raw score's change."""
     sign = 1.0 if higher_is_better else -1.0
-    a, b = sorted((-sign * low + 0.0, -sign * high + 0.0))
+    a, b = sorted((tidy(-sign * low, scale) + 0.0, tidy(-sign * high, scale) + 0.0))
     return a, b
 
 
@@ -151,10 +176,11 @@ def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
     zero, the relative change."""
     test = severity["test"]
     higher = bool(row.get("higher_is_better", True))
-    low, high = raw_span(test["low"], test["high"], higher)
+    low, high = raw_span(test["low"], test["high"], higher, severity["gold"])
     where = {"detects": "beyond", "reversed": "beyond", "blind": "inside"}.get(
         test["verdict"], "straddling")
-    text = (f"from {units(severity['gold'])} to {units(severity['mean'])} ("
+    gold, mean = apart(severity["gold"], severity["mean"])
+    text = (f"from {gold} to {mean} ("
             + ("" if higher else "lower is better; ")
             + f"the change {low:+.3g} to {high:+.3g}, {test['level']:.1%} interval, "
             f"{where} the tolerance \u00b1{units(test['delta'])} on {test['n']} examples")
@@ -346,14 +372,14 @@ def _change_text(figures: Mapping[str, Any], subject: str = "the score") -> str:
     higher = bool(figures.get("higher_is_better", True))
     head = subject
     if figures.get("gold") is not None and figures.get("mean") is not None:
-        head += (f" {moves(figures['gold'], figures['mean'])} from {units(figures['gold'])} "
-                 f"to {units(figures['mean'])}")
+        head += f" {before_after(figures['gold'], figures['mean'])}"
     elif figures.get("change") is not None:  # a row without its means: the oriented change
         head += (f" changes by {units(float(figures['change']))} (positive = scored worse)"
                  if higher else f" changes by {units(-float(figures['change']))}")
     inside = [] if higher else ["lower is better"]
     if figures.get("ci_low") is not None and figures.get("ci_high") is not None:
-        low, high = raw_span(figures["ci_low"], figures["ci_high"], higher)
+        low, high = raw_span(figures["ci_low"], figures["ci_high"], higher,
+                             figures.get("gold") or 1.0)
         inside.append(f"95% CI of the change {low:+.3g} to {high:+.3g}")
     share = share_text(figures)
     if share:
