@@ -45,3 +45,21 @@ def test_pairs_of_one_example_are_resampled_together() -> None:
     assert change == pytest.approx(1 - 7 / 8)
     # resampled example sets: {a, a} -> 1 - 1/2, {a, b} -> 1/8, {b, b} -> 0
     assert low == pytest.approx(0.0) and high == pytest.approx(0.5)
+
+
+def test_the_interval_is_mean_ci_s_and_each_row_states_its_smallest_detectable_change() -> None:
+    from scipy import stats
+
+    from evalstress.analyses.stats import mean_ci
+
+    rng = np.random.default_rng(5)
+    originals = rng.uniform(10, 20, 40)
+    variants = originals - rng.normal(1.0, 2.0, 40)
+    figures = change_figures(originals - variants, originals, variants, True)
+    # the same resamples as the card's earlier interval of the mean
+    assert (figures["ci_low"], figures["ci_high"]) == pytest.approx(
+        mean_ci(originals - variants, n_boot=1000, seed=0))
+    plug_in = (originals - variants).std(ddof=0) / np.sqrt(40)
+    assert figures["se"] == pytest.approx(plug_in, rel=0.1)
+    assert figures["mde"] == pytest.approx(
+        (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * figures["se"])

@@ -332,11 +332,14 @@ def criteria_lines(results: Mapping[str, Any]) -> list[str]:
     rows = [[a["aspect"], a["quality_aspect"], ", ".join(a["perturbations"]) or "not probed",
              pct(a.get("relative_change")), ci(a.get("relative_ci_low"),
                                                a.get("relative_ci_high")),
-             a.get("rank_biserial")] for a in profile["aspects"] if a["probed"]]
+             a.get("rank_biserial"), detectable(a)] for a in profile["aspects"]
+            if a["probed"]]
     unprobed = sorted({a["quality_aspect"] for a in profile["aspects"] if not a["probed"]})
     return ["Sensitivity profile: how much the score drops when the attacks aimed at each "
-            "quality aspect damage the text (heaviest severity, share of the score).", "",
-            *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r"], rows),
+            "quality aspect damage the text (heaviest severity, share of the score: a ratio "
+            "of means bootstrapped over examples).", "",
+            *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r",
+                    "smallest detectable change"], rows),
             f"Not probed by this suite: {text(', '.join(unprobed))}." if unprobed else "", ""]
 
 

@@ -30,11 +30,16 @@ from evalstress.analyses.paired import PairedSet, paired_sets
 from evalstress.analyses.stats import (
     clean,
     discernment_ceiling,
-    mean_ci,
     rank_biserial,
     wilcoxon_test,
 )
-from evalstress.analyses.verdicts import ratio_interval
+from evalstress.analyses.verdicts import (
+    bootstrap_means,
+    minimum_detectable,
+    percentile_interval,
+    ratio_interval,
+    standard_error,
+)
 from evalstress.core.scoretable import ScoreTable
 from evalstress.criteria import aspects
 from evalstress.perturb.base import registry as perturbations
@@ -68,19 +73,24 @@ def relative_drop(originals: np.ndarray, variants: np.ndarray, higher_is_better:
 def change_figures(differences: np.ndarray, originals: np.ndarray,
                    variants: np.ndarray | None = None, higher_is_better: bool = True,
                    clusters: np.ndarray | None = None) -> dict[str, Any]:
-    """Mean change and its interval in the score's units, the means of both sides, the
-    relative drop (`relative_drop`; none without `variants`), effect and p."""
+    """Mean change and its interval in the score's units (percentile bootstrap over examples)
+    with its standard error and smallest detectable change (`verdicts.minimum_detectable`, at
+    95% and 80% power), the means of both sides, the relative drop (`relative_drop`; none
+    without `variants`), effect and p."""
     d = np.asarray(differences, dtype=float)
     g = np.asarray(originals, dtype=float)
     change = float(d.mean()) if d.size else None
-    low, high = mean_ci(d, n_boot=N_BOOT, seed=SEED)
+    boot = bootstrap_means(d, n_boot=N_BOOT, seed=SEED)
+    low, high = percentile_interval(boot, 0.95) or (None, None)
+    se = standard_error(boot)
     test = wilcoxon_test(d, alternative="greater") if d.size else None
     relative: tuple[float | None, float | None, float | None] = (None, None, None)
     if variants is not None and d.size:
         relative = relative_drop(g, np.asarray(variants, dtype=float), higher_is_better,
                                  clusters)
     return {"n": int(d.size), "change": clean(change), "ci_low": clean(low),
-            "ci_high": clean(high),
+            "ci_high": clean(high), "se": clean(se),
+            "mde": clean(minimum_detectable(se, 0.95)),
             "mean_original": clean(float(np.mean(np.abs(g)))) if d.size else None,
             "gold": clean(float(g.mean())) if d.size else None,
             "mean": clean(float(np.mean(variants))) if variants is not None and d.size
