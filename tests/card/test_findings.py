@@ -362,3 +362,6 @@ def test_an_unmoved_score_stays_and_close_scores_get_the_digits_that_tell_them_a
     assert "rouge" not in found.text and "bleu stays at 0.529 (95% CI of the change +0 to +0" \
         in found.text
     assert "bleu falls from 49 to 48.96" in found.text
+    tiny = profile_row("coherence", "sentence-exchange@2", 20.0, 19.9, -0.2, 0.004)
+    (found,) = headline_findings({"criteria": sensitivity(tiny, close)}, TRUSTED, Examples())
+    assert "-0.0%" not in found.text and "+0.0%" in found.text  # 0.004 / 20 rounds to 0

@@ -156,6 +156,11 @@ def raw_span(low: float, high: float, higher_is_better: bool, scale: float = 1.0
     return a, b
 
 
+def percent(value: float) -> str:
+    """'+4.2%', '-0.7%', and '+0.0%' for what rounds to zero (never '-0.0%')."""
+    return f"{value + 0.0:+.1%}" if abs(value) >= 0.0005 else "+0.0%"
+
+
 def share_text(figures: Mapping[str, Any]) -> str:
     """'; -16.4% of the original score, 95% CI -18.0% to -14.7%': the relative change in the
     raw score's direction, where the score has a meaningful zero (a relative interval of the
@@ -166,7 +171,8 @@ def share_text(figures: Mapping[str, Any]) -> str:
         return ""
     sign = -1.0 if figures.get("higher_is_better", True) else 1.0
     a, b = sorted((sign * low + 0.0, sign * high + 0.0))
-    return f"; {sign * change + 0.0:+.1%} of the original score, 95% CI {a:+.1%} to {b:+.1%}"
+    return (f"; {percent(sign * change)} of the original score, 95% CI {percent(a)} to "
+            f"{percent(b)}")
 
 
 def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
@@ -186,8 +192,8 @@ def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
             f"{where} the tolerance \u00b1{units(test['delta'])} on {test['n']} examples")
     relative = severity.get("relative")
     if relative:
-        text += (f"; {relative['change']:+.1%}, {relative['low']:+.1%} to "
-                 f"{relative['high']:+.1%}")
+        text += (f"; {percent(relative['change'])}, {percent(relative['low'])} to "
+                 f"{percent(relative['high'])}")
     return text + ")"
 
 
