@@ -353,6 +353,7 @@ def test_a_score_that_never_moves_reads_plus_zero_not_minus_zero() -> None:
     section["results"]["rows"] = [row]
     (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
     assert "the change +0 to +0, 96.5% interval, inside the tolerance \u00b10.02" in blind.text
+    assert "moves from 0.528 to 0.528 (" in blind.text  # no digits hunted for a difference
 
 
 def test_an_unmoved_score_stays_and_close_scores_get_the_digits_that_tell_them_apart() -> None:

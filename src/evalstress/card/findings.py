@@ -141,6 +141,8 @@ def before_after(gold: float, mean: float) -> str:
 def apart(gold: float, mean: float) -> tuple[str, str]:
     """Both numbers with three significant digits, or up to six where three read alike."""
     a, b = units(gold), units(mean)
+    if tidy(mean - gold, gold) == 0:
+        return a, a
     for digits in range(4, 7):
         if a != b:
             break
