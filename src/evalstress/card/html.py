@@ -162,7 +162,9 @@ def findings_html(card: Mapping[str, Any], rendered: set[str]) -> str:
             f"{esc(interval_text(interval))} · evidence: <a href='#{esc(target)}'>"
             f"{esc(words)}</a>{example_link}</p>"
             f"{example_html(example, f'example-{number}')}"
-            f"{example_html(extreme, f'example-{number}-extreme')}</li>")
+            + (f"<details><summary>{esc(extreme.get('label') or 'most extreme example')}"
+               f"</summary>{example_html(extreme, f'example-{number}-extreme')}</details>"
+               if extreme else "") + "</li>")
     head = ""
     if card.get("preliminary"):
         head += (f"<p class='preliminary'><strong>Preliminary:</strong> "
