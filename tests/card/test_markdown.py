@@ -199,6 +199,8 @@ def test_findings_say_when_they_are_preliminary_and_label_their_examples() -> No
     row = card["methods"]["blindspot"]["results"]["rows"][0]
     top = max(row["severities"], key=lambda s: s["severity_rank"])
     assert "smallest detectable change" in said
+    assert "Smallest detectable change: the smallest true mean change a test of this n finds " \
+        "with 80% power" in said
     assert f"{top['test']['mde']:.3g} (n {top['test']['n']})" in said
     card["preliminary"] = False
     assert "Preliminary" not in render_markdown(card)

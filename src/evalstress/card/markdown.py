@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 
 from evalstress.analyses.blindspot_stats import outcome_text
+from evalstress.analyses.verdicts import MDE_RULE
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
@@ -256,9 +257,10 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
                      top.get("severity"), pct(top.get("relative_change")),
                      ci(top.get("relative_ci_low"), top.get("relative_ci_high")),
                      detectable(top.get("test") or {})])
-    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
-                  "from intervals", "top severity", "drop (share of score)", "95% CI",
-                  "smallest detectable change"], rows)
+    return [*table(["perturbation", "aspect", "verdict", "rank", "monotonic",
+                    "rank (paper, strict)", "from intervals", "top severity",
+                    "drop (share of score)", "95% CI", "smallest detectable change"], rows),
+            f"Smallest detectable change: {text(MDE_RULE)}.", ""]
 
 
 def detectable(test: Mapping[str, Any]) -> str:
