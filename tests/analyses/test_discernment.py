@@ -346,3 +346,18 @@ def test_the_combined_ceiling_survives_sizes_whose_power_of_two_overflows():
     # three aspects of 3 pairs: (3 ln 2 + ln 3) / ln 20 = (2.0794 + 1.0986) / 2.9957 = 1.0608
     assert combined_ceiling([3, 3, 3]) == pytest.approx(1.0608, abs=1e-4)
     assert combined_ceiling([]) is None
+
+
+def test_d_avg_and_d_min_leave_out_units_of_too_few_examples(make_table):
+    # a unit with 3 scored examples (ceiling 3 ln 2 / ln 20 = 0.69) cannot reach D = 1 whatever
+    # the evaluator does: it is counted apart, not pulled into the task's average and minimum
+    few = list(WORSE[:3]) + [None] * 9
+    variants = {("random-typos", "major"): WORSE, ("reordering", "major"): few}
+    result = discernment_analysis(make_table(ORIG, variants, aspect="fluency"), by_task=False)
+    d = {u.perturbation: u.d for u in result.units}
+    assert d["reordering"] < d["random-typos"]  # it would have been the minimum
+    (summary,) = [s for s in result.summaries if s.group == "all"]
+    assert summary.n_too_few == 1 and summary.n_units == 1
+    assert summary.d_min == pytest.approx(d["random-typos"])
+    assert summary.d_avg == pytest.approx(d["random-typos"])
+    assert summary.d_min_at == "random-typos@major"

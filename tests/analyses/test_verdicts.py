@@ -158,3 +158,21 @@ def test_relative_change_is_a_ratio_of_means_inside_the_range() -> None:
     assert change == pytest.approx(31 / 11 - 1)
     # a negative score has no meaningful zero: no percentage
     assert ratio_interval(np.array([-3.0, -2.0]), np.array([-4.0, -3.0]), 0.95) is None
+
+
+def test_each_test_states_the_smallest_change_it_could_detect_at_its_n() -> None:
+    """The smallest detectable change: (z(1 - alpha/2) + z(0.8)) x the bootstrap SE, the SE
+    close to the plug-in standard error of a mean, sd / sqrt(n) (scipy's normal quantiles as
+    the reference)."""
+    differences = np.linspace(-1.0, 3.0, 100)
+    boot = bootstrap_means(differences, n_boot=20000, seed=3)
+    verdict = verdict_at(boot, 0.5, 0.99, claim_pvalue(boot, 0.5))
+    plug_in = differences.std(ddof=0) / np.sqrt(differences.size)
+    assert verdict.se == pytest.approx(plug_in, rel=0.03)
+    factor = stats.norm.ppf(0.995) + stats.norm.ppf(0.8)
+    assert verdict.mde == pytest.approx(factor * verdict.se, rel=1e-9)
+    assert verdict.mde_beyond_tolerance == pytest.approx(0.5 + factor * verdict.se, rel=1e-9)
+    # four times the examples, half the smallest detectable change
+    wide = bootstrap_means(np.repeat(differences, 4), n_boot=20000, seed=3)
+    assert verdict_at(wide, 0.5, 0.99, 1.0).mde == pytest.approx(verdict.mde / 2, rel=0.05)
+    assert set(verdict.to_dict()) >= {"se", "mde", "mde_beyond_tolerance"}

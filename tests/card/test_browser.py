@@ -66,9 +66,14 @@ def test_the_card_reads_at_1400_px_and_prints_on_two_a4_pages(
                 link.click()
                 assert page.evaluate("location.hash") == target
                 assert page.locator(target).is_visible()
-            example = finding.locator(".example")
+            example = finding.locator(f"#example-{number + 1}")
             if card["findings"][number]["example"]:
                 assert example.is_visible() and example.locator(".pane").count() == 2
+            if card["findings"][number].get("extreme"):  # folded under its label
+                extreme = finding.locator(f"#example-{number + 1}-extreme")
+                assert not extreme.is_visible()
+                finding.locator("details > summary", has_text="most extreme").click()
+                assert extreme.is_visible() and extreme.locator(".pane").count() == 2
         assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # no sideways
         print(f"\ncard.html: lowest text contrast {measured['contrast']:.2f}:1 over "
               f"{measured['texts']} texts; {measured['pages']} A4 pages")

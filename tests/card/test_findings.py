@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evalstress.card.findings import (
@@ -22,16 +23,24 @@ def change(severity: str, rank: int, relative: float, low: float, high: float,
 
 def blindspot_section() -> dict[str, Any]:
     rows = [
-        # rank fails and the score never moves by 1%: a blind spot
+        # equivalence shown at both severities: a blind spot
         {"aspect": "bleu", "perturbation": "sentence-switching", "verdict": "fail",
-         "rank_pass": False, "monotonic_pass": True,
-         "severities": [change("1", 0, 0.002, -0.001, 0.005), change("4", 1, 0.004, 0.0, 0.008)]},
-        # ranks below the original but rises again at the heavier severity
+         "rank_pass": False, "monotonic_pass": True, "higher_is_better": True,
+         "outcome": "blind", "monotonic_outcome": "no significant rise",
+         "severities": [four_way("1", 0, "blind", 20.0, 19.9, -0.1, 0.3, delta=1.0),
+                        four_way("4", 1, "blind", 20.0, 19.8, -0.2, 0.5, delta=1.0)]},
+        # ranks below the original but rises again significantly at the heavier severity
         {"aspect": "bleu", "perturbation": "repetition", "verdict": "fail", "rank_pass": True,
-         "monotonic_pass": False,
-         "severities": [change("10", 0, 0.30, 0.2, 0.4), change("30", 1, 0.10, 0.05, 0.15)]},
+         "monotonic_pass": False, "higher_is_better": True, "outcome": "detects",
+         "monotonic_outcome": "rises",
+         "steps": [{"from": "10", "to": "30", "verdict": "detects", "estimate": 2.0,
+                    "low": 1.5, "high": 2.5, "level": 0.965, "delta": 1.0, "n": 57}],
+         "severities": [four_way("10", 0, "detects", 20.0, 12.0, 7.0, 9.0, delta=1.0),
+                        four_way("30", 1, "detects", 20.0, 14.0, 5.0, 7.0, delta=1.0)]},
         {"aspect": "bleu", "perturbation": "truncation", "verdict": "pass", "rank_pass": True,
-         "monotonic_pass": True, "severities": [change("0.5", 0, 0.4, 0.3, 0.5)]}]
+         "monotonic_pass": True, "higher_is_better": True, "outcome": "detects",
+         "monotonic_outcome": "no significant rise",
+         "severities": [four_way("0.5", 0, "detects", 20.0, 12.0, 7.0, 9.0, delta=1.0)]}]
     return {"status": "run", "files": {"results": "runs/blindspot/results.json"},
             "results": {"rows": rows}}
 
@@ -79,7 +88,8 @@ class Examples:
                  pick: str, task: str | None = None) -> dict[str, Any]:
         self.asked.append((method, aspect, perturbation, severity, pick)
                           + ((task,) if task else ()))
-        return {"example_id": f"{perturbation}@{severity}", "pick": pick}
+        return {"example_id": f"{perturbation}@{severity}@{pick}", "pick": pick,
+                "severity": severity}
 
 
 def sections() -> dict[str, dict[str, Any]]:
@@ -88,34 +98,49 @@ def sections() -> dict[str, dict[str, Any]]:
             "correlation": {"status": "not run", "reason": "no human scores"}}
 
 
-def test_failures_come_first_and_each_rests_on_its_rows_interval_and_example() -> None:
+def test_reversals_then_blind_spots_then_weak_discernment_each_on_its_rows() -> None:
     examples = Examples()
     found = headline_findings(sections(), TRUSTED, examples)
     assert len(found) == 5
-    # rank 1 (a blind spot, a confusion), then rank 2 (DHP below 1, an attack), then rank 3
     assert [(f.rank, f.kind) for f in found] == [
-        (1, "blind spot"), (1, "confusion"), (2, "weak discernment"), (2, "fooled"),
-        (3, "non-monotonic")]
+        (2, "blind spot"), (3, "weak discernment"), (4, "confusion"), (4, "fooled"),
+        (5, "non-monotonic")]
     blind = found[0]
-    assert blind.text.startswith("Blind to sentence-switching at every severity")
-    assert "at most 0.4%" in blind.text
+    assert blind.text.startswith("Blind to sentence-switching on bleu at severity 4: the "
+                                 "score moves from 20 to 19.8")
+    assert "equivalence shown" in blind.text
     assert blind.rows[0]["perturbation"] == "sentence-switching"
-    assert (blind.interval["low"], blind.interval["high"]) == (0.0, 0.008)
-    # the example of a blind spot: the variant whose score moved least, at the top severity
-    assert blind.example == {"example_id": "sentence-switching@4", "pick": "least"}
+    assert (blind.interval["low"], blind.interval["high"]) == (-0.2, 0.5)
+    # the typical example at the severity the finding cites, the extreme one beside it
+    assert blind.example == {"example_id": "sentence-switching@4@typical", "pick": "typical",
+                             "severity": "4"}
+    assert blind.extreme is not None and blind.extreme["pick"] == "extreme"
+    assert blind.at == {"aspect": "bleu", "perturbation": "sentence-switching", "severity": "4"}
     assert blind.evidence == ["runs/blindspot/results.json"]
-    confusion = found[1]
+    confusion = found[2]
     assert confusion.text.startswith("Confuses fluency with coherence")
-    assert ("criteria", "fluency", "sentence-exchange", "2", "most") in examples.asked
-    weak = found[2]
+    assert ("criteria", "fluency", "sentence-exchange", "2", "typical") in examples.asked
+    weak = found[1]
     assert "sentence-reordering (major)" in weak.text and "D = 0.30" in weak.text
     # a finding about dialogue shows a dialogue example, not the first summary's
-    assert ("discernment", "bleu", "sentence-reordering", "major", "least", "dialogue") \
+    assert ("discernment", "bleu", "sentence-reordering", "major", "typical", "dialogue") \
         in examples.asked
     assert "random-answer" not in " ".join(f.text for f in found)  # 3 pairs: no finding
     fooled = found[3]
     assert "3 of 10 searches (30%, 95% CI 11%-60%)" in fooled.text
     assert fooled.interval["unit"] == "rate"
+    assert all(pick != "least" for *_, pick in (a[:5] for a in examples.asked))
+
+
+def test_one_verdict_on_several_aspects_is_one_finding_naming_each() -> None:
+    section = blindspot_section()
+    first = section["results"]["rows"][0]
+    section["results"]["rows"] = [first, {**first, "aspect": "recall"}]
+    (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert blind.text.startswith("Blind to sentence-switching on bleu and recall: bleu: at "
+                                 "severity 4 the score moves from 20 to 19.8")
+    assert "; recall: at severity 4" in blind.text
+    assert [r["aspect"] for r in blind.rows] == ["bleu", "recall"]
 
 
 def test_at_most_two_findings_per_method_and_inversions_are_found() -> None:
@@ -127,7 +152,9 @@ def test_at_most_two_findings_per_method_and_inversions_are_found() -> None:
     # perturbation, task and aspect; wrong-ending (5%) is another method and takes no part
     assert inverted.text.startswith("Drops more on minor than on major char-typo on story "
                                     "(bleu)")
-    assert "drops 20.0% at minor" in inverted.text and "drops 6.0% at major" in inverted.text
+    assert "at minor the score" in inverted.text and "at major the score" in inverted.text
+    assert "-20.0% of the original score" in inverted.text
+    assert "-6.0% of the original score" in inverted.text
     assert "wrong-ending" not in inverted.text
     assert [r["severity"] for r in inverted.rows] == ["minor", "major"]
 
@@ -179,28 +206,69 @@ def test_when_every_perturbation_is_ranked_below_the_original_that_is_the_findin
     section = blindspot_section()
     section["results"]["rows"] = section["results"]["rows"][2:]  # truncation alone, a pass
     found = headline_findings({"blindspot": section}, TRUSTED, Examples())
-    assert [(f.rank, f.kind) for f in found] == [(4, "holds")]
-    assert "the score drops 40.0%" in found[0].text
+    assert [(f.rank, f.kind) for f in found] == [(6, "holds")]
+    assert "the score moves from 20 to 12" in found[0].text
 
 
-def test_a_sensitivity_profile_names_the_aspect_that_moves_least() -> None:
-    profile = [
-        {"aspect": "bleu", "quality_aspect": "coherence", "probed": True,
-         "perturbations": ["sentence-exchange@2"], "relative_change": 0.005,
-         "relative_ci_low": -0.01, "relative_ci_high": 0.02},
-        {"aspect": "bleu", "quality_aspect": "grammaticality", "probed": True,
-         "perturbations": ["word-exchange@3"], "relative_change": 0.5,
-         "relative_ci_low": 0.4, "relative_ci_high": 0.6},
-        {"aspect": "bleu", "quality_aspect": "simplicity", "probed": False, "perturbations": []}]
-    section = {"status": "run", "files": {}, "results": {"mode": "sensitivity",
-                                                         "sensitivity": {"aspects": profile}}}
+def profile_row(quality: str, attack: str, gold: float, mean: float, low: float, high: float,
+                *, higher: bool = True, relative: bool = True) -> dict[str, Any]:
+    """A sensitivity-profile row: low/high bound the oriented change (positive = worse)."""
+    drop = (gold - mean) / gold if higher else (mean - gold) / gold
+    return {"aspect": "bleu" if higher else "ter", "quality_aspect": quality, "probed": True,
+            "perturbations": [attack], "gold": gold, "mean": mean, "higher_is_better": higher,
+            "change": (gold - mean) if higher else (mean - gold), "ci_low": low, "ci_high": high,
+            "relative_change": drop if relative else None,
+            "relative_ci_low": low / gold if relative else None,
+            "relative_ci_high": high / gold if relative else None}
+
+
+def sensitivity(*rows: dict[str, Any]) -> dict[str, Any]:
+    return {"status": "run", "files": {}, "results": {
+        "mode": "sensitivity", "sensitivity": {"aspects": [
+            *rows, {"aspect": "bleu", "quality_aspect": "simplicity", "probed": False,
+                    "perturbations": []}]}}}
+
+
+def test_moves_least_only_where_its_interval_lies_below_every_other() -> None:
     examples = Examples()
-    found = headline_findings({"criteria": section}, TRUSTED, examples)
-    assert len(found) == 1 and found[0].rank == 2  # below 1%: a miss
-    assert found[0].text.startswith("Moves least when coherence is damaged: under "
-                                    "sentence-exchange@2 the score drops 0.5%")
-    assert "drops 50.0% when grammaticality is damaged" in found[0].text
-    assert examples.asked == [("criteria", "bleu", "sentence-exchange", "2", "least")]
+    apart = sensitivity(profile_row("coherence", "sentence-exchange@2", 20.0, 19.9, -0.2, 0.4),
+                        profile_row("grammaticality", "word-exchange@3", 20.0, 10.0, 9.0, 11.0))
+    (found,) = headline_findings({"criteria": apart}, TRUSTED, examples)
+    assert found.kind == "sensitivity" and found.rank == 5
+    assert found.text.startswith("Moves least when coherence is damaged: under "
+                                 "sentence-exchange@2, bleu falls from 20 to 19.9")
+    assert "-50.0% of the original score" in found.text  # grammaticality, in its direction
+    assert examples.asked[0] == ("criteria", "bleu", "sentence-exchange", "2", "typical")
+    close = sensitivity(profile_row("coherence", "sentence-exchange@2", 20.0, 19.0, 0.5, 1.5),
+                        profile_row("grammaticality", "word-exchange@3", 20.0, 18.5, 1.0, 2.0))
+    (found,) = headline_findings({"criteria": close}, TRUSTED, Examples())
+    assert "Moves least" not in found.text
+    assert "the intervals do not settle that it moves least" in found.text
+
+
+def test_a_score_that_rewards_damage_is_a_reversal_in_its_own_direction_and_units() -> None:
+    # TER (lower is better) falls from 88.0 to 73.6 when content is cut: it rates the cut text
+    # better; the interval of the change lies wholly on the better side
+    cut = profile_row("informativeness", "sentence-deletion@2", 88.0, 73.6, -16.1, -12.9,
+                      higher=False)
+    typos = profile_row("grammaticality", "spelling-mistake@0.4", 88.0, 100.0, 10.0, 14.0,
+                        higher=False)
+    found = headline_findings({"criteria": sensitivity(cut, typos)}, TRUSTED, Examples())
+    assert found[0].kind == "reversed" and found[0].rank == 1
+    assert found[0].text.startswith("Rates text better when its informativeness is damaged: "
+                                    "under sentence-deletion@2, ter falls from 88 to 73.6 "
+                                    "(lower is better; 95% CI of the change -16.1 to -12.9; "
+                                    "-16.4% of the original score")
+
+
+def test_a_score_without_a_meaningful_zero_gets_no_percentage() -> None:
+    rows = [profile_row("coherence", "sentence-exchange@2", -20.0, -20.1, -0.2, 0.4,
+                        relative=False),
+            profile_row("grammaticality", "word-exchange@3", -20.0, -60.0, 30.0, 50.0,
+                        relative=False)]
+    (found,) = headline_findings({"criteria": sensitivity(*rows)}, TRUSTED, Examples())
+    said = re.sub(r"[\d.]+% (CI|interval)", "", found.text)  # the levels of intervals
+    assert "%" not in said and "from -20 to -20.1" in found.text
 
 
 def four_way(severity: str, rank: int, verdict: str, gold: float, mean: float, low: float,
@@ -210,7 +278,7 @@ def four_way(severity: str, rank: int, verdict: str, gold: float, mean: float, l
     return {**change(severity, rank, 0.0, 0.0, 0.0), "gold": gold, "mean": mean,
             "test": {"verdict": verdict, "estimate": (low + high) / 2, "low": low, "high": high,
                      "level": 0.965, "delta": delta, "n": 57, "pvalue": 0.001,
-                     "n_to_settle": need}, "relative": relative}
+                     "n_to_settle": need, "mde": 2.5}, "relative": relative}
 
 
 def four_way_section() -> dict[str, Any]:
@@ -239,7 +307,7 @@ def four_way_section() -> dict[str, Any]:
 def test_four_way_findings_speak_in_the_metric_s_direction_and_never_beyond_the_interval(
         ) -> None:
     found = headline_findings({"blindspot": four_way_section()}, TRUSTED, Examples())
-    assert [f.kind for f in found] == ["reversed", "blind spot"]  # two per method
+    assert [(f.rank, f.kind) for f in found] == [(1, "reversed"), (2, "blind spot")]
     reversed_, blind = found
     assert reversed_.text.startswith("Rates truncation-damaged text better on ter: at severity "
                                      "0.5 the score falls from 88 to 73.6 (lower is better; "
@@ -255,6 +323,7 @@ def test_four_way_findings_speak_in_the_metric_s_direction_and_never_beyond_the_
     (undecided,) = headline_findings({"blindspot": only_undecided}, TRUSTED, Examples())
     assert undecided.kind == "inconclusive" and "Blind" not in undecided.text
     assert "about 240 examples would settle it" in undecided.text
+    assert "tells apart only a change of 2.5 or more" in undecided.text  # its power
     assert "straddling the tolerance" in undecided.text
 
 
@@ -284,3 +353,16 @@ def test_a_score_that_never_moves_reads_plus_zero_not_minus_zero() -> None:
     section["results"]["rows"] = [row]
     (blind,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
     assert "the change +0 to +0, 96.5% interval, inside the tolerance \u00b10.02" in blind.text
+    assert "moves from 0.528 to 0.528 (" in blind.text  # no digits hunted for a difference
+
+
+def test_an_unmoved_score_stays_and_close_scores_get_the_digits_that_tell_them_apart() -> None:
+    still = profile_row("coherence", "sentence-exchange@2", 0.529, 0.529, -1.59e-17, 1.13e-18)
+    close = profile_row("grammaticality", "word-exchange@3", 49.0, 48.96, 0.01, 0.07)
+    (found,) = headline_findings({"criteria": sensitivity(still, close)}, TRUSTED, Examples())
+    assert "rouge" not in found.text and "bleu stays at 0.529 (95% CI of the change +0 to +0" \
+        in found.text
+    assert "bleu falls from 49 to 48.96" in found.text
+    tiny = profile_row("coherence", "sentence-exchange@2", 20.0, 19.9, -0.2, 0.004)
+    (found,) = headline_findings({"criteria": sensitivity(tiny, close)}, TRUSTED, Examples())
+    assert "-0.0%" not in found.text and "+0.0%" in found.text  # 0.004 / 20 rounds to 0

@@ -54,6 +54,9 @@ def test_the_page_fetches_nothing_and_links_each_finding_to_its_evidence(
                 assert attrs[key].startswith("#"), (name, attrs)
     findings = [a for a in page.all("li") if a.get("class") == "finding"]
     assert len(findings) == len(card["findings"]) >= 3
+    # 8 examples on the small budget: the findings say first that they are preliminary
+    assert card["preliminary"] is True and "8 examples" in card["preliminary_reason"]
+    assert text.index("<strong>Preliminary:</strong>") < text.index("class='finding'")
     targets = [a["href"][1:] for a in page.all("a")]
     for number, finding in enumerate(card["findings"], 1):
         assert f"finding-{number}" in page.ids

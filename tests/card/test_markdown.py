@@ -182,3 +182,25 @@ def test_the_four_way_verdict_and_the_corrected_level_read_as_printed() -> None:
     assert outcome_text({"verdict": "pass"}) is None  # a card made before the four-way verdicts
     assert level_text({"level": 0.95}) == "95% CI"
     assert level_text({"level": 1 - 0.05 * 45 / 64}) == "96.5% CI"  # BH: 45 of 64 rejected
+
+
+def test_findings_say_when_they_are_preliminary_and_label_their_examples() -> None:
+    card = json.loads(CARD.read_text(encoding="utf-8"))
+    card["preliminary"] = True
+    card["preliminary_reason"] = "made on the 'small' budget with 8 examples"
+    lines = render_markdown(card).split("\n")
+    head = lines.index("## Findings")
+    assert lines[head + 2] == ("**Preliminary:** made on the 'small' budget with 8 "
+                               "examples.")
+    said = "\n".join(lines)
+    assert "*Examples:* each finding's before/after example is typical" in said
+    assert "typical: the median change of" in said and "most extreme: the largest" in said
+    # the blind-spot table states each row's smallest detectable change at its n
+    row = card["methods"]["blindspot"]["results"]["rows"][0]
+    top = max(row["severities"], key=lambda s: s["severity_rank"])
+    assert "smallest detectable change" in said
+    assert "Smallest detectable change: the smallest true mean change a test of this n finds " \
+        "with 80% power" in said
+    assert f"{top['test']['mde']:.3g} (n {top['test']['n']})" in said
+    card["preliminary"] = False
+    assert "Preliminary" not in render_markdown(card)

@@ -131,6 +131,9 @@ class DiscernmentSummary:
     units_per_level: dict[str, int]
     n_units: int
     n_excluded: int  # units without a combined p (no testable pairs) or without a level
+    #: units whose n cannot reach D = 1 (d_ceiling below 1): "too few examples", left out of
+    #: D_avg and D_min, which they would pull down whatever the evaluator does
+    n_too_few: int = 0
 
 
 @dataclass
@@ -152,7 +155,9 @@ class DiscernmentResult:
                 "combination": "p = 1 / sum_j (w_j / p_j) (paper 003); w_j = 1 or expert weights",
                 "hmp_wilson": self.hmp,
                 "score": f"D = log_{self.alpha}(p); D >= 1 <=> p <= {self.alpha}",
-                "d_avg": "mean over levels (char, word, sentence) of the mean D of each level",
+                "d_avg": "mean over levels (char, word, sentence) of the mean D of each level; "
+                         "D_avg and D_min leave out units whose ceiling is below D = 1 (too few "
+                         "examples, n_too_few)",
                 "pairing": "per example, variant scores averaged over seeds",
                 "ceiling": "d_ceiling = n ln 2 / ln(1/alpha): the D of p = 2^-n, the smallest "
                            "one-sided p of n pairs (exact test, no zeros or ties; zeros and "
@@ -441,7 +446,8 @@ def _summary(evaluator: str, task: str, group: str,
     def name(u: DiscernmentUnit) -> str:
         return f"{u.perturbation}@{u.severity}"
 
-    valid = [u for u in units if u.d is not None and u.level in LEVELS]
+    few = {id(u) for u in units if u.d_ceiling is not None and u.d_ceiling < 1 - 1e-9}
+    valid = [u for u in units if u.d is not None and u.level in LEVELS and id(u) not in few]
     by_level: dict[str, list[float]] = {lvl: [u.d for u in valid if u.level == lvl]  # type: ignore[misc]
                                         for lvl in LEVELS}
     d_avg, weights = level_weighted_mean(by_level)
@@ -454,4 +460,5 @@ def _summary(evaluator: str, task: str, group: str,
         evaluator, task, group, d_avg, low.d if low else None, d_avg_ew,
         low_ew.d_ew if low_ew else None, name(low) if low else None,
         name(low_ew) if low_ew else None, weights,
-        {lvl: len(v) for lvl, v in by_level.items() if v}, len(valid), len(units) - len(valid))
+        {lvl: len(v) for lvl, v in by_level.items() if v}, len(valid),
+        len(units) - len(valid) - len(few), len(few))

@@ -41,6 +41,7 @@ class PairedSet:
     variant: np.ndarray  # seed-averaged variant scores of the kept pairs
     n_missing: int  # examples with a variant whose pair could not be formed
     n_seeds: int
+    example_ids: np.ndarray | None = None  # of the kept pairs, in their order
 
 
 def paired_sets(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
@@ -88,7 +89,7 @@ def _unit_sets(evaluator: str, aspect: str, task: str, originals: pd.DataFrame,
         v = variant.reindex(both).to_numpy(dtype=float)
         yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
                         higher, sign * (g - v), g, v, int(len(examples) - len(both)),
-                        int(sgroup["seed"].nunique()))
+                        int(sgroup["seed"].nunique()), both.to_numpy())
 
 
 def quality_aspect(evaluator: str, aspect: str,

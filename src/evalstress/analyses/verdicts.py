@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
@@ -45,6 +46,11 @@ TOL_FLOOR = 1e-6  # relative floor when the originals do not vary (a constant sc
 #: take too few distinct values and the interval is too narrow (n = 3 has 10 distinct means)
 MIN_N = 10
 INTERVAL = "percentile bootstrap of the mean, resampling examples"
+POWER = 0.8  # of the smallest detectable change
+MDE_RULE = ("the smallest true mean change a test of this n finds with 80% power: "
+            "(z(1 - alpha_eff/2) + z(0.80)) x the bootstrap standard error of the mean "
+            "change (mde: told apart from no change); mde_beyond_tolerance = tolerance + mde "
+            "(called 'detects')")
 
 
 def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -181,19 +187,45 @@ class Verdict:
     pvalue: float
     n_to_settle: int | None = None  # inconclusive only; None = never (or not inconclusive)
     reason: str = ""
+    se: float | None = None  # bootstrap standard error of the mean difference
+    mde: float | None = None  # smallest detectable change at this n (`minimum_detectable`)
+    mde_beyond_tolerance: float | None = None  # delta + mde: the smallest called "detects"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for key in ("estimate", "low", "high"):
+        for key in ("estimate", "low", "high", "se", "mde", "mde_beyond_tolerance"):
             value = out[key]
             out[key] = value if value is not None and math.isfinite(value) else None
         return out
 
 
+def standard_error(boot: Boot) -> float | None:
+    """The bootstrap standard error of the mean: the spread of the resampled means."""
+    return float(boot.means.std(ddof=1)) if boot.n >= 2 and boot.means.size >= 2 else None
+
+
+def minimum_detectable(se: float | None, level: float, power: float = POWER) -> float | None:
+    """The smallest true mean change a two-sided test at `level` (1 - alpha) detects with
+    `power`, its estimate normal with standard error `se`: (z(1 - alpha/2) + z(power)) x se."""
+    if se is None or not math.isfinite(se):
+        return None
+    z = NormalDist()
+    return (z.inv_cdf(1 - (1 - level) / 2) + z.inv_cdf(power)) * se
+
+
 def verdict_at(boot: Boot, delta: float, level: float, pvalue: float,
                min_n: int = MIN_N) -> Verdict:
-    """The verdict of one test at an interval level fixed by the correction; inconclusive
-    below `min_n` examples, its interval still shown."""
+    """The verdict of one test at an interval level fixed by the correction, with the
+    smallest change it could detect at its n; inconclusive below `min_n` examples, its
+    interval still shown."""
+    found = _verdict_at(boot, delta, level, pvalue, min_n)
+    found.se = standard_error(boot)
+    found.mde = minimum_detectable(found.se, level)
+    found.mde_beyond_tolerance = None if found.mde is None else delta + found.mde
+    return found
+
+
+def _verdict_at(boot: Boot, delta: float, level: float, pvalue: float, min_n: int) -> Verdict:
     if boot.n < 2:
         return Verdict("inconclusive", float(boot.differences.mean()) if boot.n else None,
                        None, None, level, delta, boot.n, pvalue, None,

@@ -185,6 +185,8 @@ def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list
         lines += [f"Sanity gate passed: the original scores above its heaviest damage in "
                   f"{text(ranking.get('above'))} of {text(ranking.get('pairs'))} pairs"
                   f"{where}.", ""]
+    if card.get("preliminary") and card["findings"]:
+        lines += [f"Preliminary: {text(card.get('preliminary_reason') or '')}.", ""]
     for number, finding in enumerate(card["findings"], 1):
         lines.append(f"{number}. {text(finding['text'])} *({text(finding['kind'])}; "
                      f"{text(finding['interval']['what'])}: {level_text(finding['interval'])} "

@@ -15,9 +15,15 @@ from evalstress.core.data import read_jsonl
 from evalstress.core.records import ORIGINAL
 from evalstress.engine import variantfile
 
-#: which variant a finding shows: the one the score moved least for ("least": a blind spot),
-#: most for ("most"), or the one that scored best against its original ("reversed")
-PICKS = ("least", "most", "reversed")
+#: which variant a finding shows: the typical one (the example whose change is the median at
+#: the cited severity) or, labelled as such beside it, the most extreme one
+PICKS = ("typical", "extreme")
+#: the rule, as card.json and the card state it
+RULE = ("each finding's before/after example is typical: of the examples scored at the "
+        "severity the finding cites, the one whose change of score (its seeds averaged) is the "
+        "median (the lower of the two middle ones for an even count), shown with the seed "
+        "closest to that example's mean; where another example moved more, the most extreme "
+        "one (the largest change either way) is shown beside it, labelled")
 
 
 class RunEvidence:
@@ -58,10 +64,10 @@ class RunEvidence:
         return None
 
     def before_after(self, aspect: str, perturbation: str, severity: str,
-                     pick: str = "least", task: str | None = None) -> dict[str, Any] | None:
+                     pick: str = "typical", task: str | None = None) -> dict[str, Any] | None:
         """One variant of `perturbation` at `severity` with its original, both scores and the
-        files they come from; `pick` chooses which (PICKS), among the examples of `task` when a
-        finding is about one task. None when none was scored."""
+        files they come from; `pick` chooses which (PICKS, see RULE), among the examples of
+        `task` when a finding is about one task. None when none was scored."""
         if pick not in PICKS:
             raise ValueError(f"pick '{pick}': choose one of {', '.join(PICKS)}")
         table = self.scores
@@ -76,15 +82,28 @@ class RunEvidence:
             return None
         sign = 1.0 if bool(rows["higher_is_better"].iloc[0]) else -1.0
         drop = sign * (rows["example_id"].map(gold) - rows["score"])
-        order = {"least": drop.abs(), "most": -drop, "reversed": drop}[pick]
-        chosen = rows.loc[order.sort_values(kind="stable").index[0]]
+        per_example = drop.groupby(rows["example_id"]).mean().sort_values(kind="stable")
+        if pick == "typical":
+            chosen_id = per_example.index[(len(per_example) - 1) // 2]
+        else:
+            chosen_id = per_example.abs().sort_values(ascending=False, kind="stable").index[0]
+        mine = drop[rows["example_id"] == chosen_id]
+        chosen = rows.loc[(mine - per_example[chosen_id]).abs().sort_values(
+            kind="stable").index[0]]
         example_id, seed = str(chosen["example_id"]), int(chosen["seed"])
         text = self.variant_text(example_id, perturbation, severity, seed)
         if text is None:
             return None
         variants = variantfile.variants_path(self.run_dir)
+        position = list(per_example.index).index(chosen_id) + 1
+        label = (f"typical: the median change of {len(per_example)} examples at severity "
+                 f"{severity}" if pick == "typical" else
+                 f"most extreme: the largest change of {len(per_example)} examples at "
+                 f"severity {severity}")
         return {"run_dir": self.name, "example_id": example_id, "aspect": aspect,
                 "perturbation": perturbation, "severity": severity, "seed": seed,
+                "pick": pick, "label": label, "position": position,
+                "of": len(per_example),
                 "original": self.examples.get(example_id, ("", ""))[1], "variant": text,
                 "original_score": float(gold[example_id]), "variant_score": float(chosen["score"]),
                 "files": [f"{self.name}/examples.jsonl",

@@ -1,44 +1,53 @@
 """The card's headline findings: three to five sentences a reader needs first, each resting on
-table rows of one method, an interval and one concrete before/after example.
+table rows of one method, an interval and a typical before/after example.
 
 Findings are written from the methods' sections as card.json holds them (a mapping per method
-with its `results`), so they can be checked on a hand-made mapping. Candidates, in the order a
-reader needs them:
+with its `results`), so they can be checked on a hand-made mapping. No finding says more than
+its interval: a reversal or a blind spot only where the four-way verdict shows it
+(`analyses.verdicts`), "moves least" only where that aspect's interval lies apart from every
+other's. Each names the evaluator aspect and speaks in the metric's own direction and units;
+a percentage only where the score has a meaningful zero. Ranks, in the order a reader needs
+them (RANKS):
 
-1. failures: a blind spot (the rank test fails: the damage does not lower the score), an aspect
-   moved by damage to another aspect (criteria confusion);
-2. misses: damage to an aspect that leaves its score still, a unit DHP cannot tell from the
-   original (D < 1) although its n allows D = 1 (units of too few examples are no finding),
-   searches that fooled the evaluator;
-3. inversions: the minor degree of a perturbation lowering the score more than its major
-   degree (one perturbation, task and aspect; the two intervals apart), a score that rises
-   again as damage grows;
-4. what holds: the damage it ranks below every original, its correlation with people.
+1. reversals: damaged text scored better;
+2. blind spots: equivalence shown, the score does not move beyond the tolerance;
+3. weak discernment: a DHP unit below D = 1 whose n allows D = 1;
+4. other failures and misses: criteria confusion, damage not picked up, searches that fooled
+   the evaluator;
+5. what is undecided or irregular: inconclusive rank tests (with the examples that would
+   settle them), a significant rise between severities, a minor degree above a major one, the
+   aspect whose damage moves the score least;
+6. what holds: the damage it ranks below every original, its correlation with people.
 
-At most two findings per method (the most needed), five in all; findings of one rank follow
-the card's order of methods. No composite score: each finding is one
-measured effect with its interval. An untrusted evaluator (the sanity gate failed) gets none.
+One finding per fact: the same verdict for one perturbation on several evaluator aspects is
+one finding naming them all. At most two findings per method, five in all; findings of one rank
+follow the card's order of methods. An untrusted evaluator (the sanity gate failed) gets none.
+Each example is typical (`evidence.RULE`): the median change at the severity the finding cites,
+with the most extreme one beside it when another example moved more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
 
-#: a change below this share of the original score reads as "no change" in a finding
-BLIND = 0.01
 MOST_FINDINGS = 5
 PER_METHOD = 2
 #: the fewest pairs a one-sided Wilcoxon test needs to reach p < 0.05 at all (1/2^5 = 0.031):
 #: a DHP unit with fewer cannot reach D = 1 whatever the evaluator does, so it is no finding
 MIN_PAIRS = pairs_for_discernment(1.0)
-#: (method, aspect, perturbation, severity, pick) -> a before/after example, or None
+#: the rank of each kind of finding: lower reads first
+RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
+         "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
+         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6}
+
+
 class ExampleSource(Protocol):
     """Finds a finding's before/after example: (method, aspect, perturbation, severity, pick)
-    and, for a finding about one task, that task."""
+    and, for a finding about one task, that task (`evidence.RunEvidence.before_after`)."""
 
     def __call__(self, method: str, aspect: str, perturbation: str, severity: str, pick: str,
                  task: str | None = None) -> dict[str, Any] | None: ...
@@ -46,9 +55,10 @@ class ExampleSource(Protocol):
 
 @dataclass
 class Finding:
-    """One headline: what a reader should know, and what it rests on."""
+    """One headline: what a reader should know, and what it rests on; `at` names the
+    perturbation and severity it cites (its examples come from there)."""
 
-    rank: int  # 1 failures .. 4 what holds: lower reads first
+    rank: int  # RANKS: lower reads first
     kind: str
     method: str
     text: str
@@ -57,6 +67,8 @@ class Finding:
     example: dict[str, Any] | None = None
     evidence: list[str] = field(default_factory=list)
     magnitude: float = 0.0  # orders findings of one rank: larger first
+    extreme: dict[str, Any] | None = None  # the most extreme example, when not the typical
+    at: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -64,18 +76,26 @@ class Finding:
         return out
 
 
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1%}"
+def finding(kind: str, method: str, text: str, rows: list[dict[str, Any]],
+            span: dict[str, Any], examples: tuple[dict[str, Any] | None, dict[str, Any] | None],
+            evidence: list[str], magnitude: float = 0.0,
+            at: dict[str, Any] | None = None) -> Finding:
+    """A finding of `kind`, ranked by RANKS, with its typical and extreme examples."""
+    return Finding(RANKS[kind], kind, method, text, rows, span, examples[0], evidence,
+                   magnitude, examples[1], at)
 
 
-def drop(relative: float | None) -> str:
-    """'drops 4.2%', 'rises 0.6%' or 'does not move': a relative change (positive = scored
-    worse) in words."""
-    if relative is None:
-        return "has no measured change"
-    if abs(relative) < 0.0005:
-        return "does not move"
-    return f"drops {relative:.1%}" if relative > 0 else f"rises {-relative:.1%}"
+def examples_at(example: ExampleSource, method: str, aspect: str, perturbation: str,
+                severity: str, task: str | None = None
+                ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The typical example at the cited severity and the most extreme one (None when it is
+    the typical one's example)."""
+    typical = example(method, aspect, perturbation, severity, "typical", task)
+    extreme = example(method, aspect, perturbation, severity, "extreme", task)
+    if typical is None or extreme is None or \
+            extreme.get("example_id") == typical.get("example_id"):
+        extreme = None
+    return typical, extreme
 
 
 def number(value: float) -> str:
@@ -90,26 +110,71 @@ def interval(what: str, low: float | None, high: float | None,
     return {"what": what, "low": low, "high": high, "level": 0.95, "unit": unit}
 
 
-def _relative_interval(row: Mapping[str, Any]) -> str:
-    """'; 95% CI of the drop -1.0% to +2.0%', to close a parenthesis (empty without one)."""
-    low, high = row.get("relative_ci_low"), row.get("relative_ci_high")
-    return "" if low is None or high is None else \
-        f"; 95% CI of the drop {pct(low)} to {pct(high)}"
-
-
-def _bracketed_interval(row: Mapping[str, Any]) -> str:
-    """' (95% CI of the drop -1.0% to +2.0%)' (empty without an interval)."""
-    inside = _relative_interval(row)
-    return f" ({inside[2:]})" if inside else ""
-
-
 def _files(section: Mapping[str, Any], *names: str) -> list[str]:
     files = section.get("files") or {}
     return [str(files[n]) for n in names if n in files]
 
 
-def _units(value: float) -> str:
+def units(value: float) -> str:
     return f"{value + 0.0:.3g}"
+
+
+def tidy(value: float, scale: float = 1.0) -> float:
+    """Zero for floating-point dust (|value| below 1e-9 of the scale): '-1.39e-17' reads 0."""
+    return 0.0 if abs(value) < 1e-9 * max(1.0, abs(scale)) else value
+
+
+def moves(gold: float, mean: float) -> str:
+    """'rises', 'falls' or 'stays': the raw score's direction, not the oriented drop's."""
+    return "rises" if mean > gold else "falls" if mean < gold else "stays"
+
+
+def before_after(gold: float, mean: float) -> str:
+    """'falls from 49.5 to 49.46', 'stays at 0.507': the raw score's move, with as many
+    digits as it takes to tell the two apart (up to six)."""
+    if tidy(mean - gold, gold) == 0:
+        return f"stays at {units(gold)}"
+    a, b = apart(gold, mean)
+    return f"{moves(gold, mean)} from {a} to {b}"
+
+
+def apart(gold: float, mean: float) -> tuple[str, str]:
+    """Both numbers with three significant digits, or up to six where three read alike."""
+    a, b = units(gold), units(mean)
+    if tidy(mean - gold, gold) == 0:
+        return a, a
+    for digits in range(4, 7):
+        if a != b:
+            break
+        a, b = f"{gold + 0.0:.{digits}g}", f"{mean + 0.0:.{digits}g}"
+    return a, b
+
+
+def raw_span(low: float, high: float, higher_is_better: bool, scale: float = 1.0
+             ) -> tuple[float, float]:
+    """An interval of the oriented drop (positive = worse) as the raw score's change."""
+    sign = 1.0 if higher_is_better else -1.0
+    a, b = sorted((tidy(-sign * low, scale) + 0.0, tidy(-sign * high, scale) + 0.0))
+    return a, b
+
+
+def percent(value: float) -> str:
+    """'+4.2%', '-0.7%', and '+0.0%' for what rounds to zero (never '-0.0%')."""
+    return f"{value + 0.0:+.1%}" if abs(value) >= 0.0005 else "+0.0%"
+
+
+def share_text(figures: Mapping[str, Any]) -> str:
+    """'; -16.4% of the original score, 95% CI -18.0% to -14.7%': the relative change in the
+    raw score's direction, where the score has a meaningful zero (a relative interval of the
+    drop, `profile.relative_drop`), else ''."""
+    change = figures.get("relative_change")
+    low, high = figures.get("relative_ci_low"), figures.get("relative_ci_high")
+    if change is None or low is None or high is None:
+        return ""
+    sign = -1.0 if figures.get("higher_is_better", True) else 1.0
+    a, b = sorted((sign * low + 0.0, sign * high + 0.0))
+    return (f"; {percent(sign * change)} of the original score, 95% CI {percent(a)} to "
+            f"{percent(b)}")
 
 
 def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
@@ -118,23 +183,20 @@ def _tested(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
     metric's own direction and units, with its interval and, where the score has a meaningful
     zero, the relative change."""
     test = severity["test"]
-    sign = 1.0 if row.get("higher_is_better", True) else -1.0
-    raw = sorted((-sign * test["low"] + 0.0, -sign * test["high"] + 0.0))  # no "-0"
+    higher = bool(row.get("higher_is_better", True))
+    low, high = raw_span(test["low"], test["high"], higher, severity["gold"])
     where = {"detects": "beyond", "reversed": "beyond", "blind": "inside"}.get(
         test["verdict"], "straddling")
-    text = (f"from {_units(severity['gold'])} to {_units(severity['mean'])} ("
-            + ("" if sign > 0 else "lower is better; ")
-            + f"the change {raw[0]:+.3g} to {raw[1]:+.3g}, {test['level']:.1%} interval, "
-            f"{where} the tolerance \u00b1{_units(test['delta'])} on {test['n']} examples")
+    gold, mean = apart(severity["gold"], severity["mean"])
+    text = (f"from {gold} to {mean} ("
+            + ("" if higher else "lower is better; ")
+            + f"the change {low:+.3g} to {high:+.3g}, {test['level']:.1%} interval, "
+            f"{where} the tolerance \u00b1{units(test['delta'])} on {test['n']} examples")
     relative = severity.get("relative")
     if relative:
-        text += (f"; {relative['change']:+.1%}, {relative['low']:+.1%} to "
-                 f"{relative['high']:+.1%}")
+        text += (f"; {percent(relative['change'])}, {percent(relative['low'])} to "
+                 f"{percent(relative['high'])}")
     return text + ")"
-
-
-def _moves(row: Mapping[str, Any], severity: Mapping[str, Any]) -> str:
-    return "rises" if severity["mean"] > severity["gold"] else "falls"
 
 
 def _tested_interval(severity: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,145 +207,135 @@ def _tested_interval(severity: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def tested_blindspot_findings(section: Mapping[str, Any], example: ExampleSource
-                              ) -> list[Finding]:
+def _tested_severities(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in row.get("severities") or [] if s.get("test") and
+            s["test"].get("low") is not None and s.get("mean") is not None]
+
+
+def _aspects(names: Sequence[str]) -> str:
+    """'f', 'recall and f', 'p, r and f'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """The blind-spot findings from the four-way verdicts (docs/methods/blind-spots.md): a
     reversal, a blind spot only where equivalence is shown, an undecided rank failure with
     the examples that would settle it, a significant rise between severities; or, when every
-    row detects the damage, the weakest as what holds."""
-    rows = (section.get("results") or {}).get("rows") or []
+    row detects the damage, the weakest as what holds. One verdict for one perturbation on
+    several evaluator aspects is one finding. Rows of cards made before the four-way verdicts
+    (no `outcome`) give none."""
+    rows = [r for r in (section.get("results") or {}).get("rows") or [] if "outcome" in r]
     evidence = _files(section, "results", "scores", "variants")
-    out: list[Finding] = []
+    cited: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float]]] = {}
     for row in rows:
-        tested = [s for s in row.get("severities") or [] if s.get("test") and
-                  s["test"].get("low") is not None and s.get("mean") is not None]
+        tested = _tested_severities(row)
         if not tested:
             continue
-        name, aspect, outcome = row["perturbation"], row["aspect"], row.get("outcome")
-
-        def cite(kind: str, rank: int, text: str, at: Mapping[str, Any], pick: str,
-                 magnitude: float, row: dict[str, Any] = row) -> None:
-            out.append(Finding(rank, kind, "blindspot", text, [row], _tested_interval(at),
-                               example("blindspot", row["aspect"], row["perturbation"],
-                                       str(at["severity"]), pick),
-                               evidence, magnitude=magnitude))
-
+        outcome = row.get("outcome")
         by = {v: [s for s in tested if s["test"]["verdict"] == v] for v in
               ("reversed", "blind", "inconclusive")}
         if outcome == "reversed":
             at = max(by["reversed"], key=lambda s: -s["test"]["estimate"])
-            cite("reversed", 1, f"Rates {name}-damaged text better on {aspect}: at severity "
-                 f"{at['severity']} the score {_moves(row, at)} {_tested(row, at)}.", at,
-                 "reversed", 2 - at["test"]["estimate"] / at["test"]["delta"])
+            cited.setdefault(("reversed", row["perturbation"]), []).append(
+                (row, at, 2 - at["test"]["estimate"] / at["test"]["delta"]))
         elif outcome == "blind":
             at = max(by["blind"], key=lambda s: s["severity_rank"])
-            cite("blind spot", 1, f"Blind to {name} on {aspect} at severity {at['severity']}: "
-                 f"the score moves {_tested(row, at)}; equivalence shown.", at, "least",
-                 1 - abs(at["test"]["estimate"]) / at["test"]["delta"])
+            cited.setdefault(("blind spot", row["perturbation"]), []).append(
+                (row, at, 1 - abs(at["test"]["estimate"]) / at["test"]["delta"]))
         elif outcome == "inconclusive" and by["inconclusive"] and not row.get("rank_pass"):
             at = max(by["inconclusive"], key=lambda s: s["test"].get("n_to_settle") or 10**9)
-            need = row.get("n_to_settle")
-            settle = (f"about {need} examples would settle it" if need else
-                      "no sample size would settle it: the estimate sits on the tolerance")
-            cite("inconclusive", 2, f"Undecided whether {aspect} ranks {name} below the "
-                 f"original: at severity {at['severity']} the score moves {_tested(row, at)}; "
-                 f"{settle}.", at, "least", 0.0)
+            cited.setdefault(("inconclusive", row["perturbation"]), []).append((row, at, 0.0))
         rises = [s for s in row.get("steps") or [] if s.get("verdict") == "detects"]
         if row.get("monotonic_outcome") == "rises" and rises:
             step = max(rises, key=lambda s: s["estimate"])
             heavier = next((s for s in tested if s["severity"] == step["to"]), tested[-1])
-            cite("non-monotonic", 3, f"Scores heavier {name} better on {aspect}: from severity "
-                 f"{step['from']} to {step['to']} the score moves back toward the original by "
-                 f"{_units(step['estimate'])} ({step['level']:.1%} interval {_units(step['low'])}"
-                 f" to {_units(step['high'])}, beyond the tolerance "
-                 f"\u00b1{_units(step['delta'])}).", heavier, "least", step["estimate"])
+            cited.setdefault(("non-monotonic", row["perturbation"]), []).append(
+                (row, {**heavier, "step": step}, float(step["estimate"])))
+    out = [_blindspot_finding(kind, name, group, example, evidence)
+           for (kind, name), group in cited.items()]
     if out or not rows:
         return out
-    if all(r.get("outcome") == "detects" for r in rows):
-        tops: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        for r in rows:
-            tested = [s for s in r.get("severities") or [] if s.get("test")
-                      and s["test"].get("low") is not None and s.get("mean") is not None]
-            if tested:
-                tops.append((r, max(tested, key=lambda s: s["severity_rank"])))
-        if tops:
-            row, top = min(tops, key=lambda item: item[1]["test"]["low"] / item[1]["test"][
-                "delta"])
-            out.append(Finding(
-                4, "holds", "blindspot",
-                f"Ranks every one of the {len(rows)} blind-spot perturbations below the "
-                f"original beyond the tolerance at every severity; the least clear at full "
-                f"severity is {row['perturbation']} on {row['aspect']}: the score moves "
-                f"{_tested(row, top)}.", [row], _tested_interval(top),
-                example("blindspot", row["aspect"], row["perturbation"],
-                        str(top["severity"]), "least"), evidence))
-    return out
+    return _holds(rows, example, evidence)
 
 
-def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
-    """Rank failures (blind spots) and monotonic failures; or, when every perturbation is
-    ranked below the original, the weakest of them as what holds. Rows with four-way verdicts
-    (`outcome`) are written by `tested_blindspot_findings`; the point-estimate rules below read
-    cards made before them."""
-    rows = (section.get("results") or {}).get("rows") or []
-    if any("outcome" in row for row in rows):
-        return tested_blindspot_findings(section, example)
-    out: list[Finding] = []
-    evidence = _files(section, "results", "scores", "variants")
-    for row in rows:
-        severities = [s for s in row.get("severities") or [] if s.get("relative_change")
-                      is not None]
-        if not severities:
-            continue
-        top = max(severities, key=lambda s: s["severity_rank"])
-        largest = max(severities, key=lambda s: abs(s["relative_change"]))
-        name, aspect = row["perturbation"], row["aspect"]
-        if row.get("rank_pass") is False:
-            if abs(largest["relative_change"]) < BLIND:
-                text = (f"Blind to {name} at every severity: the score changes by less than "
-                        f"{BLIND:.0%} (at most {abs(largest['relative_change']):.1%}, at "
-                        f"severity {largest['severity']}{_relative_interval(largest)}).")
-            else:
-                weakest = min(severities, key=lambda s: s["relative_change"])
-                text = (f"Does not rank {name} below the original: at severity "
-                        f"{weakest['severity']} the score {drop(weakest['relative_change'])}"
-                        f"{_bracketed_interval(weakest)}"
-                        "; the rank test needs a drop beyond its tolerance at every severity.")
-            chosen = largest if abs(largest["relative_change"]) < BLIND else min(
-                severities, key=lambda s: s["relative_change"])
-            out.append(Finding(
-                1, "blind spot", "blindspot", text, [row],
-                interval(f"relative change at {chosen['severity']}",
-                         chosen.get("relative_ci_low"), chosen.get("relative_ci_high")),
-                example("blindspot", aspect, name, str(top["severity"]), "least"), evidence,
-                magnitude=1 - abs(largest["relative_change"])))
-        elif row.get("monotonic_pass") is False:
-            out.append(Finding(
-                3, "non-monotonic", "blindspot",
-                f"Rises again as {name} grows: below the original at every severity, but not "
-                f"lower at each heavier one (at {top['severity']} the score "
-                f"{drop(top['relative_change'])}{_relative_interval(top)}).", [row],
-                interval(f"relative change at {top['severity']}", top.get("relative_ci_low"),
-                         top.get("relative_ci_high")),
-                example("blindspot", aspect, name, str(top["severity"]), "least"), evidence,
-                magnitude=abs(top["relative_change"])))
-    if out or not rows:
-        return out
-    tops = [(row, max(row["severities"], key=lambda s: s["severity_rank"])) for row in rows
-            if row.get("verdict") == "pass" and row.get("severities")]
-    tops = [(row, top) for row, top in tops if top.get("relative_change") is not None]
-    if len(tops) == len(rows) and tops:
-        row, top = min(tops, key=lambda item: item[1]["relative_change"])
-        out.append(Finding(
-            4, "holds", "blindspot",
-            f"Ranks every one of the {len(rows)} blind-spot perturbations below the original; "
-            f"the smallest drop at full severity is {row['perturbation']}'s: the score "
-            f"{drop(top['relative_change'])}{_bracketed_interval(top)}.",
-            [row], interval(f"relative change at {top['severity']}",
-                            top.get("relative_ci_low"), top.get("relative_ci_high")),
-            example("blindspot", row["aspect"], row["perturbation"], str(top["severity"]),
-                    "least"), evidence))
-    return out
+def _blindspot_finding(kind: str, name: str,
+                       group: list[tuple[dict[str, Any], dict[str, Any], float]],
+                       example: ExampleSource, evidence: list[str]) -> Finding:
+    """One finding for one perturbation and verdict, on every evaluator aspect it holds for
+    (their severities and intervals each named)."""
+    names = [row["aspect"] for row, _, _ in group]
+    first_row, first, magnitude = group[0]
+    several = len(group) > 1
+
+    def each(say: Callable[[dict[str, Any], dict[str, Any]], str]) -> str:
+        return "; ".join((f"{row['aspect']}: " if several else "") + say(row, at)
+                         for row, at, _ in group)
+
+    if kind == "reversed":
+        text = (f"Rates {name}-damaged text better on {_aspects(names)}: " + each(
+            lambda row, at: f"at severity {at['severity']} the score "
+                            f"{moves(at['gold'], at['mean'])} {_tested(row, at)}") + ".")
+    elif kind == "blind spot":
+        text = (f"Blind to {name} on {_aspects(names)}"
+                + (f" at severity {first['severity']}" if not several else "") + ": "
+                + each(lambda row, at: (f"at severity {at['severity']} " if several else "")
+                       + f"the score moves {_tested(row, at)}") + "; equivalence shown.")
+    elif kind == "inconclusive":
+        need = max((row.get("n_to_settle") or 0) for row, _, _ in group)
+        never = any(not row.get("n_to_settle") for row, _, _ in group)
+        settle = ("no sample size would settle it: an estimate sits on the tolerance"
+                  if never else f"about {need} examples would settle it")
+        mde = first["test"].get("mde")
+        power = (f"; at its n the test tells apart only a change of {units(mde)} or more"
+                 if mde is not None else "")
+        text = (f"Undecided whether {_aspects(names)} ranks {name} below the original: "
+                + each(lambda row, at: f"at severity {at['severity']} the score moves "
+                                       f"{_tested(row, at)}") + f"; {settle}{power}.")
+    else:
+        step = first["step"]
+        text = (f"Scores heavier {name} better on {_aspects(names)}: " + each(
+            lambda row, at: f"from severity {at['step']['from']} to {at['step']['to']} the "
+                            f"score moves back toward the original by "
+                            f"{units(at['step']['estimate'])} ({at['step']['level']:.1%} "
+                            f"interval {units(at['step']['low'])} to "
+                            f"{units(at['step']['high'])}, beyond the tolerance "
+                            f"\u00b1{units(at['step']['delta'])})") + ".")
+        span = interval(f"rise from {step['from']} to {step['to']} (positive = scored better)",
+                        step["low"], step["high"], "score")
+        span["level"] = step["level"]
+        return finding(kind, "blindspot", text, [row for row, _, _ in group], span,
+                       examples_at(example, "blindspot", first_row["aspect"], name,
+                                   str(first["severity"])), evidence, magnitude,
+                       {"aspect": first_row["aspect"], "perturbation": name,
+                        "severity": str(first["severity"])})
+    return finding(kind, "blindspot", text, [row for row, _, _ in group],
+                   _tested_interval(first),
+                   examples_at(example, "blindspot", first_row["aspect"], name,
+                               str(first["severity"])), evidence, magnitude,
+                   {"aspect": first_row["aspect"], "perturbation": name,
+                    "severity": str(first["severity"])})
+
+
+def _holds(rows: list[dict[str, Any]], example: ExampleSource, evidence: list[str]
+           ) -> list[Finding]:
+    """When every row detects its damage: the least clear of them at full severity."""
+    if not all(r.get("outcome") == "detects" for r in rows):
+        return []
+    tops = [(r, max(t, key=lambda s: s["severity_rank"])) for r in rows
+            if (t := _tested_severities(r))]
+    if not tops:
+        return []
+    row, top = min(tops, key=lambda item: item[1]["test"]["low"] / item[1]["test"]["delta"])
+    return [finding(
+        "holds", "blindspot",
+        f"Ranks every one of the {len(rows)} blind-spot perturbations below the original "
+        f"beyond the tolerance at every severity; the least clear at full severity is "
+        f"{row['perturbation']} on {row['aspect']}: the score moves {_tested(row, top)}.",
+        [row], _tested_interval(top),
+        examples_at(example, "blindspot", row["aspect"], row["perturbation"],
+                    str(top["severity"])), evidence,
+        at={"aspect": row["aspect"], "perturbation": row["perturbation"],
+            "severity": str(top["severity"])})]
 
 
 def ceiling(unit: Mapping[str, Any], alpha: float = 0.05) -> float:
@@ -320,51 +372,90 @@ def minor_above_major(units: list[dict[str, Any]], threshold: float = 1.0
     return out
 
 
+def _change_text(figures: Mapping[str, Any], subject: str = "the score") -> str:
+    """'the score moves from 20.3 to 20.1 (95% CI of the change -0.3 to +0.1; drops 0.8%,
+    95% CI of the drop -0.7% to +2.7%)': a row of change figures in the metric's own direction
+    and units (`profile.change_figures`); the percentage only where the score has a
+    meaningful zero."""
+    higher = bool(figures.get("higher_is_better", True))
+    head = subject
+    if figures.get("gold") is not None and figures.get("mean") is not None:
+        head += f" {before_after(figures['gold'], figures['mean'])}"
+    elif figures.get("change") is not None:  # a row without its means: the oriented change
+        head += (f" changes by {units(float(figures['change']))} (positive = scored worse)"
+                 if higher else f" changes by {units(-float(figures['change']))}")
+    inside = [] if higher else ["lower is better"]
+    if figures.get("ci_low") is not None and figures.get("ci_high") is not None:
+        low, high = raw_span(figures["ci_low"], figures["ci_high"], higher,
+                             figures.get("gold") or 1.0)
+        inside.append(f"95% CI of the change {low:+.3g} to {high:+.3g}")
+    share = share_text(figures)
+    if share:
+        inside.append(share[2:])
+    return head + (f" ({'; '.join(inside)})" if inside else "")
+
+
 def discernment_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """Units DHP cannot tell from the original (D < 1) among those whose n allows D = 1, and a
     minor degree of a perturbation lowering the score more than its major degree."""
     results = section.get("results") or {}
-    units = results.get("units") or []
+    units_ = results.get("units") or []
     threshold = float(results.get("threshold") or 1.0)
     evidence = _files(section, "results", "scores", "variants")
     out: list[Finding] = []
-    weak = [u for u in units if can_reach(u, threshold) and u.get("d") is not None
+    weak = [u for u in units_ if can_reach(u, threshold) and u.get("d") is not None
             and u["d"] < threshold]
     if weak:  # the weakest unit; the section's table holds the rest
         unit = min(weak, key=lambda u: u["d"])
-        out.append(Finding(
-            2, "weak discernment", "discernment",
-            f"Cannot reliably tell {unit['perturbation']} ({unit['severity']}) from the "
-            f"original on {unit['task']} ({unit['aspect']}): D = {number(unit['d'])}, below "
+        same = sorted({u["aspect"] for u in weak if u is not unit and all(
+            u.get(k) == unit.get(k) for k in ("task", "perturbation", "severity"))})
+        also = f"; also below {threshold:g} on {_aspects(same)}" if same else ""
+        out.append(finding(
+            "weak discernment", "discernment",
+            f"Does not tell {unit['perturbation']} ({unit['severity']}) from the original on "
+            f"{unit['task']} ({unit['aspect']}): D = {number(unit['d'])}, below "
             f"{threshold:g}, where its {unit['n']} examples allow up to "
-            f"{number(ceiling(unit))} (p = {unit['pvalue']:.3g}; the score "
-            f"{drop(unit.get('relative_change'))}{_relative_interval(unit)}).",
+            f"{number(ceiling(unit))} (p = {unit['pvalue']:.3g}); {_change_text(unit)}{also}.",
             [unit], interval("relative change", unit.get("relative_ci_low"),
-                             unit.get("relative_ci_high")),
-            example("discernment", unit["aspect"], unit["perturbation"], unit["severity"],
-                    "least", unit.get("task")), evidence, magnitude=threshold - unit["d"]))
-    inverted = minor_above_major(units, threshold)
+                             unit.get("relative_ci_high")) if unit.get("relative_change")
+            is not None else interval("mean change (positive = scored worse)",
+                                      unit.get("ci_low"), unit.get("ci_high"), "score"),
+            examples_at(example, "discernment", unit["aspect"], unit["perturbation"],
+                        unit["severity"], unit.get("task")), evidence,
+            threshold - unit["d"], _at(unit)))
+    inverted = minor_above_major(units_, threshold)
     if inverted:
         minor, major = max(inverted, key=lambda p: p[0]["relative_ci_low"]
                            - p[1]["relative_ci_high"])
-        out.append(Finding(
-            3, "minor above major", "discernment",
+        out.append(finding(
+            "minor above major", "discernment",
             f"Drops more on minor than on major {minor['perturbation']} on {minor['task']} "
-            f"({minor['aspect']}): the score {drop(minor['relative_change'])} at minor"
-            f"{_bracketed_interval(minor)} against {drop(major['relative_change'])} at major"
-            f"{_bracketed_interval(major)}; D {number(minor['d'])} and {number(major['d'])}.",
+            f"({minor['aspect']}): at minor {_change_text(minor)}; at major "
+            f"{_change_text(major)}; the two intervals of the drop lie apart; D "
+            f"{number(minor['d'])} and {number(major['d'])}.",
             [minor, major], interval(f"relative change under minor {minor['perturbation']}",
                                      minor.get("relative_ci_low"),
                                      minor.get("relative_ci_high")),
-            example("discernment", minor["aspect"], minor["perturbation"], minor["severity"],
-                    "most", minor.get("task")), evidence,
-            magnitude=minor["relative_ci_low"] - major["relative_ci_high"]))
+            examples_at(example, "discernment", minor["aspect"], minor["perturbation"],
+                        minor["severity"], minor.get("task")), evidence,
+            minor["relative_ci_low"] - major["relative_ci_high"], _at(minor)))
+    return out
+
+
+def _at(row: Mapping[str, Any], perturbation: str | None = None,
+        severity: str | None = None) -> dict[str, Any]:
+    """What a finding cites: evaluator aspect, perturbation, severity (and task)."""
+    out = {"aspect": row.get("aspect"), "perturbation": perturbation or row.get("perturbation"),
+           "severity": str(severity if severity is not None else row.get("severity"))}
+    if row.get("task"):
+        out["task"] = row["task"]
     return out
 
 
 def criteria_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """Confusion (an aspect moved by damage aimed at another) and misses for an aspect-aware
-    evaluator; for a single score, the aspect whose damage moves it least."""
+    evaluator; for a single score, a reversal (damage to an aspect the score rewards) and the
+    aspect whose damage moves it least."""
     results = section.get("results") or {}
     evidence = _files(section, "results", "scores", "variants")
     out: list[Finding] = []
@@ -374,46 +465,101 @@ def criteria_findings(section: Mapping[str, Any], example: ExampleSource) -> lis
         missed = [i for i in items if i.get("test") == "directional" and i.get("passed") is False]
         if confused:
             item = max(confused, key=lambda i: abs(i.get("rank_biserial") or 0))
-            out.append(Finding(
-                1, "confusion", "criteria",
-                f"Confuses {item['quality_aspect']} with {item.get('intended') or 'another aspect'}: "
-                f"its {item['aspect']} score moves ({item['change']:+.3g}, r = "
-                f"{item['rank_biserial']:+.2f}) under {item['perturbation']}, which damages "
-                f"{item.get('intended') or 'another aspect'} only.", [item],
-                interval("mean change", item.get("ci_low"), item.get("ci_high"), "score"),
-                example("criteria", item["aspect"], item["perturbation"], item["severity"],
-                        "most"), evidence, magnitude=abs(item.get("rank_biserial") or 0)))
+            other = item.get("intended") or "another aspect"
+            out.append(finding(
+                "confusion", "criteria",
+                f"Confuses {item['quality_aspect']} with {other}: its {item['aspect']} score "
+                f"moves by {item['change']:+.3g} (positive = scored worse; 95% CI "
+                f"{_span(item)}, r = {item['rank_biserial']:+.2f}) under "
+                f"{item['perturbation']} ({item['severity']}), which damages {other} only.",
+                [item], interval("mean change", item.get("ci_low"), item.get("ci_high"),
+                                 "score"),
+                examples_at(example, "criteria", item["aspect"], item["perturbation"],
+                            item["severity"]), evidence,
+                abs(item.get("rank_biserial") or 0), _at(item)))
         if missed:
             item = min(missed, key=lambda i: i.get("rank_biserial") or 0)
-            out.append(Finding(
-                2, "missed damage", "criteria",
-                f"Misses damage to {item['quality_aspect']}: its {item['aspect']} score hardly "
-                f"moves under {item['perturbation']} ({item['severity']}): change "
-                f"{item['change']:+.3g}, r = {(item.get('rank_biserial') or 0):+.2f}.", [item],
+            out.append(finding(
+                "missed damage", "criteria",
+                f"Does not clearly pick up damage to {item['quality_aspect']}: its "
+                f"{item['aspect']} score changes by {item['change']:+.3g} under "
+                f"{item['perturbation']} ({item['severity']}) (positive = scored worse; 95% CI "
+                f"{_span(item)}, r = {(item.get('rank_biserial') or 0):+.2f}), short of a "
+                "significant moderate drop.", [item],
                 interval("mean change", item.get("ci_low"), item.get("ci_high"), "score"),
-                example("criteria", item["aspect"], item["perturbation"], item["severity"],
-                        "least"), evidence, magnitude=1 - (item.get("rank_biserial") or 0)))
+                examples_at(example, "criteria", item["aspect"], item["perturbation"],
+                            item["severity"]), evidence,
+                1 - (item.get("rank_biserial") or 0), _at(item)))
         return out
+    return _sensitivity_findings(results, example, evidence)
+
+
+def _span(item: Mapping[str, Any]) -> str:
+    low, high = item.get("ci_low"), item.get("ci_high")
+    return "n/a" if low is None or high is None else f"{low:+.3g} to {high:+.3g}"
+
+
+def _sensitivity_findings(results: Mapping[str, Any], example: ExampleSource,
+                          evidence: list[str]) -> list[Finding]:
+    """Per evaluator aspect: a quality aspect whose damage the score rewards (the interval of
+    the change wholly on the better side), and the one whose damage moves it least ("least"
+    only where its interval lies below every other's)."""
     profile = [a for a in (results.get("sensitivity") or {}).get("aspects") or []
-               if a.get("probed") and a.get("relative_change") is not None]
-    if not profile:
-        return out
-    weakest = min(profile, key=lambda a: a["relative_change"])
-    strongest = max(profile, key=lambda a: a["relative_change"])
-    first = (weakest.get("perturbations") or ["?@?"])[0].rsplit("@", 1)
-    rank = 2 if weakest["relative_change"] < BLIND else 4
-    text = (f"Moves least when {weakest['quality_aspect']} is damaged: under "
-            f"{', '.join(weakest['perturbations'])} the score "
-            f"{drop(weakest['relative_change'])}{_bracketed_interval(weakest)}")
-    if strongest is not weakest:
-        text += (f", against a score that {drop(strongest['relative_change'])} when "
-                 f"{strongest['quality_aspect']} is damaged")
-    out.append(Finding(rank, "sensitivity", "criteria", text + ".", [weakest, strongest],
-                       interval(f"relative change, {weakest['quality_aspect']}",
-                                weakest.get("relative_ci_low"), weakest.get("relative_ci_high")),
-                       example("criteria", weakest["aspect"], first[0], first[-1], "least"),
-                       evidence, magnitude=1 - weakest["relative_change"]))
+               if a.get("probed") and a.get("change") is not None]
+    out: list[Finding] = []
+    by_aspect: dict[str, list[dict[str, Any]]] = {}
+    for a in profile:
+        by_aspect.setdefault(a["aspect"], []).append(a)
+    said: set[tuple[str, str]] = set()
+    for aspect, rows in by_aspect.items():
+        rewarded = [a for a in rows if a.get("ci_high") is not None and a["ci_high"] < 0]
+        for a in rewarded:
+            if ("reversed", a["quality_aspect"]) in said:
+                continue
+            said.add(("reversed", a["quality_aspect"]))
+            name, severity = _first_attack(a)
+            out.append(finding(
+                "reversed", "criteria",
+                f"Rates text better when its {a['quality_aspect']} is damaged: under "
+                f"{', '.join(a['perturbations'])}, {_change_text(a, aspect)}; the interval "
+                "lies wholly on the better side.", [a],
+                interval(f"mean change, {a['quality_aspect']} (positive = scored worse)",
+                         a.get("ci_low"), a.get("ci_high"), "score"),
+                examples_at(example, "criteria", aspect, name, severity), evidence,
+                -float(a["ci_high"]), _at(a, name, severity)))
+        rest = [a for a in rows if a not in rewarded]
+        if len(rest) < 2:
+            continue
+        key = "relative_change" if all(a.get("relative_change") is not None for a in rest) \
+            else "change"
+        weakest = min(rest, key=lambda a: a[key])
+        if ("sensitivity", weakest["quality_aspect"]) in said:
+            continue
+        said.add(("sensitivity", weakest["quality_aspect"]))
+        others = [a for a in rest if a is not weakest]
+        apart = weakest.get("ci_high") is not None and all(
+            a.get("ci_low") is not None and weakest["ci_high"] < a["ci_low"] for a in others)
+        strongest = max(others, key=lambda a: a[key])
+        head = (f"Moves least when {weakest['quality_aspect']} is damaged" if apart else
+                f"Its smallest measured change is when {weakest['quality_aspect']} is "
+                "damaged, though the intervals do not settle that it moves least")
+        name, severity = _first_attack(weakest)
+        out.append(finding(
+            "sensitivity", "criteria",
+            f"{head}: under {', '.join(weakest['perturbations'])}, "
+            f"{_change_text(weakest, aspect)}; when {strongest['quality_aspect']} is damaged, "
+            f"{_change_text(strongest, aspect)}.", [weakest, strongest],
+            interval(f"mean change, {weakest['quality_aspect']} (positive = scored worse)",
+                     weakest.get("ci_low"), weakest.get("ci_high"), "score"),
+            examples_at(example, "criteria", aspect, name, severity), evidence,
+            1.0 if apart else 0.0, _at(weakest, name, severity)))
     return out
+
+
+def _first_attack(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The first pooled perturbation of a profile row and its severity ('name@severity')."""
+    name, _, severity = (row.get("perturbations") or ["?@?"])[0].rpartition("@")
+    return name, severity
 
 
 def adversarial_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
@@ -426,12 +572,12 @@ def adversarial_findings(section: Mapping[str, Any], example: ExampleSource) -> 
     row = max(winners, key=lambda r: r["asr"])
     sense = ("rated low a text the gold rated high" if row["direction"] == "good"
              else "rated high a text the gold rated low")
-    return [Finding(
-        2, "fooled", "adversarial",
+    return [finding(
+        "fooled", "adversarial",
         f"Fooled by {row['method']} in {row['successes']} of {row['attempts']} searches "
         f"({row['asr']:.0%}, 95% CI {row['ci_low']:.0%}-{row['ci_high']:.0%}): it {sense}.",
         [row], interval("attack success rate", row.get("ci_low"), row.get("ci_high"), "rate"),
-        results.get("example"), _files(section, "results", "attacks"), magnitude=row["asr"])]
+        (results.get("example"), None), _files(section, "results", "attacks"), row["asr"])]
 
 
 #: what a correlation row's n counts, by its level
@@ -458,12 +604,12 @@ def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> 
         follows = low is not None and low > 0
         lead = (f"Follows human {row['human']} ratings{where}" if follows else
                 f"Undecided whether it follows human {row['human']} ratings{where}")
-        found.append(Finding(
-            4, "human correlation", "correlation",
+        found.append(finding(
+            "human correlation" if follows else "inconclusive", "correlation",
             f"{lead}: Kendall tau {row['value']:.2f} ({bounds}, {row['n']} {unit}"
             f"{', resampling documents' if level != 'segment-global' else ''}).",
-            [row], interval("Kendall tau", low, high, "correlation"), None,
-            _files(section, "results"), magnitude=float(row["value"])))
+            [row], interval("Kendall tau", low, high, "correlation"), (None, None),
+            _files(section, "results"), float(row["value"])))
     return found
 
 
@@ -488,4 +634,3 @@ def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[s
         found.extend(mine[:PER_METHOD])
     order = list(WRITERS)  # one rank: in the card's order of methods
     return sorted(found, key=lambda f: (f.rank, order.index(f.method)))[:MOST_FINDINGS]
-

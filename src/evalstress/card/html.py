@@ -109,7 +109,9 @@ def example_html(example: Mapping[str, Any] | None, ident: str) -> str:
     if example.get("gold_original") is not None:
         gold = (f" · gold {num(example.get('gold_original'))} → "
                 f"{num(example.get('gold_variant'))}")
-    return (f"<div class='example' id='{esc(ident)}'>"
+    label = (f"<p class='head'>{esc(example['label'])}</p>" if example.get("label")
+             else "")
+    return (f"{label}<div class='example' id='{esc(ident)}'>"
             f"<div class='pane'><p class='head'>Original {esc(example.get('example_id'))}: "
             f"score {num(example.get('original_score'))}</p><p>{before}</p></div>"
             f"<div class='pane'><p class='head'>Variant ({esc(where)}): score "
@@ -150,6 +152,7 @@ def findings_html(card: Mapping[str, Any], rendered: set[str]) -> str:
         target, words = evidence_target(finding, rendered)
         interval = finding["interval"]
         example = finding.get("example")
+        extreme = finding.get("extreme")
         example_link = (f" · <a href='#example-{number}'>before/after example</a>"
                         if example else " · no single example (it rests on every text)")
         items.append(
@@ -158,8 +161,17 @@ def findings_html(card: Mapping[str, Any], rendered: set[str]) -> str:
             f"{esc(level_text(interval))} "
             f"{esc(interval_text(interval))} · evidence: <a href='#{esc(target)}'>"
             f"{esc(words)}</a>{example_link}</p>"
-            f"{example_html(example, f'example-{number}')}</li>")
-    return f"<ol class='findings'>{''.join(items)}</ol>"
+            f"{example_html(example, f'example-{number}')}"
+            + (f"<details><summary>{esc(extreme.get('label') or 'most extreme example')}"
+               f"</summary>{example_html(extreme, f'example-{number}-extreme')}</details>"
+               if extreme else "") + "</li>")
+    head = ""
+    if card.get("preliminary"):
+        head += (f"<p class='preliminary'><strong>Preliminary:</strong> "
+                 f"{esc(card.get('preliminary_reason') or '')}.</p>")
+    if card.get("evidence_rule"):
+        head += f"<p class='meta'>Examples: {esc(card['evidence_rule'])}.</p>"
+    return f"{head}<ol class='findings'>{''.join(items)}</ol>"
 
 
 def gate_html(gate: Mapping[str, Any]) -> str:

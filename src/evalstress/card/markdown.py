@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 
 from evalstress.analyses.blindspot_stats import outcome_text
+from evalstress.analyses.verdicts import MDE_RULE
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
@@ -150,7 +151,8 @@ def example_block(example: Mapping[str, Any] | None) -> list[str]:
         return []
     where = text(", ".join(str(v) for v in (example.get("perturbation"),
                                             example.get("severity")) if v not in (None, "")))
-    lines = [f"<details><summary>Example {cell(example.get('example_id'))} ({where}): "
+    label = f" \u2014 {text(str(example['label']))}" if example.get("label") else ""
+    lines = [f"<details><summary>Example {cell(example.get('example_id'))} ({where}{label}): "
              f"{cell(example.get('original_score'))} → {cell(example.get('variant_score'))}"
              "</summary>", "", f"Original (score {cell(example.get('original_score'))}):", "",
              quote(str(example.get("original", ""))), "",
@@ -219,8 +221,15 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     return lines + table(["check", "aspect", "measured", "verdict"], rows)
 
 
-def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]) -> list[str]:
+def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any],
+                  card: Mapping[str, Any] | None = None) -> list[str]:
+    """The findings, after the line that says they are preliminary (a small budget) and the
+    rule that chose their examples."""
     lines = ["## Findings", ""]
+    if card and card.get("preliminary"):
+        lines += [f"**Preliminary:** {text(str(card.get('preliminary_reason') or ''))}.", ""]
+    if findings and card and card.get("evidence_rule"):
+        lines += [f"*Examples:* {text(str(card['evidence_rule']))}.", ""]
     if not findings:
         lines.append("No findings: the sanity gate does not trust this evaluator's scores, so "
                      "nothing below is stated as a property of the evaluator."
@@ -233,8 +242,8 @@ def finding_lines(findings: Sequence[Mapping[str, Any]], gate: Mapping[str, Any]
                   f"{text(interval['what'])}: {level_text(interval)} {interval_text(interval)}."
                   f" Evidence: " + ", ".join(link(e) for e in finding.get("evidence") or []),
                   ""]
-        example = "\n".join(example_block(finding.get("example"))).split("\n")
-        lines += ["   " + line if line else "" for line in example]  # each line in the item
+        shown = [*example_block(finding.get("example")), *example_block(finding.get("extreme"))]
+        lines += ["   " + line if line else "" for line in "\n".join(shown).split("\n")]
     return lines
 
 
@@ -246,15 +255,29 @@ def blindspot_lines(results: Mapping[str, Any]) -> list[str]:
         rows.append([row["perturbation"], row["aspect"], row["verdict"], row["rank_pass"],
                      row["monotonic_pass"], row.get("rank_strict_pass"), outcome_text(row),
                      top.get("severity"), pct(top.get("relative_change")),
-                     ci(top.get("relative_ci_low"), top.get("relative_ci_high"))])
-    return table(["perturbation", "aspect", "verdict", "rank", "monotonic", "rank (paper, strict)",
-                  "from intervals", "top severity", "drop (share of score)", "95% CI"], rows)
+                     ci(top.get("relative_ci_low"), top.get("relative_ci_high")),
+                     detectable(top.get("test") or {})])
+    return [*table(["perturbation", "aspect", "verdict", "rank", "monotonic",
+                    "rank (paper, strict)", "from intervals", "top severity",
+                    "drop (share of score)", "95% CI", "smallest detectable change"], rows),
+            f"Smallest detectable change: {text(MDE_RULE)}.", ""]
+
+
+def detectable(test: Mapping[str, Any]) -> str:
+    """'2.31 (n 57)': the smallest change a test could detect at its n, in the score's units
+    (its mde: told apart from no change with 80% power at the corrected level)."""
+    mde = test.get("mde")
+    return "\u2014" if mde is None else f"{mde:.3g} (n {test.get('n')})"
 
 
 def discernment_lines(results: Mapping[str, Any]) -> list[str]:
-    lines = table(["task", "group", "D_avg", "D_min", "weakest unit"],
-                  [[s["task"], s["group"], s["d_avg"], s["d_min"], s.get("d_min_at")]
-                   for s in results.get("summaries") or []])
+    summaries = results.get("summaries") or []
+    lines = table(["task", "group", "D_avg", "D_min", "weakest unit", "too few examples"],
+                  [[s["task"], s["group"], s["d_avg"], s["d_min"], s.get("d_min_at"),
+                    s.get("n_too_few")] for s in summaries])
+    if any("n_too_few" in s for s in summaries):
+        lines += ["D_avg and D_min leave out the units of too few examples (their n cannot "
+                  "reach D = 1).", ""]
     threshold = float(results.get("threshold") or 1.0)
     units = [[u["task"], u["perturbation"], u["severity"], u["level"], u.get("aspect"),
               u.get("n"), u["d"],
@@ -311,11 +334,14 @@ def criteria_lines(results: Mapping[str, Any]) -> list[str]:
     rows = [[a["aspect"], a["quality_aspect"], ", ".join(a["perturbations"]) or "not probed",
              pct(a.get("relative_change")), ci(a.get("relative_ci_low"),
                                                a.get("relative_ci_high")),
-             a.get("rank_biserial")] for a in profile["aspects"] if a["probed"]]
+             a.get("rank_biserial"), detectable(a)] for a in profile["aspects"]
+            if a["probed"]]
     unprobed = sorted({a["quality_aspect"] for a in profile["aspects"] if not a["probed"]})
     return ["Sensitivity profile: how much the score drops when the attacks aimed at each "
-            "quality aspect damage the text (heaviest severity, share of the score).", "",
-            *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r"], rows),
+            "quality aspect damage the text (heaviest severity, share of the score: a ratio "
+            "of means bootstrapped over examples).", "",
+            *table(["aspect", "quality aspect", "attacks", "drop", "95% CI", "r",
+                    "smallest detectable change"], rows),
             f"Not probed by this suite: {text(', '.join(unprobed))}." if unprobed else "", ""]
 
 
@@ -368,7 +394,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         ["data", f"{data['source']}: {count_text(data)} ({tasks}); sha256 {data['sha256'][:16]}…"],
         ["budget", f"{budget['name']}: {budget['description']}"],
         ["cost", cost_text(cost)]])
-    lines += finding_lines(card["findings"], card["gate"])
+    lines += finding_lines(card["findings"], card["gate"], card)
     methods = card["methods"]
     lines += ["## Methods", "", *table(
         ["method", "paper", "status", "summary or reason"],

@@ -4,8 +4,10 @@ is written to.
 Top-level keys, in order: `card_version`, `evalstress`, `created`, `evaluator` (spec, label,
 signature and its printable form, aspects), `data` (where the examples came from and their
 sha256), `budget`, `cost` (calls, tokens, seconds per method), `gate` (the sanity gate),
-`findings`, `methods` (one section per method, run or not run with the reason, each with the
-paths of its run directory's files) and `files` (the card's own files: card.json, card.md,
+`findings` (with `evidence_rule`, how their examples were chosen, `power_rule`, and
+`preliminary`, true on a budget too small for its findings to stand, with
+`preliminary_reason`), `methods` (one section per method, run or not run with the reason, each
+with the paths of its run directory's files) and `files` (the card's own files: card.json, card.md,
 card.html, the figures, and the runs).
 """
 
@@ -18,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalstress.analyses.verdicts import MDE_RULE
+from evalstress.card.evidence import RULE
 from evalstress.card.figures import figure_plans
 from evalstress.card.findings import Finding
 from evalstress.card.gate import Gate
@@ -27,10 +31,25 @@ from evalstress.core.version import __version__
 from evalstress.core.wording import plural
 
 #: the layout of card.json; keys are only added within a major version
-CARD_VERSION = "1.1"
+CARD_VERSION = "1.2"
 CARD_JSON = "card.json"
 CARD_MD = "card.md"
 CARD_HTML = "card.html"
+#: fewer examples than this and a card's findings are preliminary: an interval test's
+#: normal-theory power (the smallest detectable change) and its percentile bootstrap are
+#: rough below about 30 examples, and the small budget's 8 examples decide no interval test
+PRELIMINARY_BELOW = 30
+
+
+def preliminary(budget: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+    """Why a card's findings are preliminary ('' when they are not): the small budget, or
+    fewer than PRELIMINARY_BELOW examples."""
+    examples = int(data.get("examples") or 0)
+    if budget.get("name") == "small" or examples < PRELIMINARY_BELOW:
+        return (f"made on the '{budget.get('name')}' budget with {examples} examples (fewer "
+                f"than {PRELIMINARY_BELOW}): its findings are preliminary; a standard budget "
+                "may decide them otherwise")
+    return ""
 
 
 @dataclass
@@ -139,6 +158,9 @@ class Card:
                 "created": self.created, "evaluator": redact_value(self.evaluator),
                 "data": self.data, "budget": self.budget, "cost": self.cost(),
                 "gate": self.gate.to_dict(), "findings": [f.to_dict() for f in self.findings],
+                "evidence_rule": RULE, "power_rule": MDE_RULE,
+                "preliminary": bool(preliminary(self.budget, self.data)),
+                "preliminary_reason": preliminary(self.budget, self.data),
                 "methods": methods}
         return {**card, "files": self.files([plan.path for plan in figure_plans(card)])}
 

@@ -4,9 +4,12 @@ card's tables and findings quote beside the analyses' verdicts.
 Every figure comes from the paired differences of `analyses.paired` (one pair per example:
 its original against its variant, the seeds averaged), oriented so that a positive change
 means the variant scored worse. Per (aspect, perturbation, severity): the mean change with a
-seeded bootstrap 95% interval, the same relative to the mean |original score| of the pairs
-(the interval divided by that mean, which is held fixed), the rank-biserial effect size and a
-one-sided Wilcoxon p (H1: the variant scores worse).
+seeded bootstrap 95% interval, the relative change as a ratio of means (mean variant / mean
+original - 1, turned so that positive = scored worse) with its interval bootstrapped over
+examples (`analyses.verdicts.ratio_interval`: numerator and denominator resampled together, so
+a score bounded at 0 never loses more than 100%; none for a score with negative values, whose
+zero means nothing), the rank-biserial effect size and a one-sided Wilcoxon p (H1: the variant
+scores worse).
 
 The sensitivity profile (paper 000's view for a single-score metric): for each quality aspect
 of the hierarchy, how much the score moves under the perturbations aimed at that aspect (the
@@ -27,9 +30,15 @@ from evalstress.analyses.paired import PairedSet, paired_sets
 from evalstress.analyses.stats import (
     clean,
     discernment_ceiling,
-    mean_ci,
     rank_biserial,
     wilcoxon_test,
+)
+from evalstress.analyses.verdicts import (
+    bootstrap_means,
+    minimum_detectable,
+    percentile_interval,
+    ratio_interval,
+    standard_error,
 )
 from evalstress.core.scoretable import ScoreTable
 from evalstress.criteria import aspects
@@ -40,22 +49,62 @@ N_BOOT = 1000
 SEED = 0
 
 
-def change_figures(differences: np.ndarray, originals: np.ndarray) -> dict[str, Any]:
-    """Mean change, its interval, the same relative to the mean |original|, effect and p."""
+def relative_drop(originals: np.ndarray, variants: np.ndarray, higher_is_better: bool,
+                  clusters: np.ndarray | None = None, level: float = 0.95
+                  ) -> tuple[float | None, float | None, float | None]:
+    """The relative change as a drop (positive = scored worse) with its interval: the ratio of
+    means bootstrapped over examples, turned to the metric's direction; (None, None, None) for
+    a score without a meaningful zero. `clusters` (an example id per pair) makes pairs of one
+    example one unit of the resampling (a pooled set: the per-example sums keep the ratio)."""
+    g = np.asarray(originals, dtype=float)
+    v = np.asarray(variants, dtype=float)
+    if clusters is not None and len(clusters) == g.size:
+        frame = pd.DataFrame({"id": clusters, "g": g, "v": v}).groupby("id", sort=True).sum()
+        g, v = frame["g"].to_numpy(dtype=float), frame["v"].to_numpy(dtype=float)
+    found = ratio_interval(g, v, level, n_boot=N_BOOT, seed=SEED)
+    if found is None:
+        return None, None, None
+    change, low, high = found
+    if higher_is_better:  # a fall of the score is the drop
+        change, low, high = -change, -high, -low
+    return clean(change + 0.0), clean(low + 0.0), clean(high + 0.0)
+
+
+def change_figures(differences: np.ndarray, originals: np.ndarray,
+                   variants: np.ndarray | None = None, higher_is_better: bool = True,
+                   clusters: np.ndarray | None = None) -> dict[str, Any]:
+    """Mean change and its interval in the score's units (percentile bootstrap over examples)
+    with its standard error and smallest detectable change (`verdicts.minimum_detectable`, at
+    95% and 80% power), the means of both sides, the relative drop (`relative_drop`; none
+    without `variants`), effect and p."""
     d = np.asarray(differences, dtype=float)
-    scale = float(np.mean(np.abs(originals))) if len(originals) else 0.0
+    g = np.asarray(originals, dtype=float)
     change = float(d.mean()) if d.size else None
-    low, high = mean_ci(d, n_boot=N_BOOT, seed=SEED)
+    boot = bootstrap_means(d, n_boot=N_BOOT, seed=SEED)
+    low, high = percentile_interval(boot, 0.95) or (None, None)
+    se = standard_error(boot)
     test = wilcoxon_test(d, alternative="greater") if d.size else None
-
-    def relative(value: float | None) -> float | None:
-        return clean(value / scale) if value is not None and scale > 0 else None
-
+    relative: tuple[float | None, float | None, float | None] = (None, None, None)
+    if variants is not None and d.size:
+        relative = relative_drop(g, np.asarray(variants, dtype=float), higher_is_better,
+                                 clusters)
     return {"n": int(d.size), "change": clean(change), "ci_low": clean(low),
-            "ci_high": clean(high), "mean_original": clean(scale) if d.size else None,
-            "relative_change": relative(change), "relative_ci_low": relative(low),
-            "relative_ci_high": relative(high), "rank_biserial": clean(rank_biserial(d)),
+            "ci_high": clean(high), "se": clean(se),
+            "mde": clean(minimum_detectable(se, 0.95)),
+            "mean_original": clean(float(np.mean(np.abs(g)))) if d.size else None,
+            "gold": clean(float(g.mean())) if d.size else None,
+            "mean": clean(float(np.mean(variants))) if variants is not None and d.size
+            else None,
+            "higher_is_better": higher_is_better,
+            "relative_change": relative[0], "relative_ci_low": relative[1],
+            "relative_ci_high": relative[2], "rank_biserial": clean(rank_biserial(d)),
             "pvalue": clean(test.pvalue) if test is not None else None}
+
+
+def figures_of(paired: PairedSet) -> dict[str, Any]:
+    """`change_figures` of one paired set."""
+    return change_figures(paired.differences, paired.original, paired.variant,
+                          paired.higher_is_better)
 
 
 def paired_rows(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
@@ -66,7 +115,7 @@ def paired_rows(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
         rows.append({"aspect": paired.aspect, **({"task": paired.task} if by_task else {}),
                      "perturbation": paired.perturbation, "severity": paired.severity,
                      "severity_rank": paired.severity_rank, "n_missing": paired.n_missing,
-                     **change_figures(paired.differences, paired.original)})
+                     **figures_of(paired)})
     return rows
 
 
@@ -161,7 +210,7 @@ def sensitivity_profile(table: pd.DataFrame | ScoreTable,
         rows.append({"aspect": paired.aspect, "aimed_at": targets,
                      "perturbation": paired.perturbation, "severity": paired.severity,
                      "severity_rank": paired.severity_rank, "n_missing": paired.n_missing,
-                     **change_figures(paired.differences, paired.original)})
+                     **figures_of(paired)})
         key = (paired.aspect, paired.perturbation)
         if key not in heaviest or paired.severity_rank > heaviest[key].severity_rank:
             heaviest[key] = paired
@@ -177,9 +226,14 @@ def sensitivity_profile(table: pd.DataFrame | ScoreTable,
                 continue
             differences = np.concatenate([p.differences for p in chosen])
             originals = np.concatenate([p.original for p in chosen])
+            variants = np.concatenate([p.variant for p in chosen])
+            ids = [p.example_ids for p in chosen]
+            clusters = (np.concatenate([np.asarray(i, dtype=str) for i in ids])
+                        if all(i is not None for i in ids) else None)
             profile.append({"aspect": aspect, "quality_aspect": target, "probed": True,
                             "perturbations": [f"{p.perturbation}@{p.severity}" for p in chosen],
-                            **change_figures(differences, originals)})
+                            **change_figures(differences, originals, variants,
+                                             chosen[0].higher_is_better, clusters)})
     return {"stands_for": dict(quality), "aspects": profile, "rows": rows,
             "pooling": "per quality aspect: the pairs of every perturbation aimed at it, each "
                        "at its heaviest severity, pooled (an example counts once per "

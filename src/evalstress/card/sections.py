@@ -97,7 +97,8 @@ def discernment_section(results: Mapping[str, Any], table: ScoreTable
     analysis = (results.get("analyses") or {}).get("discernment") or {}
     threshold = float(analysis.get("threshold") or 1.0)
     summaries = [{k: s.get(k) for k in ("task", "group", "d_avg", "d_min", "d_min_at",
-                                          "d_avg_ew", "d_min_ew", "n_units", "n_excluded")}
+                                          "d_avg_ew", "d_min_ew", "n_units", "n_excluded",
+                                          "n_too_few")}
                  for s in analysis.get("summaries") or []]
     units = discernment_units(analysis, paired_rows(table, by_task=True))
     return ({"threshold": threshold, "method": analysis.get("method"),
