@@ -20,7 +20,14 @@ from evalstress.card.plan import (
     plan_methods,
     system_score_fields,
 )
-from evalstress.card.run import CardError, CardOptions, MethodOutcome, claim_out, run_method
+from evalstress.card.run import (
+    CardError,
+    CardOptions,
+    MethodOutcome,
+    check_same_card,
+    claim_out,
+    run_method,
+)
 from evalstress.card.systems import run_systems_correlation
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.wording import plural
@@ -118,6 +125,7 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
     # the shared cache is never inside the card's folder, even with --no-cache
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
+    check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
     lock = claim_out(options.out, force=options.force, inputs=inputs)
     try:
