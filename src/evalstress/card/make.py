@@ -97,11 +97,12 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
-    every = load_card_examples(data, field_map, task, max_chars)
+    loaded: list[str] = []  # the loader's note of a default task, among the plan's notes
+    every = load_card_examples(data, field_map, task, max_chars, say=loaded.append)
     source = str(data) if data is not None else "the built-in corpus"
     usable, limit = within_length(every, max_chars, source)
     examples = spread_over_tasks(usable, chosen.examples)
-    notes = []
+    notes = loaded
     too_long = len(every) - len(usable)
     if too_long:
         it = "it" if too_long == 1 else "them"
