@@ -182,11 +182,12 @@ def _shown(name: str, value: str | None) -> str:
     return value[:12] if name == "data sha256" else value
 
 
-def check_same_card(out: Path, plan: CardPlan, *, force: bool) -> None:
+def check_same_card(out: Path, plan: CardPlan, *, force: bool, what: str = "--out") -> None:
     """Refuse (CardError), before any work, to write a card over a card of other settings in
     `out` (another budget, other data, another evaluator): one line naming what differs and
     the two ways out. A card of the same settings resumes; `force` replaces the other card.
-    A setting the earlier card does not record is not held against it."""
+    A setting the earlier card does not record is not held against it. `what`: the option
+    that names the folder (the atlas's --work)."""
     if force:
         return
     earlier = earlier_settings(Path(out))
@@ -198,9 +199,9 @@ def check_same_card(out: Path, plan: CardPlan, *, force: bool) -> None:
               if earlier[name] is not None and asked[name] is not None
               and earlier[name] != asked[name]]
     if differ:
-        raise CardError(f"--out {out}: holds a card of other settings ({'; '.join(differ)}), "
-                        "which this card would replace; name another folder with --out, or "
-                        "add --force to replace it")
+        raise CardError(f"{what} {out}: holds a card of other settings "
+                        f"({'; '.join(differ)}), which this card would replace; name another "
+                        f"folder with {what}, or add --force to replace it")
 
 
 def finished_results(run_dir: Path, fingerprint: str) -> dict[str, Any] | None:
