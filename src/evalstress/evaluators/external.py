@@ -143,8 +143,8 @@ def source_fingerprint(fn: Any) -> str:
 
 
 #: what a `python:` scorer must be, in every place that tells it (the listing, the docs, errors)
-CONTRACT = ("expected f(request) -> number; request has .text, .references, .source, .task "
-            "(a mapping aspect -> number, or None for a missing score, also do)")
+CONTRACT = ("expected f(request) -> number; request has .text, .references, .source, .task; "
+            "it may also return a mapping aspect -> number, or None (a missing score)")
 #: the made-up request a `python:target=` scorer is called on once when built
 PROBE = ScoreRequest("A short text to check the scorer.", source="Its source.",
                      references=("A reference text.",), task="open-ended")
