@@ -148,8 +148,8 @@ CONTRACT = ("expected f(request) -> number; request has .text, .references, .sou
 #: the made-up request a `python:target=` scorer is called on once when built
 PROBE = ScoreRequest("A short text to check the scorer.", source="Its source.",
                      references=("A reference text.",), task="open-ended")
-#: (target, code fingerprint, batched) of the scorers this process has probed already
-_PROBED: set[tuple[str, str, bool]] = set()
+#: (target, code fingerprint, batched, aspects) of the scorers this process has probed already
+_PROBED: set[tuple[str, str, bool, tuple[str, ...]]] = set()
 
 
 def check_signature(fn: Any, where: str) -> None:
@@ -243,7 +243,7 @@ class CallableEvaluator(Evaluator):
         self.batched = values["batched"]
         where = f"python:target={target_name}"
         check_signature(fn, where)
-        seen = (target_name, str(self.params["source"]), bool(self.batched))
+        seen = (target_name, str(self.params["source"]), bool(self.batched), self._aspects)
         if isinstance(target, str) and seen not in _PROBED:  # a scorer named on the command line
             probe(fn, where, self._aspects, self.batched)
             _PROBED.add(seen)
