@@ -18,6 +18,7 @@ fails before any data is read or perturbed.
 from __future__ import annotations
 
 import html
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -181,6 +182,8 @@ def stress(data: Any = None,
     job = build_job(settings, rows=rows, evaluators=made,
                     suite=None if named else suite,  # type: ignore[arg-type]
                     progress=progress_for(FittedConsole(stderr=True)) if progress else None)
+    for note in job.notes:  # a default task, rows without references: said as `run` says them
+        sys.stderr.write(note + "\n")
     done = run_job(job)
     stressed = StressResult(done.run, done.analyses, dict(job.config))
     if out is not None:

@@ -236,3 +236,21 @@ def test_the_glance_names_blind_and_reversed_rows_from_their_intervals() -> None
             {"perturbation": "e", "outcome": "detects"}]
     assert outcomes(rows) == "reversed: c; blind: a, b; 1 inconclusive"
     assert outcomes([{"perturbation": "a", "rank_pass": False}]) == "\u2014"  # an older card
+
+
+def test_a_work_card_of_another_budget_is_refused_before_any_card(tmp_path: Path) -> None:
+    from evalstress.engine.outdir import record_files
+
+    work = tmp_path / "work" / "bleu"
+    work.mkdir(parents=True)
+    (work / "card.json").write_text(json.dumps({"evaluator": {"spec": "bleu"},
+                                                "budget": {"name": "paper"}}))
+    record_files(work, ["card.json"], "card", "card")
+    result = runner.invoke(app, ["atlas", "--only", "bleu", "--work", str(tmp_path / "work"),
+                                 "--published", str(tmp_path / "published"), "--page",
+                                 str(tmp_path / "atlas.md"), "--quiet"])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"--work {work}: holds a card of other settings (budget paper there, standard " \
+        "now)" in said and "add --force" in said
+    assert not (work / "runs").exists() and not (tmp_path / "published").exists()

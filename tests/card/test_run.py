@@ -111,3 +111,72 @@ def test_a_paper_card_builds_its_blind_spot_job_without_what_does_not_ship(
     section = method_section(method, plan, None, None, tmp_path)
     assert section["left_out"][0]["line"].startswith("frequent-ngram not run: under rule=paper "
                                                      "needs a separate corpus")
+
+
+def _earlier_card(folder: Path, plan: card_plan.CardPlan, **changed: str) -> Path:
+    """A card folder as evalstress leaves it, of `plan`'s settings but those `changed`."""
+    from evalstress.engine.outdir import record_files
+
+    settings = {"spec": plan.evaluator.spec, "short_signature": plan.evaluator.short_signature,
+                "budget": plan.budget.name, "sha256": plan.data["sha256"], **changed}
+    folder.mkdir(parents=True)
+    card = {"evaluator": {"spec": settings["spec"],
+                          "short_signature": settings["short_signature"]},
+            "budget": {"name": settings["budget"]}, "data": {"sha256": settings["sha256"]}}
+    (folder / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    record_files(folder, ["card.json"], "card", "card")
+    return folder
+
+
+def test_a_card_of_another_budget_is_refused_before_any_work(tmp_path: Path,
+                                                             small_data: Path) -> None:
+    from evalstress.card import plan_card
+
+    plan = plan_card("bleu", data=small_data, budget="small")
+    out = _earlier_card(tmp_path / "card", plan, budget="standard")
+    result = runner.invoke(app, ["card", "bleu", "--data", str(small_data), "--budget", "small",
+                                 "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "budget standard there, small now" in said
+    assert "another folder with --out" in said and "--force" in said
+    assert not (out / "runs").exists()  # nothing was run or written
+    assert json.loads((out / "card.json").read_text(encoding="utf-8"))["budget"] == {
+        "name": "standard"}
+
+
+def test_a_card_of_other_data_or_evaluator_is_refused_and_force_lets_it_go(
+        tmp_path: Path, small_data: Path) -> None:
+    from evalstress.card import plan_card
+    from evalstress.card.run import CardError, check_same_card
+
+    plan = plan_card("bleu", data=small_data, budget="small")
+    other = _earlier_card(tmp_path / "data", plan, sha256="0" * 64)
+    with pytest.raises(CardError, match="data sha256 000000000000 there, "
+                       + plan.data["sha256"][:12] + " now"):
+        evalstress.card("bleu", small_data, budget="small", out=other)
+    assert not (other / "runs").exists()
+    chrf = _earlier_card(tmp_path / "chrf", plan, spec="chrf")
+    with pytest.raises(CardError, match="evaluator chrf there, bleu now"):
+        check_same_card(chrf, plan, force=False)
+    check_same_card(chrf, plan, force=True)  # --force: the other card is replaced
+    check_same_card(_earlier_card(tmp_path / "same", plan), plan, force=False)  # resumes
+
+
+def test_a_killed_card_of_other_settings_is_known_by_its_runs(tmp_path: Path,
+                                                             small_data: Path) -> None:
+    from evalstress.card import plan_card
+    from evalstress.card.run import CardError, check_same_card
+    from evalstress.engine.outdir import record_files
+
+    plan = plan_card("bleu", data=small_data, budget="small")
+    out = tmp_path / "card"
+    run = out / "runs" / "blindspot"
+    run.mkdir(parents=True)
+    record = {"method": "blindspot", "evaluator": "bleu", "budget": "paper",
+              "data_sha256": plan.data["sha256"]}
+    (run / "results.json").write_text(json.dumps({"config": {"card": record}}),
+                                      encoding="utf-8")
+    record_files(out, [], "card", "card")
+    with pytest.raises(CardError, match="budget paper there, small now"):
+        check_same_card(out, plan, force=False)

@@ -315,3 +315,52 @@ def test_bad_bytes_far_into_a_file_are_named_by_their_own_line_and_offset(tmp_pa
         assert str(info.value) == (f"{path}, line {line}: is not UTF-8 text: byte 0xE9 at byte "
                                    f"offset {offset:,} (invalid continuation byte); save the "
                                    "file as UTF-8")
+
+
+def test_a_file_without_a_task_column_states_its_default_task_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "notask.csv"
+    path.write_text("id,hypothesis\na,One text.\nb,Another text.\n", encoding="utf-8")
+    examples = load_examples(path)
+    assert [e.task for e in examples] == ["open-ended", "open-ended"]
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"warning: {path}: task: open-ended (no task column; give --task or a "
+                     "task field)"]
+    load_examples(path, task="summarization")  # a task given: nothing to say
+    assert capsys.readouterr().err == ""
+
+
+def test_rows_without_a_task_among_others_are_counted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mixed.jsonl"
+    rows = [{"id": "a", "task": "story", "hypothesis": "x"}, {"id": "b", "hypothesis": "y"},
+            {"id": "c", "task": "", "hypothesis": "z"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [e.task for e in load_examples(path)] == ["story", "open-ended", "open-ended"]
+    assert "task: open-ended for 2 of 3 rows" in capsys.readouterr().err
+    path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    load_examples(path)  # every row names its task
+    assert capsys.readouterr().err == ""
+
+
+def test_a_dataset_without_tasks_states_its_default_task(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from_hf_dataset([{"hypothesis": "One text."}], name="mine")
+    assert capsys.readouterr().err.strip() == (
+        "warning: mine: task: open-ended (no task column; give --task or a task field)")
+
+
+def test_a_command_reading_such_a_file_says_the_default_once(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+
+    path = tmp_path / "notask.jsonl"
+    path.write_text("".join(json.dumps({"id": f"e{i}", "hypothesis": f"Text {i} here.",
+                                        "references": [f"The text {i}."]})
+                            + "\n" for i in range(3)), encoding="utf-8")
+    result = CliRunner(env={"COLUMNS": "1000"}).invoke(
+        app, ["card", "bleu", "--data", str(path), "--budget", "small", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("task: open-ended (no task column; give --task or a task "
+                               "field)") == 1

@@ -195,3 +195,78 @@ def test_output_lines_tied_to_no_request_are_named_in_the_missing_reason(
         "; output line 3 is not JSON: the line ends before its JSON is complete (an object "
         "or text is never closed; in JSONL each record is one whole line), column 20"
         "; output line 4 has id 7, but the batch's ids are 0 to 1")
+
+
+def two_arguments(text: str, reference: str) -> float:
+    return float(text == reference)
+
+
+def reads_a_string(text: str) -> float:
+    return float(len(text.lower()))
+
+
+def answers_a_word(request: ScoreRequest) -> str:
+    return "good"
+
+
+def batched_scalar(requests: list[ScoreRequest]) -> float:
+    return 1.0
+
+
+CONTRACT_WORDS = "expected f(request) -> number; request has .text, .references, .source, .task"
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("two_arguments", "takes (text, reference), which one request cannot call"),
+    ("reads_a_string", "raised AttributeError"),
+    ("answers_a_word", "returned 'good', which is no score"),
+])
+def test_a_scorer_off_the_contract_is_refused_when_built(name: str, said: str) -> None:
+    from evalstress.core.strict import ConfigError
+
+    spec = f"python:target=tests.evaluators.test_external:{name}"
+    with pytest.raises(ConfigError) as raised:
+        create_evaluator(spec)
+    message = str(raised.value)
+    assert message.startswith(f"python:target=tests.evaluators.test_external:{name}: ")
+    assert said in message and CONTRACT_WORDS in message
+
+
+def test_a_batched_scorer_answering_no_list_is_refused_when_built() -> None:
+    from evalstress.core.strict import ConfigError
+
+    with pytest.raises(ConfigError, match="not a list of one score"):
+        create_evaluator("python:target=tests.evaluators.test_external:batched_scalar,"
+                         "batched=true")
+
+
+def test_a_callable_given_from_python_is_checked_for_one_argument() -> None:
+    from evalstress.core.strict import ConfigError
+
+    with pytest.raises(ConfigError, match="which one request cannot call"):
+        CallableEvaluator(lambda text, reference: 0.0)
+    CallableEvaluator(lambda request, weight=1.0: weight)  # a default is fine
+
+
+def test_the_listing_states_the_contract() -> None:
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+
+    result = CliRunner().invoke(app, ["list", "evaluators"])
+    assert result.exit_code == 0, result.output
+    assert CONTRACT_WORDS in " ".join(result.output.split())
+
+
+def test_a_card_of_a_scorer_off_the_contract_stops_before_any_method(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalstress.cli import app
+
+    out = tmp_path / "card"
+    result = CliRunner(env={"COLUMNS": "1000"}).invoke(app, [
+        "card", "python:target=tests.evaluators.test_external:two_arguments", "--budget",
+        "small", "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    assert CONTRACT_WORDS in " ".join(result.output.split())
+    assert "running" not in result.output and not out.exists()

@@ -24,7 +24,8 @@ def test_a_perturbation_missing_its_model_is_refused_before_any_work(
 def _data(tmp_path: Path, references: list[object]) -> Path:
     path = tmp_path / "d.jsonl"
     text = "The council approved the new budget on Monday after a long debate."
-    path.write_text("".join(json.dumps({"id": f"r{i}", "hypothesis": text, "references": ref})
+    path.write_text("".join(json.dumps({"id": f"r{i}", "task": "summarization", "hypothesis": text,
+                                        "references": ref})
                             + "\n" for i, ref in enumerate(references)))
     return path
 
@@ -50,3 +51,26 @@ def test_rows_without_references_are_counted_in_the_run_s_notes(tmp_path: Path) 
     job = build_job(settings)
     assert job.notes == [f"1 of 3 examples of {data} has no reference: bleu skips it, and its "
                          "scores are missing"]
+
+
+def test_a_default_task_is_a_note_of_the_job_said_once_it_is_built(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Said at once by the loader, it came before a refusal's one line; as a note of the job it
+    comes only with a job that will run."""
+    data = tmp_path / "notask.csv"
+    data.write_text("id,hypothesis,references\nr0,The council met.,The council met today.\n",
+                    encoding="utf-8")
+    settings = RunSettings.resolve({"data": data, "evaluators": ["bleu"],
+                                    "perturbations": ["truncation"], "seeds": 1})
+    job = build_job(settings)
+    assert job.notes == [f"warning: {data}: task: open-ended (no task column; give --task or "
+                         "a task field)"]
+    assert capsys.readouterr().err == ""
+    assert [e.task for e in job.examples] == ["open-ended"]
+    monkeypatch.delenv("EVALSTRESS_MASKED_LM", raising=False)  # bert-diverge is refused
+    refused = RunSettings.resolve({"data": data, "evaluators": ["bleu"],
+                                   "perturbations": ["bert-diverge"], "seeds": 1})
+    with pytest.raises(ConfigError):
+        build_job(refused)
+    assert capsys.readouterr().err == ""  # nothing said before the refusal

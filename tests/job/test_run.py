@@ -20,7 +20,8 @@ SMALL = ["-p", "truncation", "--seeds", "1", "--workers", "1"]
 
 def _data(tmp_path: Path) -> Path:
     path = tmp_path / "d.jsonl"
-    path.write_text("".join(json.dumps({"id": i, "hypothesis": f"The cat {i} sat on the mat.",
+    path.write_text("".join(json.dumps({"id": i, "task": "open-ended",
+                                        "hypothesis": f"The cat {i} sat on the mat.",
                                         "references": ["A cat sat on the mat."]}) + "\n"
                             for i in ("a", "b")))
     return path

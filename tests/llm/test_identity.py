@@ -91,12 +91,13 @@ def test_several_served_models_are_told_apart_by_the_model_name(
     assert small.identity == "loopback:model:small" and large.identity == "loopback:model:large"
 
 
-def test_an_unreachable_local_server_falls_back_to_the_model_name() -> None:
+def test_an_unreachable_local_server_falls_back_to_the_model_name(
+        capsys: pytest.CaptureFixture[str]) -> None:
     with FakeServer() as server:
         url = server.base_url
-    with pytest.warns(UserWarning, match="could not ask"):
-        client = LLMClient(url, "my-model")
-        assert client.identity == "loopback:name:my-model"
+    client = LLMClient(url, "my-model")
+    assert client.identity == "loopback:name:my-model"
+    assert "could not ask" in capsys.readouterr().err
     # stable for the client's life: asked once
     assert client.key(MESSAGES, PARAMS, 0) == client.key(MESSAGES, PARAMS, 0)
 
@@ -118,3 +119,19 @@ def test_cache_entries_written_through_one_port_are_found_through_another(
 
             assert asyncio.run(ask()) == "first"
         assert a.calls == 1 and b.calls == 0
+
+
+def test_a_server_that_lists_no_models_is_said_once_in_one_clean_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """It was a Python UserWarning (the file path and source line of the call), printed each
+    time the judge was built: three times in a card."""
+    def no_listing(url: str, key_env: str) -> list[identity.ServedModel]:
+        raise OSError("HTTP Error 404: Not Found")
+
+    monkeypatch.setattr(identity, "served_models", no_listing)
+    url = "http://127.0.0.1:5077/v1"
+    for _ in range(3):  # the card's plan and two methods, each building the judge
+        assert LLMClient(url, "quiet-model").identity == "loopback:name:quiet-model"
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"warning: could not ask {url} which model it serves (HTTP Error 404: Not "
+                     "Found); its answers are cached under the model name 'quiet-model' alone"]

@@ -32,7 +32,7 @@ from typing import Any
 from evalstress.card.make import CARDS, check_endpoints, folder_name, make_card, plan_card
 from evalstress.card.model import Card
 from evalstress.card.plan import BUDGETS, CardPlan
-from evalstress.card.run import CardError, CardOptions, card_workers
+from evalstress.card.run import CardError, CardOptions, card_workers, check_same_card
 
 
 def card_folders(plans: Sequence[CardPlan], out: Path | None) -> list[Path]:
@@ -66,6 +66,9 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
                        gold=gold, generator=generator, max_chars=max_chars) for spec in specs]
     tell = say or (lambda line: None)
+    folders = card_folders(plans, Path(out) if out else None)
+    for plan, folder in zip(plans, folders, strict=True):  # no card replaces one of others
+        check_same_card(folder, plan, force=force)
     for plan in plans:
         check_endpoints(plan)
         for note in plan.notes:  # rows left out, rows without references
@@ -74,8 +77,7 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
                                         else None, no_cache=not cache,
                                         workers=card_workers(len(plan.examples), workers),
                                         force=force, say=tell))
-            for plan, folder in zip(plans, card_folders(plans, Path(out) if out else None),
-                                    strict=True)]
+            for plan, folder in zip(plans, folders, strict=True)]
     return made[0] if isinstance(spec_or_specs, str) else made
 
 

@@ -29,7 +29,7 @@ from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import ci, code, interval_text, level_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
-from evalstress.card.run import CardOptions, card_workers
+from evalstress.card.run import CardOptions, card_workers, check_same_card
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
 
@@ -270,6 +270,8 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
     for entry in chosen:
         check_published(published / entry.name, force=force)
     plans = [(entry, plan_card(entry.spec, budget=entry.budget)) for entry in chosen]
+    for entry, plan in plans:  # no card of other settings is replaced unasked
+        check_same_card(work / entry.name, plan, force=force, what="--work")
     seconds = {}
     for entry, plan in plans:
         started = time.perf_counter()

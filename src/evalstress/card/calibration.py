@@ -30,7 +30,7 @@ from typing import Any
 from evalstress.card.compare import read_card
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.model import build_seconds, write_atomic
-from evalstress.card.run import CardOptions, card_workers
+from evalstress.card.run import CardOptions, card_workers, check_same_card
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
 
@@ -204,6 +204,9 @@ def run_calibration(datasets: Sequence[Dataset], budgets: Sequence[str],
               plan_card(planted.spec, data=data.file(), field_map=dict(data.field_map),
                         task=data.task, budget=budget))
              for data in datasets for budget in budgets for planted in chosen]
+    for data, budget, planted, plan in plans:  # no card of other settings is replaced unasked
+        check_same_card(work / data.name / budget / planted.defect, plan, force=force,
+                        what="--work")
     graded = []
     for data, budget, planted, plan in plans:
         folder = work / data.name / budget / planted.defect

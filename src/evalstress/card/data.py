@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,8 @@ from evalstress.job.build import load_job_examples
 
 
 def load_card_examples(data: Path | None, field_map: Any = None, task: str | None = None,
-                       max_chars: int | None = None) -> list[Example]:
+                       max_chars: int | None = None,
+                       say: Callable[[str], None] | None = None) -> list[Example]:
     """Every example of `data` (None: the built-in corpus) read by the loader of `evalstress
     run`, with its field mapping and default task; a bad file (or a bad `max_chars`, checked
     as `run` checks it) is one error line."""
@@ -27,7 +28,7 @@ def load_card_examples(data: Path | None, field_map: Any = None, task: str | Non
                          "it out to use the built-in corpus")
     settings = RunSettings.resolve({"data": data, "map": field_map, "task": task,
                                     "max_chars": max_chars}, face="card")
-    return load_job_examples(settings)[0]
+    return load_job_examples(settings, say=say)[0]
 
 
 def within_length(examples: Sequence[Example], max_chars: int | None, source: str

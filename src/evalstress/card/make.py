@@ -20,7 +20,14 @@ from evalstress.card.plan import (
     plan_methods,
     system_score_fields,
 )
-from evalstress.card.run import CardError, CardOptions, MethodOutcome, claim_out, run_method
+from evalstress.card.run import (
+    CardError,
+    CardOptions,
+    MethodOutcome,
+    check_same_card,
+    claim_out,
+    run_method,
+)
 from evalstress.card.systems import run_systems_correlation
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.wording import plural
@@ -90,11 +97,12 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
-    every = load_card_examples(data, field_map, task, max_chars)
+    loaded: list[str] = []  # the loader's note of a default task, among the plan's notes
+    every = load_card_examples(data, field_map, task, max_chars, say=loaded.append)
     source = str(data) if data is not None else "the built-in corpus"
     usable, limit = within_length(every, max_chars, source)
     examples = spread_over_tasks(usable, chosen.examples)
-    notes = []
+    notes = loaded
     too_long = len(every) - len(usable)
     if too_long:
         it = "it" if too_long == 1 else "them"
@@ -118,6 +126,7 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
     # the shared cache is never inside the card's folder, even with --no-cache
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
+    check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
     lock = claim_out(options.out, force=options.force, inputs=inputs)
     try:

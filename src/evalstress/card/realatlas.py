@@ -33,7 +33,7 @@ from evalstress.card.compare import read_card
 from evalstress.card.estimate import SECONDS_PER_JOB, estimate_card
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.plan import BUDGETS, Budget, CardPlan
-from evalstress.card.run import CardOptions, card_workers
+from evalstress.card.run import CardOptions, card_workers, check_same_card
 from evalstress.core.data import DataError
 from evalstress.core.strict import check_names
 
@@ -213,6 +213,8 @@ def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path 
     for entry in chosen:
         check_published(published / entry.name, force=force)
     plans = [(entry, plan_real(entry, data_dir)) for entry in chosen]
+    for entry, plan in plans:  # no card of other settings is replaced unasked
+        check_same_card(work / entry.name, plan, force=force, what="--work")
     seconds = {}
     for entry, plan in plans:
         started = time.perf_counter()

@@ -131,6 +131,79 @@ def claim_out(out: Path, *, force: bool, inputs: list[tuple[str, Path]]) -> OutL
     return lock
 
 
+#: what makes two cards of one evaluator different cards, as card.json records it
+SETTINGS = ("evaluator", "signature", "budget", "data sha256")
+
+
+def card_settings(plan: CardPlan) -> dict[str, str | None]:
+    """The settings that make a card this card and no other: the evaluator's spec and short
+    signature, the budget's name, the sha256 of the examples."""
+    data = plan.data.get("sha256")
+    return {"evaluator": plan.evaluator.spec, "signature": plan.evaluator.short_signature,
+            "budget": plan.budget.name, "data sha256": str(data) if data else None}
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if isinstance(value, str | int | float) and value != "" else None
+
+
+def earlier_settings(out: Path) -> dict[str, str | None] | None:
+    """The settings of the card already in `out`: from its card.json, else from the first of
+    its runs that records them (a card killed before it wrote card.json); None when `out`
+    holds no card evalstress wrote."""
+    if marker_kind(out) != "card":
+        return None
+    try:
+        card = read_json(out / "card.json")
+    except (OSError, ValueError):
+        card = None
+    if isinstance(card, dict):
+        evaluator = card.get("evaluator") or {}
+        return {"evaluator": _text(evaluator.get("spec")),
+                "signature": _text(evaluator.get("short_signature")),
+                "budget": _text((card.get("budget") or {}).get("name")),
+                "data sha256": _text((card.get("data") or {}).get("sha256"))}
+    runs = out / RUNS
+    for results in sorted(runs.glob("*/results.json")) if runs.is_dir() else []:
+        try:
+            record = ((read_json(results).get("config") or {}).get("card") or {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(record, dict) and record.get("evaluator"):
+            return {"evaluator": _text(record.get("evaluator")), "signature": None,
+                    "budget": _text(record.get("budget")),
+                    "data sha256": _text(record.get("data_sha256"))}
+    return None
+
+
+def _shown(name: str, value: str | None) -> str:
+    if value is None:
+        return "unknown"
+    return value[:12] if name == "data sha256" else value
+
+
+def check_same_card(out: Path, plan: CardPlan, *, force: bool, what: str = "--out") -> None:
+    """Refuse (CardError), before any work, to write a card over a card of other settings in
+    `out` (another budget, other data, another evaluator): one line naming what differs and
+    the two ways out. A card of the same settings resumes; `force` replaces the other card.
+    A setting the earlier card does not record is not held against it. `what`: the option
+    that names the folder (the atlas's --work)."""
+    if force:
+        return
+    earlier = earlier_settings(Path(out))
+    if earlier is None:
+        return
+    asked = card_settings(plan)
+    differ = [f"{name} {_shown(name, earlier[name])} there, {_shown(name, asked[name])} now"
+              for name in SETTINGS
+              if earlier[name] is not None and asked[name] is not None
+              and earlier[name] != asked[name]]
+    if differ:
+        raise CardError(f"{what} {out}: holds a card of other settings "
+                        f"({'; '.join(differ)}), which this card would replace; name another "
+                        f"folder with {what}, or add --force to replace it")
+
+
 def finished_results(run_dir: Path, fingerprint: str) -> dict[str, Any] | None:
     """The results.json of a complete run directory made with these settings, else None."""
     try:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,6 +28,9 @@ from evalstress.core.userfile import (
 #: a line `Answer: ...` with the answer it must have (paper 004's question data).
 TASKS = ("summarization", "translation", "dialogue", "story", "qa", "data-to-text", "open-ended",
          "dialogue-response", "question-generation")
+
+#: the task of a row whose data names none, when no default task (--task) is given
+DEFAULT_TASK = "open-ended"
 
 #: Example fields a mapping can fill, and the data field used when the mapping names none.
 FIELDS = ("id", "task", "source", "hypothesis", "references")
@@ -220,7 +224,7 @@ def example_from_row(
     example_id = id_text(get(mapping.id, False), path, line, mapping.id or "id") or \
         f"{path.stem}:{line}"
     task_value = get(mapping.task, False)
-    task = str(task_value) if task_value not in (None, "") else (default_task or "open-ended")
+    task = str(task_value) if task_value not in (None, "") else (default_task or DEFAULT_TASK)
     if task not in TASKS:
         raise DataError(path, line, mapping.task or "task",
                         f"unknown task '{task}'; choose one of {', '.join(TASKS)}")
@@ -229,6 +233,34 @@ def example_from_row(
     if isinstance(row.get("meta"), Mapping) and "meta" not in used:
         meta = {**{k: v for k, v in meta.items() if k != "meta"}, **row["meta"]}
     return Example(example_id, task, source, hypothesis, tuple(references), meta)
+
+
+def names_no_task(row: Mapping[str, Any], mapping: FieldMap) -> bool:
+    """Whether a record leaves its task to the default: no task field, or an empty one."""
+    if mapping.task is None:
+        return True
+    try:
+        return field_value(row, mapping.task) in (None, "")
+    except KeyError:
+        return True
+
+
+def default_task_note(source: str | Path, untasked: int, total: int) -> str | None:
+    """The one line that says rows were given the default task because the data names none
+    (None when every row names its task): a stated default, never a silent one."""
+    if not untasked:
+        return None
+    if untasked == total:
+        return (f"{source}: task: {DEFAULT_TASK} (no task column; give --task or a task "
+                "field)")
+    return (f"{source}: task: {DEFAULT_TASK} for {untasked} of {total} rows (no task there; "
+            "give --task or a task field)")
+
+
+def warn(line: str) -> None:
+    """A warning of the loader on stderr, one line, as the commands print theirs."""
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -341,8 +373,11 @@ def load_examples(
     *,
     task: str | None = None,
     limit: int | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[Example]:
-    """Load Examples from a JSONL, CSV or Parquet file (Parquet rows are numbered from 1)."""
+    """Load Examples from a JSONL, CSV or Parquet file (Parquet rows are numbered from 1).
+    Rows that name no task, without `task`, get DEFAULT_TASK, and one line says so (`say`, by
+    default a warning on stderr)."""
     path = check_readable(path, "data")
     reader = READERS.get(path.suffix.lower())
     if reader is None:
@@ -353,8 +388,10 @@ def load_examples(
         raise ValueError(f"unknown task '{task}'; choose one of {', '.join(TASKS)}")
     examples: list[Example] = []
     seen: dict[str, int] = {}
+    untasked = 0
     for line_no, record in reader(path):
         example = example_from_row(record, field_map, path, line_no, default_task=task)
+        untasked += task is None and names_no_task(record, field_map)
         if example.id in seen:
             raise DataError(path, line_no, field_map.id or "id",
                             f"duplicate id '{example.id}' (first on line {seen[example.id]})")
@@ -364,6 +401,9 @@ def load_examples(
             break
     if not examples:
         raise DataError(path, None, None, "holds no examples")
+    note = default_task_note(path, untasked, len(examples))
+    if note:
+        (say or warn)(note)
     return examples
 
 
@@ -372,8 +412,14 @@ def from_hf_dataset(dataset: Iterable[Mapping[str, Any]], mapping: FieldMap | Ma
                     name: str = "dataset") -> list[Example]:
     """Examples from a Hugging Face `datasets.Dataset` (or any iterable of dict rows)."""
     field_map = mapping if isinstance(mapping, FieldMap) else FieldMap.parse(mapping)
-    return [example_from_row(row, field_map, Path(name), index, default_task=task)
-            for index, row in enumerate(dataset, start=1)]
+    rows = list(dataset)
+    examples = [example_from_row(row, field_map, Path(name), index, default_task=task)
+                for index, row in enumerate(rows, start=1)]
+    untasked = 0 if task is not None else sum(names_no_task(row, field_map) for row in rows)
+    note = default_task_note(name, untasked, len(examples))
+    if note:
+        warn(note)
+    return examples
 
 
 def read_text_corpus(path: str | Path, what: str, *, field: str = "text",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import os
@@ -141,6 +142,58 @@ def source_fingerprint(fn: Any) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+#: what a `python:` scorer must be, in every place that tells it (the listing, the docs, errors)
+CONTRACT = ("expected f(request) -> number; request has .text, .references, .source, .task; "
+            "it may also return a mapping aspect -> number, or None (a missing score)")
+#: the made-up request a `python:target=` scorer is called on once when built
+PROBE = ScoreRequest("A short text to check the scorer.", source="Its source.",
+                     references=("A reference text.",), task="open-ended")
+#: (target, code fingerprint, batched, aspects) of the scorers this process has probed already
+_PROBED: set[tuple[str, str, bool, tuple[str, ...]]] = set()
+
+
+def check_signature(fn: Any, where: str) -> None:
+    """Refuse (ConfigError) a callable that cannot be called with one request, before any
+    text is scored; one whose signature Python cannot read (a builtin) is let through."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(PROBE)
+    except TypeError:
+        names = ", ".join(str(p.replace(annotation=inspect.Parameter.empty))
+                          for p in signature.parameters.values())
+        raise ConfigError(f"{where}: takes ({names}), which one request cannot call; "
+                          f"{CONTRACT}") from None
+
+
+def probe(fn: Any, where: str, aspects: tuple[str, ...], batched: bool) -> None:
+    """Call the scorer once on a made-up request and refuse (ConfigError) what breaks the
+    contract: a TypeError or AttributeError from the call (it expected something else than a
+    request), or an answer that is no score. Another exception is the scorer's own business
+    on a made-up text, and is left to the run, which records it per text."""
+    try:
+        answer = fn([PROBE]) if batched else fn(PROBE)
+    except (TypeError, AttributeError) as exc:
+        raise ConfigError(f"{where}: called on one request it raised {type(exc).__name__}: "
+                          f"{exc}; {CONTRACT}") from None
+    except Exception:  # the scorer failing on a made-up text: the run records it per text
+        return
+    if batched:
+        if not isinstance(answer, Sequence) or isinstance(answer, str | bytes) or \
+                len(answer) != 1:
+            raise ConfigError(f"{where}: batched=true, called on a list of one request it "
+                              f"returned {answer!r:.60}, not a list of one score; {CONTRACT}")
+        answer = answer[0]
+    if answer is None:
+        return
+    row = _to_row(answer, aspects, where)
+    if not all(score.ok for score in row.values()):
+        raise ConfigError(f"{where}: called on one request it returned {answer!r:.60}, which "
+                          f"is no score; {CONTRACT}")
+
+
 def _callable(value: Any) -> Any:
     if callable(value):
         return value
@@ -165,7 +218,7 @@ class CallableEvaluator(Evaluator):
     holds a fingerprint of the function's code (`source`), so an edited scorer is re-run.
     """
 
-    description = "a Python callable (target=module:function)"
+    description = f"a Python callable (target=module:function): {CONTRACT}"
     label_param = "target"
     PARAMS = declare_params(
         target=Param(either(TEXT, ParamKind("a callable", _callable)), REQUIRED,
@@ -188,6 +241,12 @@ class CallableEvaluator(Evaluator):
         self.fn = fn
         self._aspects = tuple(values["aspects"].split())
         self.batched = values["batched"]
+        where = f"python:target={target_name}"
+        check_signature(fn, where)
+        seen = (target_name, str(self.params["source"]), bool(self.batched), self._aspects)
+        if isinstance(target, str) and seen not in _PROBED:  # a scorer named on the command line
+            probe(fn, where, self._aspects, self.batched)
+            _PROBED.add(seen)
 
     @property
     def aspects(self) -> tuple[str, ...]:

@@ -104,10 +104,12 @@ def rows_to_examples(rows: Any, settings: RunSettings) -> list[Example]:
     return from_hf_dataset(taken, settings.map, task=settings.task, name=name)
 
 
-def load_job_examples(settings: RunSettings, rows: Any = None
+def load_job_examples(settings: RunSettings, rows: Any = None,
+                      say: Callable[[str], None] | None = None
                       ) -> tuple[list[Example], list[str]]:
     """The run's examples (the first `limit`, then its `shard`) and the ids of every example of
-    the data (imported variants tell "outside this run" from "unknown" by them)."""
+    the data (imported variants tell "outside this run" from "unknown" by them). `say`: where
+    the loader's note of a default task goes (None: a warning on stderr at once)."""
     if rows is not None:
         examples = rows_to_examples(rows, settings)
         all_ids = [e.id for e in examples]
@@ -118,7 +120,7 @@ def load_job_examples(settings: RunSettings, rows: Any = None
         all_ids = [e.id for e in examples]
     else:
         examples = load_examples(settings.data, settings.map, task=settings.task,
-                                 limit=None if settings.variants else settings.limit)
+                                 limit=None if settings.variants else settings.limit, say=say)
         all_ids = [e.id for e in examples]
     examples = examples[:settings.limit] if settings.limit else examples
     if not examples:
@@ -296,8 +298,10 @@ def build_job(settings: RunSettings, *, rows: Any = None,
     (criteria-levels) passes `analyses` and `options`, and what results.json should record
     beside the settings (`record`). Raises ConfigError, DataError or
     SettingsError (ValueErrors naming the setting) before any work."""
+    loaded: list[str] = []  # the loader's notes, said with the job's once it is built
     with phase("load examples"):
-        examples, all_ids = load_job_examples(settings, rows)
+        examples, all_ids = load_job_examples(
+            settings, rows, say=lambda line: loaded.append(f"warning: {line}"))
     prompt_file = None
     if settings.perturbation_prompts is not None:  # before the suite: it may add attacks
 
@@ -343,4 +347,4 @@ def build_job(settings: RunSettings, *, rows: Any = None,
             ("config file", settings.config)) if path is not None],
         notes=[*([corpus_note(examples, all_ids)]  # without data (quickstart says what it is)
                  if settings.data is None and rows is None and settings.face == "run" else []),
-               *([references] if references else [])])
+               *loaded, *([references] if references else [])])

@@ -23,9 +23,9 @@ import hashlib
 import ipaddress
 import os
 import re
+import sys
 import urllib.error
 import urllib.request
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -35,6 +35,8 @@ from evalstress.core.redact import read_key, register_key_variable, server_excer
 from evalstress.core.userfile import parse_json
 
 _MODELS_TIMEOUT = 10.0
+#: (base_url, model) of the servers whose fallback name this process has said already
+_told: set[tuple[str, str]] = set()
 #: The field of a `/v1/models` entry that holds the sha256 of the model's file
 SHA256_FIELD = "file_sha256"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -102,14 +104,25 @@ def served_models(base_url: str, api_key_env: str = "OPENAI_API_KEY",
             for item in items if isinstance(item, dict) and "id" in item]
 
 
+def tell_once(base_url: str, model: str, line: str) -> None:
+    """Say `line` on stderr as one warning line, once per server and model in a process: a
+    card builds its judge once per method, and Python's warning text (the file and source line
+    of the call) tells a user nothing."""
+    if (base_url, model) in _told:
+        return
+    _told.add((base_url, model))
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()
+
+
 def loopback_identity(base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY") -> str:
     """A loopback server's name in cache keys: the model it serves, never its host or port."""
     try:
         listed = served_models(base_url, api_key_env)
     except (OSError, ValueError, urllib.error.URLError) as exc:
-        warnings.warn(f"could not ask {base_url} which model it serves "
-                      f"({server_excerpt(str(exc))}); its answers are cached under the model "
-                      f"name '{model}' alone", stacklevel=3)
+        tell_once(base_url, model, f"could not ask {base_url} which model it serves "
+                  f"({server_excerpt(str(exc))}); its answers are cached under the model name "
+                  f"'{model}' alone")
         return f"loopback:name:{model}"
     named = [entry for entry in listed if entry.id == model]
     served = named[0] if named else listed[0] if len(listed) == 1 else ServedModel(model)
