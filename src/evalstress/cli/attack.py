@@ -9,8 +9,6 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxMissingOption,
     app,
     console,
     exit_if_mostly_missing,
@@ -19,35 +17,43 @@ from evalstress.cli.common import (
     progress_bars,
     score_cache,
 )
+from evalstress.cli.options import (
+    CacheDirOption,
+    DataArgument,
+    ForceOption,
+    GeneratorOption,
+    GoldsOption,
+    LimitOption,
+    MapOption,
+    MaxMissingOption,
+    NoCacheOption,
+    ProtocolOption,
+    QueryBudgetOption,
+    QuietOption,
+    ReferenceModeOption,
+    RunDirOption,
+    SeedOption,
+    TaskOption,
+)
 from evalstress.core.data import DataError, load_examples
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above
 
 
 @app.command("attack")
 def attack_command(
-    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    data: DataArgument,
     victim: Annotated[list[str], typer.Option(
         "--victim", "-v", help="Evaluator under attack, repeatable; pick an aspect of a "
         "multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")],
-    gold: Annotated[list[str], typer.Option(
-        "--gold", "-g", help="Gold evaluator standing in for human readers, repeatable (several "
-        "= their mean): 'judge:model=NAME,base_url=URL' (defaults: scale=0-100, "
-        "form=score-only, n=--gold-samples, temperature=0.5). Like a judge evaluator, a judge "
-        "gold takes your own template, prompt=FILE (with output=...): its wording and scale "
-        "replace those defaults.")],
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes candidates (adveval): 'model=NAME,base_url=URL,temperature=1'.")]
-    = None,
+    gold: GoldsOption,
+    generator: GeneratorOption = None,
     method: Annotated[list[str] | None, typer.Option(
         "--method", help="adveval (default), adveval-victim (guided by the victim alone), "
         "textfooler[:sim=0.84,vectors=FILE,...], bert-attack:model=PATH, rules, rule:NAME, "
         "appendix-j:model=PATH[,noise=0.2]; repeatable.")] = None,
     direction: Annotated[str, typer.Option(
         help="good (gold high, victim low), bad (gold low, victim high) or both.")] = "both",
-    budget: Annotated[int | None, typer.Option(
-        min=1, help="Victim queries per attack (default 300, paper 004's; an appendix-j search "
-        "by default gets what it needs to reach its noise target, as paper 002 sets no "
-        "budget).")] = None,
+    budget: QueryBudgetOption = None,
     candidates: Annotated[int, typer.Option(help="Candidates per iteration (adveval).")] = 8,
     trajectory: Annotated[int, typer.Option(help="Best candidates shown to the generator.")]
     = 10,
@@ -71,12 +77,8 @@ def attack_command(
         help="Ask the gold again, on fresh samples, about the text an adveval search returns "
         "and judge eq. 3 on that rating (paper 004's code; on under --protocol paper).")]
     = None,
-    seed: Annotated[int, typer.Option(help="Seed of random starts and sampled positions.")] = 0,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: paper 004's stop rule (highest-feedback), --reference "
-        "original, --patience 1, --rescore-final and generator temperature 1.0 / 512 tokens, "
-        "unless given, and its code's details (docs/reproductions.md).")]
-    = None,
+    seed: SeedOption = 0,
+    protocol: ProtocolOption = None,
     stop_rule: Annotated[str | None, typer.Option(
         help="first-success (default: stop at the first eq. 3 success and return it) or "
         "highest-feedback (paper 004: stop at S > --stop-threshold or the last iteration, "
@@ -84,9 +86,7 @@ def attack_command(
     criteria: Annotated[str | None, typer.Option(
         help="Evaluation criteria for the generator: an aspect name (faithfulness), a file, or "
         "the text itself.")] = None,
-    reference: Annotated[str | None, typer.Option(
-        help="What reference-based victims compare with: example (its references; default) or "
-        "original (the original text, as paper 004's code and paper 002 app. J do).")] = None,
+    reference: ReferenceModeOption = None,
     range_: Annotated[list[str] | None, typer.Option(
         "--range", help="Score range of a victim for the 0-100 scale, NAME=LO:HI (default: a "
         "--scale-reference named for it, under --protocol paper the map of paper 004's code "
@@ -98,18 +98,14 @@ def attack_command(
         "one victim; repeatable.")] = None,
     scale_percentiles: Annotated[str, typer.Option(
         help="Percentiles of a --scale-reference's scores that map to 0 and 100.")] = "5:95",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m "
-        "references=references.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Attack only the first N examples.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score and generate everything afresh.")]
-    = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    max_missing: MaxMissingOption = None,
     force: ForceOption = False,
 ) -> None:
     """Search for texts your evaluator gets wrong (paper 004, AdvEval), and compare baselines.
@@ -171,4 +167,5 @@ def attack_command(
             paths = study.paths
             console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
 
-    exit_if_mostly_missing(above(study.missing, max_missing), max_missing)
+    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
+    exit_if_mostly_missing(above(study.missing, cap), cap)

@@ -11,8 +11,6 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxCharsOption,
     app,
     console,
     err,
@@ -22,6 +20,22 @@ from evalstress.cli.common import (
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.cli.options import (
+    CacheDirOption,
+    CardBudgetOption,
+    CardDirOption,
+    CardGoldOption,
+    DataOption,
+    DryRunOption,
+    ForceOption,
+    GeneratorOption,
+    MapOption,
+    MaxCharsOption,
+    NoCacheOption,
+    QuietOption,
+    TaskOption,
+    WorkersOption,
+)
 from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.storage import StorageError
@@ -36,34 +50,18 @@ def card_command(
     specs: Annotated[list[str], typer.Argument(
         metavar="SPEC...", help="Evaluator spec(s), one card each: bleu, rouge, "
         "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")],
-    data: Annotated[Path | None, typer.Option(
-        help="JSONL, CSV or Parquet file of examples (default: the built-in corpus).")] = None,
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping of --data, e.g. -m hypothesis=highlight.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    budget: Annotated[str, typer.Option(
-        help="small (a first look: 8 examples, one seed), standard (up to 60 examples, three "
-        "seeds) or paper (every example under the papers' protocols).")] = "standard",
-    gold: Annotated[str | None, typer.Option(
-        help="Gold evaluator standing in for human readers; adds the adversarial search "
-        "(paper 004), e.g. 'judge:model=NAME,base_url=URL'.")] = None,
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes the adversarial candidates (AdvEval); without it the search "
-        "runs the rule and TextFooler baselines: 'model=NAME,base_url=URL'.")] = None,
-    out: Annotated[Path | None, typer.Option(
-        help="The card's folder (default cards/<label>; with several specs, one sub-folder "
-        "each).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        min=0, help="Processes for perturbations and CPU-bound metrics; 0: every core. "
-        "Default: one for a card of up to 100 examples (starting workers costs more than "
-        "they save there), else every core.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress lines, bars or summary.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan (per method: examples, variants, calls, estimated "
-        "time) and score nothing.")] = False,
+    data: DataOption = None,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    budget: CardBudgetOption = "standard",
+    gold: CardGoldOption = None,
+    generator: GeneratorOption = None,
+    out: CardDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    workers: WorkersOption = None,
+    quiet: QuietOption = False,
+    dry_run: DryRunOption = False,
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
 ) -> None:
@@ -260,13 +258,9 @@ def atlas_command(
     = Path("docs/atlas"),
     page: Annotated[Path, typer.Option(help="The page made from the published cards.")]
     = Path("docs/atlas.md"),
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Let a card be made in a folder under --work holding files evalstress "
-        "did not write (they are kept), and let the page and the published cards replace "
-        "files of the same name evalstress did not write.")] = False,
+    cache_dir: CacheDirOption = None,
+    quiet: QuietOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 

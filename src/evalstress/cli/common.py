@@ -26,7 +26,7 @@ from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
 from evalstress.engine.outdir import OutLock, check_out_dir
-from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING, check_max_missing
+from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING
 
 if TYPE_CHECKING:  # the run machinery loads with the command that uses it: --help stays light
     from evalstress.core.cache import SQLiteCache
@@ -177,33 +177,6 @@ def reachable(evaluators: Sequence[Evaluator]) -> None:
         for evaluator in evaluators:
             evaluator.close()
         raise fail(str(exc.args[0] if exc.args else exc)) from None
-
-
-def _max_missing_cap(value: float) -> float:
-    try:
-        return check_max_missing(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-#: `--max-missing` of the commands that have no config file (attack, correlate)
-MaxMissingOption = Annotated[float, typer.Option(
-    callback=_max_missing_cap,
-    help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
-    "answers is missing, e.g. every judge call failed; 1 turns it off.")]
-
-
-#: `--max-chars` of `run` and `card`: the one text length limit (`RunSettings.max_chars`)
-MaxCharsOption = Annotated[int | None, typer.Option(
-    help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
-    "id (suite option max_chars; 0: no limit). Default 100000.")]
-
-
-#: `--force` of every command that writes a run directory
-ForceOption = Annotated[bool, typer.Option(
-    "--force", help="Let --out be a folder holding files evalstress did not write: they are "
-    "kept, except any the command writes anew. Without it such a folder is refused before any "
-    "work.")]
 
 
 @contextlib.contextmanager

@@ -14,7 +14,21 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
+from evalstress.cli.common import app, console, fail, make_evaluators
+from evalstress.cli.options import (
+    CacheDirOption,
+    DataArgument,
+    ForceOption,
+    LimitOption,
+    MapOption,
+    NoCacheOption,
+    ProtocolOption,
+    QuietOption,
+    RunDirOption,
+    SeedsOption,
+    SuiteOption,
+    TaskOption,
+)
 from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
@@ -44,31 +58,23 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
 
 @app.command("criteria-levels")
 def criteria_levels_command(
-    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
+    data: DataArgument,
     judge: Annotated[str, typer.Option(
         "--judge", "-j", help="The LLM judge, without level=: e.g. 'judge:model=m,base_url=URL,"
         "aspect=fluency coherence informativeness' (URL: the server's /v1 address, such as "
         "http://127.0.0.1:8080/v1).")],
     levels: Annotated[str, typer.Option(
         help="Comma-separated criteria levels to compare.")] = ALL_LEVELS,
-    suite: Annotated[str, typer.Option(
-        help="Suite whose perturbations the judges score (built-in name or YAML file).")]
-    = "criteria-rules",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: the suite's perturbations as their paper applies them "
-        "(paper 000's rule attacks at severity 'paper', one seed). --seeds still wins.")]
-    = None,
-    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")]
-    = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+    suite: SuiteOption = "criteria-rules",
+    map_: MapOption = None,
+    task: TaskOption = None,
+    protocol: ProtocolOption = None,
+    seeds: SeedsOption = None,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
     force: ForceOption = False,
 ) -> None:
     """Compare one judge with its criteria at each level of detail (paper 000, fig. 4a and 8).

@@ -10,8 +10,6 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxCharsOption,
     app,
     console,
     err,
@@ -21,6 +19,27 @@ from evalstress.cli.common import (
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.cli.options import (
+    CacheDirOption,
+    DryRunOption,
+    EvaluatorsOption,
+    ForceOption,
+    GeneratorOption,
+    LimitOption,
+    MapOption,
+    MaxCharsOption,
+    MaxMissingOption,
+    NoCacheOption,
+    OptionalDataArgument,
+    ProtocolOption,
+    QuietOption,
+    RunDirOption,
+    SeedsOption,
+    SuiteOption,
+    TaskOption,
+    VariantsInOption,
+    WorkersOption,
+)
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.wording import plural
 
@@ -110,17 +129,12 @@ def settings_from(flags: dict[str, Any], config: Path | None = None, *,
 
 @app.command()
 def quickstart(
-    out: Annotated[Path, typer.Option(help="Run directory for results.json and scores.parquet.")]
-    = Path("runs/quickstart"),
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N built-in examples.")]
-    = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        help="Processes for perturbations and CPU-bound metrics (this one and N-1 helpers); "
-        "0 (default): every core.")]
-    = None,
+    out: RunDirOption = Path("runs/quickstart"),
+    limit: LimitOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    workers: WorkersOption = None,
     force: ForceOption = False,
 ) -> None:
     """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
@@ -139,46 +153,28 @@ def quickstart(
 
 @app.command("run")
 def run_command(
-    data: Annotated[Path | None, typer.Argument(
-        help="JSONL, CSV or Parquet file of examples. Without one, the run uses the built-in "
-        "corpus (examples written for evalstress), as quickstart does.")] = None,
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m references=references "
-        "(several reference fields: references=ref_a,ref_b).")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    evaluator: Annotated[list[str] | None, typer.Option(
-        "--evaluator", "-e", help="Evaluator spec, repeatable: rouge, bleu, "
-        "'python:target=pkg.mod:fn', \"command:cmd='python score.py'\". Default: lexical set.")]
-    = None,
+    data: OptionalDataArgument = None,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    evaluator: EvaluatorsOption = None,
     perturbation: Annotated[list[str] | None, typer.Option(
         "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
         "the suite's list.")] = None,
-    suite: Annotated[str | None, typer.Option(
-        help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
-        "paper-TASK suite of the data's task).")] = None,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: follow the suite's papers where evalstress differs (paper "
-        "002's per-test rules, whole-gold-set averages and strict tests; paper 000's fixed rule "
-        "attacks; paper 003's error counts; one seed for suites of papers 000 and 003). "
-        "--seeds still wins.")] = None,
-    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
+    suite: SuiteOption = None,
+    protocol: ProtocolOption = None,
+    seeds: SeedsOption = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
+    out: RunDirOption = None,
+    limit: LimitOption = None,
     shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
     rel_tol: Annotated[float | None, typer.Option(
         min=0.0, help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
-        "evaluator (and the generator) would need, and score nothing.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
-        "rep): this one and N-1 helpers; 0 (default): every core. A run with little such work "
-        "stays in one process. Results are identical to --workers 1.")] = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    dry_run: DryRunOption = False,
+    workers: WorkersOption = None,
     backend: Annotated[str | None, typer.Option(
         help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
         "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
@@ -195,10 +191,7 @@ def run_command(
         "a perturbation unit once its Wilcoxon result is settled (suite options "
         "sequential_looks, alpha, futility); fewer judge calls, reported in results.json.")]
     = False,
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes the LLM perturbations (paper 000's attacks, paper 003's LLM "
-        "half), a spec of comma-separated KEY=VALUE pairs: 'model=NAME,base_url=URL', also "
-        "temperature=0.7, max_concurrency=16. Same cache and retries as judges.")] = None,
+    generator: GeneratorOption = None,
     verifier: Annotated[str | None, typer.Option(
         help="Optional second LLM (same spec) that checks each accepted rewrite (uncommon-phrase: "
         "each changed sentence means the same both ways; rewriting-and-insertion: the text "
@@ -218,18 +211,12 @@ def run_command(
     perturbation_prompts: Annotated[Path | None, typer.Option(
         help="YAML file overriding or adding instructions, demonstrations, bounds and checks "
         "of LLM attacks (docs/perturbation-prompts.md).")] = None,
-    variants: Annotated[Path | None, typer.Option(
-        help="JSONL, CSV or Parquet of ready-made perturbed texts (example_id, perturbation, "
-        "severity, seed, text); they replace the suite's perturbations of the same name.")]
-    = None,
+    variants: VariantsInOption = None,
     variant_map: Annotated[list[str] | None, typer.Option(
         help="Field mapping of --variants, e.g. --variant-map text=perturbed "
         "--variant-map perturbation=const:hypernym.")] = None,
     max_chars: MaxCharsOption = None,
-    max_missing: Annotated[float | None, typer.Option(
-        help="Exit 3 (after writing every output) when more than this fraction of an "
-        "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "
-        "Default 0.5.")] = None,
+    max_missing: MaxMissingOption = None,
     max_units: Annotated[int | None, typer.Option(
         help="The most variants the run may plan (examples x perturbation severities x "
         "seeds); a bigger run is refused before any work. Default 50,000,000.")] = None,

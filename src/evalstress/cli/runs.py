@@ -9,6 +9,11 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import app, console, fail
+from evalstress.cli.options import (
+    PageOption,
+    RunDirArgument,
+    VariantsOutOption,
+)
 from evalstress.core.consoles import visible_controls
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text, check_target, describe
@@ -60,10 +65,8 @@ def verdicts_of(run_dir: Path, command: str, *, applicable: bool = True) -> dict
 
 @app.command("report")
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (results.json, "
-                                            "variants.parquet, examples.jsonl, scores.parquet).")],
-    out: Annotated[Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")]
-    = None,
+    run_dir: RunDirArgument,
+    out: PageOption = None,
     max_variants: Annotated[int, typer.Option(
         min=0, help="Variants embedded in the page's browser (a stratified sample; `evalstress "
         "export` writes them all).")] = 4000,
@@ -99,7 +102,7 @@ def report_command(
 def compare_command(
     run_a: Annotated[Path, typer.Argument(help="First run directory (A).")],
     run_b: Annotated[Path, typer.Argument(help="Second run directory (B).")],
-    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("compare.html"),
+    out: PageOption = None,
 ) -> None:
     """Two runs side by side: two evaluators on one suite, or two versions of one evaluator.
 
@@ -116,6 +119,7 @@ def compare_command(
         unchanged_note,
     )
 
+    out = out or Path("compare.html")
     writable(out, "--out", (run_a, run_b))
     a, b = (verdicts_of(run, "compare", applicable=False) for run in (run_a, run_b))
     try:
@@ -139,7 +143,7 @@ def compare_command(
 
 @app.command("check")
 def check_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (or its results.json).")],
+    run_dir: RunDirArgument,
     require: Annotated[list[str] | None, typer.Option(
         "--require", "-r", help="EVALUATOR[/ASPECT]:TEST=VERDICT, repeatable, e.g. "
         "bleu:truncation=pass. TEST: a perturbation, perturbation@severity or analysis:test; "
@@ -189,7 +193,7 @@ def check_command(
 
 @app.command("combine")
 def combine_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory with several evaluators.")],
+    run_dir: RunDirArgument,
     by: Annotated[str, typer.Option(help="aspect: each score is a candidate (rouge/rougeL); "
                                     "evaluator: an evaluator passes when any aspect does.")]
     = "aspect",
@@ -214,9 +218,8 @@ def combine_command(
 
 @app.command("export")
 def export_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    variants: Annotated[Path, typer.Option(
-        "--variants", help="File to write every variant to: .jsonl, .csv or .parquet.")],
+    run_dir: RunDirArgument,
+    variants: VariantsOutOption,
     originals: Annotated[bool, typer.Option(
         "--originals", help="Add each example's original text (column `original`).")] = False,
 ) -> None:

@@ -10,8 +10,6 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxMissingOption,
     app,
     console,
     exit_if_mostly_missing,
@@ -22,6 +20,25 @@ from evalstress.cli.common import (
     reachable,
     score_cache,
 )
+from evalstress.cli.options import (
+    BackboneOption,
+    CacheDirOption,
+    DataArgument,
+    DocumentsArgument,
+    DocumentsTaskOption,
+    EvaluatorsOption,
+    ForceOption,
+    LimitOption,
+    MapOption,
+    MaxMissingOption,
+    NoCacheOption,
+    OtherSystemsOption,
+    OutputsFieldOption,
+    QuietOption,
+    RunDirOption,
+    SeedOption,
+    TaskOption,
+)
 from evalstress.core.data import DataError, load_examples
 from evalstress.core.strict import UnknownNameError, check_names
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above, frame_missing_shares
@@ -29,16 +46,13 @@ from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above, frame_missin
 
 @app.command("self-bias")
 def self_bias_command(
-    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
-    model: Annotated[list[str], typer.Option(
-        "--model", help="A backbone NAME=PATH (repeatable): it writes one system's texts and "
-        "backs one evaluator. Aliases work: smollm2.")],
+    data: DataArgument,
+    model: BackboneOption,
     kind: Annotated[str, typer.Option(
         help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "
         "summaries of each source, scored by BARTScore faithfulness.")] = "lm",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, as for run.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
+    map_: MapOption = None,
+    task: TaskOption = None,
     evaluator_model: Annotated[list[str] | None, typer.Option(
         "--evaluator-model", help="NAME=PATH: the evaluator of backbone NAME runs on PATH "
         "instead of NAME's generator (paper 002: fine-tuned generator, off-the-shelf "
@@ -46,18 +60,16 @@ def self_bias_command(
     referee: Annotated[list[str] | None, typer.Option(
         "--referee", help="Evaluator spec that owns no system and ranks them all (repeatable), "
         "e.g. 'gpt-ppl:model=PATH' of a larger model.")] = None,
-    systems_field: Annotated[str | None, typer.Option(
-        help="A field holding other systems' texts (name -> text), e.g. systems in SummEval.")]
-    = None,
+    systems_field: OtherSystemsOption = None,
     prompt_words: Annotated[int, typer.Option(help="lm: words of the prompt.")] = 32,
     max_new_tokens: Annotated[int, typer.Option(help="Tokens each backbone writes.")] = 60,
-    seed: Annotated[int, typer.Option(help="Seed of the sampling.")] = 0,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    seed: SeedOption = 0,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    max_missing: MaxMissingOption = None,
     force: ForceOption = False,
 ) -> None:
     """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
@@ -130,18 +142,15 @@ def self_bias_command(
     if not quiet:
         console.print(self_bias_table(result))
         console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['texts']}")
-    exit_if_mostly_missing(above(result.missing, max_missing), max_missing)
+    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
+    exit_if_mostly_missing(above(result.missing, cap), cap)
 
 
 @app.command("correlate")
 def correlate_command(
-    data: Annotated[Path, typer.Argument(help="JSONL file: one document per line, each with a "
-                                         "list of system outputs carrying human scores.")],
-    evaluator: Annotated[list[str] | None, typer.Option(
-        "--evaluator", "-e", help="Evaluator spec, repeatable (default: bleu, chrf, rouge).")]
-    = None,
-    systems_field: Annotated[str, typer.Option(help="Field holding the list of outputs.")]
-    = "systems",
+    data: DocumentsArgument,
+    evaluator: EvaluatorsOption = None,
+    systems_field: OutputsFieldOption = "systems",
     text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
     = "summary",
     system_id_field: Annotated[str, typer.Option(help="Field of an output naming its system.")]
@@ -149,18 +158,16 @@ def correlate_command(
     id_field: Annotated[str, typer.Option(help="Field of a document holding its id.")] = "id",
     human: Annotated[str, typer.Option(help="Comma-separated human score fields of an output.")]
     = "coherence,consistency,fluency,relevance",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Document fields for the context: source=source, "
-        "references=references (several: references=highlight,references).")] = None,
-    task: Annotated[str, typer.Option(help="Task passed to the evaluators.")] = "summarization",
+    map_: MapOption = None,
+    task: DocumentsTaskOption = "summarization",
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N documents.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    seed: SeedOption = 0,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    max_missing: MaxMissingOption = None,
     force: ForceOption = False,
 ) -> None:
     """Correlate evaluators with human scores at segment and system level (SummEval layout).
@@ -175,6 +182,7 @@ def correlate_command(
     from evalstress.analyses.correlation import human_correlation
     from evalstress.engine.rundir import fresh_staging
     from evalstress.engine.scoring import configure_caches
+    from evalstress.job import LEXICAL_DEFAULT
     from evalstress.report import write_study_outputs
     from evalstress.report.terminal import correlation_tables
     from evalstress.studies.correlate import load_system_outputs, score_system_outputs
@@ -192,7 +200,7 @@ def correlate_command(
                                                      .split(",") if f], task=task, limit=limit)
     except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
-    specs = evaluator or ["bleu", "chrf", "rouge"]
+    specs = evaluator or LEXICAL_DEFAULT
     evaluators = make_evaluators(list(specs))
     reachable(evaluators)
     out_dir = out or Path(f"runs/correlate-{data.stem}")
@@ -222,4 +230,5 @@ def correlate_command(
         for table in correlation_tables(result):
             console.print(table)
         console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['scores']}")
-    exit_if_mostly_missing(above(frame_missing_shares(scores), max_missing), max_missing)
+    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
+    exit_if_mostly_missing(above(frame_missing_shares(scores), cap), cap)
