@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the run machinery loads with the command that uses it: --he
     from evalstress.core.cache import SQLiteCache
     from evalstress.engine.runhealth import MissingShare
     from evalstress.evaluators.base import Evaluator
+    from evalstress.job.settingsbase import Settings
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -119,6 +120,39 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     err.print(f"[bold red]error:[/] {escape(redact(message))}",  # "[llm]" is text, not markup
               soft_wrap=True)  # one line, whatever the width: a path is never cut
     return typer.Exit(code)
+
+
+#: not a setting: the command's context and its --config file
+NOT_SETTINGS = ("ctx", "config")
+
+S = TypeVar("S", bound="Settings")
+
+
+def given(ctx: typer.Context, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's parameters (its `locals()` on entry) as the flags of its settings model:
+    keyed by setting (a trailing _ dropped: `map_` is `map`), None where the command line left
+    the option out, so the --config file, then the model's default, decide it."""
+    flags = {}
+    for name, value in parameters.items():
+        if name in NOT_SETTINGS:
+            continue
+        source = ctx.get_parameter_source(name)
+        left_out = source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
+        flags[name.rstrip("_")] = None if left_out else value
+    return flags
+
+
+def settings_of(model: type[S], flags: Mapping[str, Any], config: Path | None = None, *,
+                face: str | None = None) -> S:
+    """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
+    from evalstress.core.strict import ConfigError
+    from evalstress.job import SettingsError
+
+    try:
+        settings: S = model.resolve(flags, config, face=face)
+    except (SettingsError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+    return settings
 
 
 def progress_bars(enabled: bool = True) -> RichBars | PlainLines:

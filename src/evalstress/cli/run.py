@@ -15,12 +15,15 @@ from evalstress.cli.common import (
     err,
     exit_if_mostly_missing,
     fail,
+    given,
     progress_bars,
+    settings_of,
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
 from evalstress.cli.options import (
     CacheDirOption,
+    ConfigOption,
     DryRunOption,
     EvaluatorsOption,
     ForceOption,
@@ -117,14 +120,10 @@ def job_from(settings: RunSettings, **extra: Any) -> StressJob:
 
 def settings_from(flags: dict[str, Any], config: Path | None = None, *,
                   face: str = "run") -> RunSettings:
-    """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
-    from evalstress.core.strict import ConfigError
-    from evalstress.job import RunSettings, SettingsError
+    """The run's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
+    from evalstress.job import RunSettings
 
-    try:
-        return RunSettings.resolve(flags, config, face=face)
-    except (SettingsError, ConfigError) as exc:
-        raise fail(str(exc)) from None
+    return settings_of(RunSettings, flags, config, face=face)
 
 
 @app.command()
@@ -153,18 +152,18 @@ def quickstart(
 
 @app.command("run")
 def run_command(
+    ctx: typer.Context,
     data: OptionalDataArgument = None,
     map_: MapOption = None,
     task: TaskOption = None,
-    evaluator: EvaluatorsOption = None,
-    perturbation: Annotated[list[str] | None, typer.Option(
+    evaluators: EvaluatorsOption = None,
+    perturbations: Annotated[list[str] | None, typer.Option(
         "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
         "the suite's list.")] = None,
     suite: SuiteOption = None,
     protocol: ProtocolOption = None,
     seeds: SeedsOption = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
+    config: ConfigOption = None,
     out: RunDirOption = None,
     limit: LimitOption = None,
     shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
@@ -230,18 +229,7 @@ def run_command(
     ready-made texts from `--variants FILE`. Without DATA, the run uses the built-in corpus,
     e.g. `evalstress run --suite dhp -e bleu`.
     """
-    settings = settings_from(
-        {"data": data, "map": map_, "task": task, "suite": suite,
-         "perturbations": perturbation, "evaluators": evaluator, "seeds": seeds, "out": out,
-         "limit": limit, "rel_tol": rel_tol, "shard": shard, "cache_dir": cache_dir,
-         "protocol": protocol, "generator": generator, "verifier": verifier,
-         "include_unverified": include_unverified,
-         "max_reasks": max_reasks, "shots": shots, "perturbation_prompts": perturbation_prompts,
-         "variants": variants, "variant_map": variant_map, "max_chars": max_chars,
-         "max_missing": max_missing, "workers": workers, "backend": backend,
-         "ray_address": ray_address, "chunk_size": chunk_size, "sequential": sequential,
-         "no_cache": no_cache, "quiet": quiet, "dry_run": dry_run, "force": force,
-         "max_units": max_units}, config)
+    settings = settings_from(given(ctx, locals()), config)
     job = job_from(settings)
     if settings.dry_run:
         _dry_run(job)
