@@ -13,12 +13,15 @@ from evalstress.cli.common import (
     console,
     exit_if_mostly_missing,
     fail,
+    given,
     owned_out,
     progress_bars,
     score_cache,
+    settings_of,
 )
 from evalstress.cli.options import (
     CacheDirOption,
+    ConfigOption,
     DataArgument,
     ForceOption,
     GeneratorOption,
@@ -36,16 +39,17 @@ from evalstress.cli.options import (
     TaskOption,
 )
 from evalstress.core.data import DataError, load_examples
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above
+from evalstress.engine.runhealth import above
 
 
 @app.command("attack")
 def attack_command(
+    ctx: typer.Context,
     data: DataArgument,
-    victim: Annotated[list[str], typer.Option(
-        "--victim", "-v", help="Evaluator under attack, repeatable; pick an aspect of a "
-        "multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")],
-    gold: GoldsOption,
+    victim: Annotated[list[str] | None, typer.Option(
+        "--victim", "-v", help="Evaluator under attack (required), repeatable; pick an aspect "
+        "of a multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")] = None,
+    gold: GoldsOption = None,
     generator: GeneratorOption = None,
     method: Annotated[list[str] | None, typer.Option(
         "--method", help="adveval (default), adveval-victim (guided by the victim alone), "
@@ -107,6 +111,7 @@ def attack_command(
     quiet: QuietOption = False,
     max_missing: MaxMissingOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Search for texts your evaluator gets wrong (paper 004, AdvEval), and compare baselines.
 
@@ -121,51 +126,56 @@ def attack_command(
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`
     """
+    flags = given(ctx, locals())
     from evalstress.job.attack import run_attack_study
+    from evalstress.job.studysettings import AttackSettings
     from evalstress.report.terminal import print_analyses
     from evalstress.studies.attack.objective import AttackParams
     from evalstress.studies.attack.protocol import resolve
     from evalstress.studies.attack.setup import build_attacker, parse_scale_references
 
-    out_dir = out or Path(f"runs/attack-{data.stem}")
-    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
-                   no_cache=no_cache):
+    s = settings_of(AttackSettings, flags, config)
+    assert s.data is not None  # required: checked by the settings
+    out_dir = s.out or Path(f"runs/attack-{s.data.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("input data", s.data)],
+                   cache_dir=s.cache_dir, no_cache=s.no_cache):
         try:
-            examples = load_examples(data, map_, task=task, limit=limit)
-            chosen = resolve(protocol, stop_rule=stop_rule, reference=reference,
-                             patience=patience, generator=generator,
-                             rescore_final=rescore_final)
+            examples = load_examples(s.data, s.map, task=s.task, limit=s.limit)
+            chosen = resolve(s.protocol, stop_rule=s.stop_rule, reference=s.reference,
+                             patience=s.patience, generator=s.generator,
+                             rescore_final=s.rescore_final)
             params = AttackParams(
-                tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_, budget=budget,
-                candidates=candidates, trajectory=trajectory, max_iterations=max_iterations,
-                gold_samples=gold_samples, stop_threshold=stop_threshold,
-                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule,
-                protocol=chosen.protocol, rescore_final=chosen.rescore_final)
+                tau_plus=s.tau_plus, tau_minus=s.tau_minus, delta=s.delta, lam=s.lambda_,
+                budget=s.budget, candidates=s.candidates, trajectory=s.trajectory,
+                max_iterations=s.max_iterations, gold_samples=s.gold_samples,
+                stop_threshold=s.stop_threshold, patience=chosen.patience, seed=s.seed,
+                stop_rule=chosen.stop_rule, protocol=chosen.protocol,
+                rescore_final=chosen.rescore_final)
             attacker = build_attacker(
-                examples, victims=victim, gold=gold, generator=chosen.generator,
-                methods=method or ["adveval"], direction=direction, params=params,
-                criteria=criteria, reference=chosen.reference, ranges=range_ or [],
+                examples, victims=s.victim, gold=s.gold, generator=chosen.generator,
+                methods=s.method or ["adveval"], direction=s.direction, params=params,
+                criteria=s.criteria, reference=chosen.reference, ranges=s.range_ or [],
                 scale_references=parse_scale_references(
-                    scale_reference or [], field_map=map_, task=task,
-                    percentiles=scale_percentiles),
-                cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
-                progress=progress_bars(enabled=not quiet))
+                    s.scale_reference or [], field_map=s.map, task=s.task,
+                    percentiles=s.scale_percentiles),
+                cache=score_cache(s.cache_dir, s.no_cache), cache_dir=s.cache_dir,
+                no_cache=s.no_cache, progress=progress_bars(enabled=not s.quiet))
         except (DataError, KeyError, ValueError, ImportError) as exc:
             raise fail(str(exc.args[0] if exc.args else exc)) from None
-        config = {"command": "attack", "data": str(data), "map": map_, "task": task,
-                  "limit": limit, "victims": victim, "gold": gold, "generator": generator,
-                  "methods": method or ["adveval"], "direction": direction,
-                  "criteria": criteria, "reference": chosen.reference,
-                  "ranges": range_ or [], "protocol": attacker.protocol,
-                  "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
+        record = {"command": "attack", "data": str(s.data), "map": s.map, "task": s.task,
+                  "limit": s.limit, "victims": s.victim, "gold": s.gold,
+                  "generator": s.generator, "methods": s.method or ["adveval"],
+                  "direction": s.direction, "criteria": s.criteria,
+                  "reference": chosen.reference, "ranges": s.range_ or [],
+                  "protocol": attacker.protocol, "scale_references": s.scale_reference or [],
+                  "scale_percentiles": s.scale_percentiles}
         try:
-            study = run_attack_study(attacker, out_dir, config=config, force=force)
+            study = run_attack_study(attacker, out_dir, config=record, force=s.force)
         except ValueError as exc:
             raise fail(str(exc)) from None
-        if not quiet:
+        if not s.quiet:
             print_analyses(console, {"adversarial": study.result})
             paths = study.paths
             console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
 
-    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
-    exit_if_mostly_missing(above(study.missing, cap), cap)
+    exit_if_mostly_missing(above(study.missing, s.max_missing), s.max_missing)

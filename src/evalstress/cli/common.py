@@ -133,12 +133,13 @@ def given(ctx: typer.Context, parameters: Mapping[str, Any]) -> dict[str, Any]:
     keyed by setting (a trailing _ dropped: `map_` is `map`), None where the command line left
     the option out, so the --config file, then the model's default, decide it."""
     flags = {}
-    for name, value in parameters.items():
-        if name in NOT_SETTINGS:
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in NOT_SETTINGS:
             continue
         source = ctx.get_parameter_source(name)
         left_out = source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
-        flags[name.rstrip("_")] = None if left_out else value
+        flags[name.rstrip("_")] = None if left_out else parameters[name]
     return flags
 
 

@@ -155,8 +155,9 @@ MaxMissingOption = Annotated[float | None, typer.Option(
 # -- the same name, another meaning -------------------------------------------------------
 
 #: attack's golds: several, averaged
-GoldsOption = Annotated[list[str], typer.Option(
-    "--gold", "-g", help="Gold evaluator standing in for human readers, repeatable (several "
+GoldsOption = Annotated[list[str] | None, typer.Option(
+    "--gold", "-g", help="Gold evaluator standing in for human readers (required), "
+    "repeatable (several "
     "= their mean): 'judge:model=NAME,base_url=URL' (defaults: scale=0-100, "
     "form=score-only, n=--gold-samples, temperature=0.5). Like a judge evaluator, a judge "
     "gold takes your own template, prompt=FILE (with output=...): its wording and scale "

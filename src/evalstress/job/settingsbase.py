@@ -177,7 +177,7 @@ class Settings:
         values: dict[str, Any] = {}
         sources: dict[str, Source] = {}
         for key, f, how in _settings(cls):
-            if _flag_given(flags.get(key)):
+            if _flag_given(flags.get(key), _default(f)):
                 value, sources[key] = flags[key], "flag"
             elif key in file_values and not (how.empty_is_unset and _empty(file_values[key])):
                 value, sources[key] = file_values[key], "config"
@@ -299,8 +299,10 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
 
-def _flag_given(value: Any) -> bool:
+def _flag_given(value: Any, default: Any) -> bool:
     """An option left out is None; a repeatable option left out may be an empty list, and a
-    switch left off is False (so a config file's `quiet: true` holds)."""
-    return value is not None and value is not False and not (
-        isinstance(value, str | list | tuple) and not value)
+    switch left off is False (so a config file's `quiet: true` holds). A false given to a
+    setting whose default is None (`--no-rescore-final`) is a choice, not a switch left off."""
+    if value is False:
+        return default is None
+    return value is not None and not (isinstance(value, str | list | tuple) and not value)

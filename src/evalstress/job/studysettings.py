@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evalstress.core.params import BOOLEAN, one_of, real, text, whole_number
+from evalstress.core.params import BOOLEAN, real, text, whole_number
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.job.settings import LEXICAL_DEFAULT
 from evalstress.job.settingsbase import (
@@ -20,9 +20,6 @@ from evalstress.job.settingsbase import (
     names_kind,
     setting,
 )
-
-#: the card's budgets, smallest first (`card.plan.BUDGETS` holds what each means)
-CARD_BUDGETS = ("small", "standard", "paper")
 
 
 def _required(value: Any, where: str) -> Any:
@@ -86,8 +83,8 @@ class AttackSettings(ExamplesSettings):
     generator: str | None = field(default=None, metadata=setting(kind=text()))
     method: list[str] | None = field(default=None, metadata=setting(
         kind=names_kind("attack methods")))
-    direction: str = field(default="both", metadata=setting(
-        kind=one_of(("good", "bad", "both"))))
+    #: good, bad or both: checked where the attack is built, as from Python
+    direction: str = field(default="both", metadata=setting(kind=text()))
     budget: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
     candidates: int = field(default=8, metadata=setting(kind=whole_number(1)))
     trajectory: int = field(default=10, metadata=setting(kind=whole_number(1)))
@@ -120,7 +117,8 @@ class SelfBiasSettings(ExamplesSettings):
 
     model: list[str] = field(default_factory=list, metadata=setting(
         kind=names_kind("backbones NAME=PATH"), check=_required))
-    kind: str = field(default="lm", metadata=setting(kind=one_of(("lm", "seq2seq"))))
+    #: lm or seq2seq: checked by the study, as from Python
+    kind: str = field(default="lm", metadata=setting(kind=text()))
     evaluator_model: list[str] | None = field(default=None, metadata=setting(
         kind=names_kind("NAME=PATH pairs")))
     referee: list[str] | None = field(default=None, metadata=setting(
@@ -169,7 +167,8 @@ class CardSettings(StudySettings):
     map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP,
                                                                  flag="--map"))
     task: str | None = field(default=None, metadata=setting(kind=text()))
-    budget: str = field(default="standard", metadata=setting(kind=one_of(CARD_BUDGETS)))
+    #: small, standard or paper: checked with the plan (`card.plan.BUDGETS`)
+    budget: str = field(default="standard", metadata=setting(kind=text()))
     gold: str | None = field(default=None, metadata=setting(kind=text()))
     generator: str | None = field(default=None, metadata=setting(kind=text()))
     #: None: one process up to 100 examples, else every core (`card.run.card_workers`)
