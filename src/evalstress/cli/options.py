@@ -180,8 +180,8 @@ CardBudgetOption = Annotated[str, typer.Option(
     "examples, three seeds) or paper (every example under the papers' protocols).")]
 
 #: self-bias's backbones
-BackboneOption = Annotated[list[str], typer.Option(
-    "--model", help="A backbone NAME=PATH (repeatable): it writes one system's texts and "
+BackboneOption = Annotated[list[str] | None, typer.Option(
+    "--model", help="A backbone NAME=PATH (required, repeatable): it writes one system's texts and "
     "backs one evaluator. Aliases work: smollm2.")]
 
 #: serve's model

@@ -14,15 +14,18 @@ from evalstress.cli.common import (
     console,
     exit_if_mostly_missing,
     fail,
+    given,
     make_evaluators,
     owned_out,
     progress_bars,
     reachable,
     score_cache,
+    settings_of,
 )
 from evalstress.cli.options import (
     BackboneOption,
     CacheDirOption,
+    ConfigOption,
     DataArgument,
     DocumentsArgument,
     DocumentsTaskOption,
@@ -41,13 +44,14 @@ from evalstress.cli.options import (
 )
 from evalstress.core.data import DataError, load_examples
 from evalstress.core.strict import UnknownNameError, check_names
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above, frame_missing_shares
+from evalstress.engine.runhealth import above, frame_missing_shares
 
 
 @app.command("self-bias")
 def self_bias_command(
+    ctx: typer.Context,
     data: DataArgument,
-    model: BackboneOption,
+    model: BackboneOption = None,
     kind: Annotated[str, typer.Option(
         help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "
         "summaries of each source, scored by BARTScore faithfulness.")] = "lm",
@@ -71,6 +75,7 @@ def self_bias_command(
     quiet: QuietOption = False,
     max_missing: MaxMissingOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Self-evaluation bias (paper 002, sec. 5.4): do evaluators favour their own backbone?
 
@@ -79,19 +84,24 @@ def self_bias_command(
     wikitext.jsonl -m hypothesis=text --task open-ended --model small=PATH_A --model
     large=PATH_B --referee gpt-ppl:model=PATH_C`.
     """
+    flags = given(ctx, locals())
     from evalstress.engine.rundir import fresh_staging
     from evalstress.engine.scoring import configure_caches
+    from evalstress.job.studysettings import SelfBiasSettings
     from evalstress.report import write_study_outputs
     from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias_table
 
+    s = settings_of(SelfBiasSettings, flags, config)
+    assert s.data is not None  # required: checked by the settings
+
     scorers: dict[str, str] = {}  # --evaluator-model: backbone name -> evaluator weights
-    for item in evaluator_model or []:
+    for item in s.evaluator_model or []:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise fail(f"--evaluator-model '{item}' must look like NAME=PATH")
         scorers[name] = path
     backbones = []
-    for item in model:
+    for item in s.model:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise fail(f"--model '{item}' must look like NAME=PATH")
@@ -101,55 +111,55 @@ def self_bias_command(
     except UnknownNameError as exc:
         raise fail(str(exc)) from None
     try:
-        examples = load_examples(data, map_, task=task, limit=limit)
+        examples = load_examples(s.data, s.map, task=s.task, limit=s.limit)
     except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
     extra: dict[str, dict[str, str]] = {}
-    if systems_field:
+    if s.systems_field:
         for example in examples:
-            found = (example.meta or {}).get(systems_field)
+            found = (example.meta or {}).get(s.systems_field)
             if not isinstance(found, dict):
-                raise fail(f"{data}: example '{example.id}', field '{systems_field}': missing or "
-                            "not a mapping of system name to text")
+                raise fail(f"{s.data}: example '{example.id}', field '{s.systems_field}': "
+                           "missing or not a mapping of system name to text")
             for system, text in found.items():
                 extra.setdefault(str(system), {})[example.id] = str(text)
-    referees = make_evaluators(list(referee or []))
+    referees = make_evaluators(list(s.referee or []))
     reachable(referees)
-    out_dir = out or Path(f"runs/self-bias-{data.stem}")
-    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
-                   no_cache=no_cache):
-        configure_caches(referees, cache_dir, no_cache)
+    out_dir = s.out or Path(f"runs/self-bias-{s.data.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("input data", s.data)], cache_dir=s.cache_dir,
+                   no_cache=s.no_cache):
+        configure_caches(referees, s.cache_dir, s.no_cache)
         try:
             result, texts = run_self_bias(
-                examples, backbones, kind=kind, referees=referees, extra_systems=extra,
-                prompt_words=prompt_words, max_new_tokens=max_new_tokens, seed=seed,
-                cache=score_cache(cache_dir, no_cache),
-                progress=progress_bars(enabled=not quiet))
+                examples, backbones, kind=s.kind, referees=referees, extra_systems=extra,
+                prompt_words=s.prompt_words, max_new_tokens=s.max_new_tokens, seed=s.seed,
+                cache=score_cache(s.cache_dir, s.no_cache),
+                progress=progress_bars(enabled=not s.quiet))
         except ValueError as exc:
             raise fail(str(exc)) from None
         files = fresh_staging(out_dir)
         with files.path("texts.jsonl").open("w", encoding="utf-8") as handle:
             for row in texts:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        config = {"command": "self-bias", "data": str(data), "kind": kind,
-                  "models": list(model), "referees": list(referee or []),
-                  "evaluator_models": list(evaluator_model or []),
-                  "systems_field": systems_field, "seed": seed, "limit": limit}
-        paths = write_study_outputs(files, out_dir, config=config,
+        record = {"command": "self-bias", "data": str(s.data), "kind": s.kind,
+                  "models": list(s.model), "referees": list(s.referee or []),
+                  "evaluator_models": list(s.evaluator_model or []),
+                  "systems_field": s.systems_field, "seed": s.seed, "limit": s.limit}
+        paths = write_study_outputs(files, out_dir, config=record,
                                     analyses={"self-bias": result},
                                     counts={"examples": len(examples), "texts": len(texts)},
-                                    title=f"evalstress self-bias: {data.name}", force=force)
-    if not quiet:
+                                    title=f"evalstress self-bias: {s.data.name}", force=s.force)
+    if not s.quiet:
         console.print(self_bias_table(result))
         console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['texts']}")
-    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
-    exit_if_mostly_missing(above(result.missing, cap), cap)
+    exit_if_mostly_missing(above(result.missing, s.max_missing), s.max_missing)
 
 
 @app.command("correlate")
 def correlate_command(
+    ctx: typer.Context,
     data: DocumentsArgument,
-    evaluator: EvaluatorsOption = None,
+    evaluators: EvaluatorsOption = None,
     systems_field: OutputsFieldOption = "systems",
     text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
     = "summary",
@@ -169,6 +179,7 @@ def correlate_command(
     quiet: QuietOption = False,
     max_missing: MaxMissingOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Correlate evaluators with human scores at segment and system level (SummEval layout).
 
@@ -179,56 +190,61 @@ def correlate_command(
     documents) and globally (all pairs); system level correlates
     per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
     """
+    flags = given(ctx, locals())
     from evalstress.analyses.correlation import human_correlation
     from evalstress.engine.rundir import fresh_staging
     from evalstress.engine.scoring import configure_caches
-    from evalstress.job import LEXICAL_DEFAULT
+    from evalstress.job.studysettings import CorrelateSettings
     from evalstress.report import write_study_outputs
     from evalstress.report.terminal import correlation_tables
     from evalstress.studies.correlate import load_system_outputs, score_system_outputs
 
-    bad = [part for part in map_ or [] if "=" not in part or not part.split("=", 1)[0].strip()]
+    s = settings_of(CorrelateSettings, flags, config)
+    assert s.data is not None  # required: checked by the settings
+
+    bad = [part for part in s.map or [] if "=" not in part or not part.split("=", 1)[0].strip()]
     if bad:
         raise fail(f"--map '{bad[0]}' must look like FIELD=NAME, e.g. -m references=references")
-    mapping = dict(part.split("=", 1) for part in (map_ or ["references=references"]))
+    mapping = dict(part.split("=", 1) for part in (s.map or ["references=references"]))
     try:
-        docs = load_system_outputs(data, systems_field=systems_field, text_field=text_field,
-                                   system_id_field=system_id_field, id_field=id_field,
-                                   human_fields=[h.strip() for h in human.split(",") if h.strip()],
+        docs = load_system_outputs(s.data, systems_field=s.systems_field,
+                                   text_field=s.text_field,
+                                   system_id_field=s.system_id_field, id_field=s.id_field,
+                                   human_fields=[h.strip() for h in s.human.split(",")
+                                                 if h.strip()],
                                    source_field=mapping.get("source", "source"),
                                    reference_fields=[f for f in mapping.get("references", "")
-                                                     .split(",") if f], task=task, limit=limit)
+                                                     .split(",") if f], task=s.task, limit=s.limit)
     except (DataError, ValueError) as exc:
         raise fail(str(exc)) from None
-    specs = evaluator or LEXICAL_DEFAULT
-    evaluators = make_evaluators(list(specs))
-    reachable(evaluators)
-    out_dir = out or Path(f"runs/correlate-{data.stem}")
-    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
-                   no_cache=no_cache):
-        cache = score_cache(cache_dir, no_cache)
-        configure_caches(evaluators, cache_dir, no_cache)  # judges answer into the same folder
+    specs = s.evaluators
+    made = make_evaluators(list(specs))
+    reachable(made)
+    out_dir = s.out or Path(f"runs/correlate-{s.data.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("input data", s.data)], cache_dir=s.cache_dir,
+                   no_cache=s.no_cache):
+        cache = score_cache(s.cache_dir, s.no_cache)
+        configure_caches(made, s.cache_dir, s.no_cache)  # judges answer into the same folder
         try:
             scores, human_frame, stats = score_system_outputs(
-                docs, evaluators, cache=cache, progress=progress_bars(enabled=not quiet))
+                docs, made, cache=cache, progress=progress_bars(enabled=not s.quiet))
         finally:
-            for ev in evaluators:
+            for ev in made:
                 ev.close()
-        result = human_correlation(scores, human_frame, n_boot=n_boot, seed=seed)
+        result = human_correlation(scores, human_frame, n_boot=s.n_boot, seed=s.seed)
         files = fresh_staging(out_dir)
         scores.to_parquet(files.path("scores.parquet"), index=False)
-        config = {"command": "correlate", "data": str(data), "evaluators": list(specs),
-                  "human": human, "map": mapping, "n_boot": n_boot, "seed": seed,
-                  "limit": limit}
+        record = {"command": "correlate", "data": str(s.data), "evaluators": list(specs),
+                  "human": s.human, "map": mapping, "n_boot": s.n_boot, "seed": s.seed,
+                  "limit": s.limit}
         paths = write_study_outputs(
-            files, out_dir, config=config, analyses={"correlation": result},
+            files, out_dir, config=record, analyses={"correlation": result},
             counts={"documents": len(docs), "outputs": len(human_frame),
                     "missing_scores": int(scores["score"].isna().sum())},
-            extra={"evaluators": stats}, title=f"evalstress correlate: {data.name}",
-            force=force)
-    if not quiet:
+            extra={"evaluators": stats}, title=f"evalstress correlate: {s.data.name}",
+            force=s.force)
+    if not s.quiet:
         for table in correlation_tables(result):
             console.print(table)
         console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['scores']}")
-    cap = DEFAULT_MAX_MISSING if max_missing is None else max_missing
-    exit_if_mostly_missing(above(frame_missing_shares(scores), cap), cap)
+    exit_if_mostly_missing(above(frame_missing_shares(scores), s.max_missing), s.max_missing)
