@@ -16,7 +16,9 @@ from evalstress.cli.common import (
     err,
     exit_if_mostly_missing,
     fail,
+    given,
     progress_bars,
+    settings_of,
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
@@ -25,6 +27,7 @@ from evalstress.cli.options import (
     CardBudgetOption,
     CardDirOption,
     CardGoldOption,
+    ConfigOption,
     DataOption,
     DryRunOption,
     ForceOption,
@@ -47,6 +50,7 @@ if TYPE_CHECKING:  # the card's machinery loads when a card is made: --help stay
 
 @app.command("card")
 def card_command(
+    ctx: typer.Context,
     specs: Annotated[list[str], typer.Argument(
         metavar="SPEC...", help="Evaluator spec(s), one card each: bleu, rouge, "
         "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")],
@@ -64,6 +68,7 @@ def card_command(
     dry_run: DryRunOption = False,
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -73,27 +78,31 @@ def card_command(
     scores there). Writes card.md and card.json, with each method's run directory under
     runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
     """
+    flags = given(ctx, locals())
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
     from evalstress.card.make import check_endpoints
     from evalstress.card.run import card_workers
     from evalstress.engine.runhealth import MissingShare
     from evalstress.job import SettingsError
+    from evalstress.job.studysettings import CardSettings
+
+    s = settings_of(CardSettings, flags, config)
 
     try:
-        plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
-                           gold=gold, generator=generator, max_chars=max_chars)
-                 for spec in specs]
+        plans = [plan_card(spec, data=s.data, field_map=s.map, task=s.task, budget=s.budget,
+                           gold=s.gold, generator=s.generator, max_chars=s.max_chars)
+                 for spec in s.specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     for note in dict.fromkeys(note for plan in plans for note in plan.notes):
         err.print(f"[yellow]warning:[/] {escape(note)}", soft_wrap=True)
-    use_cache_dir(cache_dir)
-    folders = card_folders(plans, out)
-    if dry_run:
+    use_cache_dir(s.cache_dir)
+    folders = card_folders(plans, s.out)
+    if s.dry_run:
         for plan, folder in zip(plans, folders, strict=True):
-            _print_plan(plan, CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
-                                          workers=card_workers(len(plan.examples), workers)))
+            _print_plan(plan, CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
+                                          workers=card_workers(len(plan.examples), s.workers)))
         return
     try:  # every card's endpoints, before the first card runs
         for plan in plans:
@@ -102,10 +111,10 @@ def card_command(
         raise fail(str(exc)) from None
     mostly_missing = []
     for plan, folder in zip(plans, folders, strict=True):
-        options = CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
-                              workers=card_workers(len(plan.examples), workers), force=force,
-                              progress=progress_bars(enabled=not quiet),
-                              say=_progress_line(plan.evaluator.label, quiet))
+        options = CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
+                              workers=card_workers(len(plan.examples), s.workers), force=s.force,
+                              progress=progress_bars(enabled=not s.quiet),
+                              say=_progress_line(plan.evaluator.label, s.quiet))
         keeps(folder)
         set_resume_hint(f"run the same command again: methods finished in {folder}/runs are "
                         "kept")
@@ -113,7 +122,7 @@ def card_command(
             made = make_card(plan, options)
         except (CardError, StorageError) as exc:
             raise fail(str(exc)) from None
-        if not quiet:
+        if not s.quiet:
             _print_card(made.to_dict(), folder)
         failed = [s for s in made.methods.values() if s["status"] == "failed"]
         for section in failed:

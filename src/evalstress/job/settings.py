@@ -94,7 +94,8 @@ def _number_from_zero(value: Any, where: str) -> Any:
     return value
 
 
-def _fraction(value: Any, where: str) -> float:
+def fraction(value: Any, where: str) -> float:
+    """A share between 0 and 1 (max_missing), checked wherever it was given."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SettingsError(f"{where} {value!r}: give a fraction between 0 and 1")
     try:
@@ -114,8 +115,8 @@ def _analysis_options(value: Any, where: str) -> Any:
     return dict(value)
 
 
-def _text_length(value: Any, where: str) -> Any:
-
+def text_length(value: Any, where: str) -> Any:
+    """The longest text a run or a card takes (max_chars), checked as the suite option is."""
     if value is not None:
         try:
             max_chars_option({"max_chars": value})
@@ -190,9 +191,9 @@ class RunSettings(Settings):
     variant_map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP))
     #: None: 100000 characters (0: no limit)
     max_chars: int | None = field(default=None, metadata=setting(
-        check=_text_length, from_suite=lambda suite: suite.options.get("max_chars")))
+        check=text_length, from_suite=lambda suite: suite.options.get("max_chars")))
     max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(
-        check=_fraction, after_suite=True))
+        check=fraction, after_suite=True))
     #: the most variants a run may plan (examples x perturbation severities x seeds); a
     #: bigger run is refused before any work until this is raised
     max_units: int = field(default=DEFAULT_MAX_UNITS, metadata=setting(

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evalstress.core.params import BOOLEAN, real, text, whole_number
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
-from evalstress.job.settings import LEXICAL_DEFAULT
+from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
+from evalstress.job.settings import LEXICAL_DEFAULT, fraction, text_length
 from evalstress.job.settingsbase import (
     FIELD_MAP,
     PATH,
@@ -28,15 +28,6 @@ def _required(value: Any, where: str) -> Any:
         raise SettingsError(f"{where} is required: give it as an option or in the --config "
                             "file")
     return value
-
-
-def _fraction(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SettingsError(f"{where} {value!r}: give a fraction between 0 and 1")
-    try:
-        return check_max_missing(float(value), where)
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
 
 
 def _path(**more: Any) -> Any:
@@ -67,7 +58,7 @@ class ExamplesSettings(StudySettings):
                                                                  flag="--map"))
     task: str | None = field(default=None, metadata=setting(kind=text()))
     limit: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
-    max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(check=_fraction))
+    max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(check=fraction))
 
 
 @dataclass(frozen=True)
@@ -152,7 +143,7 @@ class CorrelateSettings(StudySettings):
     n_boot: int = field(default=1000, metadata=setting(kind=whole_number(1)))
     seed: int = field(default=0, metadata=setting(kind=whole_number(0)))
     limit: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
-    max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(check=_fraction))
+    max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(check=fraction))
 
 
 @dataclass(frozen=True)
@@ -175,4 +166,4 @@ class CardSettings(StudySettings):
     workers: int | None = field(default=None, metadata=setting(kind=whole_number(0)))
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
-    max_chars: int | None = field(default=None, metadata=setting(kind=whole_number(0)))
+    max_chars: int | None = field(default=None, metadata=setting(check=text_length))
