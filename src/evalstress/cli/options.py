@@ -101,7 +101,9 @@ GeneratorOption = Annotated[str | None, typer.Option(
 
 RunDirOption = Annotated[Path | None, typer.Option(
     "--out", help="Run directory (results.json, report.html, the scores). Default: "
-    "runs/<the data file's stem>, or runs/<command>-<stem>.")]
+    "runs/<the data file's stem> (run; runs/builtin-corpus without one), "
+    "runs/<command>-<stem> (attack, self-bias, correlate, criteria-levels), or "
+    "runs/quickstart.")]
 
 #: a card's folder
 CardDirOption = Annotated[Path | None, typer.Option(

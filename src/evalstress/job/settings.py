@@ -64,6 +64,8 @@ LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
 
 #: the run directory of a run without a data file (it runs on the built-in corpus)
 BUILTIN_RUN_DIR = Path("runs/builtin-corpus")
+#: the run directory of `evalstress quickstart`
+QUICKSTART_RUN_DIR = Path("runs/quickstart")
 
 #: the default bound on the variants one run plans: 50 million is a 100,000-example run of
 #: the largest built-in suite with room to spare, and stops a typo (a grid or seed count off
@@ -263,6 +265,8 @@ class RunSettings(Settings):
             return self.out
         if self.face not in COMMANDS:
             return None
+        if self.face == "quickstart":
+            return QUICKSTART_RUN_DIR
         if self.data is None:
             return BUILTIN_RUN_DIR
         return Path(f"runs/{self.data.stem}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evalstress.core.params import BOOLEAN, real, text, whole_number
+from evalstress.criteria import LEVELS
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
 from evalstress.job.settings import LEXICAL_DEFAULT, fraction, text_length
 from evalstress.job.settingsbase import (
@@ -167,3 +168,22 @@ class CardSettings(StudySettings):
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
     max_chars: int | None = field(default=None, metadata=setting(check=text_length))
+
+
+@dataclass(frozen=True)
+class LevelsSettings(StudySettings):
+    """`evalstress criteria-levels`: one judge at each level of detail of its criteria. Its
+    run takes these settings into `RunSettings` (the judge once per level as evaluators)."""
+
+    FACE: ClassVar[str] = "criteria-levels"
+
+    data: Path | None = field(default=None, metadata=_path(check=_required))
+    judge: str | None = field(default=None, metadata=setting(kind=text(), check=_required))
+    levels: str = field(default=",".join(LEVELS), metadata=setting(kind=text()))
+    suite: str = field(default="criteria-rules", metadata=setting(kind=PATH, convert=str))
+    map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP,
+                                                                 flag="--map"))
+    task: str | None = field(default=None, metadata=setting(kind=text()))
+    protocol: str | None = field(default=None, metadata=setting(kind=text()))
+    seeds: int | None = field(default=None, metadata=setting(kind=whole_number(1)))
+    limit: int | None = field(default=None, metadata=setting(kind=whole_number(1)))

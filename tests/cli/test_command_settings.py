@@ -1,0 +1,135 @@
+"""Every command that runs work goes through a settings model: its options are the model's
+keys, it takes --config, and a value from the file is checked (and named) as a flag's is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from evalstress.cli import app
+from evalstress.job.settings import RunSettings
+from evalstress.job.settingsbase import Settings
+from evalstress.job.studysettings import (
+    AttackSettings,
+    CardSettings,
+    CorrelateSettings,
+    LevelsSettings,
+    SelfBiasSettings,
+)
+
+runner = CliRunner()
+
+#: each command that runs work, and its settings model
+MODELS: dict[str, type[Settings]] = {
+    "run": RunSettings, "quickstart": RunSettings, "criteria-levels": LevelsSettings,
+    "card": CardSettings, "attack": AttackSettings, "self-bias": SelfBiasSettings,
+    "correlate": CorrelateSettings}
+
+COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def _keys(command: str) -> set[str]:
+    """The command's parameters as setting keys (a trailing _ dropped), --config left out."""
+    return {str(p.name).rstrip("_") for p in COMMANDS[command].params} - {"config"}
+
+
+def test_every_command_that_writes_a_run_or_a_card_has_a_settings_model() -> None:
+    writes = {name for name, command in COMMANDS.items()
+              if any(p.name == "out" and "directory" in (getattr(p, "help", "") or "")
+                     or p.name == "out" and "card's folder" in (getattr(p, "help", "") or "")
+                     for p in getattr(command, "params", ()))}
+    assert writes == set(MODELS)
+
+
+@pytest.mark.parametrize("command", sorted(MODELS))
+def test_a_run_like_command_takes_config_and_its_options_are_its_models_keys(
+        command: str) -> None:
+    assert "config" in {p.name for p in COMMANDS[command].params}, command
+    keys = set(MODELS[command].keys())
+    if command == "quickstart":  # a fixed choice of the run's settings
+        assert _keys(command) < keys
+    else:  # run's analysis options (a mapping) are written in the file only
+        assert _keys(command) == keys - {"options"}, (_keys(command) ^ keys)
+
+
+@pytest.mark.parametrize("command", ["attack", "self-bias", "correlate", "card",
+                                     "criteria-levels", "quickstart"])
+def test_a_misspelt_config_key_is_refused_with_a_suggestion(tmp_path: Path,
+                                                            command: str) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("quite: true\n", encoding="utf-8")
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": "A text."}) + "\n", encoding="utf-8")
+    args = {"attack": [str(data), "-v", "bleu", "-g", "bleu"],
+            "self-bias": [str(data), "--model", "a=b"], "correlate": [str(data)],
+            "card": ["bleu"], "criteria-levels": [str(data), "-j", "judge:model=m"],
+            "quickstart": []}[command]
+    out = tmp_path / "out"
+    result = runner.invoke(app, [command, *args, "--config", str(config), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{config}: unknown config field 'quite'" in said and "'quiet'" in said, said
+    assert not out.exists()
+
+
+def test_a_config_value_is_checked_and_named_as_the_files(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("candidates: 0\n", encoding="utf-8")
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": "A text."}) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["attack", str(data), "-v", "bleu", "-g", "bleu", "--config",
+                                 str(config), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert f"{config}: field 'candidates'" in " ".join(result.output.split())
+
+
+def test_a_required_option_may_come_from_the_config(tmp_path: Path) -> None:
+    """attack without --victim: the error says it may be given either way."""
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": "A text."}) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["attack", str(data), "-g", "bleu",
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "--victim is required: give it as an option or in the --config file" in " ".join(
+        result.output.split())
+
+
+def _correlate(tmp_path: Path, *more: str) -> dict[str, Any]:
+    docs = [{"id": f"d{i}", "references": [f"The cat sat on mat number {i}."],
+             "systems": [{"system": s, "summary": f"A cat sat on a mat {i} {s}.",
+                          "coherence": i + j, "consistency": j, "fluency": i, "relevance": j}
+                         for j, s in enumerate(("x", "y", "z"))]} for i in range(4)]
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("limit: 2\nevaluators: [bleu]\nn_boot: 50\n", encoding="utf-8")
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["correlate", str(data), "--config", str(config), "--out",
+                                 str(out), "--no-cache", "--quiet", *more])
+    assert result.exit_code == 0, result.output
+    return dict(json.loads((out / "results.json").read_text(encoding="utf-8")))
+
+
+def test_correlate_takes_its_settings_from_the_config_and_a_flag_wins(tmp_path: Path) -> None:
+    results = _correlate(tmp_path)
+    assert results["config"]["limit"] == 2 and results["config"]["evaluators"] == ["bleu"]
+    assert results["config"]["n_boot"] == 50
+    assert results["counts"]["documents"] == 2
+    results = _correlate(tmp_path, "--limit", "3", "--force")
+    assert results["counts"]["documents"] == 3
+
+
+def test_quickstart_refuses_a_config_that_chooses_its_fixed_settings(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("evaluators: [rouge]\n", encoding="utf-8")
+    result = runner.invoke(app, ["quickstart", "--config", str(config), "--out",
+                                 str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{config}: field 'evaluators': quickstart always runs the lexical metrics" in said
+    assert not (tmp_path / "out").exists()
