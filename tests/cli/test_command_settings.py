@@ -40,8 +40,8 @@ def _keys(command: str) -> set[str]:
 
 def test_every_command_that_writes_a_run_or_a_card_has_a_settings_model() -> None:
     writes = {name for name, command in COMMANDS.items()
-              if any(p.name == "out" and "directory" in (getattr(p, "help", "") or "")
-                     or p.name == "out" and "card's folder" in (getattr(p, "help", "") or "")
+              if any((p.name == "out" and "directory" in (getattr(p, "help", "") or ""))
+                     or (p.name == "out" and "card's folder" in (getattr(p, "help", "") or ""))
                      for p in getattr(command, "params", ()))}
     assert writes == set(MODELS)
 
