@@ -14,7 +14,8 @@ from evalstress.cli import card  # noqa: F401  (the evaluator card)
 from evalstress.cli import studies  # noqa: F401  (self-bias, correlate)
 from evalstress.cli import attack  # noqa: F401
 from evalstress.cli import listing  # noqa: F401  (list)
-from evalstress.cli import runs  # noqa: F401  (report, compare, check, combine, export)
+from evalstress.cli import runs  # noqa: F401  (report, check, combine, export)
+from evalstress.cli import compare  # noqa: F401  (compare: runs or cards; card-compare)
 from evalstress.cli import serve  # noqa: F401
 from evalstress.cli import levels  # noqa: F401  (criteria-levels)
 from evalstress.cli import cache  # noqa: F401  (cache stats, merge, explain)

@@ -199,59 +199,6 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
                          f"{folder / 'card.json'}"))
 
 
-@app.command("card-compare")
-def card_compare_command(
-    cards: Annotated[list[Path], typer.Argument(
-        metavar="CARD...", help="card.json files (or card folders) to put side by side.")],
-    md: Annotated[Path | None, typer.Option(
-        "--md", help="Write the Markdown table here (default: print it).")] = None,
-    html: Annotated[Path | None, typer.Option(
-        "--html", help="Write the table as a self-contained HTML page here.")] = None,
-    name: Annotated[list[str] | None, typer.Option(
-        "--name", help="A column name per card, in order (default: each evaluator's "
-        "label).")] = None,
-) -> None:
-    """Put evaluators' cards side by side in one table, as Markdown or HTML.
-
-    The evaluators are columns (one per aspect of an evaluator that rates several), the gate,
-    the findings and each test are rows. Cards compare on the same examples under the same
-    budget; a difference in the data's hash, the budget or the evalstress version is named
-    above the table. A card whose sanity gate failed is marked untrusted. Example:
-    `evalstress card-compare cards/bleu cards/chrf`.
-    """
-    from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
-    from evalstress.card.model import CARD_JSON, write_atomic
-    from evalstress.engine.outdir import check_not_run_file, check_output_file
-
-    if name and len(name) != len(cards):
-        raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
-                   "order")
-    read_files = [path / CARD_JSON if path.is_dir() else path for path in cards]
-    try:
-        for option, path in (("--md", md), ("--html", html)):
-            if path is not None:
-                check_output_file(path, option, read_files)
-                # nor a file of an input card's folder (its card.md, card.html, ...)
-                check_not_run_file(path, [f.parent for f in read_files], option, kind="card")
-    except StorageError as exc:
-        raise fail(str(exc)) from None
-    try:
-        read = [read_card(path) for path in cards]
-    except DataError as exc:
-        raise fail(str(exc)) from None
-    comparison = compare_cards(read, name or None)
-    markdown = compare_markdown(comparison)
-    for path, text in ((md, markdown), (html, compare_html(comparison) if html else "")):
-        if path is not None:
-            try:
-                write_atomic(path, text)
-            except OSError as exc:
-                raise fail(f"{path}: cannot be written ({exc.strerror or exc})") from None
-            err.print(escape(f"Wrote {path}"), soft_wrap=True)
-    if md is None:
-        console.print(markdown, markup=False, highlight=False, soft_wrap=True)
-
-
 @app.command("atlas")
 def atlas_command(
     only: Annotated[list[str] | None, typer.Option(

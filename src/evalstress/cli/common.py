@@ -156,6 +156,12 @@ def settings_of(model: type[S], flags: Mapping[str, Any], config: Path | None = 
     return settings
 
 
+def renamed(old: str, new: str) -> None:
+    """The one-line notice of a command used under its old name (kept for one release)."""
+    err.print(f"note: `evalstress {old}` is now `evalstress {new}`; the old name goes in the "
+              "next release", markup=False, highlight=False, soft_wrap=True)
+
+
 def progress_bars(enabled: bool = True) -> RichBars | PlainLines:
     """Progress of each long phase on stderr: bars on a terminal, a plain line at least every
     EVALSTRESS_PROGRESS_INTERVAL seconds in a log; an interrupted command leaves no live

@@ -112,13 +112,22 @@ CardDirOption = Annotated[Path | None, typer.Option(
 
 #: report's and compare's page
 PageOption = Annotated[Path | None, typer.Option(
-    "--out", help="HTML page to write (report: RUN_DIR/report.html; compare: "
-    "compare.html).")]
+    "--out", help="HTML page to write (report: RUN_DIR/report.html; compare: compare.html "
+    "for two runs, none for cards unless given).")]
 
 ForceOption = Annotated[bool, typer.Option(
     "--force", help="Write where files evalstress did not write are in the way: they are "
     "kept, except those the command writes anew. Without it such a folder or file is refused "
     "before any work.")]
+
+#: compare's cards: the table as Markdown
+MarkdownOption = Annotated[Path | None, typer.Option(
+    "--md", help="Cards: write the table as Markdown here (default: print it).")]
+
+#: compare's cards: a column name each
+CardNamesOption = Annotated[list[str] | None, typer.Option(
+    "--name", help="Cards: a column name per card, in order (default: each evaluator's "
+    "label).")]
 
 #: a run directory a command reads (report, check, combine, export)
 RunDirArgument = Annotated[Path, typer.Argument(

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from evalstress.cli.common import app, console, fail
 from evalstress.cli.options import (
@@ -96,49 +95,6 @@ def report_command(
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
         raise fail(cannot_write(exc, out or Path(run_dir) / "report.html")) from None
     console.print(f"Wrote {path}")
-
-
-@app.command("compare")
-def compare_command(
-    run_a: Annotated[Path, typer.Argument(help="First run directory (A).")],
-    run_b: Annotated[Path, typer.Argument(help="Second run directory (B).")],
-    out: PageOption = None,
-) -> None:
-    """Two runs side by side: two evaluators on one suite, or two versions of one evaluator.
-
-    Prints the verdicts that changed (a regression is a pass that became anything else) and
-    writes both verdict grids, row by row, to one HTML page.
-    """
-    from rich.table import Table
-
-    from evalstress.report.compare import (
-        changes,
-        paired_outcomes,
-        relabelled,
-        render_compare,
-        unchanged_note,
-    )
-
-    out = out or Path("compare.html")
-    writable(out, "--out", (run_a, run_b))
-    a, b = (verdicts_of(run, "compare", applicable=False) for run in (run_a, run_b))
-    try:
-        atomic_write_text(out, render_compare(a, b, name_a=str(run_a), name_b=str(run_b)))
-    except OSError as exc:
-        raise fail(cannot_write(exc, out)) from None
-    paired = paired_outcomes(a, b)
-    listed = changes(*paired)
-    for label_b, label_a in relabelled(a, b).items():
-        console.print(f"B's {escape(label_b)} is paired with A's {escape(label_a)}: the same "
-                      "evaluator with the same parameters under another label.")
-    table = Table(title=f"Changed verdicts: A = {run_a}, B = {run_b}")
-    for column in ("analysis", "evaluator / aspect", "test", "A", "B", "change"):
-        table.add_column(column)
-    for c in listed:
-        table.add_row(c.analysis, c.subject, c.test, c.before or "-", c.after or "-",
-                      f"[red]{c.kind}[/]" if c.kind == "regression" else c.kind)
-    console.print(table if listed else unchanged_note(*paired))
-    console.print(f"Wrote {out}")
 
 
 @app.command("check")
