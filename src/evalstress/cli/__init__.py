@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # isort: off
 from evalstress.cli import run  # noqa: F401  (quickstart, run)
-from evalstress.cli import samples  # noqa: F401  (data: the example files)
+from evalstress.cli import data  # noqa: F401  (the example files)
 from evalstress.cli import card  # noqa: F401  (the evaluator card)
 from evalstress.cli import studies  # noqa: F401  (self-bias, correlate)
 from evalstress.cli import attack  # noqa: F401
@@ -17,7 +17,7 @@ from evalstress.cli import listing  # noqa: F401  (list)
 from evalstress.cli import runs  # noqa: F401  (report, check, combine, export)
 from evalstress.cli import compare  # noqa: F401  (compare: runs or cards; card-compare)
 from evalstress.cli import serve  # noqa: F401
-from evalstress.cli import levels  # noqa: F401  (criteria-levels)
+from evalstress.cli import criteria_levels  # noqa: F401
 from evalstress.cli import cache  # noqa: F401  (cache stats, merge, explain)
 # isort: on
 from evalstress.cli.common import app
