@@ -133,3 +133,19 @@ def test_quickstart_refuses_a_config_that_chooses_its_fixed_settings(tmp_path: P
     said = " ".join(result.output.split())
     assert f"{config}: field 'evaluators': quickstart always runs the lexical metrics" in said
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", sorted(MODELS))
+def test_a_default_shown_in_help_is_the_models_default(command: str) -> None:
+    """An option's default (what --help shows) is the settings model's: a file's value is
+    never overruled by a default written differently in two places."""
+    from dataclasses import MISSING, fields
+
+    model = MODELS[command]
+    defaults = {f.name.rstrip("_"): f.default_factory() if f.default_factory is not MISSING
+                else f.default for f in fields(model) if "setting" in f.metadata}
+    for param in COMMANDS[command].params:
+        key = str(param.name).rstrip("_")
+        if key == "config" or param.default in (None, False, ()):
+            continue
+        assert param.default == defaults[key], (command, key)
