@@ -229,10 +229,6 @@ class Settings:
         how = next(h for k, _, h in _settings(type(self)) if k == key)
         return how.flag or "--" + key.replace("_", "-")
 
-    def flag_values(self) -> dict[str, Any]:
-        """Every setting by key, as a command records how it was asked for."""
-        return {key: getattr(self, f.name) for key, f, _ in _settings(type(self))}
-
 
 def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
     """The mapping of a --config YAML file (empty without one); a key not in `known` is an
