@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from evalstress.cli.common import app, console, err, fail, renamed
 from evalstress.cli.options import CardNamesOption, MarkdownOption, PageOption
-from evalstress.cli.runs import cannot_write, verdicts_of, writable
+from evalstress.cli.rundir import cannot_write, verdicts_of, writable
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import app, console, fail, given, make_evaluators, settings_of
+from evalstress.cli.jobs import execute, job_from, settings_from, wrote_line
 from evalstress.cli.options import (
     CacheDirOption,
     ConfigOption,
@@ -30,7 +31,6 @@ from evalstress.cli.options import (
     SuiteOption,
     TaskOption,
 )
-from evalstress.cli.run import execute, job_from, settings_from, wrote_line
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import record_files
