@@ -95,8 +95,23 @@ def test_a_required_option_may_come_from_the_config(tmp_path: Path) -> None:
     result = runner.invoke(app, ["attack", str(data), "-g", "bleu",
                                  "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
-    assert "--victim is required: give it as an option or in the --config file" in " ".join(
-        result.output.split())
+    assert ("--victim is required: give it on the command line or in the --config file"
+            in " ".join(result.output.split()))
+
+
+def test_a_card_takes_its_evaluators_from_the_config(tmp_path: Path) -> None:
+    """card with no SPEC on the command line: the file's specs are the cards made (here the
+    dry run's plan, which scores nothing)."""
+    config = tmp_path / "c.yaml"
+    config.write_text("specs: [bleu]\nbudget: small\ndry_run: true\n", encoding="utf-8")
+    result = runner.invoke(app, ["card", "--config", str(config), "--out",
+                                 str(tmp_path / "card")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Card plan for bleu (small budget" in result.output
+    none = runner.invoke(app, ["card", "--out", str(tmp_path / "card")])
+    assert none.exit_code == 2
+    assert "SPEC is required: give it on the command line or in the --config file" in " ".join(
+        none.output.split())
 
 
 def _correlate(tmp_path: Path, *more: str) -> dict[str, Any]:

@@ -51,9 +51,9 @@ if TYPE_CHECKING:  # the card's machinery loads when a card is made: --help stay
 @app.command("card")
 def card_command(
     ctx: typer.Context,
-    specs: Annotated[list[str], typer.Argument(
+    specs: Annotated[list[str] | None, typer.Argument(
         metavar="SPEC...", help="Evaluator spec(s), one card each: bleu, rouge, "
-        "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")],
+        "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")] = None,
     data: DataOption = None,
     map_: MapOption = None,
     task: TaskOption = None,

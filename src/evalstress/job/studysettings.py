@@ -26,8 +26,8 @@ from evalstress.job.settingsbase import (
 def _required(value: Any, where: str) -> Any:
     """A setting the command cannot run without (a data file, a victim, a gold)."""
     if value is None or value == []:
-        raise SettingsError(f"{where} is required: give it as an option or in the --config "
-                            "file")
+        raise SettingsError(f"{where} is required: give it on the command line or in the "
+                            "--config file")
     return value
 
 
