@@ -164,3 +164,26 @@ def test_a_default_shown_in_help_is_the_models_default(command: str) -> None:
         if key == "config" or param.default in (None, False, ()):
             continue
         assert param.default == defaults[key], (command, key)
+
+
+@pytest.mark.parametrize("command", ["attack", "self-bias", "correlate", "criteria-levels"])
+def test_a_command_without_its_data_says_where_to_give_it(command: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, [command, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "DATA is required: give it on the command line or in the --config file" in " ".join(
+        result.output.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_correlate_reads_the_data_file_the_config_names(tmp_path: Path) -> None:
+    first = _correlate(tmp_path)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"data: {tmp_path / 'docs.jsonl'}\nlimit: 2\nevaluators: [bleu]\n"
+                      "n_boot: 50\n", encoding="utf-8")
+    out = tmp_path / "from-config"
+    result = runner.invoke(app, ["correlate", "--config", str(config), "--out", str(out),
+                                 "--no-cache", "--quiet"])
+    assert result.exit_code == 0, result.output
+    again = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert again["counts"] == first["counts"] and again["config"]["data"] == str(
+        tmp_path / "docs.jsonl")

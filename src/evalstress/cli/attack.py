@@ -45,7 +45,7 @@ from evalstress.engine.runhealth import above
 @app.command("attack")
 def attack_command(
     ctx: typer.Context,
-    data: DataArgument,
+    data: DataArgument = None,
     victim: Annotated[list[str] | None, typer.Option(
         "--victim", "-v", help="Evaluator under attack (required), repeatable; pick an aspect "
         "of a multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")] = None,

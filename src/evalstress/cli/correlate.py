@@ -44,7 +44,7 @@ from evalstress.engine.runhealth import above, frame_missing_shares
 @app.command("correlate")
 def correlate_command(
     ctx: typer.Context,
-    data: DocumentsArgument,
+    data: DocumentsArgument = None,
     evaluators: EvaluatorsOption = None,
     systems_field: OutputsFieldOption = "systems",
     text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]

@@ -58,7 +58,7 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
 @app.command("criteria-levels")
 def criteria_levels_command(
     ctx: typer.Context,
-    data: DataArgument,
+    data: DataArgument = None,
     judge: Annotated[str | None, typer.Option(
         "--judge", "-j", help="The LLM judge (required), without level=: e.g. "
         "'judge:model=m,base_url=URL,"

@@ -33,8 +33,9 @@ def _max_missing_cap(value: float | None) -> float | None:
 # -- the data a command reads ---------------------------------------------------------------
 
 #: the examples of attack, self-bias and criteria-levels
-DataArgument = Annotated[Path, typer.Argument(
-    help="JSONL, CSV or Parquet file of examples.")]
+DataArgument = Annotated[Path | None, typer.Argument(
+    help="JSONL, CSV or Parquet file of examples (required: here or as data: in the --config "
+    "file).")]
 
 #: the examples of run, which has a built-in corpus to fall back on
 OptionalDataArgument = Annotated[Path | None, typer.Argument(
@@ -46,9 +47,9 @@ DataOption = Annotated[Path | None, typer.Option(
     help="JSONL, CSV or Parquet file of examples (default: the built-in corpus).")]
 
 #: correlate's documents, each with the outputs of several systems
-DocumentsArgument = Annotated[Path, typer.Argument(
+DocumentsArgument = Annotated[Path | None, typer.Argument(
     help="JSONL file: one document per line, each with a list of system outputs carrying "
-    "human scores.")]
+    "human scores (required: here or as data: in the --config file).")]
 
 MapOption = Annotated[list[str] | None, typer.Option(
     "--map", "-m", help="Field mapping FIELD=NAME, repeatable: -m hypothesis=highlight -m "

@@ -46,7 +46,7 @@ from evalstress.engine.runhealth import above
 @app.command("self-bias")
 def self_bias_command(
     ctx: typer.Context,
-    data: DataArgument,
+    data: DataArgument = None,
     model: BackboneOption = None,
     kind: Annotated[str, typer.Option(
         help="lm: continuations of each text's first words, scored by GPT-PPL; seq2seq: "

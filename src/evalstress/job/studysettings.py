@@ -54,7 +54,7 @@ class StudySettings(Settings):
 class ExamplesSettings(StudySettings):
     """A study of a file of examples: the file, its field mapping, default task and limit."""
 
-    data: Path | None = field(default=None, metadata=_path(check=_required))
+    data: Path | None = field(default=None, metadata=_path(check=_required, flag="DATA"))
     map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP,
                                                                  flag="--map"))
     task: str | None = field(default=None, metadata=setting(kind=text()))
@@ -127,7 +127,7 @@ class CorrelateSettings(StudySettings):
 
     FACE: ClassVar[str] = "correlate"
 
-    data: Path | None = field(default=None, metadata=_path(check=_required))
+    data: Path | None = field(default=None, metadata=_path(check=_required, flag="DATA"))
     evaluators: list[str] = field(
         default_factory=lambda: list(LEXICAL_DEFAULT),
         metadata=setting(kind=names_kind("evaluator specs"), empty_is_unset=True,
@@ -177,7 +177,7 @@ class LevelsSettings(StudySettings):
 
     FACE: ClassVar[str] = "criteria-levels"
 
-    data: Path | None = field(default=None, metadata=_path(check=_required))
+    data: Path | None = field(default=None, metadata=_path(check=_required, flag="DATA"))
     judge: str | None = field(default=None, metadata=setting(kind=text(), check=_required))
     levels: str = field(default=",".join(LEVELS), metadata=setting(kind=text()))
     suite: str = field(default="criteria-rules", metadata=setting(kind=PATH, convert=str))
