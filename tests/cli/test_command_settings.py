@@ -187,3 +187,18 @@ def test_correlate_reads_the_data_file_the_config_names(tmp_path: Path) -> None:
     again = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert again["counts"] == first["counts"] and again["config"]["data"] == str(
         tmp_path / "docs.jsonl")
+
+
+def test_max_missing_is_one_check_from_a_flag_or_a_file(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "hypothesis": "A text."}) + "\n", encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text("max_missing: 1.5\n", encoding="utf-8")
+    base = ["attack", str(data), "-v", "bleu", "-g", "bleu", "--out", str(tmp_path / "out")]
+    flag = runner.invoke(app, [*base, "--max-missing", "1.5"])
+    from_file = runner.invoke(app, [*base, "--config", str(config)])
+    assert flag.exit_code == from_file.exit_code == 2
+    assert flag.output.strip() == ("error: --max-missing 1.5: give a fraction between 0 and 1 "
+                                   "(1 turns the check off)")
+    assert from_file.output.strip() == (f"error: {config}: field 'max_missing' 1.5: give a "
+                                        "fraction between 0 and 1 (1 turns the check off)")

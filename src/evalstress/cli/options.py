@@ -7,8 +7,8 @@ folder or an HTML page) has one declaration per meaning, each named after it. A 
 options (used by it alone) stay in its module. `tests/cli/test_options.py` fails when a command
 declares a shared name itself.
 
-This module imports typer and the few checks the options run; nothing that loads the run
-machinery (`--help` stays light).
+This module imports typer alone: a value is checked by the command's settings model
+(`evalstress.job`), wherever it was given, and `--help` stays light.
 """
 
 from __future__ import annotations
@@ -17,18 +17,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from evalstress.engine.runhealth import check_max_missing
-
-
-def _max_missing_cap(value: float | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return check_max_missing(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
 
 # -- the data a command reads ---------------------------------------------------------------
 
@@ -160,7 +148,6 @@ MaxCharsOption = Annotated[int | None, typer.Option(
     "id (suite option max_chars; 0: no limit). Default 100000.")]
 
 MaxMissingOption = Annotated[float | None, typer.Option(
-    callback=_max_missing_cap,
     help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
     "answers is missing, e.g. every judge call failed; 1 turns it off. Default 0.5.")]
 
