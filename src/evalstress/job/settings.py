@@ -1,4 +1,5 @@
-"""The settings of a stress run, declared once for every face.
+"""The settings of a stress run, declared once for every face (declared and resolved as every
+command's settings are: `job.settingsbase`).
 
 `RunSettings` has one field per key of a `--config` YAML file; the same names are `evalstress
 run`'s options and the keyword arguments of `evalstress.stress()`. `quickstart`,
