@@ -69,7 +69,7 @@ def test_quickstart_and_criteria_levels_score_as_run_does_with_the_same_settings
     """quickstart is `run --suite blindspot` with the lexical metrics; criteria-levels is `run`
     with one judge spec per level: the same settings give the same score table."""
     from evalstress.llm.fake_server import FakeServer
-    from tests.cli.test_levels import _examples, scripted_judge
+    from tests.cli.test_criteria_levels import _examples, scripted_judge
 
     cache = ["--cache-dir", str(tmp_path / "cache")]
     quick = CliRunner().invoke(app, ["quickstart", "--limit", "1", "--quiet", "--workers", "1",

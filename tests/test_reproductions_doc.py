@@ -16,7 +16,7 @@ from typer.exceptions import TyperException
 
 from evalstress.analyses.confusion import criteria_confusion
 from evalstress.cli import app
-from evalstress.cli.levels import level_specs
+from evalstress.cli.criteria_levels import level_specs
 from evalstress.criteria import LEVELS
 from evalstress.evaluators.base import parse_spec
 from evalstress.evaluators.base import registry as evaluator_registry

@@ -32,12 +32,13 @@ from evalstress.core.consoles import FittedConsole
 from evalstress.core.data import Example, FieldMap
 from evalstress.engine.result import RunResult
 from evalstress.engine.variantfile import COLUMNS, read_records, variants_path
-from evalstress.job import RunSettings, build_evaluators, build_job, run_job
+from evalstress.job import LEXICAL_DEFAULT, RunSettings, build_evaluators, build_job, run_job
 from evalstress.job.build import EvaluatorLike, load_job_examples
 from evalstress.report import write_outputs
 from evalstress.suites import Suite
 
-DEFAULT_EVALUATORS = ("bleu", "chrf", "rouge")
+#: the evaluators of `stress()` without any: those of a run that names none
+DEFAULT_EVALUATORS = tuple(LEXICAL_DEFAULT)
 #: The table each analysis turns into by default in `to_frame(name)`.
 _DEFAULT_PART = {"blindspot": "rows", "discernment": "summaries",
                  "criteria-confusion": "summaries"}

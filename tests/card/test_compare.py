@@ -1,4 +1,4 @@
-"""`evalstress card-compare`: several cards in one table (evaluators as columns, one per aspect;
+"""`evalstress compare` of cards: several cards in one table (evaluators as columns, one per aspect;
 tests and findings as rows), as Markdown and HTML; a difference in data or budget named above
 the table; an untrusted card marked; a bad card file refused in one line."""
 
@@ -92,12 +92,12 @@ def test_an_evaluator_of_several_aspects_gets_a_column_each(bleu: dict[str, Any]
 def test_the_command_writes_markdown_and_html_and_refuses_what_is_no_card(
         bleu_card: tuple[Path, str], tmp_path: Path) -> None:
     out, _ = bleu_card
-    printed = runner.invoke(app, ["card-compare", str(out), str(out / "card.json"),
+    printed = runner.invoke(app, ["compare", str(out), str(out / "card.json"),
                                   "--name", "one", "--name", "two"])
     assert printed.exit_code == 0, printed.output
     assert "| test | one | two |" in printed.output
     md, page = tmp_path / "c.md", tmp_path / "c.html"
-    wrote = runner.invoke(app, ["card-compare", str(out), "--md", str(md), "--html", str(page)])
+    wrote = runner.invoke(app, ["compare", str(out), "--md", str(md), "--out", str(page)])
     assert wrote.exit_code == 0, wrote.output
     assert md.read_text(encoding="utf-8").startswith("| test | bleu |")
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
@@ -108,11 +108,11 @@ def test_the_command_writes_markdown_and_html_and_refuses_what_is_no_card(
     for path, said in ((broken, f"{broken}, line 2, column 16: expected a value"),
                        (not_a_card, f"{not_a_card}: is not a card"),
                        (tmp_path / "none.json", "does not exist")):
-        result = runner.invoke(app, ["card-compare", str(out), str(path)])
+        result = runner.invoke(app, ["compare", str(out), str(path)])
         assert result.exit_code == 2, result.output
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert len(lines) == 1 and said in lines[0], result.output
-    mismatch = runner.invoke(app, ["card-compare", str(out), "--name", "a", "--name", "b"])
+    mismatch = runner.invoke(app, ["compare", str(out), "--name", "a", "--name", "b"])
     assert mismatch.exit_code == 2 and "2 names for 1 cards" in mismatch.output
 
 
@@ -131,41 +131,41 @@ def test_the_tables_never_overwrite_an_input_card_or_leave_a_temporary_file(
     card.parent.mkdir()
     card.write_bytes((bleu_card[0] / "card.json").read_bytes())
     before = card.read_bytes()
-    for option, target in (("--md", card), ("--html", card), ("--md", card.parent / "." /
+    for option, target in (("--md", card), ("--out", card), ("--md", card.parent / "." /
                                                                "card.json")):
-        result = runner.invoke(app, ["card-compare", str(card.parent), str(card), option,
+        result = runner.invoke(app, ["compare", str(card.parent), str(card), option,
                                      str(target)])
         assert result.exit_code == 2, result.output
         assert "reads" in result.output and "card.json" in result.output
     assert card.read_bytes() == before
     folder = tmp_path / "tables"
     folder.mkdir()
-    result = runner.invoke(app, ["card-compare", str(card), "--html", f"{folder}/"])
+    result = runner.invoke(app, ["compare", str(card), "--out", f"{folder}/"])
     assert result.exit_code == 2, result.output
     assert "folder" in result.output and ".tmp" not in result.output
     assert not list(folder.iterdir()) and not list(tmp_path.glob(".*"))
     victim = tmp_path / "victim.md"
     victim.write_text("mine")
     (tmp_path / "link.md").symlink_to(victim)
-    result = runner.invoke(app, ["card-compare", str(card), "--md", str(tmp_path / "link.md")])
+    result = runner.invoke(app, ["compare", str(card), "--md", str(tmp_path / "link.md")])
     assert result.exit_code == 2 and "symbolic link" in result.output
     assert victim.read_text() == "mine"
 
 
 def test_the_tables_never_overwrite_a_file_of_an_input_cards_folder(
         tmp_path: Path, bleu_card: tuple[Path, str]) -> None:
-    """`card-compare CARD --md CARD/card.md` replaced the card's own card.md with the table."""
+    """`compare CARD --md CARD/card.md` replaced the card's own card.md with the table."""
     folder = tmp_path / "bleu"
     folder.mkdir()
     for name in ("card.json", "card.md", "card.html"):
         (folder / name).write_bytes((bleu_card[0] / name).read_bytes())
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    for option, name in (("--md", "card.md"), ("--html", "card.html")):
-        result = runner.invoke(app, ["card-compare", str(folder), option, str(folder / name)])
+    for option, name in (("--md", "card.md"), ("--out", "card.html")):
+        result = runner.invoke(app, ["compare", str(folder), option, str(folder / name)])
         assert result.exit_code == 2, result.output
         assert f"{folder / name}: it is a file of the card {folder} this command reads" in \
             " ".join(result.output.split())
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     beside = tmp_path / "table.md"  # outside the card's folder: written
-    assert runner.invoke(app, ["card-compare", str(folder), "--md", str(beside)]).exit_code == 0
+    assert runner.invoke(app, ["compare", str(folder), "--md", str(beside)]).exit_code == 0
     assert "| " in beside.read_text(encoding="utf-8")

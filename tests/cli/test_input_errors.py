@@ -133,7 +133,7 @@ def test_export_refuses_a_variants_file_that_is_not_ours(tmp_path: Path) -> None
 DEEP = "[" * 100_000 + "]" * 100_000  # parses to nothing deeper than Python's recursion limit
 
 
-@pytest.mark.parametrize("command", [["card-compare", "{card}", "{card}"], ["report", "{run}"],
+@pytest.mark.parametrize("command", [["compare", "{card}", "{card}"], ["report", "{run}"],
                                      ["check", "{run}"], ["compare", "{run}", "{run}"],
                                      ["combine", "{run}"]])
 def test_a_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
@@ -148,7 +148,7 @@ def test_a_file_nested_100_000_levels_deep_is_one_error_and_exit_2(
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and result.output.count("\n") == 1
-    named = card if command[0] == "card-compare" else results
+    named = card if "{card}" in command else results
     assert f"{named}: is nested too deeply" in result.output
 
 
@@ -156,7 +156,7 @@ def test_a_card_cut_short_is_said_to_be_a_json_file_cut_short(tmp_path: Path) ->
     """A truncated card.json was described as a broken JSONL line."""
     card = tmp_path / "card.json"
     card.write_text('{"evaluator": {"label": "bleu", "aspects": ["bleu"]}, "gate": {', "utf-8")
-    result = runner.invoke(app, ["card-compare", str(card), str(card)])
+    result = runner.invoke(app, ["compare", str(card), str(card)])
     assert result.exit_code == 2, result.output
     assert "the file ends before its JSON is complete" in result.output
     assert "JSONL" not in result.output

@@ -1,6 +1,7 @@
-"""Commands on finished runs (cli/runs.py): an output that cannot be written ends the command
-at once, in one line naming it, before any run is read; a run directory that is broken or
-incomplete is refused in one line naming the file and what is wrong."""
+"""Commands on finished runs (report, check, combine, export, compare; cli/rundir.py): an
+output that cannot be written ends the command at once, in one line naming it, before any run
+is read; a run directory that is broken or incomplete is refused in one line naming the file
+and what is wrong."""
 
 from __future__ import annotations
 

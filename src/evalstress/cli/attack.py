@@ -9,45 +9,55 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxMissingOption,
     app,
     console,
     exit_if_mostly_missing,
     fail,
+    given,
     owned_out,
     progress_bars,
     score_cache,
+    settings_of,
+)
+from evalstress.cli.options import (
+    CacheDirOption,
+    ConfigOption,
+    DataArgument,
+    ForceOption,
+    GeneratorOption,
+    GoldsOption,
+    LimitOption,
+    MapOption,
+    MaxMissingOption,
+    NoCacheOption,
+    ProtocolOption,
+    QueryBudgetOption,
+    QuietOption,
+    ReferenceModeOption,
+    RunDirOption,
+    SeedOption,
+    TaskOption,
 )
 from evalstress.core.data import DataError, load_examples
-from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, above
+from evalstress.engine.runhealth import above
 
 
 @app.command("attack")
 def attack_command(
-    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
-    victim: Annotated[list[str], typer.Option(
-        "--victim", "-v", help="Evaluator under attack, repeatable; pick an aspect of a "
-        "multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")],
-    gold: Annotated[list[str], typer.Option(
-        "--gold", "-g", help="Gold evaluator standing in for human readers, repeatable (several "
-        "= their mean): 'judge:model=NAME,base_url=URL' (defaults: scale=0-100, "
-        "form=score-only, n=--gold-samples, temperature=0.5). Like a judge evaluator, a judge "
-        "gold takes your own template, prompt=FILE (with output=...): its wording and scale "
-        "replace those defaults.")],
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes candidates (adveval): 'model=NAME,base_url=URL,temperature=1'.")]
-    = None,
+    ctx: typer.Context,
+    data: DataArgument = None,
+    victim: Annotated[list[str] | None, typer.Option(
+        "--victim", "-v", help="Evaluator under attack (required), repeatable; pick an aspect "
+        "of a multi-aspect evaluator with @: rouge@rougeL, bertscore@f, bleu.")] = None,
+    gold: GoldsOption = None,
+    generator: GeneratorOption = None,
     method: Annotated[list[str] | None, typer.Option(
         "--method", help="adveval (default), adveval-victim (guided by the victim alone), "
         "textfooler[:sim=0.84,vectors=FILE,...], bert-attack:model=PATH, rules, rule:NAME, "
         "appendix-j:model=PATH[,noise=0.2]; repeatable.")] = None,
     direction: Annotated[str, typer.Option(
         help="good (gold high, victim low), bad (gold low, victim high) or both.")] = "both",
-    budget: Annotated[int | None, typer.Option(
-        min=1, help="Victim queries per attack (default 300, paper 004's; an appendix-j search "
-        "by default gets what it needs to reach its noise target, as paper 002 sets no "
-        "budget).")] = None,
+    budget: QueryBudgetOption = None,
     candidates: Annotated[int, typer.Option(help="Candidates per iteration (adveval).")] = 8,
     trajectory: Annotated[int, typer.Option(help="Best candidates shown to the generator.")]
     = 10,
@@ -71,12 +81,8 @@ def attack_command(
         help="Ask the gold again, on fresh samples, about the text an adveval search returns "
         "and judge eq. 3 on that rating (paper 004's code; on under --protocol paper).")]
     = None,
-    seed: Annotated[int, typer.Option(help="Seed of random starts and sampled positions.")] = 0,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: paper 004's stop rule (highest-feedback), --reference "
-        "original, --patience 1, --rescore-final and generator temperature 1.0 / 512 tokens, "
-        "unless given, and its code's details (docs/reproductions.md).")]
-    = None,
+    seed: SeedOption = 0,
+    protocol: ProtocolOption = None,
     stop_rule: Annotated[str | None, typer.Option(
         help="first-success (default: stop at the first eq. 3 success and return it) or "
         "highest-feedback (paper 004: stop at S > --stop-threshold or the last iteration, "
@@ -84,9 +90,7 @@ def attack_command(
     criteria: Annotated[str | None, typer.Option(
         help="Evaluation criteria for the generator: an aspect name (faithfulness), a file, or "
         "the text itself.")] = None,
-    reference: Annotated[str | None, typer.Option(
-        help="What reference-based victims compare with: example (its references; default) or "
-        "original (the original text, as paper 004's code and paper 002 app. J do).")] = None,
+    reference: ReferenceModeOption = None,
     range_: Annotated[list[str] | None, typer.Option(
         "--range", help="Score range of a victim for the 0-100 scale, NAME=LO:HI (default: a "
         "--scale-reference named for it, under --protocol paper the map of paper 004's code "
@@ -98,19 +102,16 @@ def attack_command(
         "one victim; repeatable.")] = None,
     scale_percentiles: Annotated[str, typer.Option(
         help="Percentiles of a --scale-reference's scores that map to 0 and 100.")] = "5:95",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m "
-        "references=references.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Attack only the first N examples.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score and generate everything afresh.")]
-    = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    max_missing: MaxMissingOption = DEFAULT_MAX_MISSING,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    max_missing: MaxMissingOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Search for texts your evaluator gets wrong (paper 004, AdvEval), and compare baselines.
 
@@ -125,50 +126,56 @@ def attack_command(
     'model=m,base_url=http://127.0.0.1:8080/v1' --method adveval --method textfooler
     --method rules`
     """
+    flags = given(ctx, locals())
     from evalstress.job.attack import run_attack_study
+    from evalstress.job.studysettings import AttackSettings
     from evalstress.report.terminal import print_analyses
     from evalstress.studies.attack.objective import AttackParams
     from evalstress.studies.attack.protocol import resolve
     from evalstress.studies.attack.setup import build_attacker, parse_scale_references
 
-    out_dir = out or Path(f"runs/attack-{data.stem}")
-    with owned_out(out_dir, force=force, inputs=[("input data", data)], cache_dir=cache_dir,
-                   no_cache=no_cache):
+    s = settings_of(AttackSettings, flags, config)
+    assert s.data is not None  # required: checked by the settings
+    out_dir = s.out or Path(f"runs/attack-{s.data.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("input data", s.data)],
+                   cache_dir=s.cache_dir, no_cache=s.no_cache):
         try:
-            examples = load_examples(data, map_, task=task, limit=limit)
-            chosen = resolve(protocol, stop_rule=stop_rule, reference=reference,
-                             patience=patience, generator=generator,
-                             rescore_final=rescore_final)
+            examples = load_examples(s.data, s.map, task=s.task, limit=s.limit)
+            chosen = resolve(s.protocol, stop_rule=s.stop_rule, reference=s.reference,
+                             patience=s.patience, generator=s.generator,
+                             rescore_final=s.rescore_final)
             params = AttackParams(
-                tau_plus=tau_plus, tau_minus=tau_minus, delta=delta, lam=lambda_, budget=budget,
-                candidates=candidates, trajectory=trajectory, max_iterations=max_iterations,
-                gold_samples=gold_samples, stop_threshold=stop_threshold,
-                patience=chosen.patience, seed=seed, stop_rule=chosen.stop_rule,
-                protocol=chosen.protocol, rescore_final=chosen.rescore_final)
+                tau_plus=s.tau_plus, tau_minus=s.tau_minus, delta=s.delta, lam=s.lambda_,
+                budget=s.budget, candidates=s.candidates, trajectory=s.trajectory,
+                max_iterations=s.max_iterations, gold_samples=s.gold_samples,
+                stop_threshold=s.stop_threshold, patience=chosen.patience, seed=s.seed,
+                stop_rule=chosen.stop_rule, protocol=chosen.protocol,
+                rescore_final=chosen.rescore_final)
             attacker = build_attacker(
-                examples, victims=victim, gold=gold, generator=chosen.generator,
-                methods=method or ["adveval"], direction=direction, params=params,
-                criteria=criteria, reference=chosen.reference, ranges=range_ or [],
+                examples, victims=s.victim, gold=s.gold, generator=chosen.generator,
+                methods=s.method or ["adveval"], direction=s.direction, params=params,
+                criteria=s.criteria, reference=chosen.reference, ranges=s.range_ or [],
                 scale_references=parse_scale_references(
-                    scale_reference or [], field_map=map_, task=task,
-                    percentiles=scale_percentiles),
-                cache=score_cache(cache_dir, no_cache), cache_dir=cache_dir, no_cache=no_cache,
-                progress=progress_bars(enabled=not quiet))
+                    s.scale_reference or [], field_map=s.map, task=s.task,
+                    percentiles=s.scale_percentiles),
+                cache=score_cache(s.cache_dir, s.no_cache), cache_dir=s.cache_dir,
+                no_cache=s.no_cache, progress=progress_bars(enabled=not s.quiet))
         except (DataError, KeyError, ValueError, ImportError) as exc:
             raise fail(str(exc.args[0] if exc.args else exc)) from None
-        config = {"command": "attack", "data": str(data), "map": map_, "task": task,
-                  "limit": limit, "victims": victim, "gold": gold, "generator": generator,
-                  "methods": method or ["adveval"], "direction": direction,
-                  "criteria": criteria, "reference": chosen.reference,
-                  "ranges": range_ or [], "protocol": attacker.protocol,
-                  "scale_references": scale_reference or [], "scale_percentiles": scale_percentiles}
+        record = {"command": "attack", "data": str(s.data), "map": s.map, "task": s.task,
+                  "limit": s.limit, "victims": s.victim, "gold": s.gold,
+                  "generator": s.generator, "methods": s.method or ["adveval"],
+                  "direction": s.direction, "criteria": s.criteria,
+                  "reference": chosen.reference, "ranges": s.range_ or [],
+                  "protocol": attacker.protocol, "scale_references": s.scale_reference or [],
+                  "scale_percentiles": s.scale_percentiles}
         try:
-            study = run_attack_study(attacker, out_dir, config=config, force=force)
+            study = run_attack_study(attacker, out_dir, config=record, force=s.force)
         except ValueError as exc:
             raise fail(str(exc)) from None
-        if not quiet:
+        if not s.quiet:
             print_analyses(console, {"adversarial": study.result})
             paths = study.paths
             console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
 
-    exit_if_mostly_missing(above(study.missing, max_missing), max_missing)
+    exit_if_mostly_missing(above(study.missing, s.max_missing), s.max_missing)

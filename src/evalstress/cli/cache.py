@@ -8,6 +8,12 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import app, console, fail, make_evaluators
+from evalstress.cli.options import (
+    CacheDirOption,
+    JudgeSpecOption,
+    TextReferencesOption,
+    TextTaskOption,
+)
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.userfile import read_json
 
@@ -17,7 +23,7 @@ app.add_typer(cache_app, name="cache")
 
 @cache_app.command("stats")
 def cache_stats(
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+    cache_dir: CacheDirOption = None,
 ) -> None:
     """Entries per namespace in the score cache and the LLM response cache, with file sizes."""
     from rich.table import Table
@@ -50,8 +56,7 @@ def cache_stats(
 @cache_app.command("merge")
 def cache_merge(
     sources: Annotated[list[Path], typer.Argument(help="Cache folders of the shards.")],
-    cache_dir: Annotated[Path | None, typer.Option(
-        help="Cache folder to merge into (default: the usual cache).")] = None,
+    cache_dir: CacheDirOption = None,
 ) -> None:
     """Merge the caches of sharded runs, so one unsharded run reuses every shard's scores.
 
@@ -82,17 +87,15 @@ def cache_explain(
     request: Annotated[Path | None, typer.Argument(
         help="JSON file with base_url, model, messages, params, sample (a stored request).")]
     = None,
-    evaluator: Annotated[str | None, typer.Option(
-        "--evaluator", "-e", help="A judge spec; with --text builds the request it would send.")]
-    = None,
+    evaluator: JudgeSpecOption = None,
     text: Annotated[str | None, typer.Option(help="Text to judge (with -e).")] = None,
     source: Annotated[str, typer.Option(help="Source of the text (with -e).")] = "",
-    reference: Annotated[list[str] | None, typer.Option(help="Reference(s) (with -e).")] = None,
-    task: Annotated[str, typer.Option(help="Task of the text (with -e).")] = "open-ended",
+    reference: TextReferencesOption = None,
+    task: TextTaskOption = "open-ended",
     aspect: Annotated[str | None, typer.Option(help="Aspect (with -e; default: the first).")]
     = None,
     sample: Annotated[int, typer.Option(help="Sample index.")] = 0,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+    cache_dir: CacheDirOption = None,
 ) -> None:
     """Why is a request not cached? Shows its key and the nearest stored requests, field by field.
 

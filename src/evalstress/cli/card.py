@@ -11,17 +11,40 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxCharsOption,
     app,
     console,
     err,
     exit_if_mostly_missing,
     fail,
+    given,
     progress_bars,
+    settings_of,
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.cli.options import (
+    AtlasOnlyOption,
+    CacheDirOption,
+    CalibrationBudgetsOption,
+    CalibrationOnlyOption,
+    CardBudgetOption,
+    CardDirOption,
+    CardGoldOption,
+    CardsWorkOption,
+    ConfigOption,
+    DataOption,
+    DryRunOption,
+    ForceOption,
+    GeneratorOption,
+    MadePageOption,
+    MapOption,
+    MaxCharsOption,
+    NoCacheOption,
+    PageOnlyOption,
+    QuietOption,
+    TaskOption,
+    WorkersOption,
+)
 from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.storage import StorageError
@@ -33,39 +56,25 @@ if TYPE_CHECKING:  # the card's machinery loads when a card is made: --help stay
 
 @app.command("card")
 def card_command(
-    specs: Annotated[list[str], typer.Argument(
+    ctx: typer.Context,
+    specs: Annotated[list[str] | None, typer.Argument(
         metavar="SPEC...", help="Evaluator spec(s), one card each: bleu, rouge, "
-        "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")],
-    data: Annotated[Path | None, typer.Option(
-        help="JSONL, CSV or Parquet file of examples (default: the built-in corpus).")] = None,
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping of --data, e.g. -m hypothesis=highlight.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    budget: Annotated[str, typer.Option(
-        help="small (a first look: 8 examples, one seed), standard (up to 60 examples, three "
-        "seeds) or paper (every example under the papers' protocols).")] = "standard",
-    gold: Annotated[str | None, typer.Option(
-        help="Gold evaluator standing in for human readers; adds the adversarial search "
-        "(paper 004), e.g. 'judge:model=NAME,base_url=URL'.")] = None,
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes the adversarial candidates (AdvEval); without it the search "
-        "runs the rule and TextFooler baselines: 'model=NAME,base_url=URL'.")] = None,
-    out: Annotated[Path | None, typer.Option(
-        help="The card's folder (default cards/<label>; with several specs, one sub-folder "
-        "each).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        min=0, help="Processes for perturbations and CPU-bound metrics; 0: every core. "
-        "Default: one for a card of up to 100 examples (starting workers costs more than "
-        "they save there), else every core.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress lines, bars or summary.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan (per method: examples, variants, calls, estimated "
-        "time) and score nothing.")] = False,
+        "'judge:model=local,form=score-only', 'python:target=pkg.mod:fn'.")] = None,
+    data: DataOption = None,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    budget: CardBudgetOption = "standard",
+    gold: CardGoldOption = None,
+    generator: GeneratorOption = None,
+    out: CardDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    workers: WorkersOption = None,
+    quiet: QuietOption = False,
+    dry_run: DryRunOption = False,
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -75,27 +84,31 @@ def card_command(
     scores there). Writes card.md and card.json, with each method's run directory under
     runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
     """
+    flags = given(ctx, locals())
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
     from evalstress.card.make import check_endpoints
     from evalstress.card.run import card_workers
     from evalstress.engine.runhealth import MissingShare
     from evalstress.job import SettingsError
+    from evalstress.job.studysettings import CardSettings
+
+    s = settings_of(CardSettings, flags, config)
 
     try:
-        plans = [plan_card(spec, data=data, field_map=map_, task=task, budget=budget,
-                           gold=gold, generator=generator, max_chars=max_chars)
-                 for spec in specs]
+        plans = [plan_card(spec, data=s.data, field_map=s.map, task=s.task, budget=s.budget,
+                           gold=s.gold, generator=s.generator, max_chars=s.max_chars)
+                 for spec in s.specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     for note in dict.fromkeys(note for plan in plans for note in plan.notes):
         err.print(f"[yellow]warning:[/] {escape(note)}", soft_wrap=True)
-    use_cache_dir(cache_dir)
-    folders = card_folders(plans, out)
-    if dry_run:
+    use_cache_dir(s.cache_dir)
+    folders = card_folders(plans, s.out)
+    if s.dry_run:
         for plan, folder in zip(plans, folders, strict=True):
-            _print_plan(plan, CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
-                                          workers=card_workers(len(plan.examples), workers)))
+            _print_plan(plan, CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
+                                          workers=card_workers(len(plan.examples), s.workers)))
         return
     try:  # every card's endpoints, before the first card runs
         for plan in plans:
@@ -104,10 +117,10 @@ def card_command(
         raise fail(str(exc)) from None
     mostly_missing = []
     for plan, folder in zip(plans, folders, strict=True):
-        options = CardOptions(folder, cache_dir=cache_dir, no_cache=no_cache,
-                              workers=card_workers(len(plan.examples), workers), force=force,
-                              progress=progress_bars(enabled=not quiet),
-                              say=_progress_line(plan.evaluator.label, quiet))
+        options = CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
+                              workers=card_workers(len(plan.examples), s.workers), force=s.force,
+                              progress=progress_bars(enabled=not s.quiet),
+                              say=_progress_line(plan.evaluator.label, s.quiet))
         keeps(folder)
         set_resume_hint(f"run the same command again: methods finished in {folder}/runs are "
                         "kept")
@@ -115,7 +128,7 @@ def card_command(
             made = make_card(plan, options)
         except (CardError, StorageError) as exc:
             raise fail(str(exc)) from None
-        if not quiet:
+        if not s.quiet:
             _print_card(made.to_dict(), folder)
         failed = [s for s in made.methods.values() if s["status"] == "failed"]
         for section in failed:
@@ -192,92 +205,24 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
                          f"{folder / 'card.json'}"))
 
 
-@app.command("card-compare")
-def card_compare_command(
-    cards: Annotated[list[Path], typer.Argument(
-        metavar="CARD...", help="card.json files (or card folders) to put side by side.")],
-    md: Annotated[Path | None, typer.Option(
-        "--md", help="Write the Markdown table here (default: print it).")] = None,
-    html: Annotated[Path | None, typer.Option(
-        "--html", help="Write the table as a self-contained HTML page here.")] = None,
-    name: Annotated[list[str] | None, typer.Option(
-        "--name", help="A column name per card, in order (default: each evaluator's "
-        "label).")] = None,
-) -> None:
-    """Put evaluators' cards side by side in one table, as Markdown or HTML.
-
-    The evaluators are columns (one per aspect of an evaluator that rates several), the gate,
-    the findings and each test are rows. Cards compare on the same examples under the same
-    budget; a difference in the data's hash, the budget or the evalstress version is named
-    above the table. A card whose sanity gate failed is marked untrusted. Example:
-    `evalstress card-compare cards/bleu cards/chrf`.
-    """
-    from evalstress.card.compare import compare_cards, compare_html, compare_markdown, read_card
-    from evalstress.card.model import CARD_JSON, write_atomic
-    from evalstress.engine.outdir import check_not_run_file, check_output_file
-
-    if name and len(name) != len(cards):
-        raise fail(f"--name: {len(name)} names for {len(cards)} cards; give one per card, in "
-                   "order")
-    read_files = [path / CARD_JSON if path.is_dir() else path for path in cards]
-    try:
-        for option, path in (("--md", md), ("--html", html)):
-            if path is not None:
-                check_output_file(path, option, read_files)
-                # nor a file of an input card's folder (its card.md, card.html, ...)
-                check_not_run_file(path, [f.parent for f in read_files], option, kind="card")
-    except StorageError as exc:
-        raise fail(str(exc)) from None
-    try:
-        read = [read_card(path) for path in cards]
-    except DataError as exc:
-        raise fail(str(exc)) from None
-    comparison = compare_cards(read, name or None)
-    markdown = compare_markdown(comparison)
-    for path, text in ((md, markdown), (html, compare_html(comparison) if html else "")):
-        if path is not None:
-            try:
-                write_atomic(path, text)
-            except OSError as exc:
-                raise fail(f"{path}: cannot be written ({exc.strerror or exc})") from None
-            err.print(escape(f"Wrote {path}"), soft_wrap=True)
-    if md is None:
-        console.print(markdown, markup=False, highlight=False, soft_wrap=True)
-
-
 @app.command("atlas")
 def atlas_command(
-    only: Annotated[list[str] | None, typer.Option(
-        "--only", help="Make only these cards (bleu, chrf, ter, rouge1, rouge2, rougeL, "
-        "bertscore, gpt-ppl, judge-local; with --data-dir: bleu-summeval, bleu-wmt21, "
-        "gpt-ppl-wikitext, ...); the page is written from every published card.")]
-    = None,
+    only: AtlasOnlyOption = None,
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="The folder of the public sets (summeval.jsonl, wmt21_de_en.jsonl, "
         "ted_zh_en.jsonl, wikitext_paragraphs.jsonl): make the atlas on real data "
         "(runs/atlas-real, docs/atlas-real, docs/atlas-real.md) instead of the built-in "
         "corpus's.")] = None,
-    page_only: Annotated[bool, typer.Option(
-        "--page-only", help="Make no card: write the page from the published cards.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --data-dir: print each card's texts to score and estimated "
-        "time, and make nothing.")] = False,
-    work: Annotated[Path | None, typer.Option(
-        help="Where the cards are made, with their run directories (default runs/atlas, "
-        "with --data-dir runs/atlas-real).")] = None,
+    page_only: PageOnlyOption = False,
+    dry_run: DryRunOption = False,
+    work: CardsWorkOption = None,
     published: Annotated[Path | None, typer.Option(
         "--published", help="Where each card's card.json and figures are published (default "
         "docs/atlas, with --data-dir docs/atlas-real).")] = None,
-    page: Annotated[Path | None, typer.Option(
-        help="The page made from the published cards (default docs/atlas.md, with --data-dir "
-        "docs/atlas-real.md).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Let a card be made in a folder under --work holding files evalstress "
-        "did not write (they are kept), and let the page and the published cards replace "
-        "files of the same name evalstress did not write.")] = False,
+    page: MadePageOption = None,
+    cache_dir: CacheDirOption = None,
+    quiet: QuietOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -324,29 +269,16 @@ def calibrate_command(
     summeval: Annotated[Path | None, typer.Option(
         help="SummEval's JSONL (../shared/data/summeval.jsonl): calibrate on it too, its "
         "highlights as the texts.")] = None,
-    budget: Annotated[list[str] | None, typer.Option(
-        "--budget", help="The card budgets to calibrate (default: small and standard).")]
-    = None,
-    only: Annotated[list[str] | None, typer.Option(
-        "--only", help="Only these evaluators (none, order-blind, punctuation-blind, "
-        "length-only, constant, random, deletion-rewarding, saturating; chrf, rougeL).")]
-    = None,
-    page_only: Annotated[bool, typer.Option(
-        "--page-only", help="Make no card: write the page from the results file.")] = False,
-    work: Annotated[Path, typer.Option(
-        help="Where the cards are made, with their run directories.")]
-    = Path("runs/calibration"),
-    page: Annotated[Path, typer.Option(help="The page made from the results.")]
-    = Path("docs/calibration.md"),
+    budget: CalibrationBudgetsOption = None,
+    only: CalibrationOnlyOption = None,
+    page_only: PageOnlyOption = False,
+    work: CardsWorkOption = None,
+    page: MadePageOption = None,
     results: Annotated[Path, typer.Option(help="The graded cards, as JSON.")]
     = Path("docs/calibration.json"),
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Let a card be made in a folder under --work holding files evalstress "
-        "did not write (they are kept), and let the page and the results replace files of "
-        "the same name evalstress did not write.")] = False,
+    cache_dir: CacheDirOption = None,
+    quiet: QuietOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Check the card against known answers: cards of evaluators with planted defects.
 
@@ -371,6 +303,7 @@ def calibrate_command(
     from evalstress.card.calibration import summeval as summeval_data
     from evalstress.card.plan import get_budget
 
+    work, page = work or Path("runs/calibration"), page or Path("docs/calibration.md")
     try:
         chosen = entries(only)
         budgets = list(budget or BUDGETS)

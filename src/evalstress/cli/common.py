@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -26,12 +26,13 @@ from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
 from evalstress.engine.outdir import OutLock, check_out_dir
-from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING, check_max_missing
+from evalstress.engine.runhealth import EXIT_MOSTLY_MISSING
 
 if TYPE_CHECKING:  # the run machinery loads with the command that uses it: --help stays light
     from evalstress.core.cache import SQLiteCache
     from evalstress.engine.runhealth import MissingShare
     from evalstress.evaluators.base import Evaluator
+    from evalstress.job.settingsbase import Settings
 
 #: the narrowest terminal that gets typer's rich help panels for a command; below it, a
 #: command's help is click's two columns (option, then description wrapped beside it). The
@@ -121,6 +122,46 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+#: not a setting: the command's context and its --config file
+NOT_SETTINGS = ("ctx", "config")
+
+S = TypeVar("S", bound="Settings")
+
+
+def given(ctx: typer.Context, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's parameters (its `locals()` on entry) as the flags of its settings model:
+    keyed by setting (a trailing _ dropped: `map_` is `map`), None where the command line left
+    the option out, so the --config file, then the model's default, decide it."""
+    flags = {}
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in NOT_SETTINGS:
+            continue
+        source = ctx.get_parameter_source(name)
+        left_out = source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
+        flags[name.rstrip("_")] = None if left_out else parameters[name]
+    return flags
+
+
+def settings_of(model: type[S], flags: Mapping[str, Any], config: Path | None = None, *,
+                face: str | None = None) -> S:
+    """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
+    from evalstress.core.strict import ConfigError
+    from evalstress.job import SettingsError
+
+    try:
+        settings: S = model.resolve(flags, config, face=face)
+    except (SettingsError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+    return settings
+
+
+def renamed(old: str, new: str) -> None:
+    """The one-line notice of a command used under its old name (kept for one release)."""
+    err.print(f"note: `evalstress {old}` is now `evalstress {new}`; the old name goes in the "
+              "next release", markup=False, highlight=False, soft_wrap=True)
+
+
 def progress_bars(enabled: bool = True) -> RichBars | PlainLines:
     """Progress of each long phase on stderr: bars on a terminal, a plain line at least every
     EVALSTRESS_PROGRESS_INTERVAL seconds in a log; an interrupted command leaves no live
@@ -177,33 +218,6 @@ def reachable(evaluators: Sequence[Evaluator]) -> None:
         for evaluator in evaluators:
             evaluator.close()
         raise fail(str(exc.args[0] if exc.args else exc)) from None
-
-
-def _max_missing_cap(value: float) -> float:
-    try:
-        return check_max_missing(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-#: `--max-missing` of the commands that have no config file (attack, correlate)
-MaxMissingOption = Annotated[float, typer.Option(
-    callback=_max_missing_cap,
-    help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
-    "answers is missing, e.g. every judge call failed; 1 turns it off.")]
-
-
-#: `--max-chars` of `run` and `card`: the one text length limit (`RunSettings.max_chars`)
-MaxCharsOption = Annotated[int | None, typer.Option(
-    help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
-    "id (suite option max_chars; 0: no limit). Default 100000.")]
-
-
-#: `--force` of every command that writes a run directory
-ForceOption = Annotated[bool, typer.Option(
-    "--force", help="Let --out be a folder holding files evalstress did not write: they are "
-    "kept, except any the command writes anew. Without it such a folder is refused before any "
-    "work.")]
 
 
 @contextlib.contextmanager

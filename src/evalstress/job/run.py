@@ -47,7 +47,7 @@ from evalstress.engine.runner import estimate_plan, run
 from evalstress.engine.scoring import configure_caches, open_run_cache
 from evalstress.engine.sidetask import SideTask
 from evalstress.evaluators.base import Evaluator
-from evalstress.job.settings import BACKENDS
+from evalstress.job.settings import SettingsError, check_execution
 from evalstress.report import write_outputs
 from evalstress.report.rundir import browser_data
 from evalstress.suites import Suite
@@ -94,13 +94,10 @@ class StressJob:
         if unknown:
             raise JobError(f"suite '{self.suite.name}': unknown analysis {', '.join(unknown)}; "
                            f"known: {', '.join(analysis_names())}")
-        if self.backend not in BACKENDS:
-            raise JobError(f"--backend '{self.backend}': choose {' or '.join(BACKENDS)}")
-        if self.backend == "ray" and self.sequential:
-            raise JobError("--sequential decides batch by batch on one machine: use "
-                           "--backend local")
-        if self.ray_address and self.backend != "ray":
-            raise JobError(f"--ray-address {self.ray_address}: add --backend ray")
+        try:
+            check_execution(self.backend, self.sequential, self.ray_address)
+        except SettingsError as exc:
+            raise JobError(str(exc)) from None
         if self.out is not None:
             # the shared cache is never inside --out, even with --no-cache (it is not read then,
             # but replacing the folder would still delete it)

@@ -1,4 +1,5 @@
-"""The settings of a stress run, declared once for every face.
+"""The settings of a stress run, declared once for every face (declared and resolved as every
+command's settings are: `job.settingsbase`).
 
 `RunSettings` has one field per key of a `--config` YAML file; the same names are `evalstress
 run`'s options and the keyword arguments of `evalstress.stress()`. `quickstart`,
@@ -22,154 +23,58 @@ perturbation_prompts) given as null is no file: the default's.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import Field, dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import Any
 
 from evalstress.analyses.registry import known_options
 from evalstress.core.extras import MissingExtra, check_evaluator
 from evalstress.core.params import (
     BOOLEAN,
-    ParamKind,
-    ParamValueError,
-    either,
     one_of,
     text,
     whole_number,
 )
-from evalstress.core.strict import UnknownNameError, check_names
+from evalstress.core.strict import check_names
 from evalstress.core.text import max_chars_option
-from evalstress.core.userfile import DataError, parse_user_yaml, read_user_text
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.evaluators.base import parse_spec
+from evalstress.job.settingsbase import (
+    COMMANDS,
+    FIELD_MAP,
+    OPTIONS,
+    PATH,
+    SEEDS,
+    SPEC,
+    Settings,
+    SettingsError,
+    names_kind,
+    of_kind,
+    setting,
+    settings_of,
+    with_suite,
+)
 from evalstress.suites import PROTOCOLS, Suite
+
+__all__ = ["BACKENDS", "BUILTIN_RUN_DIR", "COMMANDS", "DEFAULT_MAX_UNITS", "LEXICAL_DEFAULT",
+           "RunSettings", "SettingsError"]
 
 #: evaluators of a run that names none (and of quickstart)
 LEXICAL_DEFAULT = ["bleu", "chrf", "rouge"]
 
 #: the run directory of a run without a data file (it runs on the built-in corpus)
 BUILTIN_RUN_DIR = Path("runs/builtin-corpus")
-
-#: where a setting's value came from
-Source = Literal["flag", "config", "suite", "default"]
+#: the run directory of `evalstress quickstart`
+QUICKSTART_RUN_DIR = Path("runs/quickstart")
 
 #: the default bound on the variants one run plans: 50 million is a 100,000-example run of
 #: the largest built-in suite with room to spare, and stops a typo (a grid or seed count off
 #: by powers of ten) before it fills the disk
 DEFAULT_MAX_UNITS = 50_000_000
 
-#: a file or folder named in a setting (a flag gives a Path, a config file a text)
-PATH = ParamKind("a file or folder path", lambda v: _path(v))
-
 #: where a run's chunks go: this machine, or a Ray cluster
 BACKENDS = ("local", "ray")
-#: the faces whose settings are command-line flags (errors name --FLAG, not name=)
-COMMANDS = ("run", "quickstart", "criteria-levels")
-
-
-class SettingsError(ValueError):
-    """A setting that cannot be used; the message is the command's whole error line."""
-
-
-@dataclass(frozen=True)
-class Setting:
-    """How one setting of `RunSettings` is taken (the metadata of its field)."""
-
-    #: the kind of value a flag, keyword or config value must be (checked before `convert`;
-    #: null stays null): a wrong type is an error naming the setting, never a crash later
-    kind: ParamKind | None = None
-    #: applied to a value that is given (not to the default, not to null): e.g. Path
-    convert: Callable[[Any], Any] | None = None
-    #: (value, where) -> the value to use, or SettingsError; `where` names the flag or the file
-    #: and field the value came from
-    check: Callable[[Any, str], Any] | None = None
-    #: what `check` looks at: the value the run uses ("used"), or the config file's value even
-    #: when a flag overrides it ("config"; the flag's own option checks the flag)
-    checks: Literal["used", "config"] = "used"
-    #: an empty config value ("", [], null) leaves the choice to the suite or the default
-    empty_is_unset: bool = False
-    #: the suite's own value, between the config file and the default; such a setting is
-    #: checked once the suite is known (`with_suite`)
-    from_suite: Callable[[Suite], Any] | None = None
-    #: checked once the suite is known although the suite cannot give it: its error comes
-    #: after those of the data file and the suite
-    after_suite: bool = False
-    #: the setting reads the data file (field mappings, a default task): refused in a run
-    #: without one, which uses the built-in corpus
-    of_data: bool = False
-    #: the option's name where it is not --NAME (in error messages)
-    flag: str | None = None
-
-
-def _names(what: str) -> ParamKind:
-    """A list of names or specs (one alone is a one-item list); a spec may be a mapping."""
-    expects = f"a list of {what}, e.g. [a, b] (one alone may be written bare)"
-
-    def parse(value: Any) -> list[Any]:
-        items = [value] if isinstance(value, str | Mapping) else value
-        if not isinstance(items, list | tuple) or not all(
-                (isinstance(i, str) and i.strip()) or isinstance(i, Mapping) for i in items):
-            raise ParamValueError(f"expected {expects}")
-        return list(items)
-
-    return ParamKind(expects, parse)
-
-
-def _field_map(value: Any) -> Any:
-    """A field mapping: FIELD=NAME texts, or a mapping of fields to a field name (or names)."""
-    if isinstance(value, str):
-        value = [value]
-    pairs_ok = isinstance(value, list | tuple) and all(isinstance(p, str) for p in value)
-    mapping_ok = isinstance(value, Mapping) and all(
-        isinstance(k, str) and (isinstance(v, str) or (isinstance(v, list | tuple) and all(
-            isinstance(x, str) for x in v))) for k, v in value.items())
-    if not (pairs_ok or mapping_ok or type(value).__name__ == "FieldMap"):
-        raise ParamValueError("expected field mappings such as [hypothesis=highlight] or "
-                              "{hypothesis: highlight}")
-    if isinstance(value, Mapping):  # {references: [a, b]} is references=a,b
-        return {k: v if isinstance(v, str) else ",".join(v) for k, v in value.items()}
-    return list(value) if isinstance(value, tuple) else value
-
-
-FIELD_MAP = ParamKind("field mappings such as [hypothesis=highlight]", _field_map)
-SPEC = either(text(), ParamKind("a mapping of parameters",
-                                lambda v: dict(v) if isinstance(v, Mapping)
-                                else _raise("expected a mapping of parameters")))
-SEEDS = either(whole_number(1), ParamKind("a list of whole numbers >= 0",
-                                          lambda v: list(v) if isinstance(v, list | tuple)
-                                          and v and all(isinstance(x, int)
-                                                        and not isinstance(x, bool)
-                                                        for x in v)
-                                          else _raise("expected a list of seeds")))
-OPTIONS = ParamKind("a mapping of analysis options",
-                    lambda v: dict(v) if isinstance(v, Mapping)
-                    else _raise("expected a mapping of analysis options"))
-
-
-def _path(value: Any) -> Any:
-    """A path as given (text, or a Path from a flag); no part longer than a file system
-    allows (255 bytes), which would fail later as an OSError rather than an input error."""
-    if not (isinstance(value, os.PathLike) or (isinstance(value, str) and value.strip())):
-        raise ParamValueError("expected a file or folder path")
-    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in Path(value).parts):
-        raise ParamValueError("expected a file or folder path (a part of it is longer than "
-                              "the 255 bytes a file system allows)")
-    return value
-
-
-def _raise(message: str) -> Any:
-    raise ParamValueError(message)
-
-
-def setting(**how: Any) -> dict[str, Setting]:
-    """The metadata of a field of `RunSettings`: how its setting is taken."""
-    return {"setting": Setting(**how)}
-
-
 def _evaluator_extras(specs: Any, where: str) -> Any:
     """Name the extra a spec needs before anything is read (specs are checked fully later)."""
 
@@ -192,7 +97,8 @@ def _number_from_zero(value: Any, where: str) -> Any:
     return value
 
 
-def _fraction(value: Any, where: str) -> float:
+def fraction(value: Any, where: str) -> float:
+    """A share between 0 and 1 (max_missing), checked wherever it was given."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SettingsError(f"{where} {value!r}: give a fraction between 0 and 1")
     try:
@@ -212,8 +118,8 @@ def _analysis_options(value: Any, where: str) -> Any:
     return dict(value)
 
 
-def _text_length(value: Any, where: str) -> Any:
-
+def text_length(value: Any, where: str) -> Any:
+    """The longest text a run or a card takes (max_chars), checked as the suite option is."""
     if value is not None:
         try:
             max_chars_option({"max_chars": value})
@@ -222,15 +128,30 @@ def _text_length(value: Any, where: str) -> Any:
     return value
 
 
+def check_execution(backend: str, sequential: bool, ray_address: str | None,
+                    where: Callable[[str], str] = lambda key: "--" + key.replace("_", "-"),
+                    ) -> None:
+    """How a run executes, refused where the parts cannot go together: the one check of
+    `RunSettings` (where names a flag or a config field) and of a `StressJob` built in
+    Python (where names the flag)."""
+    if backend not in BACKENDS:
+        raise SettingsError(f"{where('backend')} '{backend}': choose {' or '.join(BACKENDS)}")
+    if backend == "ray" and sequential:
+        raise SettingsError(f"{where('sequential')} decides batch by batch on one machine: "
+                            f"use {where('backend')} local")
+    if ray_address and backend != "ray":
+        raise SettingsError(f"{where('ray_address')} {ray_address}: add {where('backend')} ray")
+
+
 @dataclass(frozen=True)
-class RunSettings:
+class RunSettings(Settings):
     """Every setting of `evalstress run` that a flag or a `--config` file can give.
 
     Values are checked in the order of the fields (the evaluators' extras before the data)."""
 
     evaluators: list[str] = field(
         default_factory=lambda: list(LEXICAL_DEFAULT),
-        metadata=setting(kind=_names("evaluator specs"), empty_is_unset=True,
+        metadata=setting(kind=names_kind("evaluator specs"), empty_is_unset=True,
                          check=_evaluator_extras, flag="--evaluator"))
     #: None: the built-in corpus
     data: Path | None = field(default=None, metadata=setting(kind=PATH, convert=Path))
@@ -241,7 +162,7 @@ class RunSettings:
     suite: str | None = field(default=None, metadata=setting(kind=PATH, convert=str,
                                                              empty_is_unset=True))
     perturbations: list[str] | None = field(default=None, metadata=setting(
-        kind=_names("perturbation names"), flag="--perturbation"))
+        kind=names_kind("perturbation names"), flag="--perturbation"))
     #: None: the suite's seeds
     seeds: int | list[int] | None = field(default=None, metadata=setting(kind=SEEDS))
     #: None: runs/<the data file's stem> (`run_dir`)
@@ -273,9 +194,9 @@ class RunSettings:
     variant_map: list[str] | None = field(default=None, metadata=setting(kind=FIELD_MAP))
     #: None: 100000 characters (0: no limit)
     max_chars: int | None = field(default=None, metadata=setting(
-        check=_text_length, from_suite=lambda suite: suite.options.get("max_chars")))
+        check=text_length, from_suite=lambda suite: suite.options.get("max_chars")))
     max_missing: float = field(default=DEFAULT_MAX_MISSING, metadata=setting(
-        check=_fraction, after_suite=True))
+        check=fraction, after_suite=True))
     #: the most variants a run may plan (examples x perturbation severities x seeds); a
     #: bigger run is refused before any work until this is raised
     max_units: int = field(default=DEFAULT_MAX_UNITS, metadata=setting(
@@ -303,80 +224,21 @@ class RunSettings:
     force: bool = field(default=False, metadata=setting(kind=BOOLEAN,
                                                          empty_is_unset=True))
 
-    #: the --config file the values were read from, where each value came from, and the face
-    #: that gave the flags (a command's name, or a function such as "stress")
-    config: Path | None = field(default=None, compare=False)
-    sources: Mapping[str, Source] = field(default_factory=dict, compare=False)
-    face: str = field(default="run", compare=False)
-
-    @classmethod
-    def keys(cls) -> tuple[str, ...]:
-        """The settings' names: the keys a config file may use."""
-        return tuple(f.name for f in _setting_fields(cls))
-
-    @classmethod
-    def resolve(cls, flags: Mapping[str, Any], config: Path | None = None, *,
-                face: str = "run") -> RunSettings:
-        """Each setting from its flag, else the `config` file, else its default; then checked.
-        `flags` maps setting names to the face's values (None: not given); `face` names the
-        command or function they came from. Settings the suite can give are taken from the
-        suite and checked by `with_suite`."""
-        stray = set(flags) - set(cls.keys())
-        if stray:
-            raise TypeError(f"not settings of a run: {', '.join(sorted(stray))}")
-        file_values = read_config(config, cls.keys())
-        values: dict[str, Any] = {}
-        sources: dict[str, Source] = {}
-        for f, how in _settings(cls):
-            if _flag_given(flags.get(f.name)):
-                value, sources[f.name] = flags[f.name], "flag"
-            elif f.name in file_values and not (how.empty_is_unset
-                                                and _empty(file_values[f.name])):
-                value, sources[f.name] = file_values[f.name], "config"
-            else:
-                value, sources[f.name] = _default(f), "default"
-            if sources[f.name] != "default" and value is not None:
-                if how.kind is not None and not _with_suite(how):  # else: with the suite
-                    value = _of_kind(how.kind, value, f.name, sources[f.name], config, face)
-                if how.convert is not None:
-                    value = how.convert(value)
-            values[f.name] = value
-        settings = cls(**values, config=config, sources=sources, face=face)
-        for f, how in _settings(cls):
-            if how.of_data and face in COMMANDS and values["data"] is None \
-                    and sources[f.name] != "default":
-                settings.refuse_without_data(f.name)
-            if how.check is None or _with_suite(how):
-                continue
-            if how.checks == "config":
-                if f.name in file_values:
-                    how.check(file_values[f.name], settings.where(f.name, "config"))
-            else:
-                values[f.name] = how.check(values[f.name], settings.where(f.name))
-        settings = replace(settings, **values)
-        settings.check_together()
-        return settings
-
     def check_together(self) -> None:
         """Settings that cannot go together, refused before anything is read."""
-        if self.backend == "ray" and self.sequential:
-            raise SettingsError(f"{self.where('sequential')} decides batch by batch on one "
-                                f"machine: use {self.where('backend')} local")
         if self.variant_map and self.variants is None:
             given = " ".join(map(str, self.variant_map))
             raise SettingsError(f"{self.where('variant_map')} {given} maps the fields of a "
                                 "--variants file: give one, or leave it out")
-        if self.ray_address and self.backend != "ray":
-            raise SettingsError(f"{self.where('ray_address')} {self.ray_address}: add "
-                                f"{self.where('backend')} ray")
+        check_execution(self.backend, self.sequential, self.ray_address, self.where)
 
     def with_suite(self, suite: Suite) -> RunSettings:
         """The settings a suite can give, taken from `suite` where neither a flag nor the config
         file gave them, then checked."""
         values: dict[str, Any] = {}
         sources = dict(self.sources)
-        for f, how in _settings(type(self)):
-            if not _with_suite(how):
+        for f, how in settings_of(type(self)):
+            if not with_suite(how):
                 continue
             value = getattr(self, f.name)
             if how.from_suite is not None and sources.get(f.name, "default") == "default":
@@ -385,38 +247,17 @@ class RunSettings:
                     value, sources[f.name] = own, "suite"
             source = sources.get(f.name, "default")
             if how.kind is not None and value is not None and source != "default":
-                value = _of_kind(how.kind, value, f.name, source, self.config, self.face,
+                value = of_kind(how.kind, value, f.name, source, self.config, self.face,
                                  suite=suite.source)
             if how.check is not None:
                 value = how.check(value, self.where(f.name))
             values[f.name] = value
         return replace(self, **values, sources=sources)
 
-    def refuse_without_data(self, name: str) -> None:
-        """A setting that reads the data (a field mapping, a default task) given to a run on
-        the built-in corpus: an error, not a setting silently ignored."""
-        raise SettingsError(f"{self.where(name)} applies to a data file: give one "
-                            f"({'evalstress run DATA.jsonl' if self.face in COMMANDS else 'data='}"
-                            "), or leave it out to run on the built-in corpus")
-
     def data_settings(self) -> list[str]:
         """The settings given that read the data (map, task)."""
-        return [f.name for f, how in _settings(type(self))
+        return [f.name for f, how in settings_of(type(self))
                 if how.of_data and self.sources.get(f.name, "default") != "default"]
-
-    def given(self, name: str) -> bool:
-        """Whether a flag or the config file gave the setting."""
-        return self.sources.get(name) in ("flag", "config")
-
-    def where(self, name: str, source: Source | None = None) -> str:
-        """Where the setting came from, for an error: '--seeds', 'FILE: field 'seeds'' or
-        'stress(seeds=...)'."""
-        if (source or self.sources.get(name)) == "config":
-            return f"{self.config}: field '{name}'"
-        if self.face not in COMMANDS:
-            return f"{self.face}({name}=...)"
-        how = next(h for f, h in _settings(type(self)) if f.name == name)
-        return how.flag or "--" + name.replace("_", "-")
 
     def run_dir(self) -> Path | None:
         """--out, else runs/<the data file's stem> (runs/builtin-corpus without one); from
@@ -425,76 +266,10 @@ class RunSettings:
             return self.out
         if self.face not in COMMANDS:
             return None
+        if self.face == "quickstart":
+            return QUICKSTART_RUN_DIR
         if self.data is None:
             return BUILTIN_RUN_DIR
         return Path(f"runs/{self.data.stem}")
 
 
-def read_config(path: Path | None, known: tuple[str, ...]) -> dict[str, Any]:
-    """The mapping of a --config YAML file (empty without one); a key not in `known` is an
-    error that suggests the nearest known key."""
-    if path is None:
-        return {}
-    try:
-        data = parse_user_yaml(read_user_text(path, "a config")) or {}
-    except DataError as exc:  # missing, a folder, not UTF-8 (with its line and byte)
-        raise SettingsError(str(exc)) from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise SettingsError(f"{path}: cannot read the config ({exc})") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: the config must be a mapping of option names to values")
-
-    try:
-        check_names("config field", data, known, str(path))
-    except UnknownNameError as exc:
-        raise SettingsError(str(exc)) from None
-    return data
-
-
-def _of_kind(kind: ParamKind, value: Any, name: str, source: Source, config: Path | None,
-             face: str, suite: str = "suite") -> Any:
-    """`value` as its setting's kind takes it, or a SettingsError naming the setting where it
-    was given."""
-    try:
-        return kind.parse(value)
-    except ParamValueError as exc:
-        if source == "suite":
-            where = f"{suite}: {name}"
-        elif source == "config":
-            where = f"{config}: field '{name}'"
-        elif face in COMMANDS:
-            where = "--" + name.replace("_", "-")
-        else:
-            where = f"{face}({name}=...)"
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        raise SettingsError(f"{where}: {exc} (got {shown})") from None
-
-
-def _setting_fields(cls: type[RunSettings]) -> Iterator[Field[Any]]:
-    return (f for f in fields(cls) if "setting" in f.metadata)
-
-
-def _settings(cls: type[RunSettings]) -> Iterator[tuple[Field[Any], Setting]]:
-    return ((f, f.metadata["setting"]) for f in _setting_fields(cls))
-
-
-def _with_suite(how: Setting) -> bool:
-    """Whether `with_suite` (not `resolve`) takes and checks the setting."""
-    return how.from_suite is not None or how.after_suite
-
-
-def _default(f: Field[Any]) -> Any:
-    return f.default_factory() if callable(f.default_factory) else f.default
-
-
-def _empty(value: Any) -> bool:
-    """A config value that leaves the choice to the next layer: null, "", [] or {} (never a
-    0 or a false, which say something: `max_units: 0` is an error, not the default)."""
-    return value is None or (isinstance(value, str | list | tuple | dict) and not value)
-
-
-def _flag_given(value: Any) -> bool:
-    """An option left out is None; a repeatable option left out may be an empty list, and a
-    switch left off is False (so a config file's `quiet: true` holds)."""
-    return value is not None and value is not False and not (
-        isinstance(value, str | list | tuple) and not value)

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalstress.cli import app
-from evalstress.cli.levels import level_specs
+from evalstress.cli.criteria_levels import level_specs
 from evalstress.core.data import builtin_corpus
 from evalstress.criteria import load_criteria
 from evalstress.engine import pipeline

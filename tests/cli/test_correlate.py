@@ -1,4 +1,4 @@
-"""`evalstress correlate` / `self-bias` (cli/studies.py): where a judge's answers are kept."""
+"""`evalstress correlate` (cli/correlate.py): where a judge's answers are kept."""
 
 from __future__ import annotations
 

@@ -14,13 +14,26 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import ForceOption, app, console, fail, make_evaluators
-from evalstress.cli.run import execute, job_from, settings_from, wrote_line
+from evalstress.cli.common import app, console, fail, given, make_evaluators, settings_of
+from evalstress.cli.jobs import execute, job_from, settings_from, wrote_line
+from evalstress.cli.options import (
+    CacheDirOption,
+    ConfigOption,
+    DataArgument,
+    ForceOption,
+    LimitOption,
+    MapOption,
+    NoCacheOption,
+    ProtocolOption,
+    QuietOption,
+    RunDirOption,
+    SeedsOption,
+    SuiteOption,
+    TaskOption,
+)
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import record_files
-
-ALL_LEVELS = "default,simplified,term,detailed,list,term-only,empty"
 
 
 def level_specs(judge: str, levels: list[str]) -> list[str]:
@@ -44,32 +57,28 @@ def level_specs(judge: str, levels: list[str]) -> list[str]:
 
 @app.command("criteria-levels")
 def criteria_levels_command(
-    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of examples.")],
-    judge: Annotated[str, typer.Option(
-        "--judge", "-j", help="The LLM judge, without level=: e.g. 'judge:model=m,base_url=URL,"
+    ctx: typer.Context,
+    data: DataArgument = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", "-j", help="The LLM judge (required), without level=: e.g. "
+        "'judge:model=m,base_url=URL,"
         "aspect=fluency coherence informativeness' (URL: the server's /v1 address, such as "
-        "http://127.0.0.1:8080/v1).")],
-    levels: Annotated[str, typer.Option(
-        help="Comma-separated criteria levels to compare.")] = ALL_LEVELS,
-    suite: Annotated[str, typer.Option(
-        help="Suite whose perturbations the judges score (built-in name or YAML file).")]
-    = "criteria-rules",
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="Field mapping, e.g. -m hypothesis=highlight.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task of rows without a task field.")] = None,
-    protocol: Annotated[str | None, typer.Option(
-        help="default, or paper: the suite's perturbations as their paper applies them "
-        "(paper 000's rule attacks at severity 'paper', one seed). --seeds still wins.")]
-    = None,
-    seeds: Annotated[int | None, typer.Option(min=1, help="Number of seeds (0..N-1).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N examples.")]
-    = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Score and response cache folder.")]
-    = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Score everything afresh.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bars or tables.")] = False,
+        "http://127.0.0.1:8080/v1).")] = None,
+    levels: Annotated[str | None, typer.Option(
+        help="Comma-separated criteria levels to compare (default: every level: default, "
+        "simplified, term, detailed, list, term-only, empty).")] = None,
+    suite: SuiteOption = "criteria-rules",
+    map_: MapOption = None,
+    task: TaskOption = None,
+    protocol: ProtocolOption = None,
+    seeds: SeedsOption = None,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
     force: ForceOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Compare one judge with its criteria at each level of detail (paper 000, fig. 4a and 8).
 
@@ -84,36 +93,41 @@ def criteria_levels_command(
     coherence'`. Paper 000's setting: `--protocol paper` (its fixed rule attacks, one seed) and
     `preset=paper-000` in the judge spec (analyze-rate, temperature 1, 10 samples).
     """
+    flags = given(ctx, locals())
     import evalstress.analyses.description_types  # noqa: F401  (registers the analysis)
+    from evalstress.job.studysettings import LevelsSettings
     from evalstress.report.levels import levels_html, levels_markdown, levels_svg, levels_tables
 
-    wanted = [x.strip() for x in levels.split(",") if x.strip()]
+    s = settings_of(LevelsSettings, flags, config)
+    assert s.data is not None and s.judge is not None  # required: checked by the settings
+
+    wanted = [x.strip() for x in s.levels.split(",") if x.strip()]
     try:
-        specs = level_specs(judge, wanted)
+        specs = level_specs(s.judge, wanted)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    out_dir = out or Path(f"runs/criteria-levels-{data.stem}")
-    settings = settings_from({"data": data, "map": map_, "task": task, "suite": suite,
-                              "protocol": protocol, "seeds": seeds, "limit": limit,
+    out_dir = s.out or Path(f"runs/criteria-levels-{s.data.stem}")
+    settings = settings_from({"data": s.data, "map": s.map, "task": s.task, "suite": s.suite,
+                              "protocol": s.protocol, "seeds": s.seeds, "limit": s.limit,
                               "out": out_dir,
-                              "evaluators": specs, "rel_tol": 0.01, "cache_dir": cache_dir,
-                              "no_cache": no_cache, "quiet": True, "force": force},
+                              "evaluators": specs, "rel_tol": 0.01, "cache_dir": s.cache_dir,
+                              "no_cache": s.no_cache, "quiet": True, "force": s.force},
                              face="criteria-levels")
     evaluators = make_evaluators(specs)
     by_label = {ev.label: spec.rsplit("level=", 1)[1] for ev, spec in
                 zip(evaluators, specs, strict=True)}
     job = job_from(settings, evaluators=evaluators, analyses=("description-types",),
                    options={"levels": by_label},
-                   record={"judge": judge, "levels": list(by_label.values())})
+                   record={"judge": s.judge, "levels": list(by_label.values())})
     done = execute(job, quiet=True)
     comparison = done.analyses["description-types"]
-    title = f"Criteria levels: {data.name}"
+    title = f"Criteria levels: {s.data.name}"
     atomic_write_text(out_dir / "description-types.svg", levels_svg(comparison))
     atomic_write_text(out_dir / "description-types.html", levels_html(comparison, title))
     atomic_write_text(out_dir / "description-types.md", levels_markdown(comparison))
     record_files(out_dir, ["description-types.svg", "description-types.html",
                            "description-types.md"])  # the run directory's files, as its own
-    if not quiet:
+    if not s.quiet:
         for table in levels_tables(comparison):
             console.print(table)
         for note in comparison.notes:

@@ -10,6 +10,9 @@ import typer
 from rich.markup import escape
 
 from evalstress.cli.common import app, console, fail
+from evalstress.cli.options import (
+    ForceOption,
+)
 from evalstress.core.storage import StorageError
 from evalstress.core.wording import plural
 from evalstress.engine.samplefiles import copy_samples
@@ -19,9 +22,7 @@ from evalstress.engine.samplefiles import copy_samples
 def data_command(
     folder: Annotated[Path, typer.Argument(help="Folder to copy the example files into (made "
                                            "when missing).")] = Path("examples"),
-    force: Annotated[bool, typer.Option(
-        "--force", help="Replace files of the same names that evalstress did not write.")]
-    = False,
+    force: ForceOption = False,
 ) -> None:
     """Copy the example data files into FOLDER: summaries with hand-given ratings,
     translations and paragraphs written for evalstress, the built-in corpus, and a README

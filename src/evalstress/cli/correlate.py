@@ -1,0 +1,136 @@
+"""`evalstress correlate`: evaluators against human scores of several systems' outputs, at
+segment and system level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalstress.cli.common import (
+    app,
+    console,
+    exit_if_mostly_missing,
+    fail,
+    given,
+    make_evaluators,
+    owned_out,
+    progress_bars,
+    reachable,
+    score_cache,
+    settings_of,
+)
+from evalstress.cli.options import (
+    CacheDirOption,
+    ConfigOption,
+    DocumentsArgument,
+    DocumentsTaskOption,
+    EvaluatorsOption,
+    ForceOption,
+    LimitOption,
+    MapOption,
+    MaxMissingOption,
+    NoCacheOption,
+    OutputsFieldOption,
+    QuietOption,
+    RunDirOption,
+    SeedOption,
+)
+from evalstress.core.data import DataError
+from evalstress.engine.runhealth import above, frame_missing_shares
+
+
+@app.command("correlate")
+def correlate_command(
+    ctx: typer.Context,
+    data: DocumentsArgument = None,
+    evaluators: EvaluatorsOption = None,
+    systems_field: OutputsFieldOption = "systems",
+    text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
+    = "summary",
+    system_id_field: Annotated[str, typer.Option(help="Field of an output naming its system.")]
+    = "system",
+    id_field: Annotated[str, typer.Option(help="Field of a document holding its id.")] = "id",
+    human: Annotated[str, typer.Option(help="Comma-separated human score fields of an output.")]
+    = "coherence,consistency,fluency,relevance",
+    map_: MapOption = None,
+    task: DocumentsTaskOption = "summarization",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
+    seed: SeedOption = 0,
+    limit: LimitOption = None,
+    out: RunDirOption = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
+    max_missing: MaxMissingOption = None,
+    force: ForceOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Correlate evaluators with human scores at segment and system level (SummEval layout).
+
+    Defaults fit SummEval's layout, which the example summaries `evalstress data examples`
+    copies follow:
+    `evalstress correlate examples/summaries.jsonl -e rouge -e bleu -m references=references`.
+    Segment level is reported both per document (correlation across systems, averaged over
+    documents) and globally (all pairs); system level correlates
+    per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
+    """
+    flags = given(ctx, locals())
+    from evalstress.analyses.correlation import human_correlation
+    from evalstress.engine.rundir import fresh_staging
+    from evalstress.engine.scoring import configure_caches
+    from evalstress.job.studysettings import CorrelateSettings
+    from evalstress.report import write_study_outputs
+    from evalstress.report.terminal import correlation_tables
+    from evalstress.studies.correlate import load_system_outputs, score_system_outputs
+
+    s = settings_of(CorrelateSettings, flags, config)
+    assert s.data is not None  # required: checked by the settings
+
+    bad = [part for part in s.map or [] if "=" not in part or not part.split("=", 1)[0].strip()]
+    if bad:
+        raise fail(f"--map '{bad[0]}' must look like FIELD=NAME, e.g. -m references=references")
+    mapping = dict(part.split("=", 1) for part in (s.map or ["references=references"]))
+    try:
+        docs = load_system_outputs(s.data, systems_field=s.systems_field,
+                                   text_field=s.text_field,
+                                   system_id_field=s.system_id_field, id_field=s.id_field,
+                                   human_fields=[h.strip() for h in s.human.split(",")
+                                                 if h.strip()],
+                                   source_field=mapping.get("source", "source"),
+                                   reference_fields=[f for f in mapping.get("references", "")
+                                                     .split(",") if f], task=s.task, limit=s.limit)
+    except (DataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    specs = s.evaluators
+    made = make_evaluators(list(specs))
+    reachable(made)
+    out_dir = s.out or Path(f"runs/correlate-{s.data.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("input data", s.data)], cache_dir=s.cache_dir,
+                   no_cache=s.no_cache):
+        cache = score_cache(s.cache_dir, s.no_cache)
+        configure_caches(made, s.cache_dir, s.no_cache)  # judges answer into the same folder
+        try:
+            scores, human_frame, stats = score_system_outputs(
+                docs, made, cache=cache, progress=progress_bars(enabled=not s.quiet))
+        finally:
+            for ev in made:
+                ev.close()
+        result = human_correlation(scores, human_frame, n_boot=s.n_boot, seed=s.seed)
+        files = fresh_staging(out_dir)
+        scores.to_parquet(files.path("scores.parquet"), index=False)
+        record = {"command": "correlate", "data": str(s.data), "evaluators": list(specs),
+                  "human": s.human, "map": mapping, "n_boot": s.n_boot, "seed": s.seed,
+                  "limit": s.limit}
+        paths = write_study_outputs(
+            files, out_dir, config=record, analyses={"correlation": result},
+            counts={"documents": len(docs), "outputs": len(human_frame),
+                    "missing_scores": int(scores["score"].isna().sum())},
+            extra={"evaluators": stats}, title=f"evalstress correlate: {s.data.name}",
+            force=s.force)
+    if not s.quiet:
+        for table in correlation_tables(result):
+            console.print(table)
+        console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['scores']}")
+    exit_if_mostly_missing(above(frame_missing_shares(scores), s.max_missing), s.max_missing)
