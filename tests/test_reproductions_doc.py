@@ -56,16 +56,16 @@ def parse_command(line: str) -> tuple[str, Any]:
 def check_values(line: str, ctx: Any) -> None:
     """What parsing cannot see: evaluator, perturbation and suite names must exist."""
     params = ctx.params
-    for spec in params.get("evaluator") or []:
+    for spec in params.get("evaluators") or []:
         assert parse_spec(spec)[0] in evaluator_registry(), f"{line}: evaluator {spec}"
-    for name in params.get("perturbation") or []:
+    for name in params.get("perturbations") or []:
         assert name in perturbation_registry(), f"{line}: perturbation {name}"
     suite = params.get("suite")
     if suite:
         path = ROOT / suite if suite.endswith(".yaml") else None
         load_suite(path if path is not None else suite)
-    if params.get("judge"):
-        level_specs(params["judge"], params["levels"].split(","))
+    if params.get("judge"):  # --levels left out: the settings model's default, every level
+        level_specs(params["judge"], (params.get("levels") or ",".join(LEVELS)).split(","))
 
 
 COMMANDS = page_commands(PAGE.read_text(encoding="utf-8"))

@@ -87,7 +87,7 @@ def card_command(
     flags = given(ctx, locals())
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
     from evalstress.card.make import check_endpoints
-    from evalstress.card.run import card_workers
+    from evalstress.card.run import card_workers, check_same_card
     from evalstress.engine.runhealth import MissingShare
     from evalstress.job import SettingsError
     from evalstress.job.studysettings import CardSettings
@@ -110,7 +110,9 @@ def card_command(
             _print_plan(plan, CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
                                           workers=card_workers(len(plan.examples), s.workers)))
         return
-    try:  # every card's endpoints, before the first card runs
+    try:  # every card's folder and endpoints, before the first card runs
+        for plan, folder in zip(plans, folders, strict=True):
+            check_same_card(folder, plan, force=s.force)
         for plan in plans:
             check_endpoints(plan)
     except CardError as exc:
@@ -195,6 +197,9 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
     console.print(f"sanity gate: [{colour}]{gate['verdict']}[/]")
     for reason in gate["reasons"]:
         console.print(f"  - {escape(reason)}", soft_wrap=True)
+    if card.get("preliminary") and card["findings"]:
+        console.print(f"preliminary: {escape(str(card.get('preliminary_reason') or ''))}",
+                      soft_wrap=True)
     for number, finding in enumerate(card["findings"], 1):
         console.print(f"{number}. {escape(finding['text'])}", soft_wrap=True)
     for section in card["methods"].values():
