@@ -2,7 +2,9 @@
 tests drive it; skipped with the reason where either is missing): at 1400 px with no console
 error, the gate and the findings visible, each evidence link landing on an element of the
 page, every visible text at a contrast of 4.5:1 or more, no SVG without a text alternative,
-and two A4 pages when printed. An untrusted card and the comparison page too."""
+and two A4 pages when printed. An untrusted card and the comparison page too. At 390 px (a
+phone) and 1400 px the published cards and a comparison of four never scroll sideways: tables
+scroll in their own box and figures keep a readable width."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ import pytest
 
 from evalstress.card.assemble import write_card_files
 from evalstress.card.compare import compare_cards, compare_html
-from tests.browser_checks import CONTRASTS
+from evalstress.card.figures import card_figures
+from evalstress.card.html import render_card_html
+from tests.browser_checks import CONTRASTS, NARROW, narrow_problems
 from tests.report.test_browser import browser_page
 
 pytestmark = pytest.mark.slow
@@ -103,3 +107,35 @@ def test_an_untrusted_card_and_the_comparison_read_as_well(
         print(f"\nuntrusted card: lowest contrast {measured['contrast']:.2f}:1, "
               f"{measured['pages']} pages; comparison: lowest contrast "
               f"{compared['contrast']:.2f}:1")
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+#: a phone's width and a desktop's, in CSS pixels
+WIDTHS = (390, 1400)
+#: the narrowest a figure may be drawn at either width (or its own width, if smaller)
+READABLE = 300
+
+
+def test_published_cards_and_a_comparison_read_on_a_phone_and_a_desktop(tmp_path: Path) -> None:
+    names = ["atlas/bleu", "atlas/chrf", "atlas/judge-local", "atlas-real/bleu-wmt21"]
+    cards = [json.loads((DOCS / name / "card.json").read_text(encoding="utf-8"))
+             for name in names]
+    pages = []
+    for name, card in zip(names, cards, strict=True):
+        path = tmp_path / f"{name.replace('/', '-')}.html"
+        path.write_text(render_card_html(card, card_figures(card)), encoding="utf-8")
+        pages.append(path)
+    pages.append(tmp_path / "compare.html")
+    pages[-1].write_text(compare_html(compare_cards(cards, [n.split("/")[1] for n in names])),
+                         encoding="utf-8")
+    for width in WIDTHS:
+        with browser_page(tmp_path / f"profile-{width}", width=width, height=800) as page:
+            for path in pages:
+                page.goto(path.as_uri())
+                measured = page.evaluate(NARROW, READABLE)
+                assert narrow_problems(measured) == [], (width, path.name, measured)
+                assert measured["tables"] >= 1 and page.problems == []
+                if path.name != "compare.html":
+                    assert measured["figures"] >= 2, (width, path.name)
+                if width < 400:  # the test means something: tables wider than the phone
+                    assert measured["wide"], (path.name, measured)

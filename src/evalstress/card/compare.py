@@ -24,7 +24,7 @@ from evalstress.card.model import CARD_JSON
 from evalstress.card.schema import card_problems
 from evalstress.card.style import CARD_CSS
 from evalstress.core.userfile import DataError, parse_json, read_user_text
-from evalstress.report.common import esc
+from evalstress.report.common import esc, scroll_box
 
 #: the method groups of the table, in the card's order
 GROUPS = {"gate": "sanity gate",
@@ -405,5 +405,6 @@ def compare_html(comparison: Comparison, title: str = "Evaluator cards side by s
             f"<title>{esc(title)}</title><style>{CARD_CSS}</style></head><body><main>"
             f"<h1>{esc(title)}</h1>{notes}"
             + (f"<p class='note'>{esc(note)}</p>" if note else "")
-            + f"<table class='compare'><thead><tr><th scope='col' class='l'>test</th>{head}"
-            f"</tr></thead><tbody>{''.join(body)}</tbody></table></main></body></html>")
+            + scroll_box(f"<table class='compare'><thead><tr><th scope='col' class='l'>test"
+                         f"</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            + "</main></body></html>")
