@@ -236,3 +236,17 @@ def test_the_glance_names_blind_and_reversed_rows_from_their_intervals() -> None
             {"perturbation": "e", "outcome": "detects"}]
     assert outcomes(rows) == "reversed: c; blind: a, b; 1 inconclusive"
     assert outcomes([{"perturbation": "a", "rank_pass": False}]) == "\u2014"  # an older card
+
+
+def test_the_side_by_side_comes_four_evaluator_columns_a_table_every_column_once() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    side = text[text.index("## Side by side"):text.index("\n## ", text.index("## Side by side")
+                                                           + 5)]
+    heads = [line.strip("|").split("|")[1:] for line in side.splitlines()
+             if line.startswith("| test |")]
+    columns = [cell.strip().rstrip("†") for head in heads for cell in head]
+    cards = read_atlas(PUBLISHED)
+    expected = [f"{entry.name} · {aspect}" if len(card["evaluator"]["aspects"]) > 1
+                else entry.name for entry, card in cards for aspect in card["evaluator"]["aspects"]]
+    assert columns == expected  # every column once, in the atlas's order
+    assert len(heads) >= 3 and all(len(head) <= 4 for head in heads), heads

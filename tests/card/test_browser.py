@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +142,30 @@ def test_published_cards_and_a_comparison_read_on_a_phone_and_a_desktop(tmp_path
                     assert measured["figures"] >= 2, (width, path.name)
                 if width < 400:  # the test means something: tables wider than the phone
                     assert measured["wide"], (path.name, measured)
+
+
+def test_the_atlas_page_side_by_side_fits_the_docs_column(tmp_path: Path) -> None:
+    """The docs site's atlas page: at 1400 px each side-by-side table fits the text column
+    (a dozen evaluators in one table made it twice as wide), at 390 px the page itself never
+    scrolls sideways, its tables scrolling in their own boxes."""
+    pytest.importorskip("material", reason="the dev extra installs mkdocs-material")
+    root = DOCS.parent
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "HTTP_PROXY": "http://127.0.0.1:9",
+           "HTTPS_PROXY": "http://127.0.0.1:9", "NO_MKDOCS_2_WARNING": "1"}
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir",
+                           str(site)], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    widths = """() => [...document.querySelectorAll('article table')].map(t => ({
+        head: t.rows[0].cells[0].innerText, width: t.getBoundingClientRect().width,
+        column: t.closest('article').getBoundingClientRect().width}))"""
+    for width in WIDTHS:
+        with browser_page(tmp_path / f"profile-{width}", width=width, height=800) as page:
+            page.goto((site / "atlas" / "index.html").as_uri())
+            measured = page.evaluate(NARROW, READABLE)
+            assert narrow_problems(measured) == [], (width, measured)
+            sides = [t for t in page.evaluate(widths) if t["head"] == "test"]
+            assert len(sides) >= 2, sides  # the evaluators over several tables
+            if width > 1000:
+                assert all(t["width"] <= t["column"] + 0.5 for t in sides), sides

@@ -398,9 +398,11 @@ def markdown_cell(value: str | None) -> str:
     return "–" if value is None else text(value)
 
 
-def compare_markdown(comparison: Comparison) -> str:
+def compare_markdown(comparison: Comparison, per_table: int | None = None) -> str:
     """The table as Markdown (GitHub renders it); above it, what each card rests on (budget,
-    data), the differences and the marks."""
+    data), the differences and the marks. `per_table`: at most this many columns a table, the
+    rest in tables below (a page column holds a few, not a dozen), each table leaving out the
+    rows none of its columns has."""
     lines = []
     if comparison.sources:
         lines += ["| " + " | ".join(SOURCE_HEAD) + " |", "|" + "---|" * len(SOURCE_HEAD),
@@ -410,14 +412,27 @@ def compare_markdown(comparison: Comparison) -> str:
     lines += [""] if comparison.differences else []
     note = untrusted_note(comparison)
     lines += [text(note), ""] if note else []
-    head = ["test", *(c.name + ("†" if not c.trusted else "") for c in comparison.columns)]
-    lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
-              "|" + "---|" * len(head)]
+    every = range(len(comparison.columns))
+    step = per_table or len(comparison.columns)
+    chunks = [list(every[start:start + step]) for start in range(0, len(every), step)]
+    tables = [markdown_table(comparison, chunk, whole=len(chunks) == 1) for chunk in chunks]
+    return "\n".join([*lines, "\n".join(tables)])
+
+
+def markdown_table(comparison: Comparison, chosen: Sequence[int], *, whole: bool) -> str:
+    """One Markdown table of the `chosen` columns (`whole`: every column, every row kept)."""
+    columns = [comparison.columns[i] for i in chosen]
+    head = ["test", *(c.name + ("†" if not c.trusted else "") for c in columns)]
+    lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
     for group, rows in comparison.groups():
-        lines.append(f"| **{GROUPS[group]}** |" + " |" * len(comparison.columns))
-        for row in rows:
+        kept = [row for row in rows
+                if whole or any(row.cells[i] is not None for i in chosen)]
+        if kept:
+            lines.append(f"| **{GROUPS[group]}** |" + " |" * len(columns))
+        for row in kept:
             lines.append("| " + " | ".join([markdown_cell(row.test),
-                                            *(markdown_cell(c) for c in row.cells)]) + " |")
+                                            *(markdown_cell(row.cells[i]) for i in chosen)])
+                         + " |")
     return "\n".join(lines) + "\n"
 
 
