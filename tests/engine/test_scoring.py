@@ -202,3 +202,19 @@ def test_the_in_process_judge_moves_the_progress_while_it_judges(tmp_path: Path)
     counted = Steps()
     Scorer(CountingEvaluator(), None, counted).score([ScoreRequest(t) for t in texts])
     assert [a for w, a in counted.told if w == "advance"] == [8, 3]  # batch_size 8: per batch
+
+
+def test_an_evaluator_that_orders_by_source_gets_each_source_s_texts_together() -> None:
+    """A judge's prompt starts with the source: texts of one source back to back let a prompt
+    cache reuse it; other evaluators keep the order by length."""
+
+    class BySource(CountingEvaluator):
+        order_by_source = True
+
+    texts = [("doc B", "a b c d e f"), ("doc A", "a b"), ("doc B", "a"), ("doc A", "a b c d")]
+    requests = [ScoreRequest(text, source=source) for source, text in texts]
+    grouped, plain = BySource(), CountingEvaluator()
+    Scorer(grouped, None).score(requests)
+    Scorer(plain, None).score(requests)
+    assert grouped.seen == ["a b", "a b c d", "a", "a b c d e f"]  # doc A's, then doc B's
+    assert plain.seen == ["a", "a b", "a b c d", "a b c d e f"]  # shortest first

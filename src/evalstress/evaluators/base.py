@@ -89,6 +89,9 @@ class Evaluator(ABC):
     batch_size: ClassVar[int] = 64
     #: requests a part of `score_parts` holds; None: a batch is one part
     part_size: int | None = None
+    #: the runner hands texts over by source, then text (those that share a prompt prefix back
+    #: to back), not by length (which fills a model batch with little padding)
+    order_by_source: ClassVar[bool] = False
     description: ClassVar[str] = ""
     #: Perturbations (or perturbation families) this evaluator is designed to be tested on; None
     #: means all. Reports mark the other tests "not applicable" instead of "blind spot".

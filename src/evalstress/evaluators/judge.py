@@ -214,6 +214,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                    "your own prompt=FILE with output=json:FIELD|labels:A=5|B=4|regex:...), or "
                    "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
+    order_by_source = True  # a prompt's source comes first: a prompt cache reuses it
 
     PARAMS = JUDGE_PARAMS
 
