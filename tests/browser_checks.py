@@ -81,3 +81,43 @@ def skipped_levels(headings: Sequence[Mapping[str, Any]]) -> list[str]:
             out.append(f"h{level} -> h{heading['level']} {heading['text']!r}")
         level = heading["level"]
     return out
+
+
+#: what makes a page unreadable on a phone: its width against the window's, the tables wider
+#: than the window (`wide`) and those of them that stick out of the page instead of scrolling
+#: in a box of their own inside it (`loose`), and the figures drawn narrower than `min` px
+#: (`small`; a figure whose own width is smaller counts only below that)
+NARROW = """min => {
+  const vw = document.documentElement.clientWidth;
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+    + (e.getAttribute('class') ? '.' + e.getAttribute('class').split(' ').join('.') : '');
+  const boxed = e => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if ((o === 'auto' || o === 'scroll') && a.getBoundingClientRect().right <= vw + 0.5
+          && a.scrollWidth > a.clientWidth) return true; }
+    return false; };
+  const shown = [...document.querySelectorAll('table')].filter(t => t.getClientRects().length);
+  const wide = shown.filter(t => t.getBoundingClientRect().width > vw);
+  const small = [...document.querySelectorAll('figure svg')].filter(s => {
+    const own = parseFloat(s.style.maxWidth) || Infinity, w = s.getBoundingClientRect().width;
+    return w > 0 && w < Math.min(min, own) - 0.5; });
+  return {scrollWidth: document.documentElement.scrollWidth, clientWidth: vw,
+          tables: shown.length, wide: wide.map(name),
+          loose: shown.filter(t => t.getBoundingClientRect().right > vw + 0.5 && !boxed(t))
+            .map(name),
+          figures: document.querySelectorAll('figure svg').length,
+          small: small.map(s => Math.round(s.getBoundingClientRect().width))};
+}"""
+
+
+def narrow_problems(measured: Mapping[str, Any]) -> list[str]:
+    """What NARROW found wrong, in words: empty for a page readable at that width."""
+    problems = []
+    if measured["scrollWidth"] > measured["clientWidth"]:
+        problems.append(f"the page scrolls sideways ({measured['scrollWidth']} px in "
+                        f"{measured['clientWidth']})")
+    if measured["loose"]:
+        problems.append(f"tables outside a scroll box: {measured['loose'][:5]}")
+    if measured["small"]:
+        problems.append(f"figures shrunk to {measured['small'][:5]} px")
+    return problems

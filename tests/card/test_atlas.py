@@ -254,3 +254,17 @@ def test_a_work_card_of_another_budget_is_refused_before_any_card(tmp_path: Path
     assert f"--work {work}: holds a card of other settings (budget paper there, standard " \
         "now)" in said and "add --force" in said
     assert not (work / "runs").exists() and not (tmp_path / "published").exists()
+
+
+def test_the_side_by_side_comes_four_evaluator_columns_a_table_every_column_once() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    side = text[text.index("## Side by side"):text.index("\n## ", text.index("## Side by side")
+                                                           + 5)]
+    heads = [line.strip("|").split("|")[1:] for line in side.splitlines()
+             if line.startswith("| test |")]
+    columns = [cell.strip().rstrip("†") for head in heads for cell in head]
+    cards = read_atlas(PUBLISHED)
+    expected = [f"{entry.name} · {aspect}" if len(card["evaluator"]["aspects"]) > 1
+                else entry.name for entry, card in cards for aspect in card["evaluator"]["aspects"]]
+    assert columns == expected  # every column once, in the atlas's order
+    assert len(heads) >= 3 and all(len(head) <= 4 for head in heads), heads

@@ -42,7 +42,8 @@ def test_two_cards_of_the_same_data_and_budget_side_by_side(bleu: dict[str, Any]
     other = copy.deepcopy(bleu)
     other["evaluator"]["label"] = "bleu-again"
     markdown = compare_markdown(compare_cards([bleu, other]))
-    assert markdown.startswith("| test | bleu | bleu-again |")  # nothing differs: no note
+    assert markdown.startswith("| card | evaluator | budget |")  # what each card rests on
+    assert "> **" not in markdown and "\n\n| test | bleu | bleu-again |" in markdown  # no note
     cells = row_of(markdown, "sentence-switching")
     verdict = next(r["verdict"] for r in bleu["methods"]["blindspot"]["results"]["rows"]
                    if r["perturbation"] == "sentence-switching")
@@ -99,7 +100,7 @@ def test_the_command_writes_markdown_and_html_and_refuses_what_is_no_card(
     md, page = tmp_path / "c.md", tmp_path / "c.html"
     wrote = runner.invoke(app, ["compare", str(out), "--md", str(md), "--out", str(page)])
     assert wrote.exit_code == 0, wrote.output
-    assert md.read_text(encoding="utf-8").startswith("| test | bleu |")
+    assert "\n| test | bleu |" in md.read_text(encoding="utf-8")
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     broken = tmp_path / "broken.json"
     broken.write_text('{"card_version": "1.1",\n "evalstress": }', encoding="utf-8")
@@ -169,3 +170,39 @@ def test_the_tables_never_overwrite_a_file_of_an_input_cards_folder(
     beside = tmp_path / "table.md"  # outside the card's folder: written
     assert runner.invoke(app, ["compare", str(folder), "--md", str(beside)]).exit_code == 0
     assert "| " in beside.read_text(encoding="utf-8")
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("other", ["atlas/chrf", "atlas-real/bleu-wmt21"])
+def test_each_row_once_and_each_cards_budget_and_data_above_the_table(other: str) -> None:
+    """Two published cards (two of one evaluator on other data, too): the terminal's and the
+    Markdown's table and the page name each card's budget, example count and data hash once
+    above the rows, the two columns are told apart, and no row of the table comes twice."""
+    paths = [DOCS / "atlas/bleu", DOCS / other]
+    cards = [read_card(p) for p in paths]
+    comparison = compare_cards(cards)
+    markdown = compare_markdown(comparison)
+    page = compare_html(comparison)
+    names = [c.name for c in comparison.columns]
+    assert len(set(names)) == 2, names
+    for name, card in zip(names, cards, strict=True):
+        data = card["data"]
+        (line,) = [line for line in markdown.splitlines() if line.startswith(f"| {name} |")]
+        for fact in (card["budget"]["name"], f"{data['examples']} of {data['available']} "
+                     "examples", data["sha256"][:12], data["source"]):
+            assert fact in line, (fact, line)
+            assert fact in page
+    rows, group = [], ""
+    for line in markdown[markdown.index("| test |"):].splitlines()[2:]:
+        test = line.split(" | ")[0].removeprefix("| ").strip(" |")
+        if test.startswith("**"):
+            group = test
+        else:
+            rows.append((group, test))
+    assert len(rows) > 20
+    assert len(rows) == len(set(rows)), [r for r in rows if rows.count(r) > 1]
+    assert [t for _, t in rows].count("truncation") == 1
+    assert [t for _, t in rows].count("blind spot") == 1
+    assert page.count("<th scope='row' class='l'>truncation</th>") == 1

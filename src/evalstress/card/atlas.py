@@ -35,6 +35,8 @@ from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
 
 #: where `evalstress atlas` works (run directories), publishes the cards, and writes the page
 WORK = Path("runs/atlas")
+#: columns of a side-by-side table on the atlas page: four fit the docs site's text column
+SIDE_BY_SIDE = 4
 PUBLISHED = Path("docs/atlas")
 PAGE = Path("docs/atlas.md")
 
@@ -222,8 +224,8 @@ def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str 
     lines += [glance_row(entry, card, base) for entry, card in cards]
     lines += ["", "Time: the methods' wall time on this project's shared 2-core machine.", "",
               "## Side by side", "",
-              compare_markdown(compare_cards([c for _, c in cards],
-                                             [e.name for e, _ in cards])).rstrip(), ""]
+              compare_markdown(compare_cards([c for _, c in cards], [e.name for e, _ in cards]),
+                               per_table=SIDE_BY_SIDE).rstrip(), ""]
     for entry, card in cards:
         lines += entry_section(entry, card, base)
     return "\n".join(lines).rstrip() + "\n"

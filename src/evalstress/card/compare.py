@@ -20,11 +20,12 @@ from typing import Any
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
 from evalstress.card.markdown import ci, pct, text
-from evalstress.card.model import CARD_JSON
+from evalstress.card.model import CARD_JSON, count_text
 from evalstress.card.schema import card_problems
 from evalstress.card.style import CARD_CSS
 from evalstress.core.userfile import DataError, parse_json, read_user_text
-from evalstress.report.common import esc
+from evalstress.core.wording import plural
+from evalstress.report.common import esc, scroll_box, table
 
 #: the method groups of the table, in the card's order
 GROUPS = {"gate": "sanity gate",
@@ -80,10 +81,40 @@ class Row:
 
 
 @dataclass
+class Source:
+    """What one card rests on, shown above the table: its budget and its data (how many
+    examples, the start of the data's sha256), so a reader sees what each column measured."""
+
+    name: str
+    spec: str
+    budget: str
+    seeds: int | None
+    data: str
+    examples: str
+    sha256: str
+
+    @classmethod
+    def of(cls, name: str, card: Mapping[str, Any]) -> Source:
+        data, budget = card["data"], card["budget"]
+        return cls(name, card["evaluator"]["spec"], budget["name"], budget.get("seeds"),
+                   data["source"], count_text(data), data["sha256"][:12])
+
+    def cells(self) -> list[str]:
+        seeds = f", {plural(self.seeds, 'seed')}" if self.seeds is not None else ""
+        return [self.name, self.spec, f"{self.budget}{seeds}", self.data, self.examples,
+                self.sha256]
+
+
+#: the header of the table of the compared cards (`Source.cells`)
+SOURCE_HEAD = ["card", "evaluator", "budget", "data", "examples", "data sha256"]
+
+
+@dataclass
 class Comparison:
     columns: list[Column]
     rows: list[Row]
     differences: list[str]
+    sources: list[Source] = field(default_factory=list)
 
     def groups(self) -> list[tuple[str, list[Row]]]:
         out: dict[str, list[Row]] = {}
@@ -336,8 +367,8 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     """The side-by-side table of `cards` (`names`: a column name per card, else its label)."""
     if not cards:
         raise ValueError("no card to compare: give at least one card.json")
-    columns = columns_of(cards, names)
-    shown = list(names) if names else [c["evaluator"]["label"] for c in cards]
+    shown = distinct(list(names) if names else [c["evaluator"]["label"] for c in cards])
+    columns = columns_of(cards, shown)
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
             *correlation_rows(columns)]
@@ -345,7 +376,15 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
         if not any(r.group == key for r in rows):
             rows.append(Row(key, "status", [status_cell(c, key) for c in columns],
                             [None] * len(columns)))
-    return Comparison(columns, rows, differences(cards, shown))
+    return Comparison(columns, rows, differences(cards, shown),
+                      [Source.of(name, card) for name, card in zip(shown, cards, strict=True)])
+
+
+def distinct(names: list[str]) -> list[str]:
+    """The cards' names, those given to more than one card (two cards of one evaluator) told
+    apart by their place in the list: 'bleu (1)', 'bleu (2)'."""
+    return [f"{name} ({index})" if names.count(name) > 1 else name
+            for index, name in enumerate(names, 1)]
 
 
 def untrusted_note(comparison: Comparison) -> str:
@@ -359,25 +398,47 @@ def markdown_cell(value: str | None) -> str:
     return "–" if value is None else text(value)
 
 
-def compare_markdown(comparison: Comparison) -> str:
-    """The table as Markdown (GitHub renders it), differences and marks above it."""
-    lines = [f"> **{text(d)}**" for d in comparison.differences]
-    lines += [""] if lines else []
+def compare_markdown(comparison: Comparison, per_table: int | None = None) -> str:
+    """The table as Markdown (GitHub renders it); above it, what each card rests on (budget,
+    data), the differences and the marks. `per_table`: at most this many columns a table, the
+    rest in tables below (a page column holds a few, not a dozen), each table leaving out the
+    rows none of its columns has."""
+    lines = []
+    if comparison.sources:
+        lines += ["| " + " | ".join(SOURCE_HEAD) + " |", "|" + "---|" * len(SOURCE_HEAD),
+                  *("| " + " | ".join(markdown_cell(c) for c in source.cells()) + " |"
+                    for source in comparison.sources), ""]
+    lines += [f"> **{text(d)}**" for d in comparison.differences]
+    lines += [""] if comparison.differences else []
     note = untrusted_note(comparison)
     lines += [text(note), ""] if note else []
-    head = ["test", *(c.name + ("†" if not c.trusted else "") for c in comparison.columns)]
-    lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
-              "|" + "---|" * len(head)]
+    every = range(len(comparison.columns))
+    step = per_table or len(comparison.columns)
+    chunks = [list(every[start:start + step]) for start in range(0, len(every), step)]
+    tables = [markdown_table(comparison, chunk, whole=len(chunks) == 1) for chunk in chunks]
+    return "\n".join([*lines, "\n".join(tables)])
+
+
+def markdown_table(comparison: Comparison, chosen: Sequence[int], *, whole: bool) -> str:
+    """One Markdown table of the `chosen` columns (`whole`: every column, every row kept)."""
+    columns = [comparison.columns[i] for i in chosen]
+    head = ["test", *(c.name + ("†" if not c.trusted else "") for c in columns)]
+    lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
     for group, rows in comparison.groups():
-        lines.append(f"| **{GROUPS[group]}** |" + " |" * len(comparison.columns))
-        for row in rows:
+        kept = [row for row in rows
+                if whole or any(row.cells[i] is not None for i in chosen)]
+        if kept:
+            lines.append(f"| **{GROUPS[group]}** |" + " |" * len(columns))
+        for row in kept:
             lines.append("| " + " | ".join([markdown_cell(row.test),
-                                            *(markdown_cell(c) for c in row.cells)]) + " |")
+                                            *(markdown_cell(row.cells[i]) for i in chosen)])
+                         + " |")
     return "\n".join(lines) + "\n"
 
 
 def compare_html(comparison: Comparison, title: str = "Evaluator cards side by side") -> str:
-    """The table as one self-contained page (the card's style and content-security policy)."""
+    """The table as one self-contained page (the card's style and content-security policy),
+    what each card rests on above it."""
     columns = comparison.columns
     head = "".join(f"<th scope='col' class='l'>{esc(c.name)}{'' if c.trusted else '†'}</th>"
                    for c in columns)
@@ -403,7 +464,12 @@ def compare_html(comparison: Comparison, title: str = "Evaluator cards side by s
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<title>{esc(title)}</title><style>{CARD_CSS}</style></head><body><main>"
-            f"<h1>{esc(title)}</h1>{notes}"
+            f"<h1>{esc(title)}</h1>"
+            + (table(SOURCE_HEAD, [s.cells() for s in comparison.sources],
+                     left=len(SOURCE_HEAD), caption="the cards compared", cls="sources")
+               if comparison.sources else "")
+            + notes
             + (f"<p class='note'>{esc(note)}</p>" if note else "")
-            + f"<table class='compare'><thead><tr><th scope='col' class='l'>test</th>{head}"
-            f"</tr></thead><tbody>{''.join(body)}</tbody></table></main></body></html>")
+            + scroll_box(f"<table class='compare'><thead><tr><th scope='col' class='l'>test"
+                         f"</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            + "</main></body></html>")

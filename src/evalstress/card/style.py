@@ -1,13 +1,15 @@
 """The stylesheet of card.html, inline in the page (its content-security policy allows inline
 styles and nothing from outside).
 
-Screen: one column up to 1240 px, figures beside their tables. Print: A4 with 11 mm margins,
-small type, no navigation, links as plain text, nothing split across a page that should stay
-whole (a finding with its example, a figure, a table); with three findings or more, page 1
-holds the evaluator, the gate and the findings, page 2 the methods; with fewer (an untrusted
-card has none), the methods follow the findings on page 1. Every text colour keeps a contrast of at
-least 4.5:1 against its background, the greyed statistics of an untrusted card included
-(#59636e on #f6f8fa: 5.7:1).
+Screen: one column up to 1240 px, figures beside their tables; under 760 px (a phone) the
+figures go above their tables, every table scrolls sideways in its own box and a figure keeps
+a readable width, scrolling in its own box too, so the page itself never scrolls sideways.
+Print: A4 with 11 mm margins, small type, no navigation, links as plain text, nothing split
+across a page that should stay whole (a finding with its example, a figure, a table); with three
+findings or more, page 1 holds the evaluator, the gate and the findings, page 2 the methods;
+with fewer (an untrusted card has none), the methods follow the findings on page 1. Every text
+colour keeps a contrast of at least 4.5:1 against its background, the greyed statistics of an
+untrusted card included (#59636e on #f6f8fa: 5.7:1).
 """
 
 CARD_CSS = """
@@ -71,6 +73,14 @@ color:var(--mute);padding:0 6px;margin:0 0 4px;font-size:12px;font-weight:650}
 color:var(--mute)}
 .untrusted .badge{background:#eaeef2;color:#4a525c}
 footer{margin-top:16px;font-size:12px;color:var(--mute)}
+.scroll{max-width:100%;overflow-x:auto}
+figure{max-width:100%;overflow-x:auto}
+@media screen and (max-width:760px){
+main{padding:10px 12px 28px}
+.grid2,.example{grid-template-columns:minmax(0,1fr)}
+dl.facts{grid-template-columns:minmax(0,1fr)}
+dl.facts dd{margin:0 0 4px}
+}
 @page{size:A4;margin:11mm 11mm 11mm}
 @media print{
 body{font-size:8pt;line-height:1.28}

@@ -92,7 +92,8 @@ def severity_ranks(suite: Suite) -> dict[Unit, int]:
 
 
 class Scorer:
-    """Scores distinct requests through the cache, in length-sorted batches."""
+    """Scores distinct requests through the cache, in batches sorted by length (or by source,
+    for an evaluator whose prompts start with it: `Evaluator.order_by_source`)."""
 
     def __init__(self, evaluator: Evaluator, cache: SQLiteCache | None,
                  progress: Progress | None = None):
@@ -113,7 +114,9 @@ class Scorer:
             for key, value in self.cache.get_many(namespace, list(unique)).items():
                 results[key] = {a: Score.from_json(s) for a, s in value.items()}
         self.stats.cached += len(results)
-        todo = sorted((r for k, r in unique.items() if k not in results), key=lambda r: len(r.text))
+        todo = sorted((r for k, r in unique.items() if k not in results),
+                      key=(lambda r: (r.source, r.text)) if self.evaluator.order_by_source
+                      else (lambda r: (len(r.text), "")))
         label = f"scoring {self.evaluator.label}"
         self.progress.start(label, len(todo))
         size = max(1, self.evaluator.batch_size)

@@ -87,6 +87,11 @@ class Evaluator(ABC):
     level: ClassVar[Literal["segment", "corpus"]] = "segment"
     needs_references: ClassVar[bool] = False
     batch_size: ClassVar[int] = 64
+    #: requests a part of `score_parts` holds; None: a batch is one part
+    part_size: int | None = None
+    #: the runner hands texts over by source, then text (those that share a prompt prefix back
+    #: to back), not by length (which fills a model batch with little padding)
+    order_by_source: ClassVar[bool] = False
     description: ClassVar[str] = ""
     #: Perturbations (or perturbation families) this evaluator is designed to be tested on; None
     #: means all. Reports mark the other tests "not applicable" instead of "blind spot".
@@ -210,10 +215,13 @@ class Evaluator(ABC):
 
     def score_parts(self, requests: Sequence[ScoreRequest]) -> Iterator[list[ScoreRow]]:
         """Score a batch as consecutive parts, rows in request order, each part as soon as it is
-        done: the runner caches every part, so a kill loses at most one part. The default is one
-        part; an evaluator that takes large batches to fill its model batches well (BERTScore)
-        yields one part per model batch."""
-        yield self.score(requests)
+        done: the runner caches every part, and its progress moves by each, so a kill loses at
+        most one part. The default is one part, or parts of `part_size` requests where it is set
+        (an in-process judge, which answers one prompt at a time); an evaluator that takes large
+        batches to fill its model batches well (BERTScore) yields one part per model batch."""
+        step = self.part_size or max(1, len(requests))
+        for start in range(0, len(requests), step):
+            yield self.score(requests[start:start + step])
 
     @abstractmethod
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:

@@ -91,6 +91,8 @@ from evalstress.llm.probe import check_client
 
 PROMPT_VERSION = "1"  # bump when prompt wording changes: it enters the score-cache signature
 TEMPLATE_FORM = "template"  # the form of a judge that sends the user's own prompt (prompt=FILE)
+#: requests an in-process model judges between two steps of the progress (seconds, not minutes)
+LOCAL_PART = 8
 _MAX_TOKENS = {"score-only": 8, "rate-explain": 256, "analyze-rate": 512, "g-eval": 512,
                "rubric": 512, TEMPLATE_FORM: 512}
 _TYPICAL_COMPLETION = {"score-only": 3, "rate-explain": 80, "analyze-rate": 200, "g-eval": 200,
@@ -212,6 +214,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                    "your own prompt=FILE with output=json:FIELD|labels:A=5|B=4|regex:...), or "
                    "in-process with model=local (the shipped SmolLM2 GGUF) or model=FILE.gguf")
     batch_size = 4096  # one batch runs concurrently; the response cache makes resumes free
+    order_by_source = True  # a prompt's source comes first: a prompt cache reuses it
 
     PARAMS = JUDGE_PARAMS
 
@@ -270,6 +273,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
                                    else auto_constraint(self.pair_contract, local))
         self._cache_setting = endpoint.cache
         self.client = self._client(model, local, endpoint, limits)
+        self.part_size = LOCAL_PART if local else None  # one prompt at a time: progress per part
         # G-Eval steps written by the judge (Auto-CoT)
         self.auto_steps = geval.attach(self, chosen["steps"])
         resolved = {"model": model, "form": form, "level": self.criteria_level, "n": self.n,

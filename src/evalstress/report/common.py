@@ -66,7 +66,7 @@ def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], *, left: int = 
     """An HTML table; the first `left` columns are left-aligned; cells are escaped unless they
     are Raw (already-built markup). `row_ids`: an id per body row (a link target);
     `row_headers`: each row's first cell is its header (<th scope="row">); `table_id`: the
-    table's own id."""
+    table's own id. The table comes in its own scroll box (`scroll_box`)."""
 
     def cell(i: int, value: Any, tag: str, scope: str = "") -> str:
         align = ' class="l"' if i < left else ""
@@ -86,8 +86,14 @@ def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], *, left: int = 
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     klass = f' class="{esc(cls)}"' if cls else ""
     ident = f' id="{esc(table_id)}"' if table_id else ""
-    return (f"<table{ident}{klass}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-            "</table>")
+    return scroll_box(f"<table{ident}{klass}>{cap}<thead><tr>{head}</tr></thead>"
+                      f"<tbody>{body}</tbody></table>")
+
+
+def scroll_box(markup: str) -> str:
+    """`markup` (a table) in a box of its own that scrolls sideways when it is wider than the
+    page, so that on a phone the page itself never does (the pages' CSS styles `.scroll`)."""
+    return f'<div class="scroll">{markup}</div>'
 
 
 class Raw:

@@ -33,6 +33,8 @@ PASS, FAIL, GREY, BLUE, ORANGE = "#1a7f37", "#cf222e", "#8c959f", "#0969da", "#b
 #: curve points closer in noise ratio than this share of their panel's x range are drawn as one
 #: (their markers and whiskers would overlap), as long as the merged ones span no more than WIDEST
 CLOSE, WIDEST = 0.1, 0.2
+#: the narrowest a figure is drawn, in CSS pixels: below it the axis labels stop being legible
+READABLE_PX = 300
 
 
 def inline_svg(svg: str, label: str = "") -> str:
@@ -44,7 +46,11 @@ def inline_svg(svg: str, label: str = "") -> str:
     svg = svg[svg.index("<svg"):]
     width = re.search(r'<svg[^>]*\bwidth="([0-9.]+)px"', svg)
     svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", svg, count=2)
-    max_width = f"max-width:{float(width.group(1)):.0f}px;" if width else ""
+    own = float(width.group(1)) if width else None
+    # scaled down to its box, yet never below a readable width (or its own, if smaller): a
+    # figure wider than a phone scrolls in its <figure> instead of shrinking to a thumbnail
+    max_width = (f"max-width:{own:.0f}px;min-width:{min(own, READABLE_PX):.0f}px;" if own
+                 else f"min-width:{READABLE_PX}px;")
     alternative = f' aria-label="{esc(label)}"' if label else ""
     return svg.replace(
         "<svg", f'<svg role="img"{alternative} style="width:100%;{max_width}height:auto"', 1)

@@ -21,6 +21,7 @@ from evalstress.report.common import (
     esc,
     label_html,
     num,
+    scroll_box,
     spread,
     table,
     verdict_badge,
@@ -216,8 +217,8 @@ def _rows_table(headers: Sequence[str], rows: Sequence[Raw], caption: str = "") 
     head = "".join(f"<th class='{'l' if i == 0 else ''}'>{esc(h)}</th>"
                    for i, h in enumerate(headers))
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (f"<table class='rows'>{cap}<thead><tr>{head}</tr></thead><tbody>"
-            + "".join(r.html for r in rows) + "</tbody></table>")
+    return scroll_box(f"<table class='rows'>{cap}<thead><tr>{head}</tr></thead><tbody>"
+                      + "".join(r.html for r in rows) + "</tbody></table>")
 
 
 # --- discernment ------------------------------------------------------------------------------
@@ -355,8 +356,9 @@ def confusion(data: Mapping[str, Any], context: SectionContext) -> str:
                              f"{_unverified_mark(item)}</td>")
             body.append(f"<tr><th class='l'>{esc(r)}</th>{''.join(cells)}</tr>")
         parts.append(f"<div class='block'><h3>{label_html(evaluator, short).html}</h3>"
-                     f"<table class='heat'><thead><tr><th class='l'>perturbation</th>{head}"
-                     f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+                     + scroll_box(f"<table class='heat'><thead><tr><th class='l'>"
+                                  f"perturbation</th>{head}</tr></thead><tbody>"
+                                  f"{''.join(body)}</tbody></table>")
                      + (f"<p class='note'>{UNVERIFIED_NOTE}</p>"
                         if any(_unverified_mark(i) for i in members) else "") + "</div>")
     matrices = data.get("matrices") or []
@@ -453,9 +455,9 @@ def correlation(data: Mapping[str, Any], context: SectionContext) -> str:
         desc = ((method.get("levels") or {}).get(level, "") if isinstance(method, Mapping)
                 else "")
         parts.append(f"<h3>{esc(level)}</h3><p class='note'>{esc(desc)}</p>"
-                     f"<table class='rows'><thead><tr><th class='l'>evaluator / aspect</th>"
-                     f"<th class='l'>method</th>{head}</tr></thead><tbody>{''.join(body)}"
-                     "</tbody></table>")
+                     + scroll_box(f"<table class='rows'><thead><tr><th class='l'>evaluator"
+                                  f" / aspect</th><th class='l'>method</th>{head}</tr></thead>"
+                                  f"<tbody>{''.join(body)}</tbody></table>"))
     if data.get("matrix"):
         parts.append(matrix(data["matrix"], short))
     if not rows:
