@@ -116,3 +116,15 @@ def test_a_one_seed_run_says_one_seed_and_no_lower_is_better_legend(one_seed_swa
     """--seeds 1: the title counts one seed; ROUGE is higher-is-better, so no ↓ legend."""
     assert "mean score over 1 seed as noise grows" in one_seed_swaps
     assert "lower is better" not in one_seed_swaps
+
+
+def test_help_leads_with_the_card() -> None:
+    """`evalstress --help` says to start with a card, and lists the card command first."""
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    text = _text(result.output)
+    start = text.index("Start with")
+    assert text[start:].startswith("Start with evalstress card bleu --budget small")
+    commands = result.output[result.output.index("Commands"):]
+    listed = re.findall(r"^│ ([a-z][a-z-]+) ", commands, flags=re.M)
+    assert listed[0] == "card", listed[:3]

@@ -7,10 +7,10 @@ Each command lives in a module named after it and registers itself on the shared
 from __future__ import annotations
 
 # isort: off
+from evalstress.cli import card  # noqa: F401  (the evaluator card: --help leads with it)
 from evalstress.cli import quickstart  # noqa: F401
 from evalstress.cli import run  # noqa: F401
 from evalstress.cli import data  # noqa: F401  (the example files)
-from evalstress.cli import card  # noqa: F401  (the evaluator card)
 from evalstress.cli import self_bias  # noqa: F401
 from evalstress.cli import correlate  # noqa: F401
 from evalstress.cli import attack  # noqa: F401
