@@ -134,7 +134,7 @@ NoCacheOption = Annotated[bool, typer.Option(
 QuietOption = Annotated[bool, typer.Option(help="No progress lines, bars or tables.")]
 
 WorkersOption = Annotated[int | None, typer.Option(
-    min=0, help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, "
+    help="Processes for rule perturbations and CPU-bound metrics (BLEU, chrF, TER, "
     "ROUGE, rep): this one and N-1 helpers; 0: every core. Default: every core, where the "
     "work repays starting helpers (a card of up to 100 examples: one). Results are identical "
     "to --workers 1.")]
