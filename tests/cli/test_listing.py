@@ -41,3 +41,24 @@ def test_evaluators_keep_names_signatures_and_words_whole(
         assert evaluator_info(cls)["signature"] in lines, name
         cut = [w for w in cls.description.split() if w not in printed]
         assert not cut, (name, cut)
+
+
+def test_a_named_evaluator_is_listed_alone_with_its_contract() -> None:
+    """`list evaluators python` shows what a scorer of one's own must look like, and only it."""
+    result = CliRunner().invoke(app, ["list", "evaluators", "python"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "expected f(request) -> number; request has .text, .references, .source, .task" in text
+    assert "target = (required)" in text
+    listed = [line.split()[0] for line in result.output.splitlines()
+              if line and not line.startswith(" ") and "level" in line]
+    assert listed == ["python"]
+
+
+def test_an_unknown_name_to_list_is_one_line_with_a_did_you_mean() -> None:
+    result = CliRunner().invoke(app, ["list", "evaluators", "pythn"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "unknown evaluator 'pythn'. Did you mean 'python'?" in result.output
+    suites = CliRunner().invoke(app, ["list", "suites", "dhp"], env={"COLUMNS": "200"})
+    assert suites.exit_code == 2 and "names can follow perturbations or evaluators only" in \
+        suites.output

@@ -51,17 +51,36 @@ def print_entry(name: str, about: str, lines: Sequence[str], *, dim: int = 0) ->
 def list_command(
     what: Annotated[str, typer.Argument(help="perturbations, evaluators or suites")]
     = "perturbations",
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Only these perturbations or evaluators, e.g. `list evaluators python`: its "
+        "contract and parameters.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     markdown: Annotated[bool, typer.Option(
         "--markdown", help="Perturbations as the markdown catalogue table.")] = False,
 ) -> None:
-    """List registered perturbations (with metadata), evaluators or suites."""
+    """List registered perturbations (with metadata), evaluators or suites.
+
+    Names after the kind list only those: `evalstress list evaluators python` shows what a
+    scorer of your own must look like."""
+    from evalstress.core.strict import ConfigError, check_names
     from evalstress.evaluators.base import registry as evaluator_registry
     from evalstress.perturb.base import registry as perturbation_registry
     from evalstress.suites import builtin_suites, load_suite
 
+    def chosen(kind: str, known: dict[str, Any]) -> dict[str, Any]:
+        """The registry, or the named entries of it (an unknown name: one line, exit 2)."""
+        if not names:
+            return known
+        try:
+            check_names(kind, names, known, where="evalstress list")
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        return {name: known[name] for name in names}
+
+    if names and not what.startswith(("pert", "eval")):
+        raise fail(f"evalstress list {what}: names can follow perturbations or evaluators only")
     if what.startswith("pert"):
-        rows = [cls.info() for cls in perturbation_registry().values()]
+        rows = [cls.info() for cls in chosen("perturbation", perturbation_registry()).values()]
         if markdown:
             from evalstress.perturb.catalogue import catalogue_markdown
 
@@ -78,7 +97,7 @@ def list_command(
                          f"damages: {', '.join(row['damages'])}",
                          f"preserves: {', '.join(row['preserves'])}"])
     elif what.startswith("eval"):
-        evals = evaluator_registry()
+        evals = chosen("evaluator", evaluator_registry())
         if as_json:
             console.print_json(json.dumps({n: evaluator_info(c) for n, c in evals.items()}))
             return
