@@ -11,6 +11,8 @@ from evalstress.cli import card  # noqa: F401  (the evaluator card: --help leads
 from evalstress.cli import quickstart  # noqa: F401
 from evalstress.cli import run  # noqa: F401
 from evalstress.cli import data  # noqa: F401  (the example files)
+from evalstress.cli import atlas  # noqa: F401  (the atlas: cards of the offline evaluators)
+from evalstress.cli import calibrate  # noqa: F401  (the card against known answers)
 from evalstress.cli import self_bias  # noqa: F401
 from evalstress.cli import correlate  # noqa: F401
 from evalstress.cli import attack  # noqa: F401

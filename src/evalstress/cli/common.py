@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -257,3 +257,15 @@ def exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) 
     err.print(f"[bold red]error:[/] more than {max_missing:.0%} of an evaluator's scores are "
               "missing: its results say nothing (outputs written; --max-missing 1 accepts)")
     raise typer.Exit(EXIT_MOSTLY_MISSING)
+
+
+def progress_line(label: str, quiet: bool) -> Callable[[str], None]:
+    """A card's progress line per method, on stderr (nothing when quiet): card, atlas and
+    calibrate say each method's progress the same way."""
+    from rich.markup import escape
+
+    def say(line: str) -> None:
+        if not quiet:
+            err.print(f"[bold]{escape(label)}[/] {escape(line)}", soft_wrap=True)
+
+    return say
