@@ -29,6 +29,7 @@ from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import ci, code, interval_text, level_text, text
 from evalstress.card.model import CARD_JSON, build_seconds, count_text, write_atomic
+from evalstress.card.plan import CardPlan
 from evalstress.card.run import CardOptions, card_workers, check_same_card
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import OutDirError, check_owned_file, record_files
@@ -271,17 +272,29 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    plans = [(entry, plan_card(entry.spec, budget=entry.budget)) for entry in chosen]
-    for entry, plan in plans:  # no card of other settings is replaced unasked
-        check_same_card(work / entry.name, plan, force=force, what="--work")
-    seconds = {}
-    for entry, plan in plans:
-        started = time.perf_counter()
-        say(f"{entry.name}: card of {entry.spec} ({entry.budget} budget)")
-        make_card(plan, CardOptions(work / entry.name, cache_dir=cache_dir,
-                                    workers=card_workers(len(plan.examples), None), force=force,
-                                    say=prefixed(say, entry.name)))
-        publish_card(read_card(work / entry.name), published / entry.name)
-        seconds[entry.name] = time.perf_counter() - started
+    seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget),
+                           f"card of {entry.spec} ({entry.budget} budget)") for entry in chosen],
+                         work=work, published=published, cache_dir=cache_dir, force=force,
+                         say=say)
     write_page(published, page, force=force)
+    return seconds
+
+
+def make_cards(plans: Sequence[tuple[str, CardPlan, str]], *, work: Path, published: Path,
+               cache_dir: Path | None, force: bool, say: Callable[[str], None]
+               ) -> dict[str, float]:
+    """Each (name, plan, what it is) as a card in `work/<name>` published in
+    `published/<name>`, after checking that no card of other settings is replaced unasked;
+    returns each card's seconds. The atlas and the real-data atlas make their cards here."""
+    for name, plan, _ in plans:
+        check_same_card(work / name, plan, force=force, what="--work")
+    seconds = {}
+    for name, plan, what in plans:
+        started = time.perf_counter()
+        say(f"{name}: {what}")
+        make_card(plan, CardOptions(work / name, cache_dir=cache_dir,
+                                    workers=card_workers(len(plan.examples), None), force=force,
+                                    say=prefixed(say, name)))
+        publish_card(read_card(work / name), published / name)
+        seconds[name] = time.perf_counter() - started
     return seconds

@@ -16,7 +16,6 @@ not yet made, with the dry run's estimate.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,14 +25,12 @@ from evalstress.card.atlas import (
     AtlasEntry,
     check_page,
     check_published,
-    prefixed,
-    publish_card,
+    make_cards,
 )
-from evalstress.card.compare import read_card
 from evalstress.card.estimate import SECONDS_PER_JOB, estimate_card
-from evalstress.card.make import make_card, plan_card
+from evalstress.card.make import plan_card
 from evalstress.card.plan import BUDGETS, Budget, CardPlan
-from evalstress.card.run import CardOptions, card_workers, check_same_card
+from evalstress.card.run import CardOptions
 from evalstress.core.data import DataError
 from evalstress.core.strict import check_names
 
@@ -212,16 +209,6 @@ def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path 
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    plans = [(entry, plan_real(entry, data_dir)) for entry in chosen]
-    for entry, plan in plans:  # no card of other settings is replaced unasked
-        check_same_card(work / entry.name, plan, force=force, what="--work")
-    seconds = {}
-    for entry, plan in plans:
-        started = time.perf_counter()
-        say(f"{entry.name}: card of {entry.metric.spec} on {entry.data.file}")
-        make_card(plan, CardOptions(work / entry.name, cache_dir=cache_dir,
-                                    workers=card_workers(len(plan.examples), None), force=force,
-                                    say=prefixed(say, entry.name)))
-        publish_card(read_card(work / entry.name), published / entry.name)
-        seconds[entry.name] = time.perf_counter() - started
-    return seconds
+    return make_cards([(entry.name, plan_real(entry, data_dir),
+                        f"card of {entry.metric.spec} on {entry.data.file}") for entry in chosen],
+                      work=work, published=published, cache_dir=cache_dir, force=force, say=say)
