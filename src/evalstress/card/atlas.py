@@ -249,10 +249,18 @@ def write_page(published: Path, page: Path, *, force: bool = False) -> Path:
     cards = read_atlas(published)
     if not cards:
         raise ValueError(f"{published}: no published card (run `evalstress atlas` first)")
+    return write_atlas_page(page, published, lambda base, card_doc: atlas_page(cards, base,
+                                                                              card_doc))
+
+
+def write_atlas_page(page: Path, published: Path, render: Callable[[str, str], str]) -> Path:
+    """Write `render(base, card_doc)` at `page`, given the published cards' folder and the
+    card page as links relative to it, and record the page as evalstress's (the atlas and the
+    real-data atlas pages)."""
     base = Path(os.path.relpath(published, page.parent)).as_posix()
     card_doc = Path(os.path.relpath(published.parent / "card.md", page.parent)).as_posix()
     page.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page, atlas_page(cards, base, card_doc))
+    write_atomic(page, render(base, card_doc))
     record_files(page.parent, [page.name], "atlas", "atlas")
     return page
 

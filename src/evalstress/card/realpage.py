@@ -5,19 +5,24 @@ the committed page can be checked against the committed cards) and of the atlas'
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstress.card.atlas import check_page, entry_section, glance_row, minutes, slug
+from evalstress.card.atlas import (
+    check_page,
+    entry_section,
+    glance_row,
+    minutes,
+    slug,
+    write_atlas_page,
+)
 from evalstress.card.claims import claims_table
 from evalstress.card.compare import read_card
 from evalstress.card.markdown import text
-from evalstress.card.model import CARD_JSON, build_seconds, write_atomic
+from evalstress.card.model import CARD_JSON, build_seconds
 from evalstress.card.realatlas import EXAMPLES, REAL_ATLAS, SETS, RealEntry
-from evalstress.engine.outdir import record_files
 
 #: the models behind the model-based evaluators, said exactly (the card's signature has the
 #: file's sha256; this says what the file is)
@@ -216,9 +221,5 @@ def write_real_page(published: Path, page: Path, *, force: bool = False) -> Path
     if not cards:
         raise ValueError(f"{published}: no published card (run `evalstress atlas --data-dir "
                          "DIR` first)")
-    base = Path(os.path.relpath(published, page.parent)).as_posix()
-    card_doc = Path(os.path.relpath(published.parent / "card.md", page.parent)).as_posix()
-    page.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page, real_page(cards, base, card_doc))
-    record_files(page.parent, [page.name], "atlas", "atlas")
-    return page
+    return write_atlas_page(page, published, lambda base, card_doc: real_page(cards, base,
+                                                                             card_doc))
