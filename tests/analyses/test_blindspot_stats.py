@@ -12,6 +12,7 @@ import pytest
 
 import evalstress
 from evalstress.analyses.blindspot import blindspot
+from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.core.records import ORIGINAL, SCORE_COLUMNS
 from evalstress.core.strict import ConfigError, UnknownNameError
 from evalstress.evaluators.base import ScoreRequest
@@ -21,8 +22,9 @@ SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "results.schema.json")
 
 
 def table(gold: list[float], curves: dict[str, list[list[list[float]]]], *,
-          higher: bool = True) -> pd.DataFrame:
-    """curves: perturbation -> per severity, per seed, each example's score."""
+          higher: bool = True, levels: list[str] | None = None) -> pd.DataFrame:
+    """curves: perturbation -> per severity, per seed, each example's score; `levels` names
+    the severities (default 0.1, 0.2, ... as floats)."""
     base = {"task": "qa", "evaluator": "m", "aspect": "a", "higher_is_better": higher,
             "status": "ok", "reason": ""}
     rows = [{**base, "example_id": f"e{i}", "perturbation": ORIGINAL, "severity": "",
@@ -32,7 +34,8 @@ def table(gold: list[float], curves: dict[str, list[list[list[float]]]], *,
         for rank, per_seed in enumerate(severities):
             for seed, scores in enumerate(per_seed):
                 rows.extend({**base, "example_id": f"e{i}", "perturbation": pert,
-                             "severity": str(0.1 * (rank + 1)), "severity_rank": rank,
+                             "severity": levels[rank] if levels else str(0.1 * (rank + 1)),
+                             "severity_rank": rank,
                              "seed": seed, "noise_ratio": 0.1 * (rank + 1), "score": s}
                             for i, s in enumerate(scores))
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
@@ -121,6 +124,53 @@ def test_an_undecided_row_says_how_many_examples_would_settle_it() -> None:
     assert row.outcome == "inconclusive" and test["low"] < 1.0 < test["high"]
     half, room = (test["high"] - test["low"]) / 2, abs(test["estimate"] - 1.0)
     assert row.n_to_settle == int(np.ceil(10 * (half / room) ** 2))
+
+
+def test_a_row_blind_only_at_light_damage_is_blind_up_to_that_severity() -> None:
+    # each example moves by exactly the shift, so every interval is the shift itself: 0 lies
+    # inside +-1 (blind), a 5-point drop beyond it (detects)
+    levels = ["0.1", "0.3", "0.5"]
+    data = table(GOLD, {"light-only": [[shifted(0)], [shifted(-5)], [shifted(-5)]],
+                        "everywhere": [[shifted(0)], [shifted(0)], [shifted(0)]],
+                        "heavy-only": [[shifted(-5)], [shifted(-5)], [shifted(0)]],
+                        "gap": [[shifted(0)], [shifted(-1)], [shifted(-5)]]},
+                 levels=levels)
+    result = blindspot(data, tolerance=1.0)
+    light, every, heavy, gap = (row_of(result, n) for n in
+                                ("light-only", "everywhere", "heavy-only", "gap"))
+    assert [p.test["verdict"] for p in light.points] == ["blind", "detects", "detects"]
+    assert (light.outcome, light.blind_up_to, light.detects_from) == ("partly blind", "0.1",
+                                                                      "0.3")
+    assert outcome_text(light.to_dict()) == "blind up to 0.1 (detects from 0.3)"
+    assert (every.outcome, every.blind_up_to, every.detects_from) == ("blind", None, None)
+    assert outcome_text(every.to_dict()) == "blind"
+    # the heaviest damage decides a headline blind spot, whatever the lighter ones do
+    assert heavy.outcome == "blind"
+    # a 1-point drop sits on the tolerance: undecided at 0.3, so detection starts at 0.5
+    assert [p.test["verdict"] for p in gap.points] == ["blind", "inconclusive", "detects"]
+    assert (gap.outcome, gap.blind_up_to, gap.detects_from) == ("partly blind", "0.1", "0.5")
+    defs = {"$defs": SCHEMA["$defs"]}
+    jsonschema.validate({**result.to_dict(), **defs}, {**SCHEMA["$defs"]["blindspot"], **defs})
+
+
+def test_a_partly_blind_row_with_undecided_heavier_damage_says_so() -> None:
+    rng = np.random.default_rng(4)
+    drops = rng.normal(2.0, 3.0, 10)  # mean near 2, spread 3: 10 examples cannot tell
+    noisy = [g - d for g, d in zip(GOLD, drops, strict=True)]
+    row = blindspot(table(GOLD, {"p": [[shifted(0)], [noisy]]}, levels=["0.1", "0.5"]),
+                    tolerance=1.0).rows[0]
+    assert [p.test["verdict"] for p in row.points] == ["blind", "inconclusive"]
+    assert (row.outcome, row.blind_up_to, row.detects_from) == ("partly blind", "0.1", None)
+    assert outcome_text(row.to_dict()) == "blind up to 0.1 (undecided above)"
+
+
+def test_a_reversal_at_any_severity_and_named_kinds_keep_their_rule() -> None:
+    data = table(GOLD, {"p": [[shifted(0)], [shifted(+5)], [shifted(-5)]]},
+                 levels=["0.1", "0.3", "0.5"])
+    assert blindspot(data, tolerance=1.0).rows[0].outcome == "reversed"
+    # severities that name kinds have no heaviest one: a blind kind is a blind spot
+    kinds = table(GOLD, {"k": [[shifted(0)], [shifted(-5)]]}, levels=["begin", "end"])
+    assert blindspot(kinds, tolerance=1.0).rows[0].outcome == "blind"
 
 
 def test_settings_are_checked() -> None:

@@ -97,6 +97,8 @@ class BlindspotRow:
     outcome: str = "inconclusive"
     monotonic_outcome: str = "not-applicable"
     n_to_settle: int | None = None  # inconclusive: examples that would settle it; None: never
+    blind_up_to: str | None = None  # partly blind: the heaviest blind severity
+    detects_from: str | None = None  # partly blind: every severity from here on detects
     delta: float = 0.0  # the four-way verdicts' tolerance
     delta_rule: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -315,6 +317,7 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
     for (row, _), out in zip(tests, outcomes, strict=True):
         row.outcome, row.monotonic_outcome = out.outcome, out.monotonic_outcome
         row.n_to_settle, row.steps = out.n_to_settle, out.steps
+        row.blind_up_to, row.detects_from = out.blind_up_to, out.detects_from
         for point, test, relative in zip(row.points, out.tests, out.relative, strict=True):
             point.test, point.relative = test, relative
     n_tests = sum(len(t.samples) + (max(0, len(t.samples) - 1) if t.graded else 0)

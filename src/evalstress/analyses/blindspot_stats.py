@@ -7,9 +7,13 @@ row, one test per step between consecutive severities (ordered by noise ratio): 
 severity's score minus the lighter one's, oriented so that positive = the heavier scored
 BETTER (a rise). All tests of a result are corrected together.
 
-- row outcome: reversed if a severity is reversed; else blind if a severity is blind
-  (equivalence shown: the rank test's failure, proved); else detects if every severity
-  detects; else inconclusive, with the examples that would settle its undecided severities;
+- row outcome (`row_state`, the one rule every reader of a row uses): reversed if a severity
+  is reversed; else blind if the heaviest tested severity is blind (equivalence shown: the
+  rank test's failure, proved where the damage is heaviest); else `partly blind` if a lighter
+  severity is blind ("blind up to severity s", with the severity from which every heavier one
+  detects, when there is one); else detects if every severity detects; else inconclusive,
+  with the examples that would settle its undecided severities. Severities that name kinds
+  (not graded) have no heaviest one: a blind kind makes the row blind;
 - monotonic outcome: `rises` only when a step's rise is significant (its interval above +delta,
   or the lightest severity reversed against the original), else `no significant rise`;
   `not-applicable` for severities that name kinds.
@@ -57,6 +61,51 @@ class RowOutcome:
     tests: list[dict[str, Any]]  # per severity, in point order
     relative: list[dict[str, Any] | None]
     steps: list[dict[str, Any]] = field(default_factory=list)
+    blind_up_to: str | None = None  # partly blind: the heaviest blind severity
+    detects_from: str | None = None  # partly blind: every severity from here on detects
+
+
+#: a row blind at its lighter severities only: "blind up to severity s"
+PARTLY_BLIND = "partly blind"
+ROW_OUTCOMES = ("detects", "blind", PARTLY_BLIND, "reversed", "inconclusive")
+
+
+@dataclass(frozen=True)
+class RowState:
+    """A row's one outcome from its severities' verdicts; for `partly blind`, where the
+    blindness ends (`blind_up_to`) and, when every heavier severity detects, where detection
+    starts (`detects_from`)."""
+
+    outcome: str
+    blind_up_to: str | None = None
+    detects_from: str | None = None
+
+
+def row_state(severities: Sequence[str], verdicts: Sequence[str], graded: bool = True
+              ) -> RowState:
+    """The row's outcome from each severity's four-way verdict, lightest severity first.
+
+    A headline blind spot needs the heaviest damage to be blind: a score that holds still at
+    light damage but moves at heavy damage is `partly blind` (blind up to the heaviest blind
+    severity), a graded result of its own, never a plain blind spot. Reversed wins at any
+    severity (damaged text scored better is always worth saying). Kinds (not graded) have no
+    order, so one blind kind makes the row blind."""
+    found = list(verdicts)
+    if not found:
+        return RowState("inconclusive")
+    if "reversed" in found:
+        return RowState("reversed")
+    if "blind" in found:
+        if not graded or found[-1] == "blind":
+            return RowState("blind")
+        last = max(i for i, v in enumerate(found) if v == "blind")
+        start = next((i for i in range(last + 1, len(found))
+                      if all(v == "detects" for v in found[i:])), None)
+        return RowState(PARTLY_BLIND, str(severities[last]),
+                        None if start is None else str(severities[start]))
+    if all(v == "detects" for v in found):
+        return RowState("detects")
+    return RowState("inconclusive")
 
 
 def oriented(sample: Sample, sign: float) -> np.ndarray:
@@ -116,15 +165,10 @@ def assess(rows: Sequence[RowTests], *, alpha: float, correction: str, n_boot: i
 
 
 def _summarize(row: RowTests, out: RowOutcome) -> None:
-    found = [t["verdict"] for t in out.tests]
-    if "reversed" in found:
-        out.outcome = "reversed"
-    elif "blind" in found:
-        out.outcome = "blind"
-    elif found and all(v == "detects" for v in found):
-        out.outcome = "detects"
-    else:
-        out.outcome = "inconclusive"
+    state = row_state(row.severities, [t["verdict"] for t in out.tests], row.graded)
+    out.outcome, out.blind_up_to, out.detects_from = (state.outcome, state.blind_up_to,
+                                                      state.detects_from)
+    if out.outcome == "inconclusive":
         needs = [t["n_to_settle"] for t in out.tests if t["verdict"] == "inconclusive"]
         out.n_to_settle = (None if not needs or any(n is None for n in needs)
                            else max(needs))
@@ -154,7 +198,8 @@ DESCRIPTION = {
         "inconclusive": "none of these; n_to_settle: examples that would settle it at the same "
                         "spread (null: never, the estimate sits on a boundary)",
     },
-    "row": "reversed if a severity is; else blind if a severity is; else detects if every "
+    "row": "reversed if a severity is; else blind if the heaviest severity is; else partly "
+           "blind (blind up to severity s) if a lighter severity is; else detects if every "
            "severity does; else inconclusive",
     "monotonic": "rises only when a step between consecutive severities rises significantly "
                  "(its interval beyond +tolerance)",
@@ -164,12 +209,23 @@ DESCRIPTION = {
 
 
 def outcome_text(row: Mapping[str, Any]) -> str | None:
-    """'inconclusive (n about 3815)', 'blind', 'detects; rises': the four-way verdict, the
+    """'inconclusive (n about 3815)', 'blind', 'blind up to 0.1 (detects from 0.3)',
+    'detects; rises': the row's verdict, the
     examples that would settle an undecided one, and a significant rise between severities."""
     outcome = row.get("outcome")
     if outcome is None:
         return None
+    if outcome == PARTLY_BLIND:
+        outcome = partly_text(row)
     if outcome == "inconclusive":
         need = row.get("n_to_settle")
         outcome += f" (n about {need})" if need else " (no n settles it)"
     return outcome + ("; rises" if row.get("monotonic_outcome") == "rises" else "")
+
+
+def partly_text(row: Mapping[str, Any]) -> str:
+    """'blind up to 0.1 (detects from 0.3)' or 'blind up to 0.1 (undecided above)': a
+    partly blind row in words."""
+    after = (f"detects from {row['detects_from']}" if row.get("detects_from")
+             else "undecided above")
+    return f"blind up to {row.get('blind_up_to')} ({after})"

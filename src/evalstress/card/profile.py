@@ -122,7 +122,8 @@ def paired_rows(table: pd.DataFrame | ScoreTable, *, by_task: bool = False
 #: the blind-spot row's keys a card keeps beside the decisive verdict
 STATISTICAL = ("higher_is_better", "rank_strict_pass", "monotonic_strict_pass",
                "rank_tolerant_pass", "monotonic_tolerant_pass", "tolerant_tolerance", "outcome",
-               "monotonic_outcome", "n_to_settle", "delta", "delta_rule", "steps")
+               "monotonic_outcome", "n_to_settle", "delta", "delta_rule", "steps",
+               "blind_up_to", "detects_from")
 
 
 def blindspot_rows(analysis: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]
