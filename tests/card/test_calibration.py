@@ -29,7 +29,7 @@ PAGE = ROOT / "docs" / "calibration.md"
 RESULTS = ROOT / "docs" / "calibration.json"
 #: what a fresh run must reproduce of each graded card (its time may differ)
 GRADED = ("dataset", "budget", "defect", "spec", "examples", "expected", "found", "missed",
-          "checks", "false_alarms", "observed")
+          "checks", "false_alarms", "partly_blind", "observed")
 
 
 def planted(defect: str) -> Any:
@@ -63,7 +63,34 @@ def test_grading_by_hand() -> None:
     assert got["false_alarms"] == ["repetition: blind", "gate: fail"] and got["expected"] == 0
     assert summary([{**got, "dataset": "d", "budget": "b"}]) == [
         {"dataset": "d", "budget": "b", "found": 0, "expected": 0, "false_alarms": 2,
-         "checks": 9}]
+         "checks": 9, "partly_blind": 0}]
+
+
+def test_a_saturating_defect_is_found_blind_up_to_a_severity() -> None:
+    # the cap holds at light damage only: blind up to 0.3 and detected beyond is the answer,
+    # and so is blind at every severity; detected at every severity is a miss
+    got = grade(planted("saturating"), {"gate": "pass", "rows": rows(
+        truncation="partly blind", token_drop="blind", local_swap="detects"),
+        "partly": {"truncation": "blind up to 0.3 (detects from 0.4)"}})
+    assert got["found"][:2] == [
+        "truncation: blind up to some severity (card: blind up to 0.3 (detects from 0.4))",
+        "token-drop: blind up to some severity (card: blind)"]
+    assert "local-swap: blind up to some severity (card: detects)" in got["missed"]
+
+
+def test_a_clean_row_blind_only_at_light_damage_is_listed_apart_not_a_false_alarm() -> None:
+    got = grade(planted("length-only"), {"gate": "pass", "rows": rows(
+        local_swap="blind", sentence_switching="blind", noised_punctuation="blind",
+        repeated_token="reversed", repetition="reversed", article_removal="partly blind",
+        truncation="blind"), "partly": {"article-removal": "blind up to 0.2 (detects from 0.4)"}})
+    assert got["false_alarms"] == ["truncation: blind"]
+    assert got["partly_blind"] == ["article-removal: blind up to 0.2 (detects from 0.4)"]
+    assert summary([{**got, "dataset": "d", "budget": "b"}])[0]["partly_blind"] == 1
+    # an evaluator without signal may decide nothing, partly blind included
+    noise = grade(planted("random"), {"gate": "warn", "rows": rows(
+        **{p.replace("-", "_"): "inconclusive" for p in PERTURBATIONS[1:]},
+        truncation="partly blind")})
+    assert noise["false_alarms"] == ["truncation: partly blind"]
 
 
 def test_the_known_answers_cover_every_defect_on_the_blind_spot_suite() -> None:
@@ -75,7 +102,7 @@ def test_the_known_answers_cover_every_defect_on_the_blind_spot_suite() -> None:
     for entry in PLANTED:
         create_evaluator(entry.spec).close()  # a real registered evaluator
         assert set(entry.rows) <= set(PERTURBATIONS)
-        assert set(entry.rows.values()) <= {"blind", "reversed"}
+        assert set(entry.rows.values()) <= {"blind", "reversed", "partly blind"}
         assert entry.gate in ("pass", "fail", "not pass")
 
 

@@ -4,10 +4,12 @@
 dataset.
 
 The known answers are one declaration, `PLANTED`: for each defect, the blind-spot rows the
-card must report (blind or reversed, from card.json's four-way `outcome`), the sanity gate's
-verdict, and whether any row may be decided at all (an evaluator without signal gives the
-card nothing to decide). Every other row of the blind-spot suite is a place where the
-evaluator has no defect: a blind or reversed verdict there is a false alarm.
+card must report (blind, reversed, or blind up to some severity, from card.json's row
+`outcome`), the sanity gate's verdict, and whether any row may be decided at all (an
+evaluator without signal gives the card nothing to decide). Every other row of the blind-spot
+suite is a place where the evaluator has no defect: a blind or reversed verdict there is a
+false alarm; a partly blind one (blind at light damage only) is counted apart, as what the
+tolerance lets through, not as a defect stated.
 
 The planted evaluators compare a text with its references; the calibration data gives each
 example its own intact text as its only reference (`ORACLE`), so the control sees every
@@ -27,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evalstress.analyses.blindspot_stats import PARTLY_BLIND, partly_text
 from evalstress.card.compare import read_card
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.model import build_seconds, write_atomic
@@ -44,13 +47,19 @@ PERTURBATIONS = ("truncation", "token-drop", "repeated-token", "local-swap", "ar
                  "noised-punctuation", "sentence-switching", "repetition")
 #: a row's outcomes that state a defect
 DEFECT_OUTCOMES = ("blind", "reversed")
+#: each known answer and the row outcomes that give it: a defect that saturates is blind at
+#: light damage, up to a severity that depends on each text, so "blind up to s" and "blind at
+#: every severity" both report it
+ANSWERS = {"blind": ("blind",), "reversed": ("reversed",), PARTLY_BLIND: (PARTLY_BLIND, "blind")}
+#: how the page words each known answer
+WORDS = {PARTLY_BLIND: "blind up to some severity"}
 
 
 @dataclass(frozen=True)
 class Planted:
     """One evaluator of the calibration and its known answer: `defect` (its name on the
-    page and its folder), `rows` (perturbation -> the outcome the card must give: blind or
-    reversed), `gate` (pass, fail, or "not pass": warn or fail), `signal` (False: the
+    page and its folder), `rows` (perturbation -> the outcome the card must give: blind,
+    reversed or partly blind, see ANSWERS), `gate` (pass, fail, or "not pass": warn or fail), `signal` (False: the
     evaluator carries none, so no row may be decided either way), and `control` (a clean
     evaluator: the card must report nothing on it)."""
 
@@ -94,9 +103,11 @@ PLANTED = (
                   "article-removal": "reversed"}),
     Planted("saturating", "planted:defect=saturating",
             "capped at 50 where the intact text scores 100: the lightest severity of these "
-            "keeps every text's overlap above the cap (repetition's ten copies can push a "
-            "short text below it, so it has no known answer there)",
-            rows={p: "blind" for p in PERTURBATIONS if p != "repetition"}),
+            "keeps every text's overlap above the cap, so the card must find it blind there, "
+            "up to the severity where the damage pulls the overlap under the cap (it depends "
+            "on each text; repetition's ten copies can push a short text below it, so it has "
+            "no known answer there)",
+            rows={p: PARTLY_BLIND for p in PERTURBATIONS if p != "repetition"}),
     Planted("chrf", "chrf", "a real control: sacreBLEU's chrF counts character 1- to "
             "6-grams, punctuation included, so every perturbation changes some", control=True),
     Planted("rougeL", "rouge:types=rougeL",
@@ -139,30 +150,40 @@ def summeval(path: Path) -> Dataset:
 
 
 def observed(card: Mapping[str, Any]) -> dict[str, Any]:
-    """What a card says, from card.json's structured fields: each blind-spot row's four-way
-    outcome (by perturbation) and the gate's verdict."""
+    """What a card says, from card.json's structured fields: each blind-spot row's outcome
+    (by perturbation), where each partly blind row stops being blind, and the gate's
+    verdict."""
     results = card["methods"]["blindspot"].get("results") or {}
+    rows = results.get("rows") or []
     return {"gate": card["gate"]["verdict"],
-            "rows": {r["perturbation"]: r.get("outcome", "inconclusive")
-                     for r in results.get("rows") or []}}
+            "rows": {r["perturbation"]: r.get("outcome", "inconclusive") for r in rows},
+            "partly": {r["perturbation"]: partly_text(r) for r in rows
+                       if r.get("outcome") == PARTLY_BLIND}}
 
 
 def grade(planted: Planted, seen: Mapping[str, Any]) -> dict[str, Any]:
     """The card's answer against the known one: each planted defect found or missed, and each
     false alarm (a defect stated where none is planted; for an evaluator without signal, any
-    decided row; a gate that fails an evaluator the gate should pass)."""
+    decided row; a gate that fails an evaluator the gate should pass), and, apart, each
+    clean row the card calls partly blind."""
     rows: Mapping[str, str] = seen["rows"]
+    partly: Mapping[str, str] = seen.get("partly") or {}
     found: list[str] = []
     missed: list[str] = []
     alarms: list[str] = []
+    light: list[str] = []
     for perturbation, outcome in planted.rows.items():
         got = rows.get(perturbation, "not run")
-        (found if got == outcome else missed).append(f"{perturbation}: {outcome} (card: {got})")
+        said = partly.get(perturbation, got)
+        (found if got in ANSWERS[outcome] else missed).append(
+            f"{perturbation}: {WORDS.get(outcome, outcome)} (card: {said})")
     clean = [p for p in PERTURBATIONS if p not in planted.rows and p in rows]
     for perturbation in clean:
         outcome = rows[perturbation]
         if outcome in DEFECT_OUTCOMES or (not planted.signal and outcome != "inconclusive"):
-            alarms.append(f"{perturbation}: {outcome}")
+            alarms.append(f"{perturbation}: {partly.get(perturbation, outcome)}")
+        elif outcome == PARTLY_BLIND:
+            light.append(f"{perturbation}: {partly.get(perturbation, outcome)}")
     gate = seen["gate"]
     if planted.gate == "pass":
         if gate == "fail":
@@ -172,7 +193,7 @@ def grade(planted: Planted, seen: Mapping[str, Any]) -> dict[str, Any]:
         (found if ok else missed).append(f"gate: {planted.gate} (card: {gate})")
     return {"defect": planted.defect, "spec": planted.spec, "expected": len(found) + len(missed),
             "found": found, "missed": missed, "checks": len(clean) + (planted.gate == "pass"),
-            "false_alarms": alarms, "observed": dict(seen)}
+            "false_alarms": alarms, "partly_blind": light, "observed": dict(seen)}
 
 
 def entries(only: Sequence[str] | None = None) -> list[Planted]:
@@ -224,16 +245,19 @@ def run_calibration(datasets: Sequence[Dataset], budgets: Sequence[str],
 
 def summary(graded: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per dataset and budget: planted defects found of those expected (the card's
-    sensitivity) and false alarms of the clean checks (1 - its specificity)."""
+    sensitivity), false alarms of the clean checks (1 - its specificity), and clean rows
+    called partly blind."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for g in graded:
         key = (g["dataset"], g["budget"])
         row = out.setdefault(key, {"dataset": g["dataset"], "budget": g["budget"],
-                                   "found": 0, "expected": 0, "false_alarms": 0, "checks": 0})
+                                   "found": 0, "expected": 0, "false_alarms": 0, "checks": 0,
+                                   "partly_blind": 0})
         row["found"] += len(g["found"])
         row["expected"] += g["expected"]
         row["false_alarms"] += len(g["false_alarms"])
         row["checks"] += g["checks"]
+        row["partly_blind"] += len(g.get("partly_blind") or [])
     return list(out.values())
 
 
@@ -257,7 +281,9 @@ def calibration_page(graded: Sequence[Mapping[str, Any]],
              "from card.json (the four-way blind-spot `outcome` of each perturbation and the "
              "sanity gate's `verdict`), and grades them: a planted defect the card reports is "
              "*found*; a blind or reversed verdict where nothing is planted, or a failed gate "
-             "on an evaluator with spread, is a *false alarm*. The numbers come from "
+             "on an evaluator with spread, is a *false alarm*; a row blind only at light "
+             "damage where nothing is planted (*partly blind*: blind up to a severity, "
+             "detected beyond it) is counted apart. The numbers come from "
              f"[{results}]({results}) beside this page.", "",
              "```bash",
              "evalstress calibrate                                          # built-in corpus",
@@ -268,12 +294,14 @@ def calibration_page(graded: Sequence[Mapping[str, Any]],
              "others are kept. The planted evaluators are real evaluators: "
              "`evalstress card planted:defect=order-blind` makes one card.", "",
              "## Detection rate and false alarms", "",
-             "| dataset | budget | planted defects found | false alarms (of clean checks) |",
-             "|---|---|---|---|"]
+             "| dataset | budget | planted defects found | false alarms (of clean checks) "
+             "| partly blind (of clean checks) |",
+             "|---|---|---|---|---|"]
     for row in summary(graded):
         lines.append(f"| {row['dataset']} | {row['budget']} | "
                      f"{share(row['found'], row['expected'])} | "
-                     f"{share(row['false_alarms'], row['checks'])} |")
+                     f"{share(row['false_alarms'], row['checks'])} | "
+                     f"{share(row['partly_blind'], row['checks'])} |")
     seen: dict[str, dict[str, Any]] = {}
     for g in graded:
         seen.setdefault(g["dataset"], {"title": TITLES.get(g["dataset"], g["dataset"]),
@@ -290,14 +318,19 @@ def calibration_page(graded: Sequence[Mapping[str, Any]],
               "A false alarm names the row and the card's outcome. Two rules of the card "
               "shape them: the tolerance is 0.2 x the standard deviation of the originals' "
               "scores, so a score that varies a lot between texts (a length) treats a real "
-              "but small response as none; and a row is blind when any one of its severities "
-              "is, even where a heavier severity detects the damage."]
+              "but small response to light damage as none; and a row is blind only when its "
+              "heaviest severity is blind. A row blind at its lighter severities alone is "
+              "*partly blind* (\"blind up to 0.2 (detects from 0.4)\"): on a clean row that "
+              "is the tolerance at work on light damage, which the card reports as such and "
+              "ranks below its blind spots, so it is listed apart and not counted as a false "
+              "alarm. A defect that saturates is such a row by design: it is found when the "
+              "card calls it blind up to some severity (or blind at every one)."]
     lines += ["", f"The {len(graded)} cards took {minutes:.1f} min in all (each card's wall "
               "time, its methods and grading) on this project's shared 2-core machine."]
     lines += ["", "## The known answers", "",
               "| defect | spec | the card must report | why |", "|---|---|---|---|"]
     for planted in PLANTED:
-        wanted = [f"{p}: {o}" for p, o in planted.rows.items()]
+        wanted = [f"{p}: {WORDS.get(o, o)}" for p, o in planted.rows.items()]
         if planted.gate != "pass":
             wanted.append(f"gate: {planted.gate}")
         if not planted.signal:
@@ -307,12 +340,14 @@ def calibration_page(graded: Sequence[Mapping[str, Any]],
     lines += ["", "Every other perturbation of the blind-spot suite is a clean check: there "
               "the evaluator behaves as the control, so the card must not say blind or "
               "reversed.", "", "## Per defect", "",
-              "| dataset | budget | defect | found | missed | false alarms | gate |",
-              "|---|---|---|---|---|---|---|"]
+              "| dataset | budget | defect | found | missed | false alarms | partly blind "
+              "| gate |",
+              "|---|---|---|---|---|---|---|---|"]
     for g in graded:
         lines.append(f"| {g['dataset']} | {g['budget']} | {g['defect']} | "
                      f"{share(len(g['found']), g['expected'])} | {cell(g['missed'])} | "
-                     f"{cell(g['false_alarms'])} | {g['observed']['gate']} |")
+                     f"{cell(g['false_alarms'])} | {cell(g.get('partly_blind') or [])} | "
+                     f"{g['observed']['gate']} |")
     return "\n".join(lines).rstrip() + "\n"
 
 
