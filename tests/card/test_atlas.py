@@ -236,6 +236,10 @@ def test_the_glance_names_blind_and_reversed_rows_from_their_intervals() -> None
             {"perturbation": "e", "outcome": "detects"}]
     assert outcomes(rows) == "reversed: c; blind: a, b; 1 inconclusive"
     assert outcomes([{"perturbation": "a", "rank_pass": False}]) == "\u2014"  # an older card
+    # a row blind at light damage only is not among the blind ones: it is named apart
+    rows.append({"perturbation": "f", "outcome": "partly blind", "blind_up_to": "0.1"})
+    assert outcomes(rows) == ("reversed: c; blind: a, b; blind at light severities only: f; "
+                              "1 inconclusive")
 
 
 def test_a_work_card_of_another_budget_is_refused_before_any_card(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from evalstress.card.claims import (
     CLAIMS,
     DISAGREE,
     NOT_COMPARABLE,
+    PARTLY,
     Claim,
     claim_verdict,
     claims_table,
@@ -84,3 +85,52 @@ def test_the_table_has_a_row_per_claim_of_each_of_the_three_papers() -> None:
     assert len(lines) == 2 + len(CLAIMS)
     assert {c.paper for c in CLAIMS} == {"002", "003", "000"}
     assert all(f"**{NOT_COMPARABLE}**" in line for line in lines[2:])  # no card made
+
+
+def graded(perturbation: str, aspect: str, *verdicts: str, **extra: Any) -> dict[str, Any]:
+    """A row over severities 0.1 .. 0.5 with these verdicts, its outcome given in `extra`."""
+    bounds = {"blind": (-0.2, 0.3), "detects": (2.0, 3.0), "inconclusive": (0.5, 1.5)}
+    return {"perturbation": perturbation, "aspect": aspect, "verdict": "fail", "severities": [
+        {"severity": f"0.{i + 1}", "test": {"verdict": v, "low": bounds[v][0],
+                                            "high": bounds[v][1], "delta": 1.0}}
+        for i, v in enumerate(verdicts)], **extra}
+
+
+def test_a_claim_agrees_only_with_a_row_blind_at_its_heaviest_severity() -> None:
+    # ROUGE-L on SummEval, truncation: blind at 0.1 only, undecided at 0.2 to 0.5
+    light = graded("truncation", "rougeL", "blind", *["inconclusive"] * 4,
+                   outcome="partly blind", blind_up_to="0.1", detects_from=None)
+    got, why = claim_verdict(FAILS, {"rougeL-summeval": card(light)})
+    assert got == PARTLY
+    assert why.startswith("truncation (rougeL): partly blind, blind up to 0.1 (undecided "
+                          "above); by severity: 0.1 blind (drop -0.2 to +0.3 against ±1), "
+                          "0.2-0.5 inconclusive;")
+    every = graded("truncation", "rougeL", *["blind"] * 5, outcome="blind")
+    got, why = claim_verdict(FAILS, {"rougeL-summeval": card(every)})
+    assert got == AGREE and "0.5 blind (drop -0.2 to +0.3" in why
+    # "it detects truncation" is partly true of a row blind up to 0.1 and detecting from 0.3
+    detects = Claim("002", "sec. 5.5", "Truncation lowers BLEU.", "bleu-wmt21", "truncation",
+                    expect="detects")
+    stop = graded("truncation", "bleu", "blind", "inconclusive", "detects", "detects",
+                  outcome="partly blind", blind_up_to="0.1", detects_from="0.3")
+    got, why = claim_verdict(detects, {"bleu-wmt21": card(stop)})
+    assert got == PARTLY and "blind up to 0.1 (detects from 0.3)" in why
+    # a reversal claim is not met by a row that is only blind
+    rises = Claim("002", "App. D", "Truncation raises BLEU.", "bleu-wmt21", "truncation",
+                  expect="reversed")
+    assert claim_verdict(rises, {"bleu-wmt21": card(stop)})[0] == DISAGREE
+
+
+def test_passes_every_test_is_partly_true_where_a_row_is_blind_at_light_damage_only() -> None:
+    claim = Claim("002", "sec. 6", "BLEU passes every test.", "bleu-wmt21", None,
+                  expect="detects")
+    ok = graded("truncation", "bleu", "detects", "detects", outcome="detects")
+    stop = graded("stopword-removal", "bleu", "blind", "inconclusive", "detects",
+                  outcome="partly blind", blind_up_to="0.1", detects_from="0.3")
+    got, why = claim_verdict(claim, {"bleu-wmt21": card(ok, stop)})
+    assert got == PARTLY and why.startswith("no test fails at its heaviest severity; blind at "
+                                            "light damage only: stopword-removal (bleu)")
+    blind = graded("negation", "bleu", "blind", "blind", outcome="blind")
+    assert claim_verdict(claim, {"bleu-wmt21": card(ok, stop, blind)})[0] == DISAGREE
+    lines = claims_table({"bleu-wmt21": card(ok, stop)}, {"bleu-wmt21": "bleu"})
+    assert any("[bleu-wmt21](#bleu) | **partly** |" in line for line in lines)

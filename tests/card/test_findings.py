@@ -366,3 +366,41 @@ def test_an_unmoved_score_stays_and_close_scores_get_the_digits_that_tell_them_a
     tiny = profile_row("coherence", "sentence-exchange@2", 20.0, 19.9, -0.2, 0.004)
     (found,) = headline_findings({"criteria": sensitivity(tiny, close)}, TRUSTED, Examples())
     assert "-0.0%" not in found.text and "+0.0%" in found.text  # 0.004 / 20 rounds to 0
+
+
+def partly_row(aspect: str, perturbation: str, detects_from: str | None) -> dict[str, Any]:
+    """Blind at 0.1 (equivalence shown), then detects at 0.3 and 0.5 (or undecided at 0.5)."""
+    heavy = "detects" if detects_from else "inconclusive"
+    return {"aspect": aspect, "perturbation": perturbation, "verdict": "fail",
+            "rank_pass": False, "monotonic_pass": True, "higher_is_better": True,
+            "outcome": "partly blind", "blind_up_to": "0.1", "detects_from": detects_from,
+            "monotonic_outcome": "no significant rise",
+            "severities": [four_way("0.1", 0, "blind", 20.0, 19.9, -0.2, 0.4, delta=1.0),
+                           four_way("0.3", 1, "detects", 20.0, 15.0, 4.0, 6.0, delta=1.0),
+                           four_way("0.5", 2, heavy, 20.0, 12.0, 0.5, 9.0, delta=1.0)]}
+
+
+def test_a_row_blind_only_at_light_damage_is_a_finding_of_its_own_below_blind_spots() -> None:
+    section = blindspot_section()
+    rows = section["results"]["rows"]
+    rows[:] = [partly_row("bleu", "stopword-removal", "0.3"), rows[0]]
+    found = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    # the full blind spot (heaviest severity blind) reads first, though it is listed second
+    assert [(f.rank, f.kind) for f in found] == [(2, "blind spot"), (2, "partly blind")]
+    partly = found[1]
+    assert partly.text.startswith("Blind to stopword-removal on bleu up to severity 0.1 only "
+                                  "(detects from 0.3): at severity 0.1 the score moves from "
+                                  "20 to 19.9")
+    assert partly.text.endswith("equivalence shown there, not at heavier damage.")
+    # it cites the light severity, its interval and its example
+    assert partly.at == {"aspect": "bleu", "perturbation": "stopword-removal",
+                         "severity": "0.1"}
+    assert (partly.interval["low"], partly.interval["high"]) == (-0.2, 0.4)
+    assert partly.example is not None and partly.example["severity"] == "0.1"
+    # heavier damage undecided: said so, not "detects"
+    rows[:] = [partly_row("bleu", "truncation", None), partly_row("rouge", "truncation", None)]
+    (both,) = headline_findings({"blindspot": section}, TRUSTED, Examples())
+    assert both.text.startswith("Blind to truncation at light severities only, on bleu and "
+                                "rouge: bleu: up to severity 0.1 (undecided above it), at "
+                                "severity 0.1 the score moves")
+    assert "detects" not in both.text

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote as url_quote
 
+from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
 from evalstress.card.figures import FIGURES, gate_failures
@@ -135,7 +136,8 @@ def minutes(seconds: float) -> str:
 
 
 def outcomes(rows: list[Mapping[str, Any]]) -> str:
-    """'blind: a, b; reversed: c; 2 inconclusive' from the rows' four-way verdicts; a dash
+    """'reversed: c; blind: a, b; blind at light severities only: d; 2 inconclusive' from the
+    rows' verdicts (`analyses.blindspot_stats.row_state`); a dash
     for a card made before them."""
     if not any("outcome" in r for r in rows):
         return "\u2014"
@@ -144,6 +146,9 @@ def outcomes(rows: list[Mapping[str, Any]]) -> str:
         names = sorted({r["perturbation"] for r in rows if r.get("outcome") == kind})
         if names:
             parts.append(f"{kind}: {', '.join(names)}")
+    partly = sorted({r["perturbation"] for r in rows if r.get("outcome") == PARTLY_BLIND})
+    if partly:
+        parts.append(f"blind at light severities only: {', '.join(partly)}")
     undecided = len({r["perturbation"] for r in rows if r.get("outcome") == "inconclusive"})
     if undecided:
         parts.append(f"{undecided} inconclusive")

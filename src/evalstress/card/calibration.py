@@ -59,9 +59,9 @@ WORDS = {PARTLY_BLIND: "blind up to some severity"}
 class Planted:
     """One evaluator of the calibration and its known answer: `defect` (its name on the
     page and its folder), `rows` (perturbation -> the outcome the card must give: blind,
-    reversed or partly blind, see ANSWERS), `gate` (pass, fail, or "not pass": warn or fail), `signal` (False: the
-    evaluator carries none, so no row may be decided either way), and `control` (a clean
-    evaluator: the card must report nothing on it)."""
+    reversed or partly blind, see ANSWERS), `gate` (pass, fail, or "not pass": warn or
+    fail), `signal` (False: the evaluator carries none, so no row may be decided either
+    way), and `control` (a clean evaluator: the card must report nothing on it)."""
 
     defect: str
     spec: str

@@ -4,8 +4,11 @@
 A claim is checked against the four-way verdicts of the card's blind-spot rows (decided by
 intervals over examples, `analyses.verdicts`), never against a point estimate: "the metric
 fails this test" (paper 002's sense: the damaged text does not score lower) agrees with a row
-that is blind or reversed and disagrees with one that detects; an inconclusive row, a card not
-made, or a test that could not run is not comparable, and the reason says which. Claims that
+that is blind (at its heaviest severity, `analyses.blindspot_stats.row_state`) or reversed
+and disagrees with one that detects; a row blind at its light severities only is *partly*
+so (blind up to a severity, the heavier damage detected or undecided), its own word for
+"fails" and "passes" alike; an inconclusive row, a card not made, or a test that could not
+run is not comparable, and the reason says which. Claims that
 no card here can test (another data set, larger judges) carry their standing reason.
 The claims are written in this project's words; their facts are the papers'.
 """
@@ -16,7 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalstress.analyses.blindspot_stats import PARTLY_BLIND, partly_text
+
 AGREE, DISAGREE, NOT_COMPARABLE = "agree", "disagree", "not comparable"
+#: the paper's claim holds at light damage only, or only at heavy damage: blind up to s
+PARTLY = "partly"
 #: what the paper says of the test: fails (the damage does not lower the score: blind or
 #: reversed), reversed (the damage raises it), detects (it lowers it)
 EXPECTED = {"fails": ("blind", "reversed"), "reversed": ("reversed",), "detects": ("detects",)}
@@ -88,7 +95,8 @@ CLAIMS = (
 
 
 def _fails(outcome: str | None) -> str:
-    return {"blind": "fails", "reversed": "fails", "detects": "passes"}.get(str(outcome), "")
+    return {"blind": "fails", "reversed": "fails", "detects": "passes",
+            PARTLY_BLIND: PARTLY}.get(str(outcome), "")
 
 
 def describe_row(row: Mapping[str, Any]) -> str:
@@ -97,11 +105,12 @@ def describe_row(row: Mapping[str, Any]) -> str:
     the row's verdict, the severities that decide it with their intervals, and the strict
     verdict."""
     outcome = row.get("outcome")
+    decisive = "blind" if outcome == PARTLY_BLIND else outcome  # whose bounds are quoted
     runs: list[tuple[str, str, str, dict[str, Any]]] = []  # (first, last, verdict, test)
     for severity in row.get("severities") or []:
         test = severity.get("test") or {}
         verdict, name = str(test.get("verdict")), str(severity.get("severity"))
-        if runs and runs[-1][2] == verdict and verdict != outcome:
+        if runs and runs[-1][2] == verdict and verdict != decisive:
             runs[-1] = (runs[-1][0], name, verdict, runs[-1][3])
         else:
             runs.append((name, name, verdict, test))
@@ -109,11 +118,12 @@ def describe_row(row: Mapping[str, Any]) -> str:
     for first, last, verdict, test in runs:
         where = first if first == last else f"{first}-{last}"
         bounds = (f" (drop {test['low']:+.3g} to {test['high']:+.3g} against "
-                  f"±{test['delta']:.3g})" if verdict == outcome and test.get("low") is not None
+                  f"±{test['delta']:.3g})" if verdict == decisive and test.get("low") is not None
                   and test.get("high") is not None and test.get("delta") is not None else "")
         parts.append(f"{where} {verdict}{bounds}")
     aspect = f" ({row.get('aspect')})" if row.get("aspect") else ""
-    return (f"{row.get('perturbation')}{aspect}: {outcome}; by severity: {', '.join(parts)}; "
+    said = f"partly blind, {partly_text(row)}" if outcome == PARTLY_BLIND else outcome
+    return (f"{row.get('perturbation')}{aspect}: {said}; by severity: {', '.join(parts)}; "
             f"strict test of paper 002: {row.get('verdict')}")
 
 
@@ -148,12 +158,18 @@ def claim_verdict(claim: Claim, cards: Mapping[str, Mapping[str, Any]]) -> tuple
     if not rows:
         return NOT_COMPARABLE, (f"{claim.card} has no {claim.perturbation} row: the test did "
                                 "not run on this card")
-    undecided = [r for r in rows if r.get("outcome") not in ("blind", "reversed", "detects")]
+    undecided = [r for r in rows if r.get("outcome") not in ("blind", "reversed", "detects",
+                                                             PARTLY_BLIND)]
     if claim.perturbation is None:  # "passes every test": name the rows that do not
         failing = [r for r in rows if r.get("outcome") in ("blind", "reversed")]
         if failing:
             more = f" ({len(failing) - 2} more rows likewise)" if len(failing) > 2 else ""
             return DISAGREE, " / ".join(describe_row(r) for r in failing[:2]) + more
+        partly = [r for r in rows if r.get("outcome") == PARTLY_BLIND]
+        if partly:
+            more = f" ({len(partly) - 2} more rows likewise)" if len(partly) > 2 else ""
+            return PARTLY, ("no test fails at its heaviest severity; blind at light damage "
+                            "only: " + " / ".join(describe_row(r) for r in partly[:2]) + more)
         if undecided:
             return NOT_COMPARABLE, (f"no test fails, {len(undecided)} of {len(rows)} "
                                     "inconclusive at this n: "
@@ -165,6 +181,8 @@ def claim_verdict(claim: Claim, cards: Mapping[str, Mapping[str, Any]]) -> tuple
         return NOT_COMPARABLE, (describe_row(row) + "; inconclusive at "
                                 f"{card['data']['examples']} examples"
                                 + (f" (about {settle:,} would settle it)" if settle else ""))
+    if row.get("outcome") == PARTLY_BLIND and claim.expect in ("fails", "detects"):
+        return PARTLY, describe_row(row)
     return (AGREE if row.get("outcome") in EXPECTED[claim.expect] else DISAGREE,
             describe_row(row))
 

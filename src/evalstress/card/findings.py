@@ -10,7 +10,9 @@ a percentage only where the score has a meaningful zero. Ranks, in the order a r
 them (RANKS):
 
 1. reversals: damaged text scored better;
-2. blind spots: equivalence shown, the score does not move beyond the tolerance;
+2. blind spots: equivalence shown, the score does not move beyond the tolerance at the
+   heaviest damage tested; below them, rows blind at light damage only ("blind up to
+   severity s (detects from s')", `analyses.blindspot_stats.row_state`);
 3. weak discernment: a DHP unit below D = 1 whose n allows D = 1;
 4. other failures and misses: criteria confusion, damage not picked up, searches that fooled
    the evaluator;
@@ -32,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
 
 MOST_FINDINGS = 5
@@ -42,7 +45,11 @@ MIN_PAIRS = pairs_for_discernment(1.0)
 #: the rank of each kind of finding: lower reads first
 RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
          "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
-         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6}
+         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6,
+         PARTLY_BLIND: 2}
+#: a partly blind finding's magnitude is shifted by this, below every full blind spot's (which
+#: lie in (0, 1]), so it reads after them within their rank
+PARTLY_BELOW = -1.0
 
 
 class ExampleSource(Protocol):
@@ -219,7 +226,8 @@ def _aspects(names: Sequence[str]) -> str:
 
 def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """The blind-spot findings from the four-way verdicts (docs/methods/blind-spots.md): a
-    reversal, a blind spot only where equivalence is shown, an undecided rank failure with
+    reversal, a blind spot only where equivalence is shown at the heaviest severity (below it,
+    one blind at light severities only: partly blind), an undecided rank failure with
     the examples that would settle it, a significant rise between severities; or, when every
     row detects the damage, the weakest as what holds. One verdict for one perturbation on
     several evaluator aspects is one finding. Rows of cards made before the four-way verdicts
@@ -242,6 +250,11 @@ def blindspot_findings(section: Mapping[str, Any], example: ExampleSource) -> li
             at = max(by["blind"], key=lambda s: s["severity_rank"])
             cited.setdefault(("blind spot", row["perturbation"]), []).append(
                 (row, at, 1 - abs(at["test"]["estimate"]) / at["test"]["delta"]))
+        elif outcome == PARTLY_BLIND and by["blind"]:
+            at = next((s for s in by["blind"] if str(s["severity"]) == str(
+                row.get("blind_up_to"))), max(by["blind"], key=lambda s: s["severity_rank"]))
+            cited.setdefault((PARTLY_BLIND, row["perturbation"]), []).append(
+                (row, at, PARTLY_BELOW + 1 - abs(at["test"]["estimate"]) / at["test"]["delta"]))
         elif outcome == "inconclusive" and by["inconclusive"] and not row.get("rank_pass"):
             at = max(by["inconclusive"], key=lambda s: s["test"].get("n_to_settle") or 10**9)
             cited.setdefault(("inconclusive", row["perturbation"]), []).append((row, at, 0.0))
@@ -280,6 +293,15 @@ def _blindspot_finding(kind: str, name: str,
                 + (f" at severity {first['severity']}" if not several else "") + ": "
                 + each(lambda row, at: (f"at severity {at['severity']} " if several else "")
                        + f"the score moves {_tested(row, at)}") + "; equivalence shown.")
+    elif kind == PARTLY_BLIND:
+        text = (f"Blind to {name} "
+                + (f"on {_aspects(names)} up to severity {first['severity']} only "
+                   f"({_beyond(first_row)}): " if not several else
+                   f"at light severities only, on {_aspects(names)}: ")
+                + each(lambda row, at: (f"up to severity {at['severity']} ({_beyond(row)}), "
+                                        if several else "")
+                       + f"at severity {at['severity']} the score moves {_tested(row, at)}")
+                + "; equivalence shown there, not at heavier damage.")
     elif kind == "inconclusive":
         need = max((row.get("n_to_settle") or 0) for row, _, _ in group)
         never = any(not row.get("n_to_settle") for row, _, _ in group)
@@ -314,6 +336,12 @@ def _blindspot_finding(kind: str, name: str,
                                str(first["severity"])), evidence, magnitude,
                    {"aspect": first_row["aspect"], "perturbation": name,
                     "severity": str(first["severity"])})
+
+
+def _beyond(row: Mapping[str, Any]) -> str:
+    """'detects from 0.3' or 'undecided above it': a partly blind row past its blindness."""
+    return (f"detects from {row['detects_from']}" if row.get("detects_from")
+            else "undecided above it")
 
 
 def _holds(rows: list[dict[str, Any]], example: ExampleSource, evidence: list[str]

@@ -194,9 +194,11 @@ def real_page(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]], base: str = 
         "## The papers' findings, here", "",
         "Each published finding that a card here can speak to, marked from the card's "
         "four-way verdicts (an interval over examples, never a point estimate). *Agree*: the "
-        "row's verdict says what the paper found (a failed test is a blind or reversed row); "
-        "*disagree*: it says the opposite; *not comparable*: inconclusive at this n, a card "
-        "not made, or a claim no data or model here can test.", "",
+        "row's verdict says what the paper found (a failed test is a row blind at its "
+        "heaviest severity, or reversed); *disagree*: it says the opposite; *partly*: the row "
+        "is blind at its light severities only (blind up to a severity, the heavier damage "
+        "detected or undecided); *not comparable*: inconclusive at this n, a card not made, "
+        "or a claim no data or model here can test.", "",
         *claims_table(by_name, anchors), "",
         "## Not yet made", "",
         "Cards that need more model time than this project's 2-core machine gives a page; "
