@@ -17,6 +17,7 @@ from evalstress.analyses.verdicts import (
     effective_alpha,
     holm,
     n_to_settle,
+    settle_text,
     ratio_interval,
     verdict_at,
 )
@@ -99,6 +100,16 @@ def test_n_to_settle_by_hand() -> None:
     # below -0.1 by 0.2, half-width 0.3: 10 x (0.3 / 0.2)^2 = 22.5 -> 23
     assert n_to_settle(-0.3, -0.6, 0.0, 10, 0.1) == 23
     assert n_to_settle(-0.4, -0.6, -0.2, 10, 0.1) == 10  # already clear: the n it has
+
+
+def test_an_estimate_next_to_the_tolerance_needs_a_capped_worded_number() -> None:
+    # 0.0001 from +0.1, half-width 0.2 at n = 100: 100 x (0.2 / 0.0001)^2 = 400,000,000
+    need = n_to_settle(0.0999, -0.1001, 0.2999, 100, 0.1)
+    assert need == 100_000
+    assert settle_text(need) == ("100,000 or more examples: the effect is too small to "
+                                 "settle")
+    assert settle_text(160) == "about 160 examples would settle it"
+    assert settle_text(None).startswith("no sample size would settle it")
 
 
 def test_decide_reads_the_interval() -> None:

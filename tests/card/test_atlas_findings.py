@@ -65,8 +65,14 @@ def _blindspot(kind: str, finding: Mapping[str, Any], card: Mapping[str, Any]) -
             out.append("a reversal whose interval does not lie beyond the tolerance")
         if kind == "blind spot" and "equivalence shown" not in text:
             out.append("a blind spot that does not say equivalence is shown")
+        if kind == "blind spot":
+            out += [f"{row['aspect']} {row['perturbation']}: a blind spot whose heaviest "
+                    "severity is not blind" for row in rows if _graded(row)
+                    and _tests_at(row, None) and _tests_at(row, None)[-1]["verdict"] != "blind"]
         if kind != "blind spot" and re.search(r"\bblind\b", text, re.IGNORECASE):
             out.append(f"'blind' said of a {kind} row")
+    elif kind == "partly blind":
+        out += _partly(finding)
     elif kind == "non-monotonic":
         if not any(s.get("verdict") == "detects" and s["low"] > s["delta"]
                    for row in rows for s in row.get("steps") or []):
@@ -78,6 +84,47 @@ def _blindspot(kind: str, finding: Mapping[str, Any], card: Mapping[str, Any]) -
                        "detect")
     else:
         out.append(f"the blind-spot method writes no '{kind}' finding")
+    return out
+
+
+def _graded(row: Mapping[str, Any]) -> bool:
+    """Whether a row's severities are grades (ordered), not kinds."""
+    return row.get("monotonic_outcome") != "not-applicable"
+
+
+def _partly(finding: Mapping[str, Any]) -> list[str]:
+    """A row blind at light damage only: its cited severity is the heaviest blind one, with
+    its interval inside the tolerance; every severity it says detects does; the heaviest is
+    not blind; and the text says where the blindness ends."""
+    out = []
+    at = (finding.get("at") or {}).get("severity")
+    for row in finding["rows"]:
+        tests = [(str(s["severity"]), s["test"]) for s in row.get("severities") or []
+                 if s.get("test")]
+        verdicts = [t["verdict"] for _, t in tests]
+        if row.get("outcome") != "partly blind" or not verdicts or verdicts[-1] == "blind":
+            out.append(f"{row['aspect']} {row['perturbation']}: not blind at light damage only")
+            continue
+        up_to, start = row.get("blind_up_to"), row.get("detects_from")
+        blind = [name for name, t in tests if t["verdict"] == "blind"]
+        if not blind or blind[-1] != up_to:
+            out.append(f"{row['aspect']}: blind up to {up_to}, the heaviest blind is {blind}")
+        if f"up to severity {up_to}" not in finding["text"]:
+            out.append(f"{row['aspect']}: the text does not say 'up to severity {up_to}'")
+        names = [name for name, _ in tests]
+        if start is not None and (start not in names or any(
+                t["verdict"] != "detects" for _, t in tests[names.index(start):])):
+            out.append(f"{row['aspect']}: 'detects from {start}' where a heavier one does not")
+        if start is None and "detects from" in finding["text"]:
+            out.append(f"{row['aspect']}: 'detects from' with no severity that does")
+    cited = [t for name, t in ((str(s["severity"]), s["test"])
+                               for s in finding["rows"][0].get("severities") or []
+                               if s.get("test")) if name == at]
+    span = finding["interval"]
+    if not cited or cited[0]["verdict"] != "blind":
+        out.append(f"the cited severity {at} is not blind")
+    elif not -cited[0]["delta"] < span["low"] <= span["high"] < cited[0]["delta"]:
+        out.append("a partly blind finding whose interval leaves the tolerance")
     return out
 
 
@@ -248,3 +295,41 @@ def test_the_check_fails_moves_least_where_the_intervals_overlap() -> None:
     assert any("moves least" in p for p in overclaims(card))
     profile[1]["ci_low"] = 0.6
     assert overclaims(card) == []
+
+
+def test_the_check_fails_a_blind_spot_resting_on_light_damage_only() -> None:
+    from evalstress.card.findings import headline_findings
+
+    def severity(name: str, rank: int, verdict: str, low: float, high: float
+                 ) -> dict[str, Any]:
+        return {"severity": name, "severity_rank": rank, "gold": 20.0, "mean": 19.0,
+                "test": {"verdict": verdict, "estimate": (low + high) / 2, "low": low,
+                         "high": high, "level": 0.96, "delta": 1.0, "n": 57,
+                         "pvalue": 0.001, "mde": 0.5}}
+
+    row = {"aspect": "bleu", "perturbation": "stopword-removal", "verdict": "fail",
+           "rank_pass": False, "monotonic_pass": True, "higher_is_better": True,
+           "outcome": "partly blind", "blind_up_to": "0.1", "detects_from": "0.3",
+           "monotonic_outcome": "no significant rise",
+           "severities": [severity("0.1", 0, "blind", -0.2, 0.4),
+                          severity("0.2", 1, "inconclusive", 0.5, 1.5),
+                          severity("0.3", 2, "detects", 4.0, 6.0)]}
+    section = {"status": "run", "files": {"results": "r.json"}, "results": {"rows": [row]}}
+
+    def example(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {"example_id": "e", "pick": "typical", "severity": args[3]}
+
+    findings = headline_findings({"blindspot": section}, {"trusted": True}, example)
+    card = {"findings": [f.to_dict() for f in findings],
+            "methods": {"blindspot": section}}
+    assert [f["kind"] for f in card["findings"]] == ["partly blind"]
+    assert overclaims(card) == []
+    # the same row worded as a headline blind spot: its heaviest severity detects
+    headline = copy.deepcopy(card)
+    headline["findings"][0].update(kind="blind spot", rank=RANKS["blind spot"])
+    headline["findings"][0]["rows"][0]["outcome"] = "blind"
+    assert any("heaviest severity is not blind" in p for p in overclaims(headline))
+    # "detects from 0.2" where 0.2 is undecided
+    early = copy.deepcopy(card)
+    early["findings"][0]["rows"][0]["detects_from"] = "0.2"
+    assert any("'detects from 0.2'" in p for p in overclaims(early))

@@ -44,7 +44,11 @@ def test_a_failed_test_agrees_with_a_blind_or_reversed_row_and_not_a_detecting_o
 def test_an_inconclusive_row_or_a_missing_card_is_not_comparable_and_says_why() -> None:
     got, why = claim_verdict(FAILS, {"rougeL-summeval": card(
         row("truncation", "inconclusive", n_to_settle=740))})
-    assert got == NOT_COMPARABLE and "about 740 would settle it" in why
+    assert got == NOT_COMPARABLE and "(about 740 examples would settle it)" in why
+    # an effect sitting almost on the tolerance: capped and worded, not 49,976,088
+    got, why = claim_verdict(FAILS, {"rougeL-summeval": card(
+        row("truncation", "inconclusive", n_to_settle=100_000))})
+    assert "(100,000 or more examples: the effect is too small to settle)" in why
 
 
 def test_the_why_names_the_severities_that_decide_a_row() -> None:

@@ -28,7 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from evalstress.analyses.verdicts import INTERVAL, N_BOOT, Boot, bootstrap_means, decide_all, ratio_interval
+from evalstress.analyses.verdicts import (
+    INTERVAL,
+    N_BOOT,
+    SETTLE_CAP,
+    Boot,
+    bootstrap_means,
+    decide_all,
+    ratio_interval,
+)
 
 
 @dataclass
@@ -219,7 +227,8 @@ def outcome_text(row: Mapping[str, Any]) -> str | None:
         outcome = partly_text(row)
     if outcome == "inconclusive":
         need = row.get("n_to_settle")
-        outcome += f" (n about {need})" if need else " (no n settles it)"
+        outcome += ((f" (n {SETTLE_CAP:,} or more)" if need >= SETTLE_CAP else
+                     f" (n about {need})") if need else " (no n settles it)")
     return outcome + ("; rises" if row.get("monotonic_outcome") == "rises" else "")
 
 

@@ -46,6 +46,10 @@ TOL_FLOOR = 1e-6  # relative floor when the originals do not vary (a constant sc
 #: take too few distinct values and the interval is too narrow (n = 3 has 10 distinct means)
 MIN_N = 10
 INTERVAL = "percentile bootstrap of the mean, resampling examples"
+#: the most examples `n_to_settle` names: beyond it the effect is too small for any study to
+#: settle and the 1/sqrt(n) extrapolation from the current interval means little; a test at
+#: the cap reads "100,000 or more" (`settle_text`)
+SETTLE_CAP = 100_000
 POWER = 0.8  # of the smallest detectable change
 MDE_RULE = ("the smallest true mean change a test of this n finds with 80% power: "
             "(z(1 - alpha_eff/2) + z(0.80)) x the bootstrap standard error of the mean "
@@ -163,14 +167,25 @@ def decide(low: float, high: float, delta: float) -> str:
 
 def n_to_settle(estimate: float, low: float, high: float, n: int, delta: float) -> int | None:
     """Examples at which the interval, its half-width shrinking as 1/sqrt(n) around the current
-    estimate, would clear the nearest boundary; None ("never") on a boundary."""
+    estimate, would clear the nearest boundary, at most SETTLE_CAP; None ("never") on a
+    boundary."""
     half = (high - low) / 2
     room = min(abs(estimate - delta), abs(estimate + delta))
     if room == 0 or not math.isfinite(room):
         return None
     if half <= room:
         return n
-    return math.ceil(n * (half / room) ** 2)
+    return min(SETTLE_CAP, math.ceil(n * (half / room) ** 2))
+
+
+def settle_text(need: int | None) -> str:
+    """An undecided test's examples to settle it, in words: 'about 740 examples would settle
+    it', '100,000 or more examples: the effect is too small to settle', or never."""
+    if need is None:
+        return "no sample size would settle it: an estimate sits on the tolerance"
+    if need >= SETTLE_CAP:
+        return f"{SETTLE_CAP:,} or more examples: the effect is too small to settle"
+    return f"about {need:,} examples would settle it"
 
 
 @dataclass

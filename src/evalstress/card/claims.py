@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.analyses.blindspot_stats import PARTLY_BLIND, partly_text
+from evalstress.analyses.verdicts import settle_text
 
 AGREE, DISAGREE, NOT_COMPARABLE = "agree", "disagree", "not comparable"
 #: the paper's claim holds at light damage only, or only at heavy damage: blind up to s
@@ -180,7 +181,7 @@ def claim_verdict(claim: Claim, cards: Mapping[str, Mapping[str, Any]]) -> tuple
         settle = row.get("n_to_settle")
         return NOT_COMPARABLE, (describe_row(row) + "; inconclusive at "
                                 f"{card['data']['examples']} examples"
-                                + (f" (about {settle:,} would settle it)" if settle else ""))
+                                + (f" ({settle_text(settle)})" if settle else ""))
     if row.get("outcome") == PARTLY_BLIND and claim.expect in ("fails", "detects"):
         return PARTLY, describe_row(row)
     return (AGREE if row.get("outcome") in EXPECTED[claim.expect] else DISAGREE,

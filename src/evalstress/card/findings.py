@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
+from evalstress.analyses.verdicts import settle_text
 
 MOST_FINDINGS = 5
 PER_METHOD = 2
@@ -305,8 +306,7 @@ def _blindspot_finding(kind: str, name: str,
     elif kind == "inconclusive":
         need = max((row.get("n_to_settle") or 0) for row, _, _ in group)
         never = any(not row.get("n_to_settle") for row, _, _ in group)
-        settle = ("no sample size would settle it: an estimate sits on the tolerance"
-                  if never else f"about {need} examples would settle it")
+        settle = settle_text(None if never else need)
         mde = first["test"].get("mde")
         power = (f"; at its n the test tells apart only a change of {units(mde)} or more"
                  if mde is not None else "")
