@@ -180,6 +180,17 @@ def test_the_four_way_verdict_and_the_corrected_level_read_as_printed() -> None:
         "inconclusive (no n settles it)"
     assert outcome_text({"outcome": "detects", "monotonic_outcome": "rises"}) == "detects; rises"
     assert outcome_text({"verdict": "pass"}) is None  # a card made before the four-way verdicts
+    assert outcome_text({"outcome": "inconclusive", "n_to_settle": 100_000}) == \
+        "inconclusive (n 100,000 or more)"
+    assert outcome_text({"outcome": "partly blind", "blind_up_to": "0.1",
+                         "detects_from": "0.3"}) == "blind up to 0.1 (detects from 0.3)"
+    # the card's row table shows it in its "from intervals" column
+    row = {"perturbation": "stopword-removal", "aspect": "bleu", "verdict": "fail",
+           "rank_pass": False, "monotonic_pass": True, "outcome": "partly blind",
+           "blind_up_to": "0.1", "detects_from": "0.3", "severities": []}
+    from evalstress.card.markdown import blindspot_lines
+    assert any("| blind up to 0.1 (detects from 0.3) |" in line
+               for line in blindspot_lines({"rows": [row]}))
     assert level_text({"level": 0.95}) == "95% CI"
     assert level_text({"level": 1 - 0.05 * 45 / 64}) == "96.5% CI"  # BH: 45 of 64 rejected
 
