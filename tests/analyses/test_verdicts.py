@@ -17,8 +17,8 @@ from evalstress.analyses.verdicts import (
     effective_alpha,
     holm,
     n_to_settle,
-    settle_text,
     ratio_interval,
+    settle_text,
     verdict_at,
 )
 
