@@ -155,6 +155,13 @@ def outcomes(rows: list[Mapping[str, Any]]) -> str:
     return "; ".join(parts) or "none"
 
 
+#: what the glance's "from intervals" column says, under the table of each atlas page
+GLANCE_NOTE = ("From intervals: the blind-spot rows' verdicts (the rules: the blind-spot "
+               "method's page). A row is *blind* when its heaviest severity is; "
+               "*blind at light severities only* names the rows blind up to some severity "
+               "and detected (or undecided) beyond it, which the cards call partly blind.")
+
+
 def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     gate = card["gate"]
     verdict = text(gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
@@ -229,6 +236,7 @@ def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str 
              "|---|---|---|---|---|---|---|---|"]
     lines += [glance_row(entry, card, base) for entry, card in cards]
     lines += ["", "Time: the methods' wall time on this project's shared 2-core machine.", "",
+              GLANCE_NOTE, "",
               "## Side by side", "",
               compare_markdown(compare_cards([c for _, c in cards], [e.name for e, _ in cards]),
                                per_table=SIDE_BY_SIDE).rstrip(), ""]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.card.atlas import (
+    GLANCE_NOTE,
     check_page,
     entry_section,
     glance_row,
@@ -187,7 +188,7 @@ def real_page(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]], base: str = 
         "## At a glance", "",
         "| evaluator | budget | sanity gate | rank test fails | from intervals | findings "
         "| time | card |", "|---|---|---|---|---|---|---|---|",
-        *[glance_row(e.as_atlas_entry(), c, base) for e, c in cards], "",
+        *[glance_row(e.as_atlas_entry(), c, base) for e, c in cards], "", GLANCE_NOTE, "",
         f"Time: the methods' wall time on this project's shared 2-core machine, "
         f"{minutes(total)} in all.", "",
         "## Human correlation on SummEval", "", *correlation_lines(cards), "",
