@@ -119,7 +119,7 @@ def test_no_line_is_wider_than_columns(columns: int, at_80: dict[str, str],
     assert len(outputs["card"].splitlines()) > 20
 
 
-def _last_lines(output: str) -> dict[str, str]:
+def last_lines(output: str) -> dict[str, str]:
     """The `open:` and `next:` lines, each joined with the lines it wrapped onto."""
     found: dict[str, str] = {}
     lines = output.splitlines()
@@ -147,7 +147,7 @@ def parses(command: str) -> None:
 @pytest.mark.parametrize("name", list(WRITERS))
 def test_a_command_that_writes_says_what_to_open_and_what_next(name: str,
                                                                at_80: dict[str, str]) -> None:
-    ending = _last_lines(at_80[name])
+    ending = last_lines(at_80[name])
     assert set(ending) == {"open:", "next:"}, at_80[name]
     assert ending["open:"] == WRITERS[name][1]
     lines = at_80[name].rstrip("\n").splitlines()
@@ -158,10 +158,10 @@ def test_a_command_that_writes_says_what_to_open_and_what_next(name: str,
 
 
 @pytest.mark.slow
-def test_quiet_drops_the_last_lines(tmp_path: Path) -> None:
+def test_quiet_drops_thelast_lines(tmp_path: Path) -> None:
     outputs = _run_all(tmp_path, "80", quiet=True)
     assert set(outputs) == set(QUIET)
-    said = {name: _last_lines(output) for name, output in outputs.items()}
+    said = {name: last_lines(output) for name, output in outputs.items()}
     assert not any(said.values()), said
 
 
@@ -189,7 +189,7 @@ def test_serve_says_which_judge_to_point_at_it(fake_serving: None) -> None:
     result = CliRunner().invoke(app, ["serve", "--port", "0", "--alias", "smol"],
                                 env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
-    ending = _last_lines(result.output)
+    ending = last_lines(result.output)
     assert "open:" not in ending
     command, _, why = ending["next:"].rpartition(" (")
     assert why == "the served judge's card)"
