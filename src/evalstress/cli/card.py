@@ -77,8 +77,9 @@ def card_command(
     Runs the blind-spot tests (paper 002), discernment (paper 003), the criteria response
     (paper 000) and, with --gold, the adversarial search (paper 004), after a sanity gate on
     the evaluator itself (does it vary, does it rank an original above heavy damage, are its
-    scores there). Writes card.md and card.json, with each method's run directory under
-    runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
+    scores there). Writes card.html (the page to open), card.md and card.json, with each
+    method's run directory under runs/. A card killed halfway resumes where it stopped.
+    Example: `evalstress card bleu`.
     """
     flags = given(ctx, locals())
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card

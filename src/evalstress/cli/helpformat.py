@@ -39,14 +39,19 @@ def placeholder(param: Any) -> str | None:
 
 
 def name_placeholders(group: Any) -> None:
-    """Give every option of every command of `group` (subgroups included) its placeholder."""
+    """Give every option of every command of `group` (subgroups included) its placeholder,
+    and every argument its name in capitals (`RUN_DIR`, as the help texts write it; typer
+    would show `{run_dir}`)."""
     for command in getattr(group, "commands", {}).values():
         if hasattr(command, "commands"):  # a group (typer vendors click: no isinstance)
             name_placeholders(command)
             continue
         for param in command.params:
-            if param.param_type_name != "option" or param.metavar is not None:
-                continue  # an argument's name is its placeholder; a metavar given stays
+            if param.metavar is not None:
+                continue  # a metavar given stays
+            if param.param_type_name == "argument":  # named as the help text names it
+                param.metavar = (param.name or "").upper()
+                continue
             shown = placeholder(param)
             if shown is not None:
                 param.metavar = shown
