@@ -131,7 +131,7 @@ def last_lines(output: str) -> dict[str, str]:
                     if not more.startswith("  "):
                         break
                     parts.append(more.strip())
-                found[label] = " ".join(parts)
+                found[label] = " ".join(part for part in parts if part)
     return found
 
 
