@@ -1,7 +1,8 @@
 """README.md is the front page: what evalstress answers, the two commands, a card with its
 output, and where to go next. Everything else has one home in docs/, so the README stays short,
 says nothing a docs page says again, keeps the test command CI runs, links only pages that exist,
-and quotes the card output `evalstress card bleu --budget small` prints today."""
+and quotes the card output `evalstress card bleu --budget small` prints today (at 100
+columns, as the README says)."""
 
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ def test_the_quoted_card_is_what_the_card_command_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("EVALSTRESS_CACHE_DIR", str(tmp_path / "cache"))
-    result = CliRunner().invoke(app, CARD_COMMAND.split()[1:])
+    result = CliRunner().invoke(app, CARD_COMMAND.split()[1:], env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
     printed = {line.rstrip() for line in result.output.splitlines()}
     quoted = quoted_card()

@@ -94,9 +94,16 @@ def test_the_command_writes_markdown_and_html_and_refuses_what_is_no_card(
         bleu_card: tuple[Path, str], tmp_path: Path) -> None:
     out, _ = bleu_card
     printed = runner.invoke(app, ["compare", str(out), str(out / "card.json"),
-                                  "--name", "one", "--name", "two"])
+                                  "--name", "one", "--name", "two", "--md", "-"])
     assert printed.exit_code == 0, printed.output
-    assert "| test | one | two |" in printed.output
+    assert "| test | one | two |" in printed.output  # `--md -`: the Markdown itself
+    shown = runner.invoke(app, ["compare", str(out), str(out / "card.json"),
+                                "--name", "one", "--name", "two"], env={"COLUMNS": "70"})
+    assert shown.exit_code == 0, shown.output
+    header = next(line for line in shown.output.splitlines() if line.split()[:1] == ["test"])
+    assert header.split() == ["test", "one", "two"]  # a table laid out for the terminal
+    assert max(len(line) for line in shown.output.splitlines()) <= 70
+    assert "|" not in shown.output
     md, page = tmp_path / "c.md", tmp_path / "c.html"
     wrote = runner.invoke(app, ["compare", str(out), "--md", str(md), "--out", str(page)])
     assert wrote.exit_code == 0, wrote.output

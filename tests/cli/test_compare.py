@@ -27,7 +27,7 @@ def _cards(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_compare_puts_cards_side_by_side(tmp_path: Path) -> None:
     bleu, chrf = _cards(tmp_path)
-    result = runner.invoke(app, ["compare", str(bleu), str(chrf / "card.json")])
+    result = runner.invoke(app, ["compare", str(bleu), str(chrf / "card.json"), "--md", "-"])
     assert result.exit_code == 0, result.output
     header = next(line for line in result.output.splitlines() if line.startswith("| test |"))
     assert header.replace(" ", "") == "|test|bleu|chrf|"
@@ -43,7 +43,9 @@ def test_the_old_name_still_works_with_a_one_line_notice(tmp_path: Path) -> None
     assert notes == ["note: `evalstress card-compare` is now `evalstress compare`; the old "
                      "name goes in the next release"]
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    new = runner.invoke(app, ["compare", str(bleu), str(chrf)])
+    old = runner.invoke(app, ["card-compare", str(bleu), str(chrf), "--md", "-"])
+    new = runner.invoke(app, ["compare", str(bleu), str(chrf), "--md", "-"])
+    assert any(x.startswith("| test |") for x in new.output.splitlines())
     assert [x for x in old.output.splitlines() if x.startswith("| ")] == [
         x for x in new.output.splitlines() if x.startswith("| ")]
 

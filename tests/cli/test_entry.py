@@ -72,3 +72,16 @@ def test_a_thread_still_at_work_is_waited_for(tmp_path: Path) -> None:
     """)
     assert done.returncode == 5
     assert marker.read_text() == "done"
+
+
+def test_python_dash_m_evalstress_is_the_command_line() -> None:
+    """A checkout without the console script on PATH: `python -m evalstress` runs the same
+    commands (it was "No module named evalstress.__main__")."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-m", "evalstress", "--version"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("evalstress ")
+    bad = subprocess.run([sys.executable, "-m", "evalstress", "crad"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert bad.returncode == 2 and "No such command 'crad'" in bad.stderr

@@ -119,3 +119,22 @@ def test_run_help_names_its_values() -> None:
     rows = {line.strip().split("  ")[0] for line in _options_section(result.output)}
     assert {"-m, --map TEXT", "--seeds N", "--limit N", "--rel-tol NUMBER", "--out PATH",
             "--no-cache"} <= rows, result.output
+
+
+@pytest.mark.parametrize(("command", "usage", "listed"), [
+    ("report", "report [OPTIONS] {RUN_DIR}", "RUN_DIR"),
+    ("data", "data [OPTIONS] [FOLDER]", "FOLDER")])
+def test_an_argument_is_named_in_capitals_as_its_help_names_it(command: str, usage: str,
+                                                                 listed: str) -> None:
+    """`Copy the example data files into FOLDER` reads against `FOLDER`, not `folder`."""
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert usage in result.output
+    assert any(line.split()[:1] == [listed] for line in result.output.splitlines())
+    assert f"{listed.lower()} <" not in result.output  # typer's own: `folder <path>`
+
+
+def test_card_help_names_the_page_to_open() -> None:
+    result = runner.invoke(app, ["card", "--help"], env={"COLUMNS": "100"})
+    assert "Writes card.html (the page to open), card.md and card.json" in " ".join(
+        result.output.split())

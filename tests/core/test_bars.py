@@ -138,3 +138,26 @@ def test_a_jupyter_cell_keeps_the_rich_bar() -> None:
     cell = Console(file=io.StringIO(), force_jupyter=True)
     assert not cell.is_terminal
     assert isinstance(progress_for(cell), RichBars)
+
+
+def test_a_phase_that_has_not_moved_is_not_repeated_while_another_moves() -> None:
+    """A card's log showed `examples: 0/8 (0%)` a line each interval for half an hour while
+    the judge's scoring moved: the examples of a chunk count at its end."""
+    stream, clock = io.StringIO(), FakeClock()
+    lines = PlainLines(stream, interval=30, clock=clock, heartbeat=False)
+    lines.start("examples", 8)
+    lines.start("scoring judge", 100)
+    for second in (31, 62, 93):
+        clock.now = second
+        lines.advance("scoring judge", 10)
+    clock.now = 124
+    lines.advance("scoring judge", 0)  # nothing moved since: both are said, as a heartbeat
+    assert _lines(stream) == [
+        "examples: 0/8 (0%)",
+        "scoring judge: 0/100 (0%)",
+        "scoring judge: 10/100 (10%), 0.32 requests/s, ETA 04:39",
+        "scoring judge: 20/100 (20%), 0.32 requests/s, ETA 04:08",
+        "scoring judge: 30/100 (30%), 0.32 requests/s, ETA 03:37",
+        "examples: 0/8 (0%)",
+        "scoring judge: 30/100 (30%), 0.24 requests/s, ETA 04:49",
+    ]

@@ -12,7 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from evalstress.core.bars import progress_line
-from evalstress.core.consoles import PIPED_WIDTH, FittedConsole, visible_controls
+from evalstress.core.consoles import (
+    PIPED_WIDTH,
+    FittedConsole,
+    print_wrapped,
+    visible_controls,
+    wrap_words,
+)
 
 
 @pytest.fixture
@@ -88,3 +94,25 @@ def test_visible_controls_keeps_tabs_and_line_breaks_and_plain_text() -> None:
     assert visible_controls("\x00\x7f\x85\u2066\u2069\r") == "\\x00\\x7f\\x85\\u2066\\u2069\\x0d"
     assert progress_line("scoring " + HOSTILE, 1, 2, 0.0).startswith(
         "scoring id\\x1b]0;pwned\\x07")
+
+
+def test_wrap_words_breaks_between_words_and_keeps_a_long_word_whole() -> None:
+    text = "one two three /a/path/longer/than/the/line four"
+    # by hand: width 12, later lines indented 2, the first 3 cells shorter ("1. " before it)
+    assert wrap_words(text, 12, hang=2, lead=3) == [
+        "one two", "  three", "  /a/path/longer/than/the/line", "  four"]
+    assert wrap_words("a  b\n c", 80) == ["a b c"]
+    assert wrap_words("", 10) == []
+    # a first word too long beside its prefix starts the second line
+    assert wrap_words("/a/long/path", 10, hang=2, lead=6) == ["", "  /a/long/path"]
+    # wide characters count as the two cells a terminal gives them
+    assert wrap_words("日本語 日本語", 10) == ["日本語", "日本語"]
+
+
+def test_print_wrapped_fits_the_console_and_shows_controls(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    console = FittedConsole()
+    console.width = 20
+    print_wrapped(console, "alpha beta gamma delta \x1b[2J epsilon", lead="note:", hang=2)
+    assert capsys.readouterr().out.splitlines() == [
+        "note: alpha beta", "  gamma delta", "  \\x1b[2J epsilon"]

@@ -15,6 +15,7 @@ from evalstress.cli import app
 from evalstress.core.data import Example
 from evalstress.report.schema import schema_problems
 from evalstress.studies.selfbias import Backbone, run_self_bias, self_bias, split_prompt
+from tests.cli.test_command_output import last_lines, parses
 
 # Paper 002, Table 5: GPT-PPL (negated) of evaluator rows on generator columns
 TABLE5 = {
@@ -142,9 +143,15 @@ def test_self_bias_command_writes_the_table(tiny_gpt: str, other_gpt: str,
     result = CliRunner().invoke(app, [
         "self-bias", str(data), "-m", "hypothesis=text", "--task", "open-ended",
         "--model", f"a={tiny_gpt}", "--model", f"b={other_gpt}", "--prompt-words", "6",
-        "--max-new-tokens", "6", "--out", str(out)])
+        "--max-new-tokens", "6", "--out", str(out)], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert "Self-evaluation bias" in result.output
+    # as wide as COLUMNS, but a path too long for any line, whole on its own
+    assert all(len(line) <= 80 or len(line.split()) == 1 for line in result.output.splitlines())
+    ending = last_lines(result.output)  # what to open, and what next
+    assert ending["open:"] == str(out / "report.html")
+    assert ending["next:"].startswith("evalstress correlate ")
+    parses(ending["next:"].rpartition(" (")[0])
     whole = json.loads((out / "results.json").read_text())
     assert "schema_version" in whole and schema_problems(whole) == []  # the run's own layout
     saved = whole["analyses"]["self-bias"]

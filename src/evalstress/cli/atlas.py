@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from evalstress.cli.common import app, console, err, fail, progress_line, use_cache_dir
+from evalstress.cli.common import (
+    app,
+    console,
+    err,
+    fail,
+    next_steps,
+    progress_line,
+    use_cache_dir,
+)
 from evalstress.cli.options import (
     AtlasOnlyOption,
     CacheDirOption,
@@ -20,6 +27,7 @@ from evalstress.cli.options import (
     PageOnlyOption,
     QuietOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError
 from evalstress.core.strict import ConfigError
@@ -81,7 +89,15 @@ def atlas_command(
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     if not quiet:
-        err.print(escape(f"Wrote {page}"), soft_wrap=True)
+        print_wrapped(err, f"Wrote {page}", hang=2)
+    atlas_next(page, published or PUBLISHED, [entry.name for entry in chosen], quiet)
+
+
+def atlas_next(page: Path, published: Path, names: list[str], quiet: bool) -> None:
+    """The atlas's last lines: its page, and two of its cards side by side."""
+    cards = [str(published / name) for name in names[:2]]
+    next_steps(page, ["compare", *cards, *(["OTHER_CARD"] if len(cards) < 2 else []), "--out",
+                      "compare.html"], "two cards side by side", quiet=quiet)
 
 
 def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_run: bool,
@@ -103,8 +119,8 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
             texts, estimate = realatlas.estimate_card_time(plan, work or realatlas.WORK,
                                                            entry.rate)
             shown = "unknown (no measured rate)" if estimate is None else f"~{estimate:.0f} min"
-            console.print(escape(f"{entry.name}: {len(plan.examples)} examples, {texts:,} "
-                                 f"texts to score, estimated {shown}"), soft_wrap=True)
+            print_wrapped(console, f"{entry.name}: {len(plan.examples)} examples, {texts:,} "
+                          f"texts to score, estimated {shown}", hang=2)
         console.print("Nothing was made.")
         return
     if not page_only:
@@ -117,4 +133,5 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
             say(f"{name_}: {seconds:.0f} s")
     write_real_page(published, page, force=force)
     if not quiet:
-        err.print(escape(f"Wrote {page}"), soft_wrap=True)
+        print_wrapped(err, f"Wrote {page}", hang=2)
+    atlas_next(page, published, [entry.name for entry in chosen], quiet)

@@ -14,6 +14,7 @@ from evalstress.cli.common import (
     exit_if_mostly_missing,
     fail,
     given,
+    next_steps,
     owned_out,
     progress_bars,
     score_cache,
@@ -38,6 +39,7 @@ from evalstress.cli.options import (
     SeedOption,
     TaskOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError, load_examples
 from evalstress.engine.runhealth import above
 
@@ -176,6 +178,10 @@ def attack_command(
         if not s.quiet:
             print_analyses(console, {"adversarial": study.result})
             paths = study.paths
-            console.print(f"Wrote {paths['attacks']}, {paths['results']}, {paths['report']}")
+            print_wrapped(console, f"Wrote {paths['attacks']}, {paths['results']}, "
+                          f"{paths['report']}", hang=2)
+        next_steps(study.paths["report"], ["card", s.victim[0], "--gold", s.gold[0], "--budget",
+                                           "small"],
+                   "the victim's card, the attack one of its methods", quiet=s.quiet)
 
     exit_if_mostly_missing(above(study.missing, s.max_missing), s.max_missing)

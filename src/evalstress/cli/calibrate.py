@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from evalstress.cli.common import app, err, fail, progress_line, use_cache_dir
+from evalstress.cli.common import app, err, fail, next_steps, progress_line, use_cache_dir
 from evalstress.cli.options import (
     CacheDirOption,
     CalibrationBudgetsOption,
@@ -20,6 +19,7 @@ from evalstress.cli.options import (
     PageOnlyOption,
     QuietOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError
 from evalstress.core.strict import ConfigError
@@ -85,4 +85,6 @@ def calibrate_command(
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     if not quiet:
-        err.print(escape(f"Wrote {page} and {results}"), soft_wrap=True)
+        print_wrapped(err, f"Wrote {page} and {results}", hang=2)
+    next_steps(page, ["card", "planted:defect=order-blind", "--budget", "small", "--out",
+                      "cards/order-blind"], "one planted defect's card on its own", quiet=quiet)

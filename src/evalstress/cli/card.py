@@ -16,6 +16,7 @@ from evalstress.cli.common import (
     exit_if_mostly_missing,
     fail,
     given,
+    next_steps,
     progress_bars,
     progress_line,
     settings_of,
@@ -39,12 +40,14 @@ from evalstress.cli.options import (
     TaskOption,
     WorkersOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.storage import StorageError
 
 if TYPE_CHECKING:  # the card's machinery loads when a card is made: --help stays light
     from evalstress.card import CardOptions, CardPlan
+    from evalstress.job.studysettings import CardSettings
 
 
 @app.command("card")
@@ -74,8 +77,9 @@ def card_command(
     Runs the blind-spot tests (paper 002), discernment (paper 003), the criteria response
     (paper 000) and, with --gold, the adversarial search (paper 004), after a sanity gate on
     the evaluator itself (does it vary, does it rank an original above heavy damage, are its
-    scores there). Writes card.md and card.json, with each method's run directory under
-    runs/. A card killed halfway resumes where it stopped. Example: `evalstress card bleu`.
+    scores there). Writes card.html (the page to open), card.md and card.json, with each
+    method's run directory under runs/. A card killed halfway resumes where it stopped.
+    Example: `evalstress card bleu`.
     """
     flags = given(ctx, locals())
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
@@ -125,6 +129,7 @@ def card_command(
             raise fail(str(exc)) from None
         if not s.quiet:
             _print_card(made.to_dict(), folder)
+            next_steps(folder / "card.html", quiet=s.quiet)
         failed = [s for s in made.methods.values() if s["status"] == "failed"]
         for section in failed:
             err.print(f"[bold red]error:[/] {escape(section['title'])}: "
@@ -133,11 +138,31 @@ def card_command(
             raise typer.Exit(2)
         if made.mostly_missing:
             mostly_missing.append(made)
+    next_steps(None, *card_next(s, folders), quiet=s.quiet)
     if mostly_missing:
         exit_if_mostly_missing(
             [MissingShare(c.evaluator["label"], c.gate.missing.missing, c.gate.missing.rows,
                           c.gate.missing.top_reason) for c in mostly_missing],
             mostly_missing[0].gate.missing.max_missing)
+
+
+def card_next(s: CardSettings, folders: list[Path]) -> tuple[list[str], str]:
+    """What to try after a card: on the small budget, the standard one in folders of its own
+    (the small cards stay); after a larger one, the cards side by side."""
+    if s.budget == "small":
+        out = (folders[0].parent / f"{folders[0].name}-standard" if len(folders) == 1
+               else folders[0].parent / "standard")
+        data = ["--data", str(s.data)] if s.data is not None else []
+        same = [part for flag, values in (("-m", s.map or []), ("--task", [s.task] if s.task
+                                                                     else []),
+                                          ("--gold", [s.gold] if s.gold else []),
+                                          ("--generator", [s.generator] if s.generator else []))
+                for value in values for part in (flag, value)]
+        return (["card", *s.specs, *data, *same, "--budget", "standard", "--out", str(out)],
+                "more examples and seeds decide more")
+    others = [str(folder) for folder in folders] if len(folders) > 1 else [str(folders[0]),
+                                                                             "OTHER_CARD"]
+    return ["compare", *others, "--out", "compare.html"], "cards side by side"
 
 
 def _print_plan(plan: CardPlan, options: CardOptions) -> None:
@@ -172,22 +197,22 @@ def _print_plan(plan: CardPlan, options: CardOptions) -> None:
 
 
 def _print_card(card: dict[str, Any], folder: Path) -> None:
-    """The gate and the findings in the terminal, then where the card is."""
+    """The gate and the findings in the terminal, each wrapped at the console's width, then
+    where the card is."""
     gate = card["gate"]
     colour = {"pass": "green", "warn": "yellow", "fail": "red"}[gate["verdict"]]
-    console.print(f"[bold]{escape(card['evaluator']['label'])}[/] "
-                  f"{escape(card['evaluator']['short_signature'])}")
+    print_wrapped(console, card["evaluator"]["short_signature"], hang=2,
+                  lead=card["evaluator"]["label"], lead_style="bold")
     console.print(f"sanity gate: [{colour}]{gate['verdict']}[/]")
     for reason in gate["reasons"]:
-        console.print(f"  - {escape(reason)}", soft_wrap=True)
+        print_wrapped(console, reason, lead="  -", hang=4)
     if card.get("preliminary") and card["findings"]:
-        console.print(f"preliminary: {escape(str(card.get('preliminary_reason') or ''))}",
-                      soft_wrap=True)
+        print_wrapped(console, str(card.get("preliminary_reason") or ""), lead="preliminary:",
+                      hang=2)
     for number, finding in enumerate(card["findings"], 1):
-        console.print(f"{number}. {escape(finding['text'])}", soft_wrap=True)
+        print_wrapped(console, finding["text"], lead=f"{number}.", hang=len(f"{number}. "))
     for section in card["methods"].values():
         if section["status"] == "not run":
-            console.print(f"{escape(section['title'])}: not run: {escape(section['reason'])}",
-                          soft_wrap=True)
-    console.print(escape(f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
-                         f"{folder / 'card.json'}"))
+            print_wrapped(console, f"{section['title']}: not run: {section['reason']}", hang=2)
+    print_wrapped(console, f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
+                  f"{folder / 'card.json'}", hang=2)

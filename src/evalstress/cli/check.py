@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import app, fail
+from evalstress.cli.common import app, console, fail
 from evalstress.cli.options import (
     RunDirArgument,
 )
 from evalstress.cli.rundir import writable
-from evalstress.core.consoles import visible_controls
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.wording import plural
 
@@ -62,6 +62,7 @@ def check_command(
             "run": str(run_dir), "suite": (results.get("suite") or {}).get("name", ""),
             "evalstress": results.get("evalstress", "")}))
     for c in checks:
-        typer.echo(("ok    " if c.ok else "FAIL  ") + visible_controls(c.reason))
-    typer.echo(f"{len(checks) - len(broken)} of {plural(len(checks), 'expectation')} met")
+        print_wrapped(console, c.reason, lead="ok   " if c.ok else "FAIL ", hang=6)
+    print_wrapped(console, f"{len(checks) - len(broken)} of "
+                  f"{plural(len(checks), 'expectation')} met")
     raise typer.Exit(1 if broken else 0)

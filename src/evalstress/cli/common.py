@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from evalstress.cli.guard import GuardedGroup, debug_on, on_stop
 from evalstress.cli.helpformat import WholeWordContext, name_placeholders
 from evalstress.core.bars import PlainLines, RichBars, progress_for
 from evalstress.core.cache import default_cache_dir
-from evalstress.core.consoles import FittedConsole
+from evalstress.core.consoles import FittedConsole, print_wrapped
 from evalstress.core.redact import redact
 from evalstress.core.storage import StorageError
 from evalstress.core.version import __version__
@@ -161,8 +162,8 @@ def settings_of(model: type[S], flags: Mapping[str, Any], config: Path | None = 
 
 def renamed(old: str, new: str) -> None:
     """The one-line notice of a command used under its old name (kept for one release)."""
-    err.print(f"note: `evalstress {old}` is now `evalstress {new}`; the old name goes in the "
-              "next release", markup=False, highlight=False, soft_wrap=True)
+    print_wrapped(err, f"`evalstress {old}` is now `evalstress {new}`; the old name goes in "
+                  "the next release", lead="note:", hang=2)
 
 
 def progress_bars(enabled: bool = True) -> RichBars | PlainLines:
@@ -262,10 +263,22 @@ def exit_if_mostly_missing(failing: Sequence[MissingShare], max_missing: float) 
 def progress_line(label: str, quiet: bool) -> Callable[[str], None]:
     """A card's progress line per method, on stderr (nothing when quiet): card, atlas and
     calibrate say each method's progress the same way."""
-    from rich.markup import escape
-
     def say(line: str) -> None:
         if not quiet:
-            err.print(f"[bold]{escape(label)}[/] {escape(line)}", soft_wrap=True)
+            print_wrapped(err, line, lead=label, lead_style="bold", hang=2)
 
     return say
+
+
+def next_steps(opened: Path | str | None, then: Sequence[str] = (), why: str = "", *,
+               quiet: bool = False) -> None:
+    """The last lines of a command that writes, on stdout: `open:` the file a reader opens
+    first, and `next:` the command worth trying after it (`then`, its arguments after
+    `evalstress`, quoted for a shell) with `why` in brackets. Nothing when `quiet`."""
+    if quiet:
+        return
+    if opened is not None:
+        print_wrapped(console, str(opened), lead="open:", lead_style="bold", hang=2)
+    if then:
+        print_wrapped(console, shlex.join(["evalstress", *then]) + (f" ({why})" if why else ""),
+                      lead="next:", lead_style="bold", hang=2)

@@ -10,11 +10,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from evalstress.cli.common import app, console, err, fail, renamed
+from evalstress.cli.common import app, console, err, fail, next_steps, renamed
 from evalstress.cli.options import CardNamesOption, MarkdownOption, PageOption
 from evalstress.cli.rundir import cannot_write, verdicts_of, writable
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.core.storage import StorageError, atomic_write_text
+
+#: `--md -`: the Markdown on standard output
+STDOUT = Path("-")
 
 
 def is_card(path: Path) -> bool:
@@ -91,7 +95,8 @@ def compare_runs(run_a: Path, run_b: Path, out: Path) -> None:
         table.add_row(c.analysis, c.subject, c.test, c.before or "-", c.after or "-",
                       f"[red]{c.kind}[/]" if c.kind == "regression" else c.kind)
     console.print(table if listed else unchanged_note(*paired))
-    console.print(f"Wrote {out}")
+    print_wrapped(console, f"Wrote {out}", hang=2)
+    next_steps(out, ["check", str(run_b)], "B's expectations as a CI gate")
 
 
 def compare_cards(cards: list[Path], *, md: Path | None, html: Path | None,
@@ -107,7 +112,7 @@ def compare_cards(cards: list[Path], *, md: Path | None, html: Path | None,
                    "order")
     read_files = [path / CARD_JSON if path.is_dir() else path for path in cards]
     try:
-        for option, path in (("--md", md), (html_flag, html)):
+        for option, path in (("--md", None if md == STDOUT else md), (html_flag, html)):
             if path is not None:
                 check_output_file(path, option, read_files)
                 # nor a file of an input card's folder (its card.md, card.html, ...)
@@ -120,15 +125,26 @@ def compare_cards(cards: list[Path], *, md: Path | None, html: Path | None,
         raise fail(str(exc)) from None
     comparison = compare_cards(read, names or None)
     markdown = compare_markdown(comparison)
-    for path, text in ((md, markdown), (html, compare_html(comparison) if html else "")):
+    to_stdout = md == STDOUT
+    for path, text in ((None if to_stdout else md, markdown),
+                       (html, compare_html(comparison) if html else "")):
         if path is not None:
             try:
                 write_atomic(path, text)
             except OSError as exc:
                 raise fail(f"{path}: cannot be written ({exc.strerror or exc})") from None
-            err.print(escape(f"Wrote {path}"), soft_wrap=True)
-    if md is None:
+            print_wrapped(err, f"Wrote {path}", hang=2)
+    if to_stdout:  # a Markdown document: its table rows cannot be wrapped
         console.print(markdown, markup=False, highlight=False, soft_wrap=True)
+    elif md is None:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(markdown))
+    if html is not None or (md is not None and not to_stdout):
+        shown = [str(path) for path in cards]
+        next_steps(html or md, ["compare", *shown, "--md", "-"] if html else
+                   ["compare", *shown, "--out", "compare.html"],
+                   "the table as Markdown, to paste" if html else "the table as a page")
 
 
 @app.command("card-compare", hidden=True)

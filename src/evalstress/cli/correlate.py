@@ -15,6 +15,7 @@ from evalstress.cli.common import (
     fail,
     given,
     make_evaluators,
+    next_steps,
     owned_out,
     progress_bars,
     reachable,
@@ -37,6 +38,7 @@ from evalstress.cli.options import (
     RunDirOption,
     SeedOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.engine.runhealth import above, frame_missing_shares
 
@@ -132,5 +134,8 @@ def correlate_command(
     if not s.quiet:
         for table in correlation_tables(result):
             console.print(table)
-        console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['scores']}")
+        print_wrapped(console, f"Wrote {paths['report']}, {paths['results']}, "
+                      f"{paths['scores']}", hang=2)
+    next_steps(paths["report"], ["card", (list(specs) or ["bleu"])[0], "--budget", "small"],
+               "where else the evaluator can be trusted", quiet=s.quiet)
     exit_if_mostly_missing(above(frame_missing_shares(scores), s.max_missing), s.max_missing)

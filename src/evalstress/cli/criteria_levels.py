@@ -14,7 +14,15 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import app, console, fail, given, make_evaluators, settings_of
+from evalstress.cli.common import (
+    app,
+    console,
+    fail,
+    given,
+    make_evaluators,
+    next_steps,
+    settings_of,
+)
 from evalstress.cli.jobs import execute, job_from, settings_from, wrote_line
 from evalstress.cli.options import (
     CacheDirOption,
@@ -31,6 +39,7 @@ from evalstress.cli.options import (
     SuiteOption,
     TaskOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import check_names
 from evalstress.engine.outdir import record_files
@@ -133,4 +142,6 @@ def criteria_levels_command(
         for note in comparison.notes:
             console.print(f"[dim]note: {note}[/]")
         paths = {"levels": out_dir / "description-types.html", **done.paths}
-        console.print(wrote_line(paths, ("levels", "report", "results")))
+        print_wrapped(console, wrote_line(paths, ("levels", "report", "results")), hang=2)
+    next_steps(out_dir / "description-types.html", ["card", s.judge, "--budget", "small"],
+               "the judge's card", quiet=s.quiet)

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from evalstress.cli.common import app, console, fail
+from evalstress.cli.common import app, console, fail, next_steps
 from evalstress.cli.options import (
     ForceOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.storage import StorageError
 from evalstress.core.wording import plural
 from evalstress.engine.samplefiles import copy_samples
@@ -41,7 +41,12 @@ def data_command(
         note = {"written": "", "replaced": "  (replaced an older copy)",
                 "kept": "  (already there)"}[item.action]
         shown = f"{item.path}".ljust(width) + note if note else f"{item.path}"
-        console.print(f"  {escape(shown)}", highlight=False, soft_wrap=True)
-    console.print(f"{plural(len(placed), 'example file')} in {escape(str(folder))}/; "
-                  f"{escape(str(folder / 'README.md'))} says what each holds and where it "
-                  "comes from", highlight=False, soft_wrap=True)
+        print_wrapped(console, f"  {shown}", hang=4)
+    print_wrapped(console, f"{plural(len(placed), 'example file')} in {folder}/; "
+                  f"{folder / 'README.md'} says what each holds and where it comes from",
+                  hang=2)
+    first = next((p.path for p in placed if p.path.name == "summaries.jsonl"), None)
+    next_steps(folder / "README.md",
+               ["card", "rouge", "--data", str(first), "-m", "hypothesis=highlight", "--task",
+                "summarization", "--budget", "small"] if first else [],
+               "the card of ROUGE on the summaries")

@@ -6,12 +6,18 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import app, console, fail
+from evalstress.cli.common import (
+    app,
+    console,
+    fail,
+    next_steps,
+)
 from evalstress.cli.options import (
     RunDirArgument,
     VariantsOutOption,
 )
 from evalstress.cli.rundir import cannot_write, writable
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
 from evalstress.core.wording import plural
 
@@ -42,4 +48,6 @@ def export_command(
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
         raise fail(cannot_write(exc, variants)) from None
-    console.print(f"Wrote {plural(count, 'variant')} to {variants}")
+    print_wrapped(console, f"Wrote {plural(count, 'variant')} to {variants}", hang=2)
+    next_steps(variants, ["run", "DATA", "--variants", str(variants)],
+               "score the texts, edited or not, in place of the suite's perturbations")

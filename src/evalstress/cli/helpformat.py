@@ -10,12 +10,13 @@ lays help out with breaks at spaces only.
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
 import typer
+
+from evalstress.core import consoles
 
 #: the placeholder of an option's value, by the type of one value
 PLACEHOLDERS: dict[Any, str] = {int: "N", float: "NUMBER", str: "TEXT", Path: "PATH"}
@@ -38,14 +39,19 @@ def placeholder(param: Any) -> str | None:
 
 
 def name_placeholders(group: Any) -> None:
-    """Give every option of every command of `group` (subgroups included) its placeholder."""
+    """Give every option of every command of `group` (subgroups included) its placeholder,
+    and every argument its name in capitals (`RUN_DIR`, as the help texts write it; typer
+    would show `{run_dir}`)."""
     for command in getattr(group, "commands", {}).values():
         if hasattr(command, "commands"):  # a group (typer vendors click: no isinstance)
             name_placeholders(command)
             continue
         for param in command.params:
-            if param.param_type_name != "option" or param.metavar is not None:
-                continue  # an argument's name is its placeholder; a metavar given stays
+            if param.metavar is not None:
+                continue  # a metavar given stays
+            if param.param_type_name == "argument":  # named as the help text names it
+                param.metavar = (param.name or "").upper()
+                continue
             shown = placeholder(param)
             if shown is not None:
                 param.metavar = shown
@@ -55,8 +61,6 @@ def wrap_words(text: str, width: int) -> list[str]:
     """`text` in lines of at most `width` characters, broken at spaces only (a word longer than
     the line stands alone on its line); paragraphs, split by blank lines, keep a blank line
     between them, and a paragraph that starts with click's no-rewrap mark `\\b` stays as written."""
-    wrapper = textwrap.TextWrapper(width=max(width, 1), break_long_words=False,
-                                   break_on_hyphens=False)
     lines: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text.strip("\n")):
         if lines:
@@ -64,7 +68,7 @@ def wrap_words(text: str, width: int) -> list[str]:
         if paragraph.startswith("\b"):
             lines += paragraph.splitlines()[1:]
         else:
-            lines += wrapper.wrap(paragraph.strip())
+            lines += consoles.wrap_words(paragraph, max(width, 1))
     return lines
 
 

@@ -3,21 +3,22 @@ their settings resolved, the job built and run, what it found printed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from rich.markup import escape
 
 from evalstress.cli.common import (
     console,
     err,
     exit_if_mostly_missing,
     fail,
+    next_steps,
     progress_bars,
     settings_of,
     use_cache_dir,
 )
 from evalstress.cli.guard import keeps
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.interrupts import set_resume_hint
 from evalstress.core.wording import plural
 
@@ -26,9 +27,11 @@ if TYPE_CHECKING:  # the run machinery loads when a command runs: --help stays l
     from evalstress.job import JobResult, RunSettings, StressJob
 
 
-def execute(job: StressJob, *, quiet: bool) -> JobResult:
+def execute(job: StressJob, *, quiet: bool, then: Sequence[str] = (),
+            why: str = "") -> JobResult:
     """The face of `run_job` for `run`, `quickstart` and `criteria-levels`: run the job, print
-    what it found (unless `quiet`), exit EXIT_MOSTLY_MISSING (3) after writing when an
+    what it found and where (unless `quiet`), then the command `then` worth trying next (with
+    `why`), exit EXIT_MOSTLY_MISSING (3) after writing when an
     evaluator's scores are mostly missing. A storage error (a full disk) goes to the command
     group, which names it and says what became of `--out`."""
     from evalstress.engine.rundir import staging_for
@@ -51,10 +54,13 @@ def execute(job: StressJob, *, quiet: bool) -> JobResult:
                                  if share.evaluator in result.stats])
         print_generation(console, result.plan.generation)
         print_analyses(console, done.analyses)
-        console.print(wrote_line(done.paths, ("report", "results", "scores", "variants")))
+        print_wrapped(console, wrote_line(done.paths, ("report", "results", "scores",
+                                                         "variants")), hang=2)
+        if "report" in done.paths:
+            next_steps(done.paths["report"], then, why)
     _warn_long_rows(result)
     for found in done.degenerate:  # verdicts about it rest on no variation
-        err.print(f"[yellow]warning:[/] {escape(found.describe())}", soft_wrap=True)
+        print_wrapped(err, found.describe(), lead="warning:", lead_style="yellow", hang=2)
     exit_if_mostly_missing(done.untrusted, job.max_missing)
     return done
 
@@ -63,7 +69,7 @@ def wrote_line(paths: dict[str, Path], keys: tuple[str, ...]) -> str:
     """'Wrote A, B, C': the files of `keys` that were written, in that order (report.html
     first where there is one: it is the file a reader opens)."""
     written = [str(paths[k]) for k in keys if k in paths and paths[k].exists()]
-    return escape(f"Wrote {', '.join(written)}") if written else ""
+    return f"Wrote {', '.join(written)}" if written else ""
 
 
 def _warn_long_rows(result: RunResult) -> None:
@@ -72,9 +78,10 @@ def _warn_long_rows(result: RunResult) -> None:
 
     long_rows = long_text_skips(result)
     for reason in long_rows[:5]:
-        err.print(f"[yellow]warning:[/] skipped {escape(reason)}")
+        print_wrapped(err, f"skipped {reason}", lead="warning:", lead_style="yellow", hang=2)
     if len(long_rows) > 5:
-        err.print(f"[yellow]warning:[/] and {plural(len(long_rows) - 5, 'more row')} beyond the limit")
+        print_wrapped(err, f"and {plural(len(long_rows) - 5, 'more row')} beyond the limit",
+                      lead="warning:", lead_style="yellow", hang=2)
 
 
 def job_from(settings: RunSettings, **extra: Any) -> StressJob:
@@ -89,7 +96,7 @@ def job_from(settings: RunSettings, **extra: Any) -> StressJob:
             FileNotFoundError) as exc:
         raise fail(str(exc.args[0] if exc.args else exc)) from None
     for note in job.notes:
-        err.print(note, soft_wrap=True, markup=False)
+        print_wrapped(err, note, hang=2)
     return job
 
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from evalstress.cli.common import app, console, fail
 from evalstress.cli.helpformat import wrap_words
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.wording import plural
 
 if TYPE_CHECKING:  # the registries load when something is listed: --help stays light
@@ -37,8 +37,7 @@ def print_entry(name: str, about: str, lines: Sequence[str], *, dim: int = 0) ->
     """One listed item: its name and a note on one line, then each of `lines` indented under
     it (the first `dim` of them dimmed), wrapped to the terminal between words only, a line's
     continuation two columns deeper: a table's narrow columns would cut names and words."""
-    console.print(f"[bold]{escape(name)}[/]  [dim]{escape(about)}[/]", soft_wrap=True,
-                  highlight=False)
+    print_wrapped(console, about, lead=name + " ", lead_style="bold", style="dim", hang=INDENT)
     for number, line in enumerate(lines):
         parts = wrap_words(line, max(console.width - INDENT - 2, 20))
         for indent, part in zip([INDENT] + [INDENT + 2] * len(parts), parts, strict=False):

@@ -111,7 +111,8 @@ ForceOption = Annotated[bool, typer.Option(
 
 #: compare's cards: the table as Markdown
 MarkdownOption = Annotated[Path | None, typer.Option(
-    "--md", help="Cards: write the table as Markdown here (default: print it).")]
+    "--md", help="Cards: write the table as Markdown here, `-` for standard output (default: "
+    "print it as a table as wide as the terminal).")]
 
 #: compare's cards: a column name each
 CardNamesOption = Annotated[list[str] | None, typer.Option(

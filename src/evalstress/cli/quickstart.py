@@ -49,4 +49,5 @@ def quickstart(
                        f"`evalstress run --config {config}`")
     settings = settings_from({**flags, "evaluators": LEXICAL_DEFAULT, "suite": "blindspot"},
                              config, face="quickstart")
-    execute(job_from(settings), quiet=settings.quiet)
+    execute(job_from(settings), quiet=settings.quiet, then=["card", "bleu", "--budget", "small"],
+            why="where one evaluator can be trusted, in seconds")

@@ -7,12 +7,18 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import app, console, fail
+from evalstress.cli.common import (
+    app,
+    console,
+    fail,
+    next_steps,
+)
 from evalstress.cli.options import (
     PageOption,
     RunDirArgument,
 )
 from evalstress.cli.rundir import cannot_write, writable
+from evalstress.core.consoles import print_wrapped
 from evalstress.engine.outdir import (
     is_recorded,
     record_files,
@@ -51,4 +57,6 @@ def report_command(
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a read-only folder: named with the file written
         raise fail(cannot_write(exc, out or Path(run_dir) / "report.html")) from None
-    console.print(f"Wrote {path}")
+    print_wrapped(console, f"Wrote {path}", hang=2)
+    next_steps(path, ["export", str(run_dir), "--variants", "variants.jsonl"],
+               "every variant with its text, to read or edit")

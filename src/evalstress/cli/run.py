@@ -124,7 +124,8 @@ def run_command(
     if settings.dry_run:
         _dry_run(job)
         return
-    execute(job, quiet=settings.quiet)
+    execute(job, quiet=settings.quiet, then=["check", str(job.out)] if job.out else [],
+            why="its expectations as a CI gate: exit 1 when one breaks")
 
 
 def _dry_run(job: StressJob) -> None:

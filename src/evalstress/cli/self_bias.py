@@ -16,6 +16,7 @@ from evalstress.cli.common import (
     fail,
     given,
     make_evaluators,
+    next_steps,
     owned_out,
     progress_bars,
     reachable,
@@ -38,6 +39,7 @@ from evalstress.cli.options import (
     SeedOption,
     TaskOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError, load_examples
 from evalstress.core.strict import UnknownNameError, check_names
 from evalstress.engine.runhealth import above
@@ -147,5 +149,8 @@ def self_bias_command(
                                     title=f"evalstress self-bias: {s.data.name}", force=s.force)
     if not s.quiet:
         console.print(self_bias_table(result))
-        console.print(f"Wrote {paths['report']}, {paths['results']}, {paths['texts']}")
+        print_wrapped(console, f"Wrote {paths['report']}, {paths['results']}, "
+                      f"{paths['texts']}", hang=2)
+    next_steps(paths["report"], ["correlate", "DOCS.jsonl", "-e", "bleu"],
+               "whether an evaluator follows human scores", quiet=s.quiet)
     exit_if_mostly_missing(above(result.missing, s.max_missing), s.max_missing)

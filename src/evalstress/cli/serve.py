@@ -7,10 +7,16 @@ from typing import Annotated
 
 import typer
 
-from evalstress.cli.common import app, err, fail
+from evalstress.cli.common import (
+    app,
+    err,
+    fail,
+    next_steps,
+)
 from evalstress.cli.options import (
     ServedModelOption,
 )
+from evalstress.core.consoles import print_wrapped
 from evalstress.core.extras import MissingExtra
 from evalstress.serve import API_KEY_ENV, DEFAULT_MAX_BODY_MIB
 
@@ -69,7 +75,8 @@ def serve_command(
     try:
         serve(ServeSettings(model, host, port, n_ctx, alias, threads, logprobs, api_key,
                             tuple(allow_origin or ()), max_body_mib),
-              announce=lambda text: err.print(text, markup=False, highlight=False,
-                                              soft_wrap=True))
+              announce=lambda text: print_wrapped(err, text, hang=2),
+              judged=lambda spec: next_steps(None, ["card", spec, "--budget", "small"],
+                                             "the served judge's card"))
     except (MissingExtra, FileNotFoundError, ValueError, ListenError) as exc:
         raise fail(str(exc)) from None

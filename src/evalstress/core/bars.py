@@ -90,6 +90,7 @@ class _Phase:
     began: float
     said: float  # when its last line was written
     done: int = 0
+    said_done: int = 0  # its count on that line
 
 
 class PlainLines(Progress):
@@ -149,13 +150,18 @@ class PlainLines(Progress):
 
     def _say_due(self, now: float) -> None:
         """Each phase's line whose interval has passed; a phase that has counted all its work
-        waits for its end line."""
-        for label, phase in self._phases.items():
-            if phase.done != phase.total and now - phase.said >= self.interval:
-                self._write(label, phase, now)
+        waits for its end line. A phase whose count has not moved since its last line is not
+        said again while another's has (a chunk's examples count at its end, while its
+        scoring moves): the moving line shows the work goes on; when none moved, each is said
+        again, so the log never goes quiet."""
+        due = [(label, phase) for label, phase in self._phases.items()
+               if phase.done != phase.total and now - phase.said >= self.interval]
+        moved = [(label, phase) for label, phase in due if phase.done != phase.said_done]
+        for label, phase in moved or due:
+            self._write(label, phase, now)
 
     def _write(self, label: str, phase: _Phase, now: float, ended: bool = False) -> None:
-        phase.said = now
+        phase.said, phase.said_done = now, phase.done
         self.stream.write(progress_line(label, phase.done, phase.total, now - phase.began,
                                         ended=ended) + "\n")
         self.stream.flush()

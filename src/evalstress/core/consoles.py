@@ -89,3 +89,43 @@ class FittedConsole(Console):
         return super()._render_buffer(
             segment if segment.control else segment._replace(text=visible_controls(segment.text))
             for segment in buffer)
+
+
+def wrap_words(text: str, width: int, *, hang: int = 0, lead: int = 0) -> list[str]:
+    """`text` broken into lines of at most `width` cells, between words only: a word longer
+    than a line (a path, a URL) stays whole on a line of its own, so it can still be copied.
+    Lines after the first start with `hang` spaces; the first line's room is `lead` cells
+    shorter (a prefix printed before it; a first word that does not fit beside it goes to
+    the second line, the first then empty). Runs of white space, line feeds included, are one
+    space."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    line, used = "", lead
+    for word in text.split():
+        size = cell_len(word)
+        if (line and used + 1 + size > width) or (not lines and not line and lead
+                                                  and lead + size > width):
+            lines.append(line)  # after a prefix, a word too long for its line starts the next
+            line, used = " " * hang + word, hang + size
+        else:
+            line, used = (f"{line} {word}", used + 1 + size) if line else (word, used + size)
+    return [*lines, line] if line else lines
+
+
+def print_wrapped(console: Console, text: str, *, hang: int = 0, lead: str = "",
+                  lead_style: str = "", style: str = "") -> None:
+    """Print `text` as wide as `console` (`wrap_words`; each line feed starts a new line), its
+    control characters made visible first; `lead` (a label such as "warning:" or "1.") comes
+    before the first line in `lead_style`, and the text is never read as markup."""
+    from rich.cells import cell_len
+
+    room = cell_len(lead) + 1 if lead else 0
+    lines = [part for number, paragraph in enumerate(visible_controls(text).split("\n"))
+             for part in wrap_words(paragraph, console.width, hang=hang,
+                                    lead=room if number == 0 else 0) or [""]]
+    for number, line in enumerate(lines):
+        row = Text(line, style=style)
+        if number == 0 and lead:
+            row = Text.assemble((lead, lead_style), " ", row)
+        console.print(row, soft_wrap=True, highlight=False)

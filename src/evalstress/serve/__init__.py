@@ -156,8 +156,9 @@ def build_app(settings: ServeSettings, policy: BrowserPolicy) -> tuple[Any, Path
     return guard, path
 
 
-def serve(settings: ServeSettings, announce: Any = print) -> None:
-    """Serve until interrupted. Raises ConfigError for a missing or unusable key and
+def serve(settings: ServeSettings, announce: Any = print, judged: Any = None) -> None:
+    """Serve until interrupted; `judged`, when given, is called with the spec of a judge that
+    asks the server, once it is announced. Raises ConfigError for a missing or unusable key and
     ListenError when the address cannot be listened on, both before announcing anything."""
     check_api_key(settings.api_key)
     check_limits(settings)
@@ -177,8 +178,11 @@ def serve(settings: ServeSettings, announce: Any = print) -> None:
         key_note = f"; api_key_env={API_KEY_ENV}" if settings.api_key else ""
         key_spec = f",api_key_env={API_KEY_ENV}" if settings.api_key else ""
         announce(f"Serving {path.name} at {settings.base_url} (model id: {served}{key_note})")
-        announce(f"Judge with: -e 'judge:model={settings.alias or 'local-server'},"
-                 f"base_url={settings.base_url}{key_spec},form=score-only,constrain=grammar'")
+        spec = (f"judge:model={settings.alias or 'local-server'},base_url={settings.base_url}"
+                f"{key_spec},form=score-only,constrain=grammar")
+        announce(f"Judge with: -e '{spec}'")
+        if judged is not None:
+            judged(spec)
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     finally:
         sock.close()
