@@ -148,20 +148,20 @@ def bias_analysis(table: pd.DataFrame | ScoreTable, *,
             groups.setdefault(key, {})[paired.severity] = paired
     notes: list[str] = []
     pending: list[tuple[tuple[str, str, str, str], pd.Series, float, float, float]] = []
-    for (evaluator, aspect, probe), arms in groups.items():
+    for (evaluator, aspect, name), arms in groups.items():
         placebo = arms.get(PLACEBO)
         if placebo is None:
-            notes.append(f"{evaluator}/{aspect} {probe}: no placebo scores, so no test")
+            notes.append(f"{evaluator}/{aspect} {name}: no placebo scores, so no test")
             continue
         base = _by_example(placebo)
         delta = _tolerance(tolerance, evaluator, aspect, placebo.original, tol_share)
-        for arm in probes[probe]:
+        for arm in probes[name]:
             if arm not in arms:
                 continue
             shift = _by_example(arms[arm])
             both = shift.index.intersection(base.index)
             effects = shift.reindex(both) - base.reindex(both)
-            pending.append(((evaluator, aspect, probe, arm), effects, delta,
+            pending.append(((evaluator, aspect, name, arm), effects, delta,
                             float(shift.reindex(both).mean()) if len(both) else float("nan"),
                             float(base.reindex(both).mean()) if len(both) else float("nan")))
     boots = [bootstrap_means(effects.to_numpy(), n_boot=n_boot, seed=[seed, i])
@@ -169,9 +169,9 @@ def bias_analysis(table: pd.DataFrame | ScoreTable, *,
     verdicts, alpha_eff = decide_all(boots, [p[2] for p in pending], alpha=alpha,
                                      correction=correction) if pending else ([], alpha)
     rows = []
-    for (key, effects, delta, probe_shift, placebo_shift), found in zip(pending, verdicts,
-                                                                         strict=True):
-        evaluator, aspect, probe, arm = key
+    for (test, effects, delta, probe_shift, placebo_shift), found in zip(pending, verdicts,
+                                                                          strict=True):
+        evaluator, aspect, probe, arm = test
         toward = probes[probe][arm]
         said = WORDING[found.verdict].format(toward=toward, delta=delta)
         if found.verdict == "inconclusive" and found.n_to_settle is not None:

@@ -50,7 +50,7 @@ class BiasProbe(Perturbation):
     damages = ()
     preserves = ("faithfulness", "informativeness")  # every word of the text stays
     severity_param = "arm"
-    grid = ("probe", PLACEBO)
+    grid: ClassVar[tuple[Severity, ...]] = ("probe", PLACEBO)
     #: the added words go before the text (the asker's note) instead of after it
     prefix = False
     #: what the probe arm adds, for the analysis's verdict ("biased toward ...")
@@ -92,7 +92,7 @@ class Verbosity(BiasProbe):
         "line break. Any addition of the same size would itself be padding, so the only edit "
         "of this place without the extra length is none: the floor is the judge's own "
         "variation when asked again (zero for a deterministic judge).")
-    toward = {"probe": "padding (content-free sentences adding half the length)"}
+    toward: ClassVar[Mapping[str, str]] = {"probe": "padding (content-free sentences adding half the length)"}
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
         order = list(cues.FILLER)
@@ -118,7 +118,8 @@ class Attribution(BiasProbe):
         "about how the copy was stored, of the nearest length (within 15%), in the same "
         "parentheses and place.")
     grid = ("model", "person", PLACEBO)
-    toward = {"model": "a named model as author", "person": "a named person as author"}
+    toward: ClassVar[Mapping[str, str]] = {"model": "a named model as author",
+                                           "person": "a named person as author"}
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
         i = rng.randrange(len(cues.NAMED_MODELS))
@@ -137,7 +138,7 @@ class SelfPreference(BiasProbe):
         "the card fills from the judge's model name). Placebo: the same sentence naming a "
         "model of another family, so the probe differs only in whose family it names, not in "
         "claiming a model as author (that is the attribution probe).")
-    toward = {"probe": "its own model family as author"}
+    toward: ClassVar[Mapping[str, str]] = {"probe": "its own model family as author"}
 
     def unmet(self) -> str | None:
         if self.params.get("family"):
@@ -160,7 +161,7 @@ class Authority(BiasProbe):
         "Close the text with an invented citation (authors, year, journal; no such paper "
         "exists). Placebo: a closing neutral sentence about how the copy was stored, of the "
         "nearest length (within 15%), in the same parentheses and place.")
-    toward = {"probe": "an invented citation"}
+    toward: ClassVar[Mapping[str, str]] = {"probe": "an invented citation"}
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
         authors, year, journal = rng.choice(cues.CITATIONS)
@@ -174,7 +175,7 @@ class Bandwagon(BiasProbe):
         "Close the text with a claim that most readers rated it highly. Placebo: the same "
         "frame saying something about its readers that rates nothing (how they read it), "
         "written to the same length.")
-    toward = {"probe": "a claim that most readers rated it highly"}
+    toward: ClassVar[Mapping[str, str]] = {"probe": "a claim that most readers rated it highly"}
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
         i = rng.randrange(len(cues.BANDWAGON))
@@ -188,7 +189,7 @@ class Sycophancy(BiasProbe):
         "Placebo: a note of the asker in the same frame and place that holds no opinion "
         "(where the text came from), written to the same length.")
     prefix = True
-    toward = {"probe": "the asker's stated approval"}
+    toward: ClassVar[Mapping[str, str]] = {"probe": "the asker's stated approval"}
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
         i = rng.randrange(len(cues.SYCOPHANCY))
