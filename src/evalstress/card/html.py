@@ -17,7 +17,7 @@ from typing import Any
 from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
-from evalstress.card.markdown import ci, gate_checks, interval_text, level_text, pct
+from evalstress.card.markdown import BIAS_HEAD, bias_cells, ci, gate_checks, interval_text, level_text, pct
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
@@ -319,9 +319,25 @@ def correlation_html(section: Mapping[str, Any], ids: set[str]) -> str:
                  left=4, row_ids=row_ids, row_headers=True, table_id="t-correlation")
 
 
+def bias_html(section: Mapping[str, Any], ids: set[str]) -> str:
+    """Each bias probe arm's effect above its placebo, its corrected interval and verdict."""
+    results = section["results"]
+    rows = results.get("rows") or []
+    row_ids = [row_anchor("bias", r["probe"], r["arm"], r["aspect"]) for r in rows]
+    ids.update(row_ids)
+    notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in results.get("notes") or [])
+    how = (f"<p class='note'>Effect: {esc(results.get('effect'))}. {esc(results.get('interval'))}"
+           f", {esc(results.get('correction'))} over {esc(results.get('n_tests'))} tests.</p>")
+    return table(BIAS_HEAD, [bias_cells(r) for r in rows], left=3, row_ids=row_ids,
+                 row_headers=True, table_id="t-bias") + how + notes
+
+
 TABLES = {"blindspot": blindspot_html, "discernment": discernment_html,
           "criteria": criteria_html, "adversarial": adversarial_html,
           "correlation": correlation_html}
+
+
+TABLES["bias"] = bias_html
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:

@@ -226,6 +226,26 @@ def correlation_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str
             "notes": analysis.get("notes") or []}, summary
 
 
+def bias_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Each probe arm's effect above its placebo (`analyses.bias`), and a line counting the
+    verdicts."""
+    analysis = (results.get("analyses") or {}).get("bias") or {}
+    rows = analysis.get("rows") or []
+    counts = {k: sum(1 for r in rows if r.get("outcome") == k)
+              for k in ("detects", "reversed", "blind", "inconclusive")}
+    biased = [f"{r['probe']}" + (f" ({r['arm']})" if r["arm"] != "probe" else "")
+              for r in rows if r.get("outcome") in ("detects", "reversed")]
+    summary = (f"{len(rows)} probe tests against their placebos: "
+               f"{counts['detects'] + counts['reversed']} biased"
+               + (f" ({listing(biased)})" if biased else "")
+               + f", {counts['blind']} without bias beyond placebo, "
+               f"{counts['inconclusive']} inconclusive")
+    keys = ("alpha", "alpha_eff", "correction", "n_tests", "n_boot", "effect", "interval",
+            "power_rule")
+    return ({"rows": rows, **{k: analysis.get(k) for k in keys},
+             "notes": analysis.get("notes") or []}, summary)
+
+
 def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
                    results: Mapping[str, Any] | None, root: Path) -> dict[str, Any]:
     """A method's section from its run directory and results.json (None: it did not run or
@@ -245,6 +265,8 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
     elif method.key == "criteria" and table is not None:
         section["results"], section["summary"] = criteria_section(
             results, table, method.mode or "sensitivity", plan.evaluator.quality)
+    elif method.key == "bias":
+        section["results"], section["summary"] = bias_section(results)
     elif method.key == "adversarial":
         section["results"], section["summary"] = adversarial_section(
             results, section["run_dir"], str(method.attack.get("note") or ""))
