@@ -143,3 +143,44 @@ def test_the_self_preference_probe_gets_the_judges_model_family() -> None:
     with FakeServer(models=(MODEL,)) as server:
         plan = plan_card(spec(server), budget="small")
     assert plan.method("bias").runs and plan.method("bias").mode == "self-preference family gpt"
+
+
+def position_card(tmp: Path, who: str) -> tuple[dict[str, Any], int]:
+    """A standard card of persona `who` with the position test and the bias probes (whose
+    scores the sanity gate reads: a card without any gives no findings)."""
+    with FakeServer(responder=persona(who), models=(MODEL,)) as server:
+        plan = plan_card(spec(server), budget="standard")
+        plan = replace(plan, methods=tuple(
+            m if m.key in ("position", "bias") else replace(m, runs=False,
+                                                            reason="left out by this test")
+            for m in plan.methods))
+        card = make_card(plan, CardOptions(out=tmp / "card", cache_dir=tmp / "cache",
+                                           workers=1))
+        return card.to_dict(), server.calls
+
+
+def test_a_judge_that_favours_the_first_shown_text_is_found_position_biased(
+        tmp_path: Path) -> None:
+    card, calls = position_card(tmp_path, "position:0.3")
+    section = card["methods"]["position"]
+    result = section["results"]
+    assert card_problems(card) == [] and section["status"] == "run"
+    assert result["outcome"] == "detects" and result["low"] > 0.05
+    assert result["reask_flip_rate"] == 0  # a deterministic judge asked again says the same
+    assert result["first_win_share"] > 0.9 and result["first_win_low"] > 0.5
+    assert section["cost"]["calls"] == 3 * result["pairs"] and calls > section["cost"]["calls"]
+    assert any(f["method"] == "position" and f["kind"] == "biased" for f in card["findings"])
+    markdown = (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
+    assert "### Position bias" in markdown and "biased toward the position" in markdown
+
+
+def test_a_fair_judge_keeps_its_verdict_in_both_orders(tmp_path: Path) -> None:
+    card, _ = position_card(tmp_path, "fair")
+    result = card["methods"]["position"]["results"]
+    assert result["swap_flip_rate"] == 0 and result["outcome"] == "blind"
+    assert result["first_win_share"] == pytest.approx(0.5)
+
+
+def test_the_position_test_runs_only_for_a_judge() -> None:
+    position = plan_card("bleu", budget="small").method("position")
+    assert not position.runs and "pairwise" in position.reason

@@ -82,3 +82,24 @@ def bias_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Fi
             f"lies within ±tolerance (the widest, {_name(widest)}, {_bounds(widest)}).",
             [dict(r) for r in fair], _span(widest), (None, None), _files(section)))
     return found
+
+
+def position_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The position test's one finding: position-biased, none beyond re-asking, or undecided."""
+    row = dict(section.get("results") or {})
+    if row.get("effect") is None:
+        return []
+    kind = KINDS.get(str(row.get("outcome")), "inconclusive")
+    share = row.get("first_win_share")
+    first = ("" if share is None else f"; the first-shown text wins {share:.0%} of decisive "
+             f"verdicts (95% CI {row['first_win_low']:.0%}-{row['first_win_high']:.0%})")
+    text = (f"{str(row['verdict'])[:1].upper()}{str(row['verdict'])[1:]}: verdicts flip in "
+            f"{row['swap_flip_rate']:.0%} of {row['pairs']} pairs when the order is swapped, "
+            f"{row['reask_flip_rate']:.0%} when asked again (difference {number(row['effect'])},"
+            f" {_bounds(row)}){first}.")
+    span = {"what": "swap flip rate - re-ask flip rate, by pair", "low": row.get("low"),
+            "high": row.get("high"), "level": row.get("level") or 0.95, "unit": "rate"}
+    files = section.get("files") or {}
+    return [finding(kind, "position", text, [row], span, (None, None),
+                    [str(files["results"])] if "results" in files else [],
+                    abs(float(row["effect"])))]

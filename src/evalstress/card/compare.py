@@ -35,6 +35,7 @@ GROUPS = {"gate": "sanity gate",
           "criteria": "criteria response (paper 000): drop at the heaviest severity (95% CI)",
           "adversarial": "adversarial search (paper 004)", "correlation": "human correlation"}
 GROUPS["bias"] = "bias probes: effect above placebo (corrected CI), verdict"
+GROUPS["position"] = "position bias: swap flip rate above re-ask (CI), verdict"
 #: the words of each verdict a cell may carry
 MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
          "not-applicable": "n/a", "unclear": "unclear"}
@@ -386,6 +387,19 @@ def bias_rows(columns: Sequence[Column]) -> list[Row]:
             for probe, arm in keys]
 
 
+def position_rows(columns: Sequence[Column]) -> list[Row]:
+    """The position test of each judge's card, in one row."""
+    found = [(section_of(c, "position") or {}).get("results") or {} for c in columns]
+    if not any(r.get("effect") is not None for r in found):
+        return []
+    verdicts = {"detects": "fail", "reversed": "fail", "blind": "pass",
+                "inconclusive": "inconclusive"}
+    return [Row("position", "swap flips above re-ask flips",
+                [f"{r['effect']:+.0%} ({ci(r.get('low'), r.get('high'))}): {r['verdict']}"
+                 if r.get("effect") is not None else None for r in found],
+                [verdicts.get(str(r.get("outcome"))) for r in found])]
+
+
 def compare_cards(cards: Sequence[Mapping[str, Any]],
                   names: Sequence[str] | None = None) -> Comparison:
     """The side-by-side table of `cards` (`names`: a column name per card, else its label)."""
@@ -395,8 +409,10 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     columns = columns_of(cards, shown)
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
-            *correlation_rows(columns), *bias_rows(columns)]
-    for key in ("adversarial", "correlation", "bias"):
+            *correlation_rows(columns), *bias_rows(columns), *position_rows(columns)]
+    # a card made before the bias method has no bias section: then no row says "not run"
+    added = [k for k in ("bias", "position") if any(k in c.card["methods"] for c in columns)]
+    for key in ("adversarial", "correlation", *added):
         if not any(r.group == key for r in rows):
             rows.append(Row(key, "status", [status_cell(c, key) for c in columns],
                             [None] * len(columns)))

@@ -627,7 +627,15 @@ def _bias_findings(section: Mapping[str, Any], example: ExampleSource) -> list[F
     return bias_findings(section, example)
 
 
+def _position_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The position test's finding (`card.biasfind`)."""
+    from evalstress.card.biasfind import position_findings
+
+    return position_findings(section, example)
+
+
 WRITERS["bias"] = _bias_findings
+WRITERS["position"] = _position_findings
 
 
 def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any],

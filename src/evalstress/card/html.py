@@ -17,7 +17,17 @@ from typing import Any
 from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
-from evalstress.card.markdown import BIAS_HEAD, bias_cells, ci, gate_checks, interval_text, level_text, pct
+from evalstress.card.markdown import (
+    BIAS_HEAD,
+    POSITION_HEAD,
+    bias_cells,
+    ci,
+    gate_checks,
+    interval_text,
+    level_text,
+    pct,
+    position_cells,
+)
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
@@ -337,7 +347,19 @@ TABLES = {"blindspot": blindspot_html, "discernment": discernment_html,
           "correlation": correlation_html}
 
 
+def position_html(section: Mapping[str, Any], ids: set[str]) -> str:
+    """The position test: flip rates under swapping and re-asking, first-position wins."""
+    results = section["results"]
+    if results.get("pairs") is None:
+        return ""
+    ids.add(row_anchor("position", "test"))
+    return table(POSITION_HEAD, [position_cells(results)], left=1,
+                 row_ids=[row_anchor("position", "test")], table_id="t-position") + \
+        f"<p class='note'>Pairs: {esc(results.get('pairs_rule', ''))}.</p>"
+
+
 TABLES["bias"] = bias_html
+TABLES["position"] = position_html
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:

@@ -387,7 +387,31 @@ SECTION_LINES = {"blindspot": blindspot_lines, "discernment": discernment_lines,
                  "correlation": correlation_lines}
 
 
+#: the position table's columns (card.md and card.html)
+POSITION_HEAD = ["pairs", "swap flip rate", "re-ask flip rate", "difference", "CI",
+                 "McNemar p", "first-position wins", "95% CI", "verdict"]
+
+
+def position_cells(row: Mapping[str, Any]) -> list[Any]:
+    """The position test as the card's table shows it."""
+    return [row.get("pairs"), pct(row.get("swap_flip_rate"), False),
+            pct(row.get("reask_flip_rate"), False), pct(row.get("effect")),
+            ci(row.get("low"), row.get("high")) + f" ({float(row.get('level') or 0.95):.1%})",
+            row.get("mcnemar_p"), pct(row.get("first_win_share"), False),
+            ci(row.get("first_win_low"), row.get("first_win_high"), signed=False),
+            row.get("verdict")]
+
+
+def position_lines(results: Mapping[str, Any]) -> list[str]:
+    """The position test of a pairwise judge, and how its pairs were made."""
+    if results.get("pairs") is None:
+        return []
+    return [*table(POSITION_HEAD, [position_cells(results)]),
+            text(f"Pairs: {results.get('pairs_rule', '')}."), ""]
+
+
 SECTION_LINES["bias"] = bias_lines
+SECTION_LINES["position"] = position_lines
 
 
 def section_lines(section: Mapping[str, Any]) -> list[str]:

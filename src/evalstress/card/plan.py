@@ -16,6 +16,8 @@ one out in silence.
 
 | bias         | -     | bias (probes against placebos; self-preference | the evaluator asks a model  |
 |              |       | added with the judge's model family)       | (a judge)                      |
+| position     | -     | each original against a lightly damaged    | the evaluator is a judge (its  |
+|              |       | copy, both orders and a re-ask             | pairwise prompt)               |
 
 (*) data of one task that paper 002 ran (summarization, translation, open-ended) gets that
 task's paper suite instead, as `evalstress run --protocol paper` picks it.
@@ -47,9 +49,11 @@ TITLES = {"blindspot": "blind spots", "discernment": "discernment",
           "correlation": "human correlation"}
 PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "criteria": "000",
                                  "adversarial": "004", "correlation": None}
-METHODS = (*METHODS, "bias")
+METHODS = (*METHODS, "bias", "position")
 TITLES["bias"] = "bias probes"
 PAPERS["bias"] = None
+TITLES["position"] = "position bias"
+PAPERS["position"] = None
 #: the suite of the bias method (every budget; the budget sets its examples and seeds)
 BIAS_SUITE = "bias"
 
@@ -226,7 +230,7 @@ class MethodPlan:
         """job (a stress run through `evalstress.job`), study (the attack, or the correlation
         that scores the systems' outputs the data lists), or part (read from another method's
         run: the correlation of the blind-spot run's originals)."""
-        if self.key == "adversarial" or self.mode == SYSTEMS_MODE:
+        if self.key in ("adversarial", "position") or self.mode == SYSTEMS_MODE:
             return "study"
         return "part" if self.key == "correlation" else "job"
 
@@ -385,6 +389,9 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                                   f"(a mapping of aspect to number in each example's "
                                   f"meta.{HUMAN_KEY})"))
     methods.append(bias_method(traits, budget))
+    methods.append(MethodPlan("position", True) if traits.name == "judge" else MethodPlan(
+        "position", False, "it compares no two texts: the position test needs a judge's "
+        "pairwise prompt"))
     return tuple(methods)
 
 

@@ -267,6 +267,12 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
             results, table, method.mode or "sensitivity", plan.evaluator.quality)
     elif method.key == "bias":
         section["results"], section["summary"] = bias_section(results)
+    elif method.key == "position":
+        section["results"] = (results.get("analyses") or {}).get("position") or {}
+        section["summary"] = str(results.get("summary") or "")
+        section["files"] = {"results": relative(run_dir / "position.json", root)}
+        section["cost"] = dict(results.get("usage") or {})
+        return section
     elif method.key == "adversarial":
         section["results"], section["summary"] = adversarial_section(
             results, section["run_dir"], str(method.attack.get("note") or ""))
