@@ -184,3 +184,12 @@ def test_a_fair_judge_keeps_its_verdict_in_both_orders(tmp_path: Path) -> None:
 def test_the_position_test_runs_only_for_a_judge() -> None:
     position = plan_card("bleu", budget="small").method("position")
     assert not position.runs and "pairwise" in position.reason
+
+
+def test_a_metrics_card_says_in_one_line_why_the_judges_methods_did_not_run(
+        bleu_card: tuple[Path, str]) -> None:
+    out, _ = bleu_card
+    page = (out / "card.html").read_text(encoding="utf-8")
+    assert page.count("<section class='method notrun' id='m-bias'>") == 1
+    assert "Bias probes and position bias</strong>: not run: it asks no model" in page
+    assert "id='m-position'" not in page

@@ -360,6 +360,19 @@ def position_html(section: Mapping[str, Any], ids: set[str]) -> str:
 
 TABLES["bias"] = bias_html
 TABLES["position"] = position_html
+#: the methods only a judge runs: for any other evaluator, one line says why none ran
+JUDGE_METHODS = ("bias", "position")
+
+
+def judge_methods_line(card: Mapping[str, Any]) -> str | None:
+    """One line for the judge's methods when none of them ran (a metric's card), else None."""
+    sections = [card["methods"][k] for k in JUDGE_METHODS if k in card["methods"]]
+    if not sections or any(s["status"] != "not run" for s in sections):
+        return None
+    titles = " and ".join(s["title"] for s in sections)
+    return (f"<section class='method notrun' id='m-{esc(JUDGE_METHODS[0])}'><p><strong>"
+            f"{esc(titles[:1].upper() + titles[1:])}</strong>: not run: "
+            f"{esc(sections[0]['reason'])}</p></section>")
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
@@ -371,6 +384,9 @@ def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
 def method_html(section: Mapping[str, Any], figure: str, ids: set[str],
                 card: Mapping[str, Any]) -> str:
     key = section["key"]
+    joint = judge_methods_line(card) if key in JUDGE_METHODS else None
+    if joint is not None:  # a metric's card: the judge's methods in one line
+        return joint if key == next(k for k in JUDGE_METHODS if k in card["methods"]) else ""
     paper = f" (paper {section['paper']})" if section.get("paper") else ""
     head = f"<h3>{esc(section['title'].capitalize())}{esc(paper)}</h3>"
     if section["status"] != "run":

@@ -390,8 +390,7 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                                   f"meta.{HUMAN_KEY})"))
     methods.append(bias_method(traits, budget))
     methods.append(MethodPlan("position", True) if traits.name == "judge" else MethodPlan(
-        "position", False, "it compares no two texts: the position test needs a judge's "
-        "pairwise prompt"))
+        "position", False, "not a judge (it needs a pairwise prompt)"))
     return tuple(methods)
 
 
@@ -408,8 +407,7 @@ def bias_method(traits: EvaluatorTraits, budget: Budget) -> MethodPlan:
     """The bias probes: run for an evaluator that asks a model; `mode` names the model family
     the self-preference probe is given (none: that probe is left out, with the reason)."""
     if not traits.asks_endpoint and traits.name != "judge":
-        return MethodPlan("bias", False, "it asks no model: bias probes test a judge, whose "
-                          "score a claim in the text could sway")
+        return MethodPlan("bias", False, "it asks no model (bias probes test a judge)")
     family = judge_family(traits.spec)
     left_out = () if family else (("self-preference", "self-preference needs the judge's "
                                    "model family: the spec names no model"),)
