@@ -12,6 +12,7 @@ from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
 from evalstress.card.findings import can_reach
 from evalstress.card.plan import SYSTEMS_FILE, SYSTEMS_MODE, CardPlan, MethodPlan
+from evalstress.card.position import POSITION_FILE
 from evalstress.card.profile import (
     aimed_at,
     blindspot_rows,
@@ -270,7 +271,7 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
     elif method.key == "position":
         section["results"] = (results.get("analyses") or {}).get("position") or {}
         section["summary"] = str(results.get("summary") or "")
-        section["files"] = {"results": relative(run_dir / "position.json", root)}
+        section["files"] = {"results": relative(run_dir / POSITION_FILE, root)}
         section["cost"] = dict(results.get("usage") or {})
         return section
     elif method.key == "adversarial":
