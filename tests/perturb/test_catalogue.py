@@ -16,6 +16,8 @@ from evalstress.core.data import Example
 from evalstress.core.text import TextParser
 from evalstress.criteria import aspects
 from evalstress.perturb.base import PerturbContext, Skip, Variant, registry
+from evalstress.perturb.bias import FAMILY as BIAS_FAMILY
+from evalstress.perturb.bias import PLACEBO
 from evalstress.perturb.catalogue import catalogue_markdown
 from evalstress.suites import load_suite
 from tests.perturb.conftest import GARDEN, HARBOUR, MARKET, make_ctx
@@ -53,6 +55,10 @@ def test_metadata_is_complete_and_uses_known_aspects(name: str) -> None:
     known = set(aspects())
     assert cls.family and cls.level in ("char", "word", "sentence")
     assert cls.method in ("rule", "model", "llm")
+    if cls.family == BIAS_FAMILY:  # a bias probe damages nothing, by design, beside a placebo
+        assert cls.description and PLACEBO in cls.grid and cls.severity_param == "arm"
+        assert not cls.damages and cls.preserves
+        return
     assert cls.description and cls.grid and cls.severity_param and cls.source_papers
     assert cls.damages, "a perturbation must damage something"
     assert set(cls.damages) <= known, set(cls.damages) - known
@@ -153,7 +159,9 @@ def test_each_text_is_parsed_once_whatever_the_units() -> None:
 
 #: Perturbations whose grid is not a growing amount of noise (positions, modes, single levels).
 NOT_GRADED = {"positioned-error", "injection", "copy-source", "random-ending", "random-answer",
-              "wrong-ending", "frequent-ngram"}
+              "wrong-ending", "frequent-ngram",
+              # bias probes: arms beside a placebo, no amount of noise
+              *(n for n, c in registry().items() if c.family == BIAS_FAMILY)}
 #: Grids that cannot reach paper 002's ~5% gap between steps on WikiText: what they remove is
 #: rarer than 5% of the words per step (articles, prepositions, entities, lemmatizable verbs),
 #: or the amount is in pairs/sentences/repeats whose ratio shrinks on a 200-word paragraph.

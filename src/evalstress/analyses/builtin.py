@@ -12,6 +12,8 @@ Options per analysis (the keys each reads from the suite's `options:` and the co
 `include_unverified` keeps the LLM-written variants nothing verified (`analyses.trust`); by
 default discernment and criteria confusion set them aside and say how many.
 - correlation: human_key, n_boot, seed
+- bias: tolerance, tol_share, alpha, correction (holm by default), n_boot, seed
+  (`analyses.bias`: each bias probe's effect above its placebo)
 - style: bins
 - description-types: levels (`analyses.description_types`)
 """
@@ -24,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 import evalstress.analyses.description_types  # noqa: F401  (registers description-types)
+from evalstress.analyses.bias import bias_analysis
 from evalstress.analyses.blindspot import blindspot
 from evalstress.analyses.confusion import criteria_confusion
 from evalstress.analyses.correlation import run_correlation
@@ -37,6 +40,7 @@ BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing", 
                      "tol_share", "alpha", "correction", "n_boot", "seed")
 DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
                        "by_task")
+BIAS_OPTIONS = ("tolerance", "tol_share", "alpha", "correction", "n_boot", "seed")
 CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed")
 #: the option that keeps unverified LLM-written variants in the verdicts
 INCLUDE_UNVERIFIED = "include_unverified"
@@ -86,3 +90,8 @@ def correlation_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
 @register_analysis("style", ("bins",))
 def style_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
     return response_style(run.scores, **pick(options, "bins"))
+
+
+@register_analysis("bias", BIAS_OPTIONS)
+def bias_of_run(run: RunResult, options: Mapping[str, Any]) -> Any:
+    return bias_analysis(run.scores, **pick(options, *BIAS_OPTIONS))

@@ -34,6 +34,8 @@ GROUPS = {"gate": "sanity gate",
           "discernment": "discernment (paper 003): D of the DHP units",
           "criteria": "criteria response (paper 000): drop at the heaviest severity (95% CI)",
           "adversarial": "adversarial search (paper 004)", "correlation": "human correlation"}
+GROUPS["bias"] = "bias probes: effect above placebo (corrected CI), verdict"
+GROUPS["position"] = "position bias: swap flip rate above re-ask (CI), verdict"
 #: the words of each verdict a cell may carry
 MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
          "not-applicable": "n/a", "unclear": "unclear"}
@@ -362,6 +364,42 @@ def correlation_rows(columns: Sequence[Column]) -> list[Row]:
             for human, method in keys]
 
 
+def bias_rows(columns: Sequence[Column]) -> list[Row]:
+    """One row per bias probe arm and aspect: the effect above placebo, its interval and the
+    verdict of each card (a judge's card; other cards have none)."""
+    keys: list[tuple[str, str]] = []
+    found: dict[tuple[int, str, str], Mapping[str, Any]] = {}
+    for index, column in enumerate(columns):
+        results = (section_of(column, "bias") or {}).get("results") or {}
+        for row in results.get("rows") or []:
+            if row["aspect"] == column.aspect:
+                key = (row["probe"], row["arm"])
+                keys += [key] if key not in keys else []
+                found[(index, *key)] = row
+    verdicts = {"detects": "fail", "reversed": "fail", "blind": "pass",
+                "inconclusive": "inconclusive"}
+    return [Row("bias", probe + (f" ({arm})" if arm != "probe" else ""),
+                [f"{r['effect']:+.3g} ({ci(r.get('low'), r.get('high'), False)}): "
+                 f"{r['verdict']}" if (r := found.get((i, probe, arm))) and
+                 r.get("effect") is not None else None for i in range(len(columns))],
+                [verdicts.get(str(r.get("outcome"))) if (r := found.get((i, probe, arm)))
+                 else None for i in range(len(columns))])
+            for probe, arm in keys]
+
+
+def position_rows(columns: Sequence[Column]) -> list[Row]:
+    """The position test of each judge's card, in one row."""
+    found = [(section_of(c, "position") or {}).get("results") or {} for c in columns]
+    if not any(r.get("effect") is not None for r in found):
+        return []
+    verdicts = {"detects": "fail", "reversed": "fail", "blind": "pass",
+                "inconclusive": "inconclusive"}
+    return [Row("position", "swap flips above re-ask flips",
+                [f"{r['effect']:+.0%} ({ci(r.get('low'), r.get('high'))}): {r['verdict']}"
+                 if r.get("effect") is not None else None for r in found],
+                [verdicts.get(str(r.get("outcome"))) for r in found])]
+
+
 def compare_cards(cards: Sequence[Mapping[str, Any]],
                   names: Sequence[str] | None = None) -> Comparison:
     """The side-by-side table of `cards` (`names`: a column name per card, else its label)."""
@@ -371,8 +409,10 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     columns = columns_of(cards, shown)
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
-            *correlation_rows(columns)]
-    for key in ("adversarial", "correlation"):
+            *correlation_rows(columns), *bias_rows(columns), *position_rows(columns)]
+    # a card made before the bias method has no bias section: then no row says "not run"
+    added = [k for k in ("bias", "position") if any(k in c.card["methods"] for c in columns)]
+    for key in ("adversarial", "correlation", *added):
         if not any(r.group == key for r in rows):
             rows.append(Row(key, "status", [status_cell(c, key) for c in columns],
                             [None] * len(columns)))

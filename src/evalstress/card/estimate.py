@@ -108,6 +108,12 @@ def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
                 seconds=None if rate is None else SECONDS_PER_JOB + outputs * rate,
                 note="every system output the examples list, against its human scores "
                      "(texts: before the score cache)"))
+        elif method.key == "position":
+            out.append(MethodEstimate(
+                method.key, method.title, True, examples=len(plan.examples),
+                calls=3 * len(plan.examples),
+                note="each example's pair asked three times (both orders and a re-ask); calls: "
+                     "before the response cache, at most"))
         elif method.kind == "study":
             out.append(estimate_attack(plan, method))
         elif method.kind == "part":

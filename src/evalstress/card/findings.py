@@ -47,7 +47,8 @@ MIN_PAIRS = pairs_for_discernment(1.0)
 RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
          "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
          "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6,
-         PARTLY_BLIND: 2}
+         PARTLY_BLIND: 2,
+         "biased": 4}  # a judge swayed by a bias probe beyond its placebo (`card.biasfind`)
 #: a partly blind finding's magnitude is shifted by this, below every full blind spot's (which
 #: lie in (0, 1]), so it reads after them within their rank
 PARTLY_BELOW = -1.0
@@ -645,6 +646,24 @@ WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] 
     "blindspot": blindspot_findings, "discernment": discernment_findings,
     "criteria": criteria_findings, "adversarial": adversarial_findings,
     "correlation": correlation_findings}
+
+
+def _bias_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The bias method's findings, written in a module of their own (which imports this one)."""
+    from evalstress.card.biasfind import bias_findings
+
+    return bias_findings(section, example)
+
+
+def _position_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The position test's finding (`card.biasfind`)."""
+    from evalstress.card.biasfind import position_findings
+
+    return position_findings(section, example)
+
+
+WRITERS["bias"] = _bias_findings
+WRITERS["position"] = _position_findings
 
 
 def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any],

@@ -17,7 +17,17 @@ from typing import Any
 from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
-from evalstress.card.markdown import ci, gate_checks, interval_text, level_text, pct
+from evalstress.card.markdown import (
+    BIAS_HEAD,
+    POSITION_HEAD,
+    bias_cells,
+    ci,
+    gate_checks,
+    interval_text,
+    level_text,
+    pct,
+    position_cells,
+)
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
@@ -319,9 +329,50 @@ def correlation_html(section: Mapping[str, Any], ids: set[str]) -> str:
                  left=4, row_ids=row_ids, row_headers=True, table_id="t-correlation")
 
 
+def bias_html(section: Mapping[str, Any], ids: set[str]) -> str:
+    """Each bias probe arm's effect above its placebo, its corrected interval and verdict."""
+    results = section["results"]
+    rows = results.get("rows") or []
+    row_ids = [row_anchor("bias", r["probe"], r["arm"], r["aspect"]) for r in rows]
+    ids.update(row_ids)
+    notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in results.get("notes") or [])
+    how = (f"<p class='note'>Effect: {esc(results.get('effect'))}. {esc(results.get('interval'))}"
+           f", {esc(results.get('correction'))} over {esc(results.get('n_tests'))} tests.</p>")
+    return table(BIAS_HEAD, [bias_cells(r) for r in rows], left=3, row_ids=row_ids,
+                 row_headers=True, table_id="t-bias") + how + notes
+
+
 TABLES = {"blindspot": blindspot_html, "discernment": discernment_html,
           "criteria": criteria_html, "adversarial": adversarial_html,
           "correlation": correlation_html}
+
+
+def position_html(section: Mapping[str, Any], ids: set[str]) -> str:
+    """The position test: flip rates under swapping and re-asking, first-position wins."""
+    results = section["results"]
+    if results.get("pairs") is None:
+        return ""
+    ids.add(row_anchor("position", "test"))
+    return table(POSITION_HEAD, [position_cells(results)], left=1,
+                 row_ids=[row_anchor("position", "test")], table_id="t-position") + \
+        f"<p class='note'>Pairs: {esc(results.get('pairs_rule', ''))}.</p>"
+
+
+TABLES["bias"] = bias_html
+TABLES["position"] = position_html
+#: the methods only a judge runs: for any other evaluator, one line says why none ran
+JUDGE_METHODS = ("bias", "position")
+
+
+def judge_methods_line(card: Mapping[str, Any]) -> str | None:
+    """One line for the judge's methods when none of them ran (a metric's card), else None."""
+    sections = [card["methods"][k] for k in JUDGE_METHODS if k in card["methods"]]
+    if not sections or any(s["status"] != "not run" for s in sections):
+        return None
+    titles = " and ".join(s["title"] for s in sections)
+    return (f"<section class='method notrun' id='m-{esc(JUDGE_METHODS[0])}'><p><strong>"
+            f"{esc(titles[:1].upper() + titles[1:])}</strong>: not run: "
+            f"{esc(sections[0]['reason'])}</p></section>")
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
@@ -333,6 +384,9 @@ def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
 def method_html(section: Mapping[str, Any], figure: str, ids: set[str],
                 card: Mapping[str, Any]) -> str:
     key = section["key"]
+    joint = judge_methods_line(card) if key in JUDGE_METHODS else None
+    if joint is not None:  # a metric's card: the judge's methods in one line
+        return joint if key == next(k for k in JUDGE_METHODS if k in card["methods"]) else ""
     paper = f" (paper {section['paper']})" if section.get("paper") else ""
     head = f"<h3>{esc(section['title'].capitalize())}{esc(paper)}</h3>"
     if section["status"] != "run":

@@ -20,6 +20,7 @@ from evalstress.card.plan import (
     plan_methods,
     system_score_fields,
 )
+from evalstress.card.position import run_position
 from evalstress.card.run import (
     CardError,
     CardOptions,
@@ -135,6 +136,8 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
             if method.mode == SYSTEMS_MODE:
                 outcomes[method.key] = run_systems_correlation(
                     plan, method, system_score_fields(plan.examples), options)
+            elif method.key == "position" and method.runs:
+                outcomes[method.key] = run_position(plan, method, options)
             elif method.kind != "part":
                 outcomes[method.key] = run_method(plan, method, options)
         made = assemble(plan, outcomes, options.out, max_missing=options.max_missing)

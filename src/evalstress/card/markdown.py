@@ -360,9 +360,58 @@ def correlation_lines(results: Mapping[str, Any]) -> list[str]:
     return table(["aspect", "human", "level", "method", "value", "95% CI", "n"], rows)
 
 
+#: the bias table's columns (card.md and card.html)
+BIAS_HEAD = ["probe", "arm", "aspect", "effect above placebo", "CI", "probe move",
+             "placebo move", "n", "verdict"]
+
+
+def bias_cells(row: Mapping[str, Any]) -> list[Any]:
+    """One bias test as the card's table shows it; the CI at the corrected level."""
+    level = f" ({float(row.get('level') or 0.95):.1%})"
+    return [row["probe"], row["arm"], row["aspect"], row.get("effect"),
+            ci(row.get("low"), row.get("high"), False) + level, row.get("probe_shift"),
+            row.get("placebo_shift"), row["n"], row["verdict"]]
+
+
+def bias_lines(results: Mapping[str, Any]) -> list[str]:
+    """The bias probes: each arm's effect above its placebo, then how it was tested."""
+    rows = [bias_cells(r) for r in results.get("rows") or []]
+    how = (f"Effect: {results.get('effect')}. Interval: {results.get('interval')}, "
+           f"{results.get('correction')} over {results.get('n_tests')} tests (alpha "
+           f"{results.get('alpha')}, each at {results.get('alpha_eff')}).")
+    return [*table(BIAS_HEAD, rows), text(how), ""]
+
+
 SECTION_LINES = {"blindspot": blindspot_lines, "discernment": discernment_lines,
                  "criteria": criteria_lines, "adversarial": adversarial_lines,
                  "correlation": correlation_lines}
+
+
+#: the position table's columns (card.md and card.html)
+POSITION_HEAD = ["pairs", "swap flip rate", "re-ask flip rate", "difference", "CI",
+                 "McNemar p", "first-position wins", "95% CI", "verdict"]
+
+
+def position_cells(row: Mapping[str, Any]) -> list[Any]:
+    """The position test as the card's table shows it."""
+    return [row.get("pairs"), pct(row.get("swap_flip_rate"), False),
+            pct(row.get("reask_flip_rate"), False), pct(row.get("effect")),
+            ci(row.get("low"), row.get("high")) + f" ({float(row.get('level') or 0.95):.1%})",
+            row.get("mcnemar_p"), pct(row.get("first_win_share"), False),
+            ci(row.get("first_win_low"), row.get("first_win_high"), signed=False),
+            row.get("verdict")]
+
+
+def position_lines(results: Mapping[str, Any]) -> list[str]:
+    """The position test of a pairwise judge, and how its pairs were made."""
+    if results.get("pairs") is None:
+        return []
+    return [*table(POSITION_HEAD, [position_cells(results)]),
+            text(f"Pairs: {results.get('pairs_rule', '')}."), ""]
+
+
+SECTION_LINES["bias"] = bias_lines
+SECTION_LINES["position"] = position_lines
 
 
 def section_lines(section: Mapping[str, Any]) -> list[str]:

@@ -14,6 +14,11 @@ one out in silence.
 | correlation  | -     | the blind-spot run's originals, or the     | the data carries human scores  |
 |              |       | other systems' outputs each example lists  | (of its text or its systems')  |
 
+| bias         | -     | bias (probes against placebos; self-preference | the evaluator asks a model  |
+|              |       | added with the judge's model family)       | (a judge)                      |
+| position     | -     | each original against a lightly damaged    | the evaluator is a judge (its  |
+|              |       | copy, both orders and a re-ask             | pairwise prompt)               |
+
 (*) data of one task that paper 002 ran (summarization, translation, open-ended) gets that
 task's paper suite instead, as `evalstress run --protocol paper` picks it.
 """
@@ -28,21 +33,30 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.paired import quality_aspect
+from evalstress.core.biascues import model_family
 from evalstress.core.data import Example
 from evalstress.core.extras import missing_modules
 from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__
-from evalstress.evaluators.base import Evaluator
+from evalstress.evaluators.base import Evaluator, parse_spec
 from evalstress.job.build import default_suite
 from evalstress.suites import load_suite
 
 #: the methods of a card, in the order the card shows them
-METHODS = ("blindspot", "discernment", "criteria", "adversarial", "correlation")
+METHODS: tuple[str, ...] = ("blindspot", "discernment", "criteria", "adversarial", "correlation")
 TITLES = {"blindspot": "blind spots", "discernment": "discernment",
           "criteria": "criteria response", "adversarial": "adversarial search",
           "correlation": "human correlation"}
 PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "criteria": "000",
                                  "adversarial": "004", "correlation": None}
+METHODS = (*METHODS, "bias", "position")
+TITLES["bias"] = "bias probes"
+PAPERS["bias"] = None
+TITLES["position"] = "position bias"
+PAPERS["position"] = None
+#: the suite of the bias method (every budget; the budget sets its examples and seeds)
+BIAS_SUITE = "bias"
+
 #: the field of an example's meta that holds its human scores (aspect -> number)
 HUMAN_KEY = "human"
 #: the field of an example's meta that lists other systems' outputs of the same input, each
@@ -216,7 +230,7 @@ class MethodPlan:
         """job (a stress run through `evalstress.job`), study (the attack, or the correlation
         that scores the systems' outputs the data lists), or part (read from another method's
         run: the correlation of the blind-spot run's originals)."""
-        if self.key == "adversarial" or self.mode == SYSTEMS_MODE:
+        if self.key in ("adversarial", "position") or self.mode == SYSTEMS_MODE:
             return "study"
         return "part" if self.key == "correlation" else "job"
 
@@ -374,4 +388,30 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
         methods.append(MethodPlan("correlation", False, f"the data carries no human scores "
                                   f"(a mapping of aspect to number in each example's "
                                   f"meta.{HUMAN_KEY})"))
+    methods.append(bias_method(traits, budget))
+    methods.append(MethodPlan("position", True) if traits.name == "judge" else MethodPlan(
+        "position", False, "not a judge (it needs a pairwise prompt)"))
     return tuple(methods)
+
+
+def judge_family(spec: str) -> str | None:
+    """The model family of a judge spec's model (`gpt-4o-mini` -> `gpt`; the shipped local
+    model is SmolLM2), for the self-preference probe; None when the spec names no model."""
+    model = str(parse_spec(spec)[1].get("model") or "")
+    if model == "local":
+        return "smollm"
+    return model_family(model) or None
+
+
+def bias_method(traits: EvaluatorTraits, budget: Budget) -> MethodPlan:
+    """The bias probes: run for an evaluator that asks a model; `mode` names the model family
+    the self-preference probe is given (none: that probe is left out, with the reason)."""
+    if not traits.asks_endpoint and traits.name != "judge":
+        return MethodPlan("bias", False, "it asks no model (bias probes test a judge)")
+    family = judge_family(traits.spec)
+    left_out = () if family else (("self-preference", "self-preference needs the judge's "
+                                   "model family: the spec names no model"),)
+    return MethodPlan("bias", True, suite=BIAS_SUITE, seeds=budget.seeds,
+                      protocol=budget.protocol, analyses=("bias",),
+                      mode=f"self-preference family {family}" if family else None,
+                      left_out=left_out)

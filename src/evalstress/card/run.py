@@ -46,11 +46,12 @@ from evalstress.engine.scoring import open_run_cache
 from evalstress.job import JobError, RunSettings, SettingsError, StressJob, build_job, run_job
 from evalstress.job.attack import run_attack_study
 from evalstress.job.build import resolve_suite
+from evalstress.perturb.base import get_perturbation
 from evalstress.report.rundir import RunDirError, read_run
 from evalstress.studies.attack.objective import AttackParams
 from evalstress.studies.attack.protocol import resolve
 from evalstress.studies.attack.setup import build_attacker
-from evalstress.suites import Suite
+from evalstress.suites import PerturbationPlan, Suite
 
 #: where the methods' run directories go inside a card's folder
 RUNS = "runs"
@@ -257,11 +258,23 @@ def method_suite(plan: CardPlan, method: MethodPlan, settings: RunSettings) -> S
     """The method's suite less the perturbations the plan left out (`MethodPlan.left_out`:
     what they need does not ship), or None when it leaves none out (the job reads the suite
     by name then)."""
+    if method.key == "bias" and method.mode:
+        return with_self_preference(resolve_suite(settings, plan.examples), method)
     if not method.left_out:
         return None
     suite = resolve_suite(settings, plan.examples)
     gone = {name for name, _ in method.left_out}
     suite.perturbations = [p for p in suite.perturbations if p.name not in gone]
+    return suite
+
+
+def with_self_preference(suite: Suite, method: MethodPlan) -> Suite:
+    """The bias suite with the self-preference probe given the judge's model family (the
+    bias method's `mode`: 'self-preference family NAME')."""
+    family = str(method.mode).rpartition(" ")[2]
+    probe = get_perturbation("self-preference", family=family)
+    suite.perturbations = [p for p in suite.perturbations if p.name != probe.name]
+    suite.perturbations.append(PerturbationPlan(probe, type(probe).grid))
     return suite
 
 

@@ -12,6 +12,7 @@ from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
 from evalstress.card.findings import can_reach
 from evalstress.card.plan import SYSTEMS_FILE, SYSTEMS_MODE, CardPlan, MethodPlan
+from evalstress.card.position import POSITION_FILE
 from evalstress.card.profile import (
     aimed_at,
     blindspot_rows,
@@ -226,6 +227,26 @@ def correlation_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str
             "notes": analysis.get("notes") or []}, summary
 
 
+def bias_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Each probe arm's effect above its placebo (`analyses.bias`), and a line counting the
+    verdicts."""
+    analysis = (results.get("analyses") or {}).get("bias") or {}
+    rows = analysis.get("rows") or []
+    counts = {k: sum(1 for r in rows if r.get("outcome") == k)
+              for k in ("detects", "reversed", "blind", "inconclusive")}
+    biased = [f"{r['probe']}" + (f" ({r['arm']})" if r["arm"] != "probe" else "")
+              for r in rows if r.get("outcome") in ("detects", "reversed")]
+    summary = (f"{len(rows)} probe tests against their placebos: "
+               f"{counts['detects'] + counts['reversed']} biased"
+               + (f" ({listing(biased)})" if biased else "")
+               + f", {counts['blind']} without bias beyond placebo, "
+               f"{counts['inconclusive']} inconclusive")
+    keys = ("alpha", "alpha_eff", "correction", "n_tests", "n_boot", "effect", "interval",
+            "power_rule")
+    return ({"rows": rows, **{k: analysis.get(k) for k in keys},
+             "notes": analysis.get("notes") or []}, summary)
+
+
 def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
                    results: Mapping[str, Any] | None, root: Path) -> dict[str, Any]:
     """A method's section from its run directory and results.json (None: it did not run or
@@ -245,6 +266,14 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
     elif method.key == "criteria" and table is not None:
         section["results"], section["summary"] = criteria_section(
             results, table, method.mode or "sensitivity", plan.evaluator.quality)
+    elif method.key == "bias":
+        section["results"], section["summary"] = bias_section(results)
+    elif method.key == "position":
+        section["results"] = (results.get("analyses") or {}).get("position") or {}
+        section["summary"] = str(results.get("summary") or "")
+        section["files"] = {"results": relative(run_dir / POSITION_FILE, root)}
+        section["cost"] = dict(results.get("usage") or {})
+        return section
     elif method.key == "adversarial":
         section["results"], section["summary"] = adversarial_section(
             results, section["run_dir"], str(method.attack.get("note") or ""))

@@ -113,25 +113,38 @@ def pair_messages(judge: JudgeEvaluator, first: ScoreRequest, second: ScoreReque
                                                     "content": "\n\n".join(blocks)}]
 
 
-async def compare_all(judge: JudgeEvaluator, a: Sequence[ScoreRequest],
-                      b: Sequence[ScoreRequest], aspect: str) -> list[PairwiseResult]:
-    """Every pair (a[i], b[i]) judged with a first and with b first."""
+def pair_params(judge: JudgeEvaluator, sample: int = 0) -> dict[str, Any]:
+    """The request settings of a pairwise verdict's sample `sample` (seed: the judge's + it)."""
     params: dict[str, Any] = {"temperature": judge.temperature,
-                              "max_tokens": max(judge.max_tokens, 256), "seed": judge.seed}
+                              "max_tokens": max(judge.max_tokens, 256),
+                              "seed": judge.seed + sample}
     contract = judge.pair_contract
     if contract is not None:
         params.update(contract.request_params(judge.pair_constrain, params["max_tokens"]))
+    return params
+
+
+async def ask_verdict(judge: JudgeEvaluator, first: ScoreRequest, second: ScoreRequest,
+                      aspect: str, sample: int = 0) -> tuple[str | None, str]:
+    """One verdict ('1', '2' or 'tie') on `first` shown before `second`, or (None, why not);
+    `sample` > 0 asks the same request again (its own response-cache entry and seed)."""
+    try:
+        messages = judge.pair_messages(first, second, aspect)
+    except TemplateError as exc:
+        return None, str(exc)
+    try:
+        answer = await judge.client.chat(messages, pair_params(judge, sample), sample)
+    except LLMError as exc:
+        return None, f"request failed: {exc}"
+    return read_verdict(answer.text, judge.pair_contract)
+
+
+async def compare_all(judge: JudgeEvaluator, a: Sequence[ScoreRequest],
+                      b: Sequence[ScoreRequest], aspect: str) -> list[PairwiseResult]:
+    """Every pair (a[i], b[i]) judged with a first and with b first."""
 
     async def verdict(first: ScoreRequest, second: ScoreRequest) -> tuple[str | None, str]:
-        try:
-            messages = judge.pair_messages(first, second, aspect)
-        except TemplateError as exc:
-            return None, str(exc)
-        try:
-            answer = await judge.client.chat(messages, params, 0)
-        except LLMError as exc:
-            return None, f"request failed: {exc}"
-        return read_verdict(answer.text, contract)
+        return await ask_verdict(judge, first, second, aspect)
 
     async def pair(x: ScoreRequest, y: ScoreRequest) -> PairwiseResult:
         (v1, r1), (v2, r2) = await gather_all(verdict(x, y), verdict(y, x))

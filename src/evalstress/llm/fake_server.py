@@ -7,7 +7,8 @@ raw, escaped, percent-encoded, wrapped, base64 or hex encoded, as careless gatew
 counts calls and the most requests it held at once, so tests can check concurrency limits.
 Run it in a thread (`FakeServer().start()`) or as a process for benchmarks: `python -m
 evalstress.llm.fake_server --latency 0.05` prints its base URL; `GET /_stats` reports its
-counters.
+counters. `--persona NAME[:STRENGTH]` (or `responder=persona(...)`) answers as a judge with a
+planted bias of known strength (`llm.personas`).
 """
 
 from __future__ import annotations
@@ -338,9 +339,20 @@ def main() -> None:  # pragma: no cover - exercised by the benchmark as a subpro
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--content", default="Rating: 4")
+    parser.add_argument("--persona", default=None, metavar="NAME[:STRENGTH]",
+                        help="answer as a judge persona of evalstress.llm.personas (fair, "
+                             "constant, noisy:S, position:S, verbosity:S, ...; join with +)")
     args = parser.parse_args()
+    responder = None
+    if args.persona:
+        from evalstress.llm.personas import persona
+
+        try:
+            responder = persona(args.persona)
+        except ValueError as exc:
+            parser.error(str(exc))
     server = FakeServer(latency=args.latency, default=Reply(args.content), keep_requests=False,
-                        port=args.port)
+                        port=args.port, responder=responder)
 
     async def run() -> None:
         task = asyncio.create_task(server.serve())

@@ -1,6 +1,7 @@
 """Imports every built-in perturbation module so their decorators register them."""
 
 from evalstress.perturb import (
+    bias,
     characters,
     consistency,
     fluency,
@@ -10,4 +11,4 @@ from evalstress.perturb import (
     probes,
 )
 
-__all__ = ["characters", "consistency", "fluency", "hierarchical", "llm", "model_based", "probes"]
+__all__ = ["bias", "characters", "consistency", "fluency", "hierarchical", "llm", "model_based", "probes"]

@@ -4,8 +4,8 @@ analysis name, so adding an analysis means registering its renderers, not editin
 - `TERMINAL`: `fn(result) -> list of rich tables`, from the analysis' result object (the
   terminal after a run); built-in ones in `report.terminal`.
 - `SECTIONS`: `fn(data, context) -> HTML`, from the analysis' JSON form in results.json (the
-  report rebuilt from a run directory); built-in ones in `report.sections` and
-  `report.adversarial`.
+  report rebuilt from a run directory); built-in ones in `report.sections`,
+  `report.adversarial` and `report.bias`.
 
 A plugin analysis registers its own through the entry point groups below; an analysis without
 a renderer shows its notes in the terminal and its JSON in the report.
@@ -40,10 +40,11 @@ TerminalRenderer = Callable[[Any], "list[Table]"]
 SectionRenderer = Callable[[Mapping[str, Any], SectionContext], str]
 
 TERMINAL: Registry[TerminalRenderer] = Registry(
-    "terminal renderer", builtin="evalstress.report.terminal",
+    "terminal renderer", builtin=("evalstress.report.terminal", "evalstress.report.bias"),
     group="evalstress.terminal_renderers")
 SECTIONS: Registry[SectionRenderer] = Registry(
-    "report section", builtin=("evalstress.report.sections", "evalstress.report.adversarial"),
+    "report section", builtin=("evalstress.report.sections", "evalstress.report.adversarial",
+                               "evalstress.report.bias"),
     group="evalstress.report_sections")
 
 #: decorators: `@terminal_tables("discernment")`, `@report_section("discernment")`
