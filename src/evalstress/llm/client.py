@@ -84,16 +84,21 @@ class ChatResponse:
     key: str = ""
     cached: bool = False
     endpoint: str = ""
+    #: the model as the endpoint named it in its answer (a dated snapshot of the asked name,
+    #: say); "" when it named none, or the answer was cached before this was kept
+    model: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "logprobs": self.logprobs, "finish_reason": self.finish_reason,
-                "usage": self.usage, "endpoint": self.endpoint}
+                "usage": self.usage, "endpoint": self.endpoint,
+                **({"model": self.model} if self.model else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], key: str = "", cached: bool = False
                   ) -> ChatResponse:
         return cls(str(data.get("text", "")), data.get("logprobs"), data.get("finish_reason"),
-                   dict(data.get("usage") or {}), key, cached, str(data.get("endpoint", "")))
+                   dict(data.get("usage") or {}), key, cached, str(data.get("endpoint", "")),
+                   str(data.get("model") or ""))
 
 
 class LLMError(Exception):
@@ -467,8 +472,11 @@ class LLMClient:
                          f"{snippet!r}") from None
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items()
                  if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)}
+        named = data.get("model")
         response = ChatResponse(text, _compact_logprobs(choice), choice.get("finish_reason"),
-                                usage, endpoint=endpoint.base_url)
+                                usage, endpoint=endpoint.base_url,
+                                model=server_excerpt(named, 120) if isinstance(named, str)
+                                else "")
         if gives_key_back(response):
             raise _Retry("key-echo", f"HTTP 200 from {endpoint.base_url}: the answer holds the "
                          f"API key ({len(text)} characters; the key raw or encoded): neither "
