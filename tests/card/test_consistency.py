@@ -1,0 +1,123 @@
+"""The card's consistency method against the fake server: repeats, rewording, the verdicts of
+each wording, and the judge's identity."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy.stats import binomtest
+
+from evalstress.card.consistency import run_consistency, subset
+from evalstress.card.make import plan_card
+from evalstress.card.run import CardOptions, claim_out
+from evalstress.criteria import builtin_criteria, paraphrases
+from evalstress.llm.fake_server import FakeServer, Reply
+
+#: the texts the judge is steady on: it gives them the same rating every time
+STEADY = ("sum-", "story-")
+
+
+def judge_spec(server: FakeServer, tmp: Path) -> str:
+    return (f"judge:model=judge-mini,base_url={server.base_url},form=score-only,"
+            f"logprobs=false,backoff=0.01,cache={tmp / 'llm.sqlite'}")
+
+
+class Wavering:
+    """Answers a prompt differently each time it is asked (the j-th time: 1 + j % 5), except
+    for texts whose example id starts as STEADY (always 3); under the first rewording of the
+    criterion every rating is one point higher, under the second it is unchanged."""
+
+    def __init__(self, steady_texts: set[str], served: str | None = None) -> None:
+        self.asked: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.steady = steady_texts
+        self.served = served
+        self.reworded = paraphrases()["overall"][0]
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        prompt = request["messages"][-1]["content"]
+        with self.lock:
+            times = self.asked[prompt]
+            self.asked[prompt] += 1
+        text = prompt.split("Text to evaluate:\n", 1)[1].split("\n\n", 1)[0]
+        rating = 3 if text in self.steady else 1 + times % 5
+        if self.reworded in prompt:
+            rating += 1
+        return Reply(f"{min(rating, 5)}", model=self.served)
+
+
+@pytest.fixture(scope="module")
+def consistency(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("consistency")
+    from evalstress.core.data import builtin_corpus
+
+    corpus = builtin_corpus()
+    with FakeServer() as server:
+        spec = judge_spec(server, tmp)
+        plan = plan_card(spec, budget="standard")
+        method = plan.method("consistency")
+        items = subset(plan.examples, int(method.settings["items"]))
+        steady = {e.hypothesis for e in items if e.id.startswith(STEADY)}
+        server.responder = Wavering(steady, served="judge-mini-2026-01-15")
+        out = tmp / "card"
+        lock = claim_out(out, force=False, inputs=[])
+        try:
+            outcome = run_consistency(plan, method, CardOptions(out, cache_dir=tmp / "cache",
+                                                                workers=1))
+        finally:
+            lock.release()
+    assert outcome.status == "run", outcome.error
+    assert outcome.results is not None
+    return {"results": outcome.results, "items": items, "steady": len(steady),
+            "corpus": corpus}
+
+
+def test_repeats_report_the_share_of_items_answered_identically(
+        consistency: dict[str, Any]) -> None:
+    results = consistency["results"]["results"]
+    row = results["repeat_rows"][0]
+    items, steady = len(consistency["items"]), consistency["steady"]
+    assert results["repeats"] == 5 and row["items"] == items == 30
+    # the steady items answer 3 every time; every other answers 1, 2, 3, 4, 5 in some order
+    assert row["identical"] == steady
+    ci = binomtest(steady, items).proportion_ci(method="wilson")
+    assert row["identical_low"] == pytest.approx(ci.low)
+    assert row["identical_high"] == pytest.approx(ci.high)
+    # the SD of 1..5 (ddof 1) is sqrt(2.5); the steady items' is 0
+    assert row["mean_sd"] == pytest.approx((items - steady) * 2.5 ** 0.5 / items)
+    assert any("determinism" in note for note in results["notes"])  # temperature 0
+
+
+def test_a_rewording_that_moves_the_judge_shows_a_shift_whose_interval_excludes_zero(
+        consistency: dict[str, Any]) -> None:
+    shifts = {r["variant"]: r for r in consistency["results"]["results"]["shift_rows"]}
+    assert shifts[1]["shift"] == pytest.approx(1.0)
+    assert shifts[1]["low"] > 0 and shifts[1]["outcome"] == "moves up"
+    assert shifts[2]["shift"] == pytest.approx(0.0) and shifts[2]["outcome"] == "stable"
+
+
+def test_a_constant_shift_changes_no_blind_spot_verdict(consistency: dict[str, Any]) -> None:
+    verdicts = consistency["results"]["results"]["verdicts"]
+    assert verdicts["compared"] > 0
+    assert verdicts["changed"] == []
+
+
+def test_identity_records_the_model_the_endpoint_names(consistency: dict[str, Any]) -> None:
+    identity = consistency["results"]["identity"]
+    assert identity["model"] == "judge-mini"
+    assert identity["served"] == ["judge-mini-2026-01-15"]
+    assert identity["base_url"].startswith("http://127.0.0.1:")
+    assert len(identity["prompt_sha256"]) == 64 and len(identity["contract_sha256"]) == 64
+    assert identity["sampling"]["temperature"] == 0.0
+    assert identity["sampling"]["top_p"] is None
+
+
+def test_the_paraphrases_cover_every_builtin_criterion_in_other_words() -> None:
+    builtin = builtin_criteria()
+    for aspect, texts in paraphrases().items():
+        assert len(texts) == 2
+        assert builtin[aspect].default not in texts
