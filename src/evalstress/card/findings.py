@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
+from evalstress.card.consistency_findings import consistency_claims
 
 MOST_FINDINGS = 5
 PER_METHOD = 2
@@ -42,7 +43,8 @@ MIN_PAIRS = pairs_for_discernment(1.0)
 #: the rank of each kind of finding: lower reads first
 RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
          "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
-         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6}
+         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6,
+         "inconsistent": 4, "wording": 4, "varies": 5}
 
 
 class ExampleSource(Protocol):
@@ -613,10 +615,18 @@ def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> 
     return found
 
 
+def consistency_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """An LLM judge's consistency: wordings that move it, verdicts that change between
+    wordings, answers that vary (`card.consistency_findings`); no example texts."""
+    return [finding(kind, method, text, rows, span, (None, None), evidence, magnitude)
+            for kind, method, text, rows, span, evidence, magnitude
+            in consistency_claims(section)]
+
+
 WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {
     "blindspot": blindspot_findings, "discernment": discernment_findings,
     "criteria": criteria_findings, "adversarial": adversarial_findings,
-    "correlation": correlation_findings}
+    "correlation": correlation_findings, "consistency": consistency_findings}
 
 
 def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any],

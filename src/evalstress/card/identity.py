@@ -2,7 +2,8 @@
 generator or the gold evaluator, and what changed between two cards' judges.
 
 The identity record itself is made where the judge has answered (`evaluators.judge_identity`,
-by the consistency method); the family rule is `llm.family.FAMILY_RULE`.
+by the consistency method); the family rule is `llm.family.FAMILY_RULE`. Endpoints are compared
+by their name in cache keys (`llm.identity`): a local server's port changes on every start.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalstress.evaluators.base import parse_spec
-from evalstress.llm.family import FAMILY_RULE, shared_family
+from evalstress.llm.family import shared_family
 from evalstress.llm.generate import generator_params
 
 #: the identity entries `evalstress compare` names when they differ, with their words
 COMPARED = (("served", "judge model"), ("model", "judge model asked"),
             ("prompt_sha256", "judge prompt"), ("contract_sha256", "judge output contract"),
-            ("base_url", "judge endpoint"))
+            ("endpoint", "judge endpoint"))
 
 
 def judge_model(spec: str | None) -> str | None:
@@ -57,8 +58,9 @@ def family_warnings(spec: str, gold: str | None, generator: str | None) -> list[
         family = shared_family(judge, other)
         if family is not None:
             lines.append(f"the judge ({judge}) and the {role} ({other}) are both of the "
-                         f"{family} family: a judge may favour texts of its own family, so "
-                         f"read the adversarial search with care ({FAMILY_RULE})")
+                         f"{family} family (read from their names; docs/judges.md, "
+                         f"\"Identity\"): a judge may favour its own family's texts and "
+                         f"judgements, so results that pit the two may lean that way")
     return lines
 
 
@@ -72,14 +74,14 @@ def _shown(value: Any) -> str:
 
 def identity_changes(first: Mapping[str, Any], second: Mapping[str, Any]) -> list[str]:
     """What differs between two cards' judge identities, one line each ("judge model changed:
-    gpt-4o-mini-2024-07-18 -> gpt-4o-mini-2025-01-31"); nothing when either card has none."""
+    gpt-4o-mini-2024-07-18 → gpt-4o-mini-2025-01-31"); nothing when either card has none."""
     a = (first.get("evaluator") or {}).get("identity") or {}
     b = (second.get("evaluator") or {}).get("identity") or {}
     if not a or not b:
         return []
-    lines = [f"{words} changed: {_shown(a.get(key))} -> {_shown(b.get(key))}"
+    lines = [f"{words} changed: {_shown(a.get(key))} → {_shown(b.get(key))}"
              for key, words in COMPARED if a.get(key) != b.get(key)]
     sa, sb = a.get("sampling") or {}, b.get("sampling") or {}
-    lines += [f"judge {key} changed: {_shown(sa.get(key))} -> {_shown(sb.get(key))}"
+    lines += [f"judge {key} changed: {_shown(sa.get(key))} → {_shown(sb.get(key))}"
               for key in sorted(set(sa) | set(sb)) if sa.get(key) != sb.get(key)]
     return lines
