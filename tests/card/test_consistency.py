@@ -53,9 +53,6 @@ class Wavering:
 @pytest.fixture(scope="module")
 def consistency(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("consistency")
-    from evalstress.core.data import builtin_corpus
-
-    corpus = builtin_corpus()
     with FakeServer() as server:
         spec = judge_spec(server, tmp)
         plan = plan_card(spec, budget="standard")
@@ -72,8 +69,7 @@ def consistency(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             lock.release()
     assert outcome.status == "run", outcome.error
     assert outcome.results is not None
-    return {"results": outcome.results, "items": items, "steady": len(steady),
-            "corpus": corpus}
+    return {"results": outcome.results, "items": items, "steady": len(steady)}
 
 
 def test_repeats_report_the_share_of_items_answered_identically(
@@ -121,3 +117,42 @@ def test_the_paraphrases_cover_every_builtin_criterion_in_other_words() -> None:
     for aspect, texts in paraphrases().items():
         assert len(texts) == 2
         assert builtin[aspect].default not in texts
+
+
+def test_the_findings_say_what_the_intervals_show(consistency: dict[str, Any]) -> None:
+    from evalstress.card.findings import RANKS, consistency_findings
+
+    section = {"status": "run", "results": consistency["results"]["results"],
+               "files": {"results": "runs/consistency/consistency.json"}}
+    found = consistency_findings(section, lambda *args: None)
+    kinds = [f.kind for f in found]
+    # rewording 1 lifts every rating by one point; rewording 2 moves nothing; no verdict
+    # changes; at temperature 0 the wavering items' answers spread (SD interval above 0)
+    assert kinds == ["wording", "inconsistent"]
+    wording, wavering = found
+    assert wording.rank == RANKS["wording"] and wording.interval["low"] > 0
+    assert "rewording 1" in wording.text and "raises the score by 1.00" in wording.text
+    assert wavering.interval["low"] > 0 and "temperature 0" in wavering.text
+    assert all(f.evidence == ["runs/consistency/consistency.json"] for f in found)
+
+
+def test_a_rerun_reads_the_same_answers_from_the_cache(tmp_path: Path) -> None:
+    with FakeServer() as server:
+        server.responder = Wavering(set())
+        spec = judge_spec(server, tmp_path)
+        plan = plan_card(spec, budget="small")
+        method = plan.method("consistency")
+        outs = []
+        for name in ("one", "two"):
+            lock = claim_out(tmp_path / name, force=False, inputs=[])
+            try:
+                outs.append(run_consistency(plan, method, CardOptions(
+                    tmp_path / name, cache_dir=tmp_path / "cache", workers=1)))
+            finally:
+                lock.release()
+            if name == "one":
+                calls = server.calls
+        assert server.calls == calls  # the second card asked nothing
+    first, second = (o.results["results"] for o in outs)
+    assert first["repeat_rows"] == second["repeat_rows"]
+    assert first["shift_rows"] == second["shift_rows"]
