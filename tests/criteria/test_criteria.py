@@ -83,7 +83,7 @@ def test_a_criterion_variant_rewords_each_builtin_definition_and_nothing_else(
     mine = load_criteria(str(own), 1)
     assert mine["fluency"].default == "My own words."  # no rewording of a user's criterion
     assert mine["coherence"].default == words["coherence"][0]
-    with pytest.raises(ValueError, match="criterion_variant=3: .* 1 to 2"):
+    with pytest.raises(ValueError, match=r"criterion_variant=3: .* 1 to 2"):
         load_criteria(None, 3)
 
 
