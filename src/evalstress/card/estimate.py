@@ -104,10 +104,10 @@ def estimate_attack(plan: CardPlan, method: MethodPlan) -> MethodEstimate:
 
 def estimate_consistency(plan: CardPlan, method: MethodPlan, options: CardOptions
                          ) -> MethodEstimate:
-    """Its direct requests (each item and aspect: 1 + (k - 1) repeats + one per rewording,
-    before the response cache) and its blind-spot run per wording (each planned as a stress
-    job is; the wordings after the first share their variants, so the calls are the first
-    one's times the wordings)."""
+    """Its direct requests (each item and aspect: k repeats, the first shared with the rating
+    as written, and one per rewording; before the response cache) and its blind-spot run per
+    wording (planned as a stress job is; every wording scores the same variants, so the calls
+    are one run's times the wordings)."""
     settings = method.settings
     items = subset(plan.examples, int(settings["items"]))
     words = 1 + int(settings["rewordings"])
@@ -128,7 +128,9 @@ def estimate_consistency(plan: CardPlan, method: MethodPlan, options: CardOption
                           calls=calls, tokens=None if one.tokens is None else words * one.tokens,
                           note=f"{settings['repeats']} repeats and {words} wordings of "
                                f"{len(items)} items ({direct} direct requests), and the "
-                               f"{CONSISTENCY_SUITE} suite under each wording (one seed)")
+                               f"{CONSISTENCY_SUITE} suite under each wording (one seed); an "
+                               "upper bound: the run as written reads what the card's "
+                               "blind-spot run shares with it from the cache")
 
 
 def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
