@@ -401,9 +401,8 @@ def consistency_method(traits: EvaluatorTraits, budget: Budget,
     """The consistency method: run for an LLM judge (the same request asked k times, and its
     criteria reworded), planned as not run with the reason for any other evaluator."""
     if traits.name != "judge":
-        return MethodPlan("consistency", False, "it asks no language model: the same text "
-                          "always gets the same score, and it reads no criterion that could "
-                          "be reworded")
+        return MethodPlan("consistency", False, "for LLM judges: this evaluator asks no "
+                          "model, so nothing varies between asks or wordings")
     if "criterion_variant" in parse_spec(traits.spec)[1]:
         return MethodPlan("consistency", False, "its spec fixes criterion_variant: the "
                           "method compares the wordings itself, from the criteria as written")
