@@ -156,3 +156,28 @@ def test_a_rerun_reads_the_same_answers_from_the_cache(tmp_path: Path) -> None:
     first, second = (o.results["results"] for o in outs)
     assert first["repeat_rows"] == second["repeat_rows"]
     assert first["shift_rows"] == second["shift_rows"]
+
+
+def test_a_judge_whose_prompt_shows_no_definition_has_nothing_reworded(
+        tmp_path: Path) -> None:
+    with FakeServer(default=Reply("4")) as server:
+        plan = plan_card(judge_spec(server, tmp_path) + ",level=term", budget="small")
+        lock = claim_out(tmp_path / "card", force=False, inputs=[])
+        try:
+            outcome = run_consistency(plan, plan.method("consistency"), CardOptions(
+                tmp_path / "card", cache_dir=tmp_path / "cache", workers=1))
+        finally:
+            lock.release()
+    assert outcome.results is not None, outcome.error
+    results = outcome.results["results"]
+    assert results["shift_rows"] == [] and results["verdicts"]["compared"] == 0
+    assert any("nothing reworded" in note for note in results["notes"])
+    assert not (tmp_path / "card" / "runs" / "consistency" / "wording-1").exists()
+    [row] = results["repeat_rows"]  # a judge answering 4 every time: all identical
+    assert row["identical"] == row["items"] == 8 and row["mean_sd"] == 0
+
+
+def test_a_metric_plans_consistency_as_not_run_with_the_reason() -> None:
+    plan = plan_card("bleu", budget="small")
+    method = plan.method("consistency")
+    assert not method.runs and "asks no model" in method.reason

@@ -53,7 +53,7 @@ from evalstress.engine.outdir import record_files
 from evalstress.engine.scoring import configure_caches, request_for
 from evalstress.evaluators.base import create_evaluator, parse_spec
 from evalstress.evaluators.judge import JudgeEvaluator
-from evalstress.evaluators.judge_identity import judge_identity
+from evalstress.evaluators.judge_identity import judge_identity, prompt_messages
 from evalstress.job import run_job
 from evalstress.report.rundir import read_run
 
@@ -152,7 +152,7 @@ def measure(plan: CardPlan, method: MethodPlan, options: CardOptions) -> dict[st
         written = ratings(base, items, 1)
         add_usage(cost, usage_of(base))
         identity = judge_identity(base)
-        temperature, texts = base.temperature, {a: base.criterion_text(a) for a in base.aspects}
+        temperature, shown, samples = base.temperature, prompt_messages(base), base.n
     finally:
         base.close()
     repeat = built_judge({"evaluator": name, **params, "n": k, "temperature": temperature,
@@ -164,11 +164,14 @@ def measure(plan: CardPlan, method: MethodPlan, options: CardOptions) -> dict[st
         repeat.close()
     if temperature == 0:
         notes.append(DETERMINISM)
+    if samples > 1:
+        notes.append(f"the judge averages {samples} samples into each score; the repeats are "
+                     "single answers, so its scores vary less than they do")
     reworded: dict[int, dict[str, list[float | None]]] = {}
     for variant in range(1, variants + 1):
         judge = built_judge(spec_with(spec, "criterion_variant", variant), options)
         try:
-            if all(judge.criterion_text(a) == texts[a] for a in judge.aspects):
+            if prompt_messages(judge) == shown:
                 notes.append("its criteria read the same in every wording (a level or a "
                              "template that does not show the definition): nothing reworded")
                 break
