@@ -262,6 +262,7 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
             results.get("summary") or "")
         section["files"] = {"results": relative(run_dir / CONSISTENCY_FILE, root)}
         section["cost"] = dict(results.get("cost") or {})
+        section["examples"] = int(section["results"].get("items") or 0)  # its subset
         return section
     elif method.key == "correlation":
         section["results"], section["summary"] = correlation_section(results)
