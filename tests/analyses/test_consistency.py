@@ -46,3 +46,11 @@ def test_verdict_changes_name_each_test_whose_verdict_differs() -> None:
     assert verdict_changes(written, reworded) == [
         {"aspect": "overall", "perturbation": "repetition", "written": "blind",
          "reworded": "inconclusive"}]
+
+
+def test_answers_written_alike_are_identical_though_their_weighted_ratings_differ() -> None:
+    ratings = [[4.01, 4.02, 4.01], [3.0, 3.0, 3.0], [2.0, 2.0, 2.0]]
+    texts = [["4", "4", "4"], ["3", "3", "Rating: 3"], [None, "2", "2"]]
+    row = repeat_row("overall", ratings, 3, texts)
+    # item 1: one text; item 2: two texts; item 3: a text unknown, so compared by rating
+    assert (row["identical"], row["compared_by_text"], row["identical_ratings"]) == (2, 2, 2)

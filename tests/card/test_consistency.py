@@ -181,3 +181,17 @@ def test_a_metric_plans_consistency_as_not_run_with_the_reason() -> None:
     plan = plan_card("bleu", budget="small")
     method = plan.method("consistency")
     assert not method.runs and "asks no model" in method.reason
+
+
+def test_a_spread_below_the_tolerance_is_no_finding() -> None:
+    from evalstress.card.findings import consistency_findings
+
+    row = {"aspect": "overall", "k": 5, "items": 30, "identical": 14, "identical_low": 0.3,
+           "identical_high": 0.64, "mean_sd": 0.007, "sd_low": 0.004, "sd_high": 0.011,
+           "delta": 0.15}
+    section = {"status": "run", "results": {"temperature": 0.0, "repeat_rows": [row]},
+               "files": {}}
+    assert consistency_findings(section, lambda *args: None) == []
+    row["delta"] = 0.001  # the same spread against a tolerance it clears
+    assert [f.kind for f in consistency_findings(section, lambda *args: None)] == [
+        "inconsistent"]

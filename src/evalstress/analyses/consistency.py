@@ -2,10 +2,13 @@
 with its criterion reworded. Pure functions of the ratings; the card's consistency method
 (`card.consistency`) asks for them.
 
-- Repeats, per aspect: the share of items whose k ratings are all identical, with its Wilson
-  interval (`core.proportions`), and the mean within-item standard deviation (ddof 1) with a
-  percentile bootstrap interval that resamples items. Items with fewer than k usable ratings
-  are left out and counted.
+- Repeats, per aspect: the share of items whose k answers are all identical (their texts as
+  written, where known, else their ratings), with its Wilson interval (`core.proportions`),
+  and the mean within-item standard deviation (ddof 1) of the ratings with a percentile
+  bootstrap interval that resamples items. Items with fewer than k usable ratings are left
+  out and counted. `delta`, the tolerance of the blind-spot rule (0.2 x the SD of the first
+  answers' ratings across items), says how much spread matters: a spread whose interval lies
+  below it is a trace, not a finding.
 - Rewording, per aspect and rewording: the paired shift (reworded minus as written) of each
   item's rating, read as a four-way verdict (`analyses.verdicts`: an interval over items
   against a tolerance of 0.2 x the SD of the as-written ratings, corrected together with
@@ -38,22 +41,32 @@ SHIFT_WORDS = {"detects": "moves up", "reversed": "moves down", "blind": "stable
                "inconclusive": "inconclusive"}
 
 
-def repeat_row(aspect: str, ratings: Sequence[Sequence[float | None]], k: int
-               ) -> dict[str, Any]:
-    """One aspect's repeat figures from each item's ratings (k asked, None: no usable one)."""
-    complete = [np.asarray(r, dtype=float) for r in ratings
-                if len(r) >= k and all(v is not None and np.isfinite(v) for v in r[:k])]
-    complete = [r[:k] for r in complete]
-    identical = sum(1 for r in complete if float(r.max() - r.min()) < SAME)
+def repeat_row(aspect: str, ratings: Sequence[Sequence[float | None]], k: int,
+               texts: Sequence[Sequence[str | None]] | None = None) -> dict[str, Any]:
+    """One aspect's repeat figures from each item's ratings (k asked, None: no usable one).
+    `texts`: each item's k answers as written, where known: two answers are identical when
+    their texts are (a logprob-weighted rating can move by a trace while the answer stays the
+    same); an item whose texts are not all known is compared by its ratings."""
+    kept = [i for i, r in enumerate(ratings)
+            if len(r) >= k and all(v is not None and np.isfinite(v) for v in r[:k])]
+    complete = [np.asarray(ratings[i][:k], dtype=float) for i in kept]
+    written = [list(texts[i][:k]) if texts is not None and i < len(texts) else []
+               for i in kept]
+    by_text = [len(w) == k and all(t is not None for t in w) for w in written]
+    identical = sum(1 for r, w, known in zip(complete, written, by_text, strict=True)
+                    if (len(set(w)) == 1 if known else float(r.max() - r.min()) < SAME))
     low, high = wilson(identical, len(complete))
     spreads = [float(r.std(ddof=1)) for r in complete] if k > 1 else []
     sd_low, sd_high = mean_ci(spreads, n_boot=N_BOOT, seed=SEED) if spreads else (None, None)
     return {"aspect": aspect, "k": k, "items": len(complete),
             "left_out": len(ratings) - len(complete), "identical": identical,
+            "compared_by_text": sum(by_text),
+            "identical_ratings": sum(1 for r in complete if float(r.max() - r.min()) < SAME),
             "identical_share": identical / len(complete) if complete else None,
             "identical_low": low, "identical_high": high,
             "mean_sd": float(np.mean(spreads)) if spreads else None,
-            "sd_low": sd_low, "sd_high": sd_high}
+            "sd_low": sd_low, "sd_high": sd_high,
+            "delta": default_tolerance([r[0] for r in complete]) if complete else None}
 
 
 def shift_rows(written: Mapping[str, Sequence[float | None]],

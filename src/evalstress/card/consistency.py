@@ -4,7 +4,8 @@
 On a seeded subset of the card's originals (`plan.CONSISTENCY`: 8, 30 or 60 by budget):
 
 1. Repeats. Each original is asked k times (3 on the small budget, 5 otherwise) at the
-   judge's configured temperature: the judge with `n=k` and no re-asks, so sample i is keyed
+   judge's configured temperature (answers compared as written, read back from the response
+   cache; their ratings' spread beside): the judge with `n=k` and no re-asks, so sample i is keyed
    by its index (and sent with seed + i) exactly as `n=` samples are, and a rerun reads the
    same k answers from the response cache. Sample 0 is the request the other methods sent.
 2. Rewording. The originals are rated as written and under each rewording of the criteria
@@ -51,7 +52,7 @@ from evalstress.core.storage import atomic_write_text
 from evalstress.core.wording import plural
 from evalstress.engine.outdir import record_files
 from evalstress.engine.scoring import configure_caches, request_for
-from evalstress.evaluators.base import create_evaluator, parse_spec
+from evalstress.evaluators.base import Score, create_evaluator, parse_spec
 from evalstress.evaluators.judge import JudgeEvaluator
 from evalstress.evaluators.judge_identity import judge_identity, prompt_messages
 from evalstress.job import run_job
@@ -87,15 +88,19 @@ def built_judge(spec: str | Mapping[str, Any], options: CardOptions) -> JudgeEva
     return judge
 
 
-def ratings(judge: JudgeEvaluator, examples: Sequence[Example], k: int
+def ratings(judge: JudgeEvaluator, examples: Sequence[Example], k: int,
+            texts: dict[str, list[list[str | None]]] | None = None
             ) -> dict[str, list[list[float | None]]]:
     """Each aspect's ratings of each original: the k samples' ratings (None where an answer
-    had none), or the one combined score when k is 1."""
+    had none), or the one combined score when k is 1. `texts`, when given, receives each
+    item's k answers as written (`answer_texts`)."""
     rows = judge.score_batch([request_for(e, e.hypothesis) for e in examples])
     out: dict[str, list[list[float | None]]] = {a: [] for a in judge.aspects}
     for row in rows:
         for aspect in judge.aspects:
             score = row[aspect]
+            if texts is not None:
+                texts.setdefault(aspect, []).append(answer_texts(judge, score, k))
             if k == 1:
                 out[aspect].append([score.value])
                 continue
@@ -103,6 +108,15 @@ def ratings(judge: JudgeEvaluator, examples: Sequence[Example], k: int
             out[aspect].append([*samples, *[None] * (k - len(samples))][:k] if score.ok
                                else [None] * k)
     return out
+
+
+def answer_texts(judge: JudgeEvaluator, score: Score, k: int) -> list[str | None]:
+    """The k answers behind a score as the model wrote them, read back from the response
+    cache by their keys (None where not stored: the cache is off, or an answer failed)."""
+    keys = [str(key) for key in (score.extra or {}).get("response_keys") or []][:k]
+    found = judge.client.cached(keys) if keys else {}
+    written = [found[key].text.strip() if key in found else None for key in keys]
+    return [*written, *[None] * (k - len(written))]
 
 
 def usage_of(judge: JudgeEvaluator) -> dict[str, int]:
@@ -158,7 +172,8 @@ def measure(plan: CardPlan, method: MethodPlan, options: CardOptions) -> dict[st
     repeat = built_judge({"evaluator": name, **params, "n": k, "temperature": temperature,
                           "max_reasks": 0}, options)
     try:
-        repeated = ratings(repeat, items, k)
+        texts: dict[str, list[list[str | None]]] = {}
+        repeated = ratings(repeat, items, k, texts)
         add_usage(cost, usage_of(repeat))
     finally:
         repeat.close()
@@ -183,7 +198,7 @@ def measure(plan: CardPlan, method: MethodPlan, options: CardOptions) -> dict[st
     shifts, alpha_eff = shift_rows({a: [r[0] for r in v] for a, v in written.items()},
                                    reworded)
     verdicts = compare_wordings(plan, spec, items, sorted(reworded), options, cost)
-    rows = [repeat_row(a, v, k) for a, v in repeated.items()]
+    rows = [repeat_row(a, v, k, texts.get(a)) for a, v in repeated.items()]
     return {"results": {"items": len(items), "item_ids": [e.id for e in items], "repeats": k,
                         "temperature": temperature, "repeat_rows": rows,
                         "shift_rows": shifts, "alpha_eff": alpha_eff,

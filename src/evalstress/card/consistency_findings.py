@@ -9,9 +9,10 @@ No finding says more than its interval:
 - "wording": some blind-spot verdicts differ between wordings (counted, with the Wilson
   interval of the share that changed);
 - "inconsistent": the k answers to one request vary: the bootstrap interval of the mean
-  within-item SD lies wholly above 0. At temperature 0 that is the endpoint answering one
-  request in several ways (ranked with the failures); above it, the sampling the judge asked
-  for (ranked with what is irregular).
+  within-item SD lies wholly above the tolerance (0.2 x the SD of the ratings across items;
+  a logprob-weighted rating that moves by a trace is no finding). At temperature 0 that is
+  the endpoint answering one request in several ways (ranked with the failures); above it,
+  the sampling the judge asked for (ranked with what is irregular).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def repeat_claims(results: Mapping[str, Any], evidence: list[str]) -> list[Claim
     out: list[Claim] = []
     hot = float(results.get("temperature") or 0) > 0
     for row in results.get("repeat_rows") or []:
-        if row.get("sd_low") is None or not row["sd_low"] > 0:
+        if row.get("sd_low") is None or not row["sd_low"] > float(row.get("delta") or 0):
             continue
         why = (f"at temperature {results['temperature']:g}, as it samples" if hot
                else "at temperature 0: the endpoint does not answer one request the same way")
@@ -78,7 +79,8 @@ def repeat_claims(results: Mapping[str, Any], evidence: list[str]) -> list[Claim
                     f"identical answers on {row['identical']} of {row['items']} items "
                     f"({row['identical_low']:.0%} to {row['identical_high']:.0%}); its ratings "
                     f"of one item spread by {row['mean_sd']:.2f} SD on average (95% CI "
-                    f"{row['sd_low']:.2f} to {row['sd_high']:.2f}) {why}.",
+                    f"{row['sd_low']:.2f} to {row['sd_high']:.2f}, above the tolerance "
+                    f"{row['delta']:.2g}) {why}.",
                     [dict(row)], _span("mean within-item SD", row["sd_low"], row["sd_high"],
                                        "score"), evidence, float(row["mean_sd"])))
     return out
