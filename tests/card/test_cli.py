@@ -15,7 +15,7 @@ from evalstress.llm.fake_server import FakeServer, Reply
 from tests.card.conftest import runner
 
 METHODS = ["blindspot", "discernment", "criteria", "adversarial", "correlation", "bias",
-           "position"]
+           "position", "consistency"]
 
 
 def one_line(text: str) -> str:
@@ -94,7 +94,8 @@ def test_a_judge_answering_one_rating_gets_a_degenerate_card_and_a_second_costs_
     assert "sanity gate: fail" in one_line(first.output)
     page = (tmp_path / "one" / "card.html").read_text(encoding="utf-8")
     assert "<div class='banner' role='alert'>" in page and "sanity gate failed" in page
-    assert page.count("<section class='method untrusted'") == 5  # the methods that ran
+    # the methods that ran: bias, position and consistency too
+    assert page.count("<section class='method untrusted'") == 6
 
 
 def test_the_dry_run_prints_the_plan_and_scores_nothing(tmp_path: Path,

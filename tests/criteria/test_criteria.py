@@ -62,3 +62,37 @@ def test_table_21_expectations_are_the_papers_not_the_hierarchys() -> None:
         moved = {aspect for aspect, moves in row.expected.items() if moves}
         assert moved - from_tree == beyond_the_tree.get(attack, set()), attack
         assert from_tree <= moved, attack
+
+
+def test_a_criterion_variant_rewords_each_builtin_definition_and_nothing_else(
+        tmp_path: Path) -> None:
+    from evalstress.criteria import paraphrases
+
+    builtin, words = builtin_criteria(), paraphrases()
+    for variant in (1, 2):
+        reworded = load_criteria(None, variant)
+        for aspect, criterion in reworded.items():
+            assert criterion.default == words[aspect][variant - 1]
+            assert criterion.default != builtin[aspect].default
+            assert (criterion.simplified, criterion.anchors) == (
+                builtin[aspect].simplified, builtin[aspect].anchors)
+    own = tmp_path / "mine.yaml"
+    own.write_text("fluency:\n  name: Fluency\n  default: My own words.\n  simplified: s\n"
+                   "  term: t\n  checks: c\n  anchors: {5: a, 4: b, 3: c, 2: d, 1: e}\n",
+                   encoding="utf-8")
+    mine = load_criteria(str(own), 1)
+    assert mine["fluency"].default == "My own words."  # no rewording of a user's criterion
+    assert mine["coherence"].default == words["coherence"][0]
+    with pytest.raises(ValueError, match=r"criterion_variant=3: .* 1 to 2"):
+        load_criteria(None, 3)
+
+
+def test_a_judge_signs_its_criterion_variant_only_when_given() -> None:
+    from evalstress.evaluators.base import create_evaluator
+
+    base = "judge:model=m,base_url=https://judge.example/v1,aspect=coherence"
+    plain = create_evaluator(base)
+    worded = create_evaluator(base + ",criterion_variant=2")
+    assert "criterion_variant" not in plain.signature()["params"]
+    assert worded.signature()["params"]["criterion_variant"] == 2
+    assert "build on each other" in worded.criterion_text("coherence")

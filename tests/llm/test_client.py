@@ -263,3 +263,17 @@ def test_an_answer_of_any_kind_starts_the_count_again(server: FakeServer) -> Non
     failed = ask(make(server), DOWN_AFTER + 5)
     assert all(isinstance(f, LLMError) and f.kind == "client" for f in failed)
     assert server.calls == DOWN_AFTER + 5
+
+
+def test_the_model_an_answer_names_is_kept_fresh_and_from_the_cache(
+        server: FakeServer, tmp_path: Path) -> None:
+    server.default = Reply("Rating: 4", model="fake-2026-01-15")
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = make(server, cache=cache)
+    [answer] = ask(client)
+    assert answer.model == "fake-2026-01-15"
+    assert client.served_models == {"fake-2026-01-15": 1}
+    again = make(server, cache=cache)  # a new client: the answer comes from the cache
+    [stored] = ask(again)
+    assert stored.cached and stored.model == "fake-2026-01-15"
+    assert again.served_models == {"fake-2026-01-15": 1} and server.calls == 1

@@ -15,6 +15,7 @@ from evalstress.card.figures import FIGURES, FigurePlan, card_figures
 from evalstress.card.findings import headline_findings
 from evalstress.card.gate import COLUMNS, sanity_gate
 from evalstress.card.html import render_card_html
+from evalstress.card.identity import family_warnings
 from evalstress.card.markdown import render_markdown
 from evalstress.card.model import (
     CARD_HTML,
@@ -57,7 +58,19 @@ def evaluator_block(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> di
         if evaluators:
             signature = next(iter(evaluators.values())).get("signature")
             break
-    return {**plan.evaluator.to_dict(), "signature": signature}
+    block = {**plan.evaluator.to_dict(), "signature": signature}
+    return {**block, **identity_entries(plan, outcomes)}
+
+
+def identity_entries(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> dict[str, Any]:
+    """A judge's identity (recorded by the consistency method once it has answered) and the
+    warnings on its model family; nothing for an evaluator that asks no model."""
+    consistency = outcomes.get("consistency")
+    identity = ((consistency.results or {}).get("identity") if consistency else None) or None
+    warnings = family_warnings(plan.evaluator.spec, plan.gold, plan.generator)
+    if identity is None and not warnings:
+        return {}
+    return {"identity": {**(identity or {}), "warnings": warnings}}
 
 
 def assemble(plan: CardPlan, outcomes: Mapping[str, MethodOutcome], out: Path, *,

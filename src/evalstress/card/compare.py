@@ -19,6 +19,7 @@ from typing import Any
 
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
+from evalstress.card.identity import identity_changes
 from evalstress.card.markdown import ci, pct, text
 from evalstress.card.model import CARD_JSON, count_text
 from evalstress.card.schema import card_problems
@@ -33,9 +34,10 @@ GROUPS = {"gate": "sanity gate",
           "blindspot": "blind spots (paper 002): verdict, drop at the top severity (95% CI)",
           "discernment": "discernment (paper 003): D of the DHP units",
           "criteria": "criteria response (paper 000): drop at the heaviest severity (95% CI)",
-          "adversarial": "adversarial search (paper 004)", "correlation": "human correlation"}
-GROUPS["bias"] = "bias probes: effect above placebo (corrected CI), verdict"
-GROUPS["position"] = "position bias: swap flip rate above re-ask (CI), verdict"
+          "adversarial": "adversarial search (paper 004)", "correlation": "human correlation",
+          "consistency": "consistency (LLM judges): repeats, reworded criteria",
+          "bias": "bias probes: effect above placebo (corrected CI), verdict",
+          "position": "position bias: swap flip rate above re-ask (CI), verdict"}
 #: the words of each verdict a cell may carry
 MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
          "not-applicable": "n/a", "unclear": "unclear"}
@@ -398,6 +400,43 @@ def position_rows(columns: Sequence[Column]) -> list[Row]:
                 [f"{r['effect']:+.0%} ({ci(r.get('low'), r.get('high'))}): {r['verdict']}"
                  if r.get("effect") is not None else None for r in found],
                 [verdicts.get(str(r.get("outcome"))) for r in found])]
+def consistency_rows(columns: Sequence[Column]) -> list[Row]:
+    """Per column: the share of items answered identically k times, the shift under each
+    rewording with its verdict, and the blind-spot verdicts that changed between wordings."""
+    found = [(section_of(c, "consistency") or {}).get("results") or {} for c in columns]
+    if not any(found):
+        return []
+    repeats = [next((r for r in f.get("repeat_rows") or [] if r["aspect"] == c.aspect), None)
+               for f, c in zip(found, columns, strict=True)]
+    rows = [Row("consistency", "all k answers identical: share (95% CI)",
+                [f"{pct(r.get('identical_share'), False)} of {r['items']}, k {r['k']} "
+                 f"({ci(r.get('identical_low'), r.get('identical_high'), signed=False)})"
+                 if r and r.get("identical_share") is not None else None for r in repeats],
+                [None] * len(columns))]
+    variants = sorted({int(s["variant"]) for f in found for s in f.get("shift_rows") or []})
+    for variant in variants:
+        shifts = [next((s for s in f.get("shift_rows") or [] if s["aspect"] == c.aspect
+                        and int(s["variant"]) == variant), None)
+                  for f, c in zip(found, columns, strict=True)]
+        rows.append(Row("consistency", f"rewording {variant}: shift (interval), verdict",
+                        [f"{s['shift']:+.3g} ({ci(s.get('low'), s.get('high'), False)}), "
+                         f"{s['outcome']}" if s and s.get("shift") is not None else None
+                         for s in shifts], [None] * len(columns)))
+    rows.append(Row("consistency", "blind-spot verdicts changed between wordings",
+                    [f"{len(f['verdicts'].get('changed') or [])} of "
+                     f"{f['verdicts'].get('compared')}" if f.get("verdicts") else None
+                     for f in found], [None] * len(columns)))
+    return rows
+
+
+def judge_changes(cards: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    """What changed in the judge from each card to the next (`card.identity`), one line per
+    setting; the cards' names lead each line when more than two are compared."""
+    said = []
+    for index in range(1, len(cards)):
+        lead = "" if len(cards) == 2 else f"{names[index - 1]} → {names[index]}: "
+        said += [lead + line for line in identity_changes(cards[index - 1], cards[index])]
+    return said
 
 
 def compare_cards(cards: Sequence[Mapping[str, Any]],
@@ -409,14 +448,15 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     columns = columns_of(cards, shown)
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
-            *correlation_rows(columns), *bias_rows(columns), *position_rows(columns)]
+            *correlation_rows(columns), *bias_rows(columns), *position_rows(columns),
+            *consistency_rows(columns)]
     # a card made before the bias method has no bias section: then no row says "not run"
-    added = [k for k in ("bias", "position") if any(k in c.card["methods"] for c in columns)]
+    added = [k for k in ("bias", "position", "consistency") if any(k in c.card["methods"] for c in columns)]
     for key in ("adversarial", "correlation", *added):
         if not any(r.group == key for r in rows):
             rows.append(Row(key, "status", [status_cell(c, key) for c in columns],
                             [None] * len(columns)))
-    return Comparison(columns, rows, differences(cards, shown),
+    return Comparison(columns, rows, judge_changes(cards, shown) + differences(cards, shown),
                       [Source.of(name, card) for name, card in zip(shown, cards, strict=True)])
 
 

@@ -9,11 +9,19 @@ early.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from evalstress.card.consistency import subset
 from evalstress.card.data import spread_over_tasks
-from evalstress.card.plan import SYSTEMS_KEY, SYSTEMS_MODE, CardPlan, MethodPlan
+from evalstress.card.plan import (
+    CONSISTENCY_SUITE,
+    SYSTEMS_KEY,
+    SYSTEMS_MODE,
+    CardPlan,
+    MethodPlan,
+    unmet_perturbations,
+)
 from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_job_of
 from evalstress.evaluators.base import parse_spec
 from evalstress.job.run import estimate_job
@@ -94,6 +102,37 @@ def estimate_attack(plan: CardPlan, method: MethodPlan) -> MethodEstimate:
              f"{attack['gold_samples']}){'; ' + attack['note'] if attack.get('note') else ''}")
 
 
+def estimate_consistency(plan: CardPlan, method: MethodPlan, options: CardOptions
+                         ) -> MethodEstimate:
+    """Its direct requests (each item and aspect: k repeats, the first shared with the rating
+    as written, and one per rewording; before the response cache) and its blind-spot run per
+    wording (planned as a stress job is; every wording scores the same variants, so the calls
+    are one run's times the wordings)."""
+    settings = method.settings
+    items = subset(plan.examples, int(settings["items"]))
+    words = 1 + int(settings["rewordings"])
+    direct = len(items) * len(plan.evaluator.aspects) * (int(settings["repeats"]) + words - 1)
+    suite = MethodPlan("blindspot", True, suite=CONSISTENCY_SUITE, seeds=1,
+                       analyses=("blindspot",),
+                       left_out=unmet_perturbations(CONSISTENCY_SUITE, "default"))
+    try:
+        one = estimate_stress(replace(plan, examples=tuple(items), methods=(suite,)), suite,
+                              options)
+    except METHOD_ERRORS as exc:
+        message = str(exc.args[0] if exc.args else exc)
+        return MethodEstimate(method.key, method.title, True, examples=len(items),
+                              note=f"cannot be planned: {message}")
+    calls = None if one.calls is None else direct + words * int(one.calls)
+    return MethodEstimate(method.key, method.title, True, examples=len(items),
+                          variants=None if one.variants is None else words * one.variants,
+                          calls=calls, tokens=None if one.tokens is None else words * one.tokens,
+                          note=f"{settings['repeats']} repeats and {words} wordings of "
+                               f"{len(items)} items ({direct} direct requests), and the "
+                               f"{CONSISTENCY_SUITE} suite under each wording (one seed); an "
+                               "upper bound: the run as written reads what the card's "
+                               "blind-spot run shares with it from the cache")
+
+
 def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
     """Every method's estimate, in the card's order (not run: its reason)."""
     out = []
@@ -114,6 +153,8 @@ def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
                 calls=3 * len(plan.examples),
                 note="each example's pair asked three times (both orders and a re-ask); calls: "
                      "before the response cache, at most"))
+        elif method.key == "consistency":
+            out.append(estimate_consistency(plan, method, options))
         elif method.kind == "study":
             out.append(estimate_attack(plan, method))
         elif method.kind == "part":

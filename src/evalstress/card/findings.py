@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
 from evalstress.analyses.verdicts import settle_text
+from evalstress.card.consistency_findings import consistency_claims
 
 MOST_FINDINGS = 5
 PER_METHOD = 2
@@ -48,7 +49,8 @@ RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
          "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
          "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6,
          PARTLY_BLIND: 2,
-         "biased": 4}  # a judge swayed by a bias probe beyond its placebo (`card.biasfind`)
+         "biased": 4,  # a judge swayed by a bias probe beyond its placebo (`card.biasfind`)
+         "inconsistent": 4, "wording": 4, "varies": 5}
 #: a partly blind finding's magnitude is shifted by this, below every full blind spot's (which
 #: lie in (0, 1]), so it reads after them within their rank
 PARTLY_BELOW = -1.0
@@ -642,10 +644,18 @@ def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> 
     return found
 
 
+def consistency_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """An LLM judge's consistency: wordings that move it, verdicts that change between
+    wordings, answers that vary (`card.consistency_findings`); no example texts."""
+    return [finding(kind, method, text, rows, span, (None, None), evidence, magnitude)
+            for kind, method, text, rows, span, evidence, magnitude
+            in consistency_claims(section)]
+
+
 WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {
     "blindspot": blindspot_findings, "discernment": discernment_findings,
     "criteria": criteria_findings, "adversarial": adversarial_findings,
-    "correlation": correlation_findings}
+    "correlation": correlation_findings, "consistency": consistency_findings}
 
 
 def _bias_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:

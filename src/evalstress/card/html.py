@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.analyses.blindspot_stats import outcome_text
+from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.markdown import (
@@ -340,11 +341,35 @@ def bias_html(section: Mapping[str, Any], ids: set[str]) -> str:
            f", {esc(results.get('correction'))} over {esc(results.get('n_tests'))} tests.</p>")
     return table(BIAS_HEAD, [bias_cells(r) for r in rows], left=3, row_ids=row_ids,
                  row_headers=True, table_id="t-bias") + how + notes
+def consistency_html(section: Mapping[str, Any], ids: set[str]) -> str:
+    """Repeats, rewording shifts and the blind-spot verdicts that change between wordings."""
+    results = section["results"]
+    changes = view.change_rows(results)
+    notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in results.get("notes") or [])
+    return ("<p>Repeats of one request:</p>"
+            + table(view.REPEAT_HEAD, view.repeat_rows(results), left=1,
+                    table_id="t-consistency-repeats")
+            + "<p>Criteria reworded (shift = reworded minus as written):</p>"
+            + table(view.SHIFT_HEAD, view.shift_rows(results), left=1,
+                    table_id="t-consistency-wording")
+            + f"<p>{esc(view.verdict_line(results))}</p>"
+            + (table(view.CHANGE_HEAD, changes, left=2) if changes else "") + notes)
+
+
+def identity_html(evaluator: Mapping[str, Any]) -> str:
+    """The judge's identity and the warnings on its model family; "" for other evaluators."""
+    warnings = "".join(f"<p class='stamp' role='note'>Warning: {esc(w)}</p>"
+                       for w in view.identity_warnings(evaluator))
+    facts = view.identity_facts(evaluator)
+    rows = "".join(f"<dt>{esc(name)}</dt><dd><code>{esc(value)}</code></dd>"
+                   for name, value in facts)
+    return warnings + (f"<section id='identity'><h2>Judge identity</h2><dl class='facts'>"
+                       f"{rows}</dl></section>" if facts else "")
 
 
 TABLES = {"blindspot": blindspot_html, "discernment": discernment_html,
           "criteria": criteria_html, "adversarial": adversarial_html,
-          "correlation": correlation_html}
+          "correlation": correlation_html, "consistency": consistency_html}
 
 
 def position_html(section: Mapping[str, Any], ids: set[str]) -> str:
@@ -459,6 +484,7 @@ def render_card_html(card: Mapping[str, Any],
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<title>{esc(title)}</title><style>{CARD_CSS}</style></head><body><main>"
             f"{header_html(card)}<nav class='toc' aria-label='sections'>{toc}</nav>{banner}"
+            f"{identity_html(card['evaluator'])}"
             f"<section id='gate' class='{gate_class}'><h2>Sanity gate: <span class='verdict "
             f"verdict-{esc(gate['verdict'])}'>{esc(verdict)}</span></h2>"
             + (f"<ul>{reasons}</ul>" if reasons else "") + gate_html(gate) + "</section>"

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.card.assemble import assemble, write_card
+from evalstress.card.consistency import run_consistency
 from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
+from evalstress.card.identity import family_warnings
 from evalstress.card.model import Card
 from evalstress.card.plan import (
     SYSTEMS_MODE,
@@ -113,6 +115,7 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     references = reference_note(examples, [traits.label] if traits.needs_references else [],
                                 source)
     notes += [references] if references else []
+    notes += family_warnings(spec, gold, generator)
     return CardPlan(traits, chosen, examples,
                     describe(examples, len(every), data, field_map, task,
                              too_long=too_long, max_chars=limit),
@@ -133,7 +136,9 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     try:
         outcomes: dict[str, MethodOutcome] = {}
         for method in plan.methods:
-            if method.mode == SYSTEMS_MODE:
+            if method.key == "consistency":
+                outcomes[method.key] = run_consistency(plan, method, options)
+            elif method.mode == SYSTEMS_MODE:
                 outcomes[method.key] = run_systems_correlation(
                     plan, method, system_score_fields(plan.examples), options)
             elif method.key == "position" and method.runs:

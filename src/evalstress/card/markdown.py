@@ -22,6 +22,7 @@ from urllib.parse import quote as url_quote
 
 from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.analyses.verdicts import MDE_RULE
+from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
@@ -380,11 +381,28 @@ def bias_lines(results: Mapping[str, Any]) -> list[str]:
            f"{results.get('correction')} over {results.get('n_tests')} tests (alpha "
            f"{results.get('alpha')}, each at {results.get('alpha_eff')}).")
     return [*table(BIAS_HEAD, rows), text(how), ""]
+def consistency_lines(results: Mapping[str, Any]) -> list[str]:
+    """Repeats, rewording shifts and the blind-spot verdicts that change between wordings."""
+    lines = ["Repeats of one request:", "", *table(view.REPEAT_HEAD, view.repeat_rows(results)),
+             "Criteria reworded (shift = reworded minus as written):", "",
+             *table(view.SHIFT_HEAD, view.shift_rows(results)), text(view.verdict_line(results)),
+             ""]
+    changes = view.change_rows(results)
+    lines += table(view.CHANGE_HEAD, changes) if changes else []
+    return lines + [f"*{text(note)}*" for note in results.get("notes") or []] + [""]
+
+
+def identity_lines(evaluator: Mapping[str, Any]) -> list[str]:
+    """The judge's identity and the warnings on its model family; [] for other evaluators."""
+    lines = [f"> **Warning:** {text(w)}" for w in view.identity_warnings(evaluator)]
+    lines += [""] if lines else []
+    facts = view.identity_facts(evaluator)
+    return lines + (["## Judge identity", "", *table(["", ""], facts)] if facts else [])
 
 
 SECTION_LINES = {"blindspot": blindspot_lines, "discernment": discernment_lines,
                  "criteria": criteria_lines, "adversarial": adversarial_lines,
-                 "correlation": correlation_lines}
+                 "correlation": correlation_lines, "consistency": consistency_lines}
 
 
 #: the position table's columns (card.md and card.html)
@@ -443,6 +461,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         ["data", f"{data['source']}: {count_text(data)} ({tasks}); sha256 {data['sha256'][:16]}…"],
         ["budget", f"{budget['name']}: {budget['description']}"],
         ["cost", cost_text(cost)]])
+    lines += identity_lines(evaluator)
     lines += finding_lines(card["findings"], card["gate"], card)
     methods = card["methods"]
     lines += ["## Methods", "", *table(

@@ -13,6 +13,8 @@ one out in silence.
 | adversarial  | 004   | the attack study                           | a gold evaluator is given      |
 | correlation  | -     | the blind-spot run's originals, or the     | the data carries human scores  |
 |              |       | other systems' outputs each example lists  | (of its text or its systems')  |
+| consistency  | -     | repeats and reworded criteria on a seeded  | the evaluator is an LLM judge  |
+|              |       | subset (CONSISTENCY), blindspot per wording |                                |
 
 | bias         | -     | bias (probes against placebos; self-preference | the evaluator asks a model  |
 |              |       | added with the judge's model family)       | (a judge)                      |
@@ -38,25 +40,23 @@ from evalstress.core.data import Example
 from evalstress.core.extras import missing_modules
 from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__
+from evalstress.criteria import PARAPHRASES
 from evalstress.evaluators.base import Evaluator, parse_spec
 from evalstress.job.build import default_suite
 from evalstress.suites import load_suite
 
 #: the methods of a card, in the order the card shows them
-METHODS: tuple[str, ...] = ("blindspot", "discernment", "criteria", "adversarial", "correlation")
+METHODS: tuple[str, ...] = ("blindspot", "discernment", "criteria", "adversarial", "correlation",
+                            "bias", "position", "consistency")
 TITLES = {"blindspot": "blind spots", "discernment": "discernment",
           "criteria": "criteria response", "adversarial": "adversarial search",
-          "correlation": "human correlation"}
+          "correlation": "human correlation", "bias": "bias probes",
+          "position": "position bias", "consistency": "consistency"}
 PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "criteria": "000",
-                                 "adversarial": "004", "correlation": None}
-METHODS = (*METHODS, "bias", "position")
-TITLES["bias"] = "bias probes"
-PAPERS["bias"] = None
-TITLES["position"] = "position bias"
-PAPERS["position"] = None
+                                 "adversarial": "004", "correlation": None, "bias": None,
+                                 "position": None, "consistency": None}
 #: the suite of the bias method (every budget; the budget sets its examples and seeds)
 BIAS_SUITE = "bias"
-
 #: the field of an example's meta that holds its human scores (aspect -> number)
 HUMAN_KEY = "human"
 #: the field of an example's meta that lists other systems' outputs of the same input, each
@@ -211,6 +211,8 @@ class MethodPlan:
     attack: Mapping[str, Any] = field(default_factory=dict)
     #: perturbations of the suite left out, each with what it still needs (`Perturbation.unmet`)
     left_out: tuple[tuple[str, str], ...] = ()
+    #: a method's own sizes (consistency: items, repeats, rewordings), in card.json when set
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -230,7 +232,7 @@ class MethodPlan:
         """job (a stress run through `evalstress.job`), study (the attack, or the correlation
         that scores the systems' outputs the data lists), or part (read from another method's
         run: the correlation of the blind-spot run's originals)."""
-        if self.key in ("adversarial", "position") or self.mode == SYSTEMS_MODE:
+        if self.key in ("adversarial", "position", "consistency") or self.mode == SYSTEMS_MODE:
             return "study"
         return "part" if self.key == "correlation" else "job"
 
@@ -241,7 +243,8 @@ class MethodPlan:
                 "analyses": list(self.analyses), "mode": self.mode,
                 "attack": dict(self.attack),
                 "left_out": [{"perturbation": name, "reason": reason}
-                             for name, reason in self.left_out]}
+                             for name, reason in self.left_out],
+                **({"settings": dict(self.settings)} if self.settings else {})}
 
 
 @dataclass(frozen=True)
@@ -391,6 +394,7 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
     methods.append(bias_method(traits, budget))
     methods.append(MethodPlan("position", True) if traits.name == "judge" else MethodPlan(
         "position", False, "not a judge (it needs a pairwise prompt)"))
+    methods.append(consistency_method(traits, budget, examples))
     return tuple(methods)
 
 
@@ -415,3 +419,28 @@ def bias_method(traits: EvaluatorTraits, budget: Budget) -> MethodPlan:
                       protocol=budget.protocol, analyses=("bias",),
                       mode=f"self-preference family {family}" if family else None,
                       left_out=left_out)
+
+
+#: the consistency method's sizes by budget: (items, repeats k); the blind-spot suite each
+#: wording runs on those items, with one seed. Another budget (the real-data atlas's) gets
+#: the standard sizes.
+CONSISTENCY = {"small": (8, 3), "standard": (30, 5), "paper": (60, 5)}
+CONSISTENCY_SUITE = "blindspot"
+#: its results, in the card's folder under runs/consistency/
+CONSISTENCY_FILE = "consistency.json"
+
+
+def consistency_method(traits: EvaluatorTraits, budget: Budget,
+                       examples: Sequence[Example]) -> MethodPlan:
+    """The consistency method: run for an LLM judge (the same request asked k times, and its
+    criteria reworded), planned as not run with the reason for any other evaluator."""
+    if traits.name != "judge":
+        return MethodPlan("consistency", False, "for LLM judges: this evaluator asks no "
+                          "model, so nothing varies between asks or wordings")
+    if "criterion_variant" in parse_spec(traits.spec)[1]:
+        return MethodPlan("consistency", False, "its spec fixes criterion_variant: the "
+                          "method compares the wordings itself, from the criteria as written")
+    items, repeats = CONSISTENCY.get(budget.name, CONSISTENCY["standard"])
+    return MethodPlan("consistency", True, suite=CONSISTENCY_SUITE, seeds=1,
+                      settings={"items": min(items, len(examples)), "repeats": repeats,
+                                "rewordings": PARAPHRASES})

@@ -241,14 +241,16 @@ def card_record(plan: CardPlan, key: str) -> dict[str, Any]:
             "data_sha256": plan.data.get("sha256")}
 
 
-def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions) -> RunSettings:
-    """The job's settings, as `evalstress run` would take them from its flags."""
+def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions,
+                    run_dir: Path | None = None) -> RunSettings:
+    """The job's settings, as `evalstress run` would take them from its flags; `run_dir`:
+    where it runs, when not the method's own folder (the consistency method's wordings)."""
     data = plan.data
     return RunSettings.resolve(
         {"evaluators": [plan.evaluator.spec], "data": plan.data_path,
          "map": data.get("map"), "task": data.get("task"), "suite": method.suite,
          "seeds": method.seeds, "protocol": method.protocol,
-         "out": run_dir_of(options.out, method.key), "cache_dir": options.cache_dir,
+         "out": run_dir or run_dir_of(options.out, method.key), "cache_dir": options.cache_dir,
          "no_cache": options.no_cache, "workers": options.workers, "force": options.force,
          "quiet": True, "max_missing": options.max_missing, "max_chars": plan.max_chars},
         face="card")
@@ -278,9 +280,11 @@ def with_self_preference(suite: Suite, method: MethodPlan) -> Suite:
     return suite
 
 
-def stress_job_of(plan: CardPlan, method: MethodPlan, options: CardOptions) -> StressJob:
-    """The job of a stress method, as its run and its dry run build it."""
-    settings = stress_settings(plan, method, options)
+def stress_job_of(plan: CardPlan, method: MethodPlan, options: CardOptions,
+                  run_dir: Path | None = None) -> StressJob:
+    """The job of a stress method, as its run and its dry run build it (in `run_dir` when
+    given, see `stress_settings`)."""
+    settings = stress_settings(plan, method, options, run_dir)
     return build_job(settings, rows=list(plan.examples),
                      suite=method_suite(plan, method, settings), analyses=method.analyses,
                      command="card", progress=options.progress,

@@ -11,7 +11,13 @@ from typing import Any
 from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
 from evalstress.card.findings import can_reach
-from evalstress.card.plan import SYSTEMS_FILE, SYSTEMS_MODE, CardPlan, MethodPlan
+from evalstress.card.plan import (
+    CONSISTENCY_FILE,
+    SYSTEMS_FILE,
+    SYSTEMS_MODE,
+    CardPlan,
+    MethodPlan,
+)
 from evalstress.card.position import POSITION_FILE
 from evalstress.card.profile import (
     aimed_at,
@@ -279,6 +285,13 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
             results, section["run_dir"], str(method.attack.get("note") or ""))
         section["cost"] = attack_cost(results, run_dir)
         section["examples"] = int((results.get("counts") or {}).get("examples") or 0)
+        return section
+    elif method.key == "consistency":  # its own file, not a run directory's
+        section["results"], section["summary"] = dict(results.get("results") or {}), str(
+            results.get("summary") or "")
+        section["files"] = {"results": relative(run_dir / CONSISTENCY_FILE, root)}
+        section["cost"] = dict(results.get("cost") or {})
+        section["examples"] = int(section["results"].get("items") or 0)  # its subset
         return section
     elif method.key == "correlation":
         section["results"], section["summary"] = correlation_section(results)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -219,8 +220,41 @@ def builtin_criteria() -> dict[str, Criterion]:
     return _parse_criteria(read_packaged_yaml("criteria", "criteria.yaml"), "criteria.yaml")
 
 
-def load_criteria(path: str | None = None) -> dict[str, Criterion]:
-    """Built-in criteria, overridden and extended by a user's YAML file of the same shape."""
+#: the rewordings of each built-in definition that paraphrases.yaml holds (variants 1..N)
+PARAPHRASES = 2
+
+
+@functools.cache
+def paraphrases() -> dict[str, tuple[str, ...]]:
+    """Each built-in aspect's rewordings of its one-sentence definition (paraphrases.yaml):
+    variant i of an aspect is entry i - 1."""
+    raw = read_packaged_yaml("criteria", "paraphrases.yaml")
+    out = {str(a): tuple(str(t) for t in texts) for a, texts in dict(raw).items()}
+    wrong = [a for a, texts in out.items() if len(texts) != PARAPHRASES]
+    if wrong or set(out) != set(builtin_criteria()):
+        raise ConfigError(f"paraphrases.yaml: every built-in aspect needs {PARAPHRASES} "
+                          "rewordings")
+    return out
+
+
+def reworded(table: Mapping[str, Criterion], variant: int) -> dict[str, Criterion]:
+    """The criteria with each built-in definition swapped for its rewording `variant` (0: as
+    they are). A criterion a user's file replaced keeps its own words: evalstress has no
+    rewording of it."""
+    if variant == 0:
+        return dict(table)
+    if not 0 < variant <= PARAPHRASES:
+        raise ValueError(f"criterion_variant={variant}: evalstress words each criterion "
+                         f"{PARAPHRASES + 1} ways: 0 (as written) or a rewording 1 to "
+                         f"{PARAPHRASES}")
+    builtin, words = builtin_criteria(), paraphrases()
+    return {a: replace(c, default=words[a][variant - 1]) if builtin.get(a) is c else c
+            for a, c in table.items()}
+
+
+def load_criteria(path: str | None = None, variant: int = 0) -> dict[str, Criterion]:
+    """Built-in criteria, overridden and extended by a user's YAML file of the same shape;
+    `variant` > 0: the built-in definitions reworded (`reworded`)."""
     table = dict(builtin_criteria())
     if path:
         from pathlib import Path
@@ -234,7 +268,7 @@ def load_criteria(path: str | None = None) -> dict[str, Criterion]:
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"{file}: cannot read criteria ({exc})") from None
         table.update(_parse_criteria(raw, str(file)))
-    return table
+    return reworded(table, variant)
 
 
 def criterion_text(aspect: str, level: str = "default", scale: tuple[int, int] = (1, 5),

@@ -248,7 +248,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
         check_small_model_prompt(model, form, self.contract, reading.allow_reasoning)
         self.scale = (_whole(self.contract.scale) if self.contract is not None
                       else parse_scale(ask.scale or "1-5"))
-        self.criteria = load_criteria(ask.criteria)
+        self.criteria = load_criteria(ask.criteria, ask.criterion_variant)
         self._aspects = tuple(ask.aspect.replace(",", " ").split())
         self.pair_template = None if ask.pair_prompt is None else load_template(
             ask.pair_prompt, pairwise=True)
@@ -345,6 +345,7 @@ class JudgeEvaluator(FollowsRunCache, Evaluator):
             own["pair_output"] = self.pair_contract.describe()
         return {"aspects": self._aspects, "scale": list(self.scale), "criteria": criteria_hash,
                 "prompt_version": PROMPT_VERSION,
+                **({"criterion_variant": ask.criterion_variant} if ask.criterion_variant else {}),
                 **({"constrain": self.constrain} if self.constrain != "off" else {}),
                 **geval.signature(steps), **own}
 

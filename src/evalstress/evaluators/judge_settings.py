@@ -137,6 +137,9 @@ class JudgeAsk(DeclaredSettings):
                                 short="scale", default_note="1-5, or the output contract's")
     criteria: str | None = setting(optional(path()), None, "a YAML file of criteria that add "
                                    "to or replace the built-in ones", signed="never")
+    criterion_variant: int = setting(whole_number(0), 0, "the wording of each built-in "
+                                     "criterion's definition: 0 as written, 1 or 2 a "
+                                     "rewording (criteria/paraphrases.yaml)", signed="given")
     with_source: bool | None = setting(optional(BOOLEAN), None, "show the source",
                                        default_note="true")
     with_reference: bool | None = setting(optional(BOOLEAN), None, "show the first reference",

@@ -29,6 +29,7 @@ import asyncio
 import hashlib
 import random
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -84,16 +85,21 @@ class ChatResponse:
     key: str = ""
     cached: bool = False
     endpoint: str = ""
+    #: the model as the endpoint named it in its answer (a dated snapshot of the asked name,
+    #: say); "" when it named none, or the answer was cached before this was kept
+    model: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "logprobs": self.logprobs, "finish_reason": self.finish_reason,
-                "usage": self.usage, "endpoint": self.endpoint}
+                "usage": self.usage, "endpoint": self.endpoint,
+                **({"model": self.model} if self.model else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], key: str = "", cached: bool = False
                   ) -> ChatResponse:
         return cls(str(data.get("text", "")), data.get("logprobs"), data.get("finish_reason"),
-                   dict(data.get("usage") or {}), key, cached, str(data.get("endpoint", "")))
+                   dict(data.get("usage") or {}), key, cached, str(data.get("endpoint", "")),
+                   str(data.get("model") or ""))
 
 
 class LLMError(Exception):
@@ -195,6 +201,9 @@ class LLMClient:
         self._dead_ends = 0  # attempts in a row that could not connect or had the key refused
         self._down: str | None = None  # set after DOWN_AFTER of them: the last reason
         self._down_kind = "connection"  # and the kind of failure it was
+        #: the model names the endpoint's answers gave (fresh or stored), with their counts:
+        #: the card's record of what answered, which can differ from the name asked
+        self.served_models: Counter[str] = Counter()
 
     @property
     def identity(self) -> str:
@@ -241,7 +250,9 @@ class LLMClient:
         if self.cache is None:
             return {}
         found = (ChatResponse.from_json(v, k, True) for k, v in self.cache.get_many(keys).items())
-        return {r.key: r for r in found if not gives_key_back(r)}
+        kept = {r.key: r for r in found if not gives_key_back(r)}
+        self.served_models.update(r.model for r in kept.values() if r.model)
+        return kept
 
     def _hit(self, key: str) -> ChatResponse | None:
         """The stored answer for `key`, or None (see `cached`)."""
@@ -467,8 +478,13 @@ class LLMClient:
                          f"{snippet!r}") from None
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items()
                  if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)}
+        named = data.get("model")
         response = ChatResponse(text, _compact_logprobs(choice), choice.get("finish_reason"),
-                                usage, endpoint=endpoint.base_url)
+                                usage, endpoint=endpoint.base_url,
+                                model=server_excerpt(named, 120) if isinstance(named, str)
+                                else "")
+        if response.model:
+            self.served_models[response.model] += 1
         if gives_key_back(response):
             raise _Retry("key-echo", f"HTTP 200 from {endpoint.base_url}: the answer holds the "
                          f"API key ({len(text)} characters; the key raw or encoded): neither "

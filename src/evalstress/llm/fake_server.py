@@ -44,6 +44,8 @@ class Reply:
     #: put the key of the request's Authorization header into the error message (or, with
     #: status 200, after the answer's content) in the form `how` of `echoed`; "" echoes nothing
     echo: str = ""
+    #: the model the answer names (a dated snapshot, say); None: the name the request asked
+    model: str | None = None
 
 
 ECHOES = ("raw", "json", "url", "wrapped", "base64", "base64-bearer", "base64-auth",
@@ -126,7 +128,7 @@ def completion_body(reply: Reply, request: Mapping[str, Any], index: int) -> dic
         choice["logprobs"] = {"content": items}
     prompt_chars = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
     return {"id": f"fake-{index}", "object": "chat.completion", "created": int(time.time()),
-            "model": request.get("model", "fake"), "choices": [choice],
+            "model": reply.model or request.get("model", "fake"), "choices": [choice],
             "usage": {"prompt_tokens": prompt_chars // 4 + 1,
                       "completion_tokens": len(_tokens(content)),
                       "total_tokens": prompt_chars // 4 + 1 + len(_tokens(content))}}
