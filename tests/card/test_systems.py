@@ -92,7 +92,7 @@ def test_the_card_correlates_every_output_at_summary_and_system_level(tmp_path: 
 
     texts = [f.text for f in correlation_findings(section, lambda *args: None)]
     assert any("at system level" in t and "4 systems" in t for t in texts)
-    assert any("at summary level" in t and "6 documents" in t for t in texts)
+    assert any("at item level" in t and "6 items" in t for t in texts)
 
 
 def test_a_correlation_whose_interval_holds_zero_is_undecided(tmp_path: Path) -> None:

@@ -63,6 +63,47 @@ PAIRS_DERIVED = ("pairs derived from the human scores: two outputs of one item t
                  "differently, ties left out")
 
 
+def human_ratings(value: Any) -> list[float]:
+    """The raters' scores of one output on one aspect: a number is one (possibly averaged)
+    score, a list holds one per rater, in the raters' order (e.g. {"coherence": [2, 3, 3]});
+    what is not a finite number (n/a, NaN, a flag) is NaN, so the raters keep their places."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for item in items:
+        try:
+            number = math.nan if isinstance(item, bool) else float(item)
+        except (TypeError, ValueError):
+            number = math.nan
+        out.append(number if math.isfinite(number) else math.nan)
+    return out
+
+
+def is_rating(value: Any) -> bool:
+    """Whether a field holds human scores: a number, or a list of numbers (one per rater)."""
+    if isinstance(value, bool | str):
+        return False
+    if isinstance(value, list | tuple):
+        return bool(value) and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                   for v in value)
+    return isinstance(value, int | float)
+
+
+def rating_mean(ratings: Sequence[float]) -> float | None:
+    """The mean of the raters' finite scores (the human score the evaluator is compared
+    with); None when there is none."""
+    finite = [r for r in ratings if math.isfinite(r)]
+    return sum(finite) / len(finite) if finite else None
+
+
+def rating_rows(doc_id: Any, system_id: Any, given: Mapping[str, Sequence[float]]
+                ) -> list[dict[str, Any]]:
+    """Long rows (doc_id, system_id, human, rater, rating) of one output's raters, the
+    `ratings` frame of `agreement`."""
+    return [{"doc_id": doc_id, "system_id": system_id, "human": aspect, "rater": rater,
+             "rating": value} for aspect, values in given.items()
+            for rater, value in enumerate(values) if math.isfinite(value)]
+
+
 def tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b of each row of two (B, n) arrays over the positions where both are
     finite (scipy's kendalltau with nan_policy='omit'); NaN where a row is constant or has

@@ -17,6 +17,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from evalstress.card.agreement import compare_cells
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
 from evalstress.card.markdown import ci, pct, text
@@ -33,7 +34,8 @@ GROUPS = {"gate": "sanity gate",
           "blindspot": "blind spots (paper 002): verdict, drop at the top severity (95% CI)",
           "discernment": "discernment (paper 003): D of the DHP units",
           "criteria": "criteria response (paper 000): drop at the heaviest severity (95% CI)",
-          "adversarial": "adversarial search (paper 004)", "correlation": "human correlation"}
+          "adversarial": "adversarial search (paper 004)", "correlation": "human correlation",
+          "agreement": "agreement with humans: tau-b (Holm-corrected CI), alpha"}
 #: the words of each verdict a cell may carry
 MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
          "not-applicable": "n/a", "unclear": "unclear"}
@@ -362,6 +364,15 @@ def correlation_rows(columns: Sequence[Column]) -> list[Row]:
             for human, method in keys]
 
 
+def agreement_rows(columns: Sequence[Column]) -> list[Row]:
+    """Per human aspect and level, each card's tau-b with its corrected interval and alpha
+    (`card.agreement.compare_cells`)."""
+    blocks = [((section_of(c, "correlation") or {}).get("results") or {}).get("agreement")
+              for c in columns]
+    return [Row("agreement", test, cells, verdicts) for test, cells, verdicts in
+            compare_cells(blocks, [c.aspect for c in columns])]
+
+
 def compare_cards(cards: Sequence[Mapping[str, Any]],
                   names: Sequence[str] | None = None) -> Comparison:
     """The side-by-side table of `cards` (`names`: a column name per card, else its label)."""
@@ -371,7 +382,7 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     columns = columns_of(cards, shown)
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
-            *correlation_rows(columns)]
+            *correlation_rows(columns), *agreement_rows(columns)]
     for key in ("adversarial", "correlation"):
         if not any(r.group == key for r in rows):
             rows.append(Row(key, "status", [status_cell(c, key) for c in columns],

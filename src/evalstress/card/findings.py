@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
+from evalstress.card.agreement import claims
 
 MOST_FINDINGS = 5
 PER_METHOD = 2
@@ -590,7 +591,11 @@ CORRELATION_LEVELS = {"segment-global": "",
 
 def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """Per level, the correlation with people on the human aspect it follows best (Kendall):
-    'follows' only where the whole interval lies above zero, else undecided."""
+    'follows' only where the whole interval lies above zero, else undecided. A section with
+    the agreement block speaks from it instead (`agreement_findings`)."""
+    block = (section.get("results") or {}).get("agreement")
+    if block:
+        return agreement_findings(section, block)
     rows = [r for r in (section.get("results") or {}).get("rows") or []
             if r.get("method") == "kendall" and r.get("value") is not None]
     found = []
@@ -610,6 +615,18 @@ def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> 
             f"{', resampling documents' if level != 'segment-global' else ''}).",
             [row], interval("Kendall tau", low, high, "correlation"), (None, None),
             _files(section, "results"), float(row["value"])))
+    return found
+
+
+def agreement_findings(section: Mapping[str, Any], block: Mapping[str, Any]) -> list[Finding]:
+    """Per level, the claim of the agreement block (`card.agreement.claims`): read off tau-b's
+    Holm-corrected interval, which the finding quotes at its own level."""
+    found = []
+    for claim in claims(block):
+        span = {**interval("Kendall tau-b", claim.low, claim.high, "correlation"),
+                "level": claim.conf}
+        found.append(finding(claim.kind, "correlation", claim.text, [claim.row], span,
+                             (None, None), _files(section, "results"), claim.magnitude))
     return found
 
 
