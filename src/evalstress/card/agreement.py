@@ -63,7 +63,7 @@ def claims(block: Mapping[str, Any]) -> list[Claim]:
         agree = [r for r in taus if r["verdict"] == "agrees"]
         against = [r for r in taus if r["verdict"] == "disagrees"]
         if agree:
-            row, kind, lead = max(agree, key=lambda r: r["value"]), "human correlation", "Agrees"
+            row, kind, lead = max(agree, key=lambda r: r["value"]), "human correlation", "Agrees with"
         elif against:
             row, kind, lead = min(against, key=lambda r: r["value"]), "reversed", "Ranks against"
         else:
