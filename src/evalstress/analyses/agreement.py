@@ -26,8 +26,8 @@ themselves get the same rule, so the two lines compare.
 
 Every statistic gets a p-value against "no agreement (0)" from its bootstrap distribution,
 2 x the smaller share of resamples on either side of 0 (each counted (1 + k) / (1 + B)), and
-Holm's correction over all the tests of one level and statistic (every evaluator aspect x
-human aspect): each is reported with its 95% interval and with its interval at the corrected
+Holm's correction over all the tests of one evaluator, level and statistic (its aspects x the
+human aspects): each is reported with its 95% interval and with its interval at the corrected
 level 1 - alpha_eff, from which its verdict is read (agrees: above 0; disagrees: below 0;
 inconclusive: holds 0, with the items that would settle it at the same spread).
 
@@ -344,8 +344,8 @@ class AgreementResult:
                          "are the two coders, the outputs the units",
                 "interval": f"95% percentile bootstrap, {self.n_boot} resamples of items, "
                             f"seed {self.seed}",
-                "correction": "Holm over the tests of each level and statistic (every "
-                              "evaluator aspect x human aspect); conf, low and high give the "
+                "correction": "Holm over the tests of each evaluator, level and statistic "
+                              "(its aspects x the human aspects); conf, low and high give the "
                               "corrected interval the verdict is read from",
                 "pairs": PAIRS_DERIVED + "; accuracy: the share the evaluator orders the "
                          "same way (its ties count as misses), Wilson 95% interval (pairs "
@@ -433,7 +433,8 @@ def agreement(scores: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame |
     draws = np.random.default_rng(seed).integers(0, len(docs), (n_boot, len(docs)))
     wide = (scores.groupby(["doc_id", "system_id", "evaluator", "aspect"], sort=False)
             ["score"].mean().unstack(["evaluator", "aspect"]))
-    families: dict[tuple[str, str], list[tuple[dict[str, str], Estimate]]] = {}
+    #: one family per evaluator, level and statistic: its aspects x the human aspects
+    families: dict[tuple[str, str, str], list[tuple[dict[str, str], Estimate]]] = {}
     pairs = []
     for column in wide.columns:
         names = {"evaluator": str(column[0]), "aspect": str(column[1])}
@@ -441,13 +442,14 @@ def agreement(scores: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame |
         for h in (str(c) for c in human.columns):
             hum = human[h].reindex(full).to_numpy(dtype=float).reshape(shape)
             for key, est in estimates(np.stack([metric, hum], axis=2), draws).items():
-                families.setdefault(key, []).append(({**names, "human": h}, est))
+                families.setdefault((names["evaluator"], *key), []).append(
+                    ({**names, "human": h}, est))
             n_pairs, agree, ties = derived_pairs(metric, hum)
             low, high = wilson(agree, n_pairs)
             pairs.append(PairRow(names["evaluator"], names["aspect"], h, n_pairs, agree, ties,
                                  agree / n_pairs if n_pairs else None, low, high))
     units = {"item": "items", "system": "systems"}
-    rows = [r for (level, stat), tests in families.items()
+    rows = [r for (_, level, stat), tests in families.items()
             for r in corrected(tests, level, stat, units[level], len(docs))]
     between, note = raters_agreement(ratings, docs, systems, draws)
     return AgreementResult(rows, pairs, between, note, len(docs),
