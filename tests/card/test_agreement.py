@@ -96,3 +96,15 @@ def test_card_md_shows_the_block_and_compare_colours_it() -> None:
     assert cell[0] == "tau-b 0.31 (0.24 to 0.38)" and cell[1] is None and cell[2] is None
     assert verdicts[0] == "pass"
     assert by_test["agreement with human a0, item level"][1][1] is None  # undecided: no colour
+
+
+def test_card_html_anchors_the_rows_the_findings_rest_on() -> None:
+    from evalstress.card.html import agreement_html, evidence_target
+
+    section = weak_on_one_of_four()
+    ids: set[str] = set()
+    page = agreement_html(section["results"]["agreement"], ids)
+    assert "t-agreement" in page and "98.75%" in page
+    finding = correlation_findings(section, lambda *a: None)[0].to_dict()
+    ident, words = evidence_target(finding, ids)
+    assert ident in ids and words.startswith("correlation table, row score / a0 / item")
