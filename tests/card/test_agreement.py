@@ -76,7 +76,8 @@ def test_a_claim_names_the_aspect_its_interval_and_alpha_beside_it() -> None:
     assert item.kind == "human correlation"  # the decided one, not the larger undecided one
     assert item.text.startswith("Agrees with human relevance ratings at item level")
     assert "Kendall tau-b 0.31 (97.5% CI 0.24 to 0.38, Holm over 2 aspects; " \
-           "Krippendorff alpha 0.29, 0.20 to 0.37; 100 items" in item.text
+           "Krippendorff alpha 0.29, CI 0.20 to 0.37; 100 items resampled; the raters among " \
+           "themselves: not available)" in item.text
     assert system.kind == "reversed" and system.text.startswith(
         "Ranks against human coherence ratings at system level")
 

@@ -162,6 +162,12 @@ def test_the_card_adds_the_agreement_block_and_the_raters_when_lists_are_given(
     within = np.stack([stats.rankdata(raters[:, :, k], axis=1).ravel() for k in range(3)])
     assert among[("item", "alpha")]["value"] == pytest.approx(
         krippendorff.alpha(reliability_data=within, level_of_measurement="ordinal"))
+    from evalstress.card.findings import correlation_findings
+
+    texts = [f.text for f in correlation_findings(
+        {"results": {"rows": [], "agreement": block}, "files": {}}, lambda *args: None)]
+    assert any(f"the raters among themselves: tau-b {among[('item', 'tau_b')]['value']:.2f}"
+               in t for t in texts)
 
 
 @pytest.mark.parametrize("spec", ["bleu", "rouge:types=rougeL"])

@@ -85,13 +85,28 @@ def claim_text(lead: str, row: Mapping[str, Any], alpha: Mapping[str, Any] | Non
             f"({level_share(row['conf'])} CI {bounds(row.get('low'), row.get('high'))}, "
             f"{correction}")
     if alpha is not None:
-        text += (f"; Krippendorff alpha {alpha['value']:.2f}, "
+        text += (f"; Krippendorff alpha {alpha['value']:.2f}, CI "
                  f"{bounds(alpha.get('low'), alpha.get('high'))}")
-    unit = "systems" if row["level"] == "system" else "items"
-    text += f"; {row['n']} {unit}, resampling {row.get('items') or block.get('items')} items)"
+    drawn = row.get("items") or block.get("items")
+    text += (f"; {row['n']} systems, {drawn} items resampled" if row["level"] == "system"
+             else f"; {row['n']} items resampled")
+    text += f"; {raters_words(block, row)})"
     if row.get("verdict") == "inconclusive" and row.get("n_to_settle"):
         text += f"; about {row['n_to_settle']} items would settle it at this spread"
     return text + "."
+
+
+def raters_words(block: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+    """The raters' own agreement on the claim's aspect and level, or why there is none."""
+    among = next((r for r in block.get("human_human") or [] if r["human"] == row["human"]
+                  and r["level"] == row["level"] and r["statistic"] == "tau_b"
+                  and r.get("value") is not None), None)
+    if among is None:
+        note = str(block.get("human_human_note") or "not available")
+        return "the raters among themselves: " + note.replace(
+            "not available: ", "not available, as ")
+    return (f"the raters among themselves: tau-b {among['value']:.2f}, 95% CI "
+            f"{bounds(among.get('ci_low'), among.get('ci_high'))}")
 
 
 def table_rows(block: Mapping[str, Any]) -> list[list[Any]]:
