@@ -73,3 +73,18 @@ def test_correlate_writes_and_prints_the_agreement_block(tmp_path: Path) -> None
                 for d in ("d1", "d2", "d3")]
     assert item["value"] == pytest.approx(float(pd.Series(expected).mean()))
     assert item["verdict"] == "inconclusive"  # 3 documents cannot decide anything
+
+
+def test_the_summeval_agreement_command_quoted_on_the_card_page_parses() -> None:
+    """docs/card.md quotes the command behind its SummEval agreement numbers inline (it reads
+    the full public set, which the pages' runnable blocks may not): it must still parse."""
+    import re
+
+    from tests.test_reproductions_doc import check_values, parse_command
+
+    page = (Path(__file__).parents[2] / "docs" / "card.md").read_text(encoding="utf-8")
+    found = re.search(r"Made by `(evalstress correlate [^`]+)`", page)
+    assert found, "docs/card.md no longer quotes the SummEval agreement command"
+    name, ctx = parse_command(found.group(1))
+    assert name == "correlate" and ctx.params["n_boot"] == 2000
+    check_values(found.group(1), ctx)
