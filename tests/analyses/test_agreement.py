@@ -178,3 +178,4 @@ def test_one_output_per_item_ranks_across_the_items() -> None:
         reliability_data=np.stack([stats.rankdata(metric[:, 0]), stats.rankdata(human[:, 0])]),
         level_of_measurement="ordinal"))
     assert result.systems == 0
+    assert result.pairs == [] and result.notes[0].startswith("no pairs: each item has one")

@@ -388,10 +388,8 @@ def corrected(tests: Sequence[tuple[Mapping[str, str], Estimate]], level: str,
 
 
 def derived_pairs(metric: np.ndarray, human: np.ndarray) -> tuple[int, int, int]:
-    """(pairs, agree, evaluator ties) over the pairs of outputs within each item (across the
-    items where each has one output) that the humans rate differently."""
-    if metric.shape[1] == 1:
-        metric, human = metric.T, human.T
+    """(pairs, agree, evaluator ties) over the pairs of outputs within each item that the
+    humans rate differently."""
     i, j = np.triu_indices(metric.shape[1], k=1)
     ok = np.isfinite(metric) & np.isfinite(human)
     valid = ok[:, i] & ok[:, j]
@@ -444,16 +442,19 @@ def agreement(scores: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame |
             for key, est in estimates(np.stack([metric, hum], axis=2), draws).items():
                 families.setdefault((names["evaluator"], *key), []).append(
                     ({**names, "human": h}, est))
-            n_pairs, agree, ties = derived_pairs(metric, hum)
-            low, high = wilson(agree, n_pairs)
-            pairs.append(PairRow(names["evaluator"], names["aspect"], h, n_pairs, agree, ties,
-                                 agree / n_pairs if n_pairs else None, low, high))
+            if len(systems) > 1:  # outputs of one input: a pair has a human preference
+                n_pairs, agree, ties = derived_pairs(metric, hum)
+                low, high = wilson(agree, n_pairs)
+                pairs.append(PairRow(names["evaluator"], names["aspect"], h, n_pairs, agree,
+                                     ties, agree / n_pairs if n_pairs else None, low, high))
     units = {"item": "items", "system": "systems"}
     rows = [r for (_, level, stat), tests in families.items()
             for r in corrected(tests, level, stat, units[level], len(docs))]
     between, note = raters_agreement(ratings, docs, systems, draws)
+    notes = [] if len(systems) > 1 else [
+        "no pairs: each item has one output, so no two outputs of one input can be compared"]
     return AgreementResult(rows, pairs, between, note, len(docs),
-                           len(systems) if len(systems) > 1 else 0, n_boot, seed)
+                           len(systems) if len(systems) > 1 else 0, n_boot, seed, notes)
 
 
 def raters_agreement(ratings: pd.DataFrame | None, docs: Sequence[Any], systems: Sequence[Any],

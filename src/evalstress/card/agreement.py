@@ -138,6 +138,7 @@ def notes(block: Mapping[str, Any]) -> list[str]:
                                             if block.get("systems") else ""),
            *(str(method[k]) for k in ("item", "system", "alpha", "interval", "correction",
                                       "pairs") if method.get(k))]
+    out += [str(n) for n in block.get("notes") or []]
     if block.get("human_human_note"):
         out.append(f"Agreement among the human raters: {block['human_human_note']}.")
     return out
