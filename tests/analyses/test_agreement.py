@@ -154,7 +154,10 @@ def test_raters_among_themselves_under_the_same_rule() -> None:
                          for d in range(20) for s in range(4) for r in range(3)])
     result = agreement(scores, frame, long, n_boot=200)
     rows = {(r.level, r.statistic): r for r in result.human_human}
-    within = np.stack([stats.rankdata(raters[:, :, r], axis=1).ravel() for r in range(3)])
+    within = np.stack([stats.rankdata(raters[:, :, r], axis=1) for r in range(3)])
+    # a rater who ties all outputs of an item ranks nothing there (missing for krippendorff)
+    within[np.ptp(raters, axis=1).T[..., None].repeat(4, axis=2) == 0] = np.nan
+    within = within.reshape(3, -1)
     assert rows[("item", "alpha")].value == pytest.approx(
         krippendorff.alpha(reliability_data=within, level_of_measurement="ordinal"))
     pair_taus = [np.nanmean([stats.kendalltau(raters[d, :, a], raters[d, :, b]).statistic
@@ -179,3 +182,21 @@ def test_one_output_per_item_ranks_across_the_items() -> None:
         level_of_measurement="ordinal"))
     assert result.systems == 0
     assert result.pairs == [] and result.notes[0].startswith("no pairs: each item has one")
+
+
+def test_humans_who_tie_every_output_give_no_alpha_not_a_spurious_one() -> None:
+    rng = np.random.default_rng(4)
+    metric = rng.normal(size=(30, 4))
+    scores, frame = grid_frames(metric, {"fluency": np.full((30, 4), 3.0)})
+    rows = agreement(scores, frame, n_boot=100).rows
+    # tau-b is undefined where one side is constant; alpha on its ranks is no different
+    assert all(r.value is None and r.verdict == "inconclusive" for r in rows)
+    half = np.full((30, 4), 3.0)
+    half[:15] = rng.integers(1, 6, (15, 4))
+    scores, frame = grid_frames(metric, {"fluency": half})
+    item = next(r for r in agreement(scores, frame, n_boot=100).rows
+                if (r.level, r.statistic) == ("item", "alpha"))
+    within = np.stack([stats.rankdata(metric[:15], axis=1), stats.rankdata(half[:15], axis=1)])
+    keep = np.repeat(np.ptp(half[:15], axis=1) > 0, 4)  # items the humans do not tie wholly
+    assert item.value == pytest.approx(krippendorff.alpha(
+        reliability_data=within.reshape(2, -1)[:, keep], level_of_measurement="ordinal"))

@@ -21,7 +21,9 @@ agreement. Both sides are first replaced by their ranks (average ranks for ties)
 item at item level, across the systems at system level, across the items where each item has
 one output; alpha (ordinal metric, the evaluator and the humans as two coders, the outputs as
 units) is then computed on those ranks. Ordinal alpha reads a value only through its place in
-the pooled order, so the rule treats a metric and a 1-5 judge alike. The raters among
+the pooled order, so the rule treats a metric and a 1-5 judge alike. A side that ties every
+output of an item ranks nothing there (the item is left out, as tau-b leaves it out): its
+ranks would all sit at the middle, which alpha would read as near to anything. The raters among
 themselves get the same rule, so the two lines compare.
 
 Every statistic gets a p-value against "no agreement (0)" from its bootstrap distribution,
@@ -139,10 +141,15 @@ def mean_pair_tau(values: np.ndarray) -> np.ndarray:
 
 def ranks(values: np.ndarray) -> np.ndarray:
     """Average ranks (1 = lowest) along the second-to-last axis of (..., n, C), per coder,
-    among the finite values; NaN stays NaN."""
+    among the finite values; NaN stays NaN. A coder that ties every unit there ranks nothing
+    (NaN): its ranks would all sit at the middle, which ordinal alpha reads as close to every
+    other value, a spurious agreement (tau-b leaves such an item out the same way)."""
     from scipy.stats import rankdata
 
-    return np.asarray(rankdata(values, axis=-2, nan_policy="omit"), dtype=float)
+    out = np.asarray(rankdata(values, axis=-2, nan_policy="omit"), dtype=float)
+    with np.errstate(invalid="ignore"), _quiet():
+        constant = ~(np.nanmax(out, axis=-2) > np.nanmin(out, axis=-2))
+    return np.where(constant[..., None, :], np.nan, out)
 
 
 def rank_codes(rank_values: np.ndarray) -> np.ndarray:
