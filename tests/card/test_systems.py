@@ -215,6 +215,7 @@ def test_agreement_on_twenty_summeval_articles_matches_scipy_and_krippendorff(
                            stats.rankdata(people, axis=1).ravel()])[:, varied]
         assert got[("item", "alpha")]["value"] == pytest.approx(krippendorff.alpha(
             reliability_data=within, level_of_measurement="ordinal"))
+        assert got[("item", "alpha")]["n"] == varied.sum() // 16
         means = metric.mean(axis=0), people.mean(axis=0)
         assert got[("system", "tau_b")]["value"] == pytest.approx(
             stats.kendalltau(*means).statistic)

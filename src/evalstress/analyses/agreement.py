@@ -265,7 +265,7 @@ def estimates(grid: np.ndarray, draws: np.ndarray) -> dict[tuple[str, str], Esti
             package_alpha(within.reshape(d * s, -1)),
             ordinal_alpha(rank_codes(within).reshape(1, d * s, -1),
                           np.repeat(draw_weights(draws, d), s, axis=1)),
-            int(enough.any(axis=1).sum())),
+            int((np.isfinite(within).sum(axis=2) >= 2).any(axis=1).sum())),  # items ranked
         ("system", "tau_b"): Estimate(_num(mean_pair_tau(means[None])[0]),
                                       mean_pair_tau(resampled), n_sys),
         ("system", "alpha"): Estimate(package_alpha(ranks(means)),
