@@ -137,6 +137,8 @@ def test_pairs_are_derived_within_items_with_ties_left_out() -> None:
     assert (pair.pairs, pair.agree, pair.evaluator_ties) == (5, 3, 1)
     low, high = stats.binomtest(3, 5).proportion_ci(method="wilson")
     assert (pair.ci_low, pair.ci_high) == (pytest.approx(low), pytest.approx(high))
+    # drawing items: only 2 items, each resample's share is 2/2, 1/3 or 3/5 (both drawn)
+    assert {pair.item_low, pair.item_high} <= {2 / 2, 1 / 3, 3 / 5}
 
 
 def test_explicit_preferences_count_the_chosen_output_scored_higher() -> None:

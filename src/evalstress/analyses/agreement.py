@@ -35,8 +35,9 @@ inconclusive: holds 0, with the items that would settle it at the same spread).
 
 Pairs: outputs of the same item that the humans rate differently (ties left out) are pairs
 with a known human preference; the accuracy is the share the evaluator orders the same way
-(its own ties count as misses), with a Wilson interval. Pairs of one item share their item,
-so that interval is narrower than one that drew items would be; it is said beside it.
+(its own ties count as misses), with a Wilson interval and, beside it, a percentile interval
+that draws items: pairs of one item share their item, so Wilson's, which treats them as
+independent, is too narrow.
 """
 
 from __future__ import annotations
@@ -321,9 +322,11 @@ class PairRow:
     agree: int
     evaluator_ties: int
     accuracy: float | None
-    ci_low: float | None
+    ci_low: float | None  # Wilson
     ci_high: float | None
     source: str = PAIRS_DERIVED
+    item_low: float | None = None  # percentile bootstrap drawing items (derived pairs)
+    item_high: float | None = None
 
 
 @dataclass
@@ -356,7 +359,8 @@ class AgreementResult:
                               "corrected interval the verdict is read from",
                 "pairs": PAIRS_DERIVED + "; accuracy: the share the evaluator orders the "
                          "same way (its ties count as misses), Wilson 95% interval (pairs "
-                         "of one item are not independent: the interval is too narrow)",
+                         "of one item are not independent: too narrow) and item_low/high, "
+                         "the 95% percentile interval that draws items",
             },
             "items": self.items, "systems": self.systems,
             "rows": [_row_dict(r) for r in self.rows],
@@ -394,9 +398,10 @@ def corrected(tests: Sequence[tuple[Mapping[str, str], Estimate]], level: str,
     return rows
 
 
-def derived_pairs(metric: np.ndarray, human: np.ndarray) -> tuple[int, int, int]:
-    """(pairs, agree, evaluator ties) over the pairs of outputs within each item that the
-    humans rate differently."""
+def derived_pairs(metric: np.ndarray, human: np.ndarray, draws: np.ndarray) -> PairRow:
+    """The pairs of outputs within each item that the humans rate differently: how many, how
+    many the evaluator orders the same way, its ties; Wilson's interval of the share, and a
+    percentile interval that draws items (`draws`), whose pairs are not independent."""
     i, j = np.triu_indices(metric.shape[1], k=1)
     ok = np.isfinite(metric) & np.isfinite(human)
     valid = ok[:, i] & ok[:, j]
@@ -404,8 +409,15 @@ def derived_pairs(metric: np.ndarray, human: np.ndarray) -> tuple[int, int, int]
         sh = np.sign(human[:, i] - human[:, j])
         sm = np.sign(metric[:, i] - metric[:, j])
     ordered = valid & (sh != 0)
-    return (int(ordered.sum()), int((ordered & (sm == sh)).sum()),
-            int((ordered & (sm == 0)).sum()))
+    per_item, agree_item = ordered.sum(axis=1), (ordered & (sm == sh)).sum(axis=1)
+    pairs, agree = int(per_item.sum()), int(agree_item.sum())
+    low, high = wilson(agree, pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = agree_item[draws].sum(axis=1) / per_item[draws].sum(axis=1)
+    item_low, item_high = percentiles(boot, 0.95)
+    return PairRow("", "", "", pairs, agree, int((ordered & (sm == 0)).sum()),
+                   agree / pairs if pairs else None, low, high, item_low=item_low,
+                   item_high=item_high)
 
 
 def preference_accuracy(chosen: Sequence[float], rejected: Sequence[float],
@@ -450,10 +462,9 @@ def agreement(scores: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame |
                 families.setdefault((names["evaluator"], *key), []).append(
                     ({**names, "human": h}, est))
             if len(systems) > 1:  # outputs of one input: a pair has a human preference
-                n_pairs, agree, ties = derived_pairs(metric, hum)
-                low, high = wilson(agree, n_pairs)
-                pairs.append(PairRow(names["evaluator"], names["aspect"], h, n_pairs, agree,
-                                     ties, agree / n_pairs if n_pairs else None, low, high))
+                pair = derived_pairs(metric, hum, draws)
+                pair.evaluator, pair.aspect, pair.human = names["evaluator"], names["aspect"], h
+                pairs.append(pair)
     units = {"item": "items", "system": "systems"}
     rows = [r for (_, level, stat), tests in families.items()
             for r in corrected(tests, level, stat, units[level], len(docs))]

@@ -22,7 +22,7 @@ HEADERS = ["aspect", "human", "level", "statistic", "value", "95% CI", "correcte
            "verdict", "n"]
 HUMAN_HEADERS = ["human", "raters", "level", "statistic", "value", "95% CI", "n"]
 PAIR_HEADERS = ["aspect", "human", "pairs", "agree", "evaluator ties", "accuracy",
-                "95% CI (Wilson)"]
+                "95% CI (Wilson)", "95% CI (items drawn)"]
 
 
 @dataclass
@@ -127,7 +127,8 @@ def human_rows(block: Mapping[str, Any]) -> list[list[Any]]:
 def pair_rows(block: Mapping[str, Any]) -> list[list[Any]]:
     """The derived pairs (PAIR_HEADERS)."""
     return [[r["aspect"], r["human"], r["pairs"], r["agree"], r["evaluator_ties"],
-             r["accuracy"], bounds(r.get("ci_low"), r.get("ci_high"))]
+             r["accuracy"], bounds(r.get("ci_low"), r.get("ci_high")),
+             bounds(r.get("item_low"), r.get("item_high"))]
             for r in block.get("pairs") or []]
 
 
