@@ -109,3 +109,23 @@ def test_card_html_anchors_the_rows_the_findings_rest_on() -> None:
     finding = correlation_findings(section, lambda *a: None)[0].to_dict()
     ident, words = evidence_target(finding, ids)
     assert ident in ids and words.startswith("correlation table, row score / a0 / item")
+
+
+def test_compare_of_two_cards_shows_the_agreement_rows(tmp_path: Any) -> None:
+    import evalstress
+    from evalstress.card.compare import compare_cards, compare_html, compare_markdown
+    from tests.card.test_systems import WORDS, summeval_like
+
+    data = summeval_like(tmp_path / "s.jsonl")
+    card = evalstress.card(WORDS, data, mapping=["hypothesis=highlight"],
+                           task="summarization", budget="small", out=tmp_path / "card",
+                           cache_dir=tmp_path / "cache").to_dict()
+    block = card["methods"]["correlation"]["results"]["agreement"]
+    tau = next(r for r in block["rows"] if (r["human"], r["level"], r["statistic"]) ==
+               ("coherence", "item", "tau_b"))
+    comparison = compare_cards([card, card], ["a", "b"])
+    table = compare_markdown(comparison)
+    assert "agreement with humans: tau-b (Holm-corrected CI), alpha" in table
+    cell = f"tau-b {tau['value']:.2f} ({tau['low']:.2f} to {tau['high']:.2f})"
+    assert f"| agreement with human coherence, item level | {cell}" in table
+    assert "agreement with human coherence, system level" in compare_html(comparison)
