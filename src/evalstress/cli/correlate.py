@@ -51,6 +51,7 @@ def agreement_table(block: Mapping[str, Any]) -> Table:
                   title="Agreement with the human raters (tau-b, ordinal alpha on ranks; "
                         "the corrected CI: Holm)")
     for row, cells in zip(block.get("rows") or [], words.table_rows(block), strict=True):
+        cells[3] = row["statistic"]  # tau_b or alpha: the title says which alpha
         table.add_row(str(cells[0]), str(row["evaluator"]),
                       *("-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c)
                         for c in cells[1:]))
