@@ -176,6 +176,14 @@ def _other(kind: str, finding: Mapping[str, Any], card: Mapping[str, Any]) -> li
     row = finding["rows"][0]
     if kind == "fooled":
         return [] if (row.get("successes") or 0) > 0 else ["fooled with no success"]
+    if finding["method"] == "correlation" and "statistic" in row:  # the agreement block
+        low, high = row.get("low"), row.get("high")
+        agrees, against = low is not None and low > 0, high is not None and high < 0
+        wanted = {"human correlation": (agrees, "Agrees"), "reversed": (against, "Ranks against"),
+                  "inconclusive": (not agrees and not against, "Undecided")}.get(kind)
+        return [] if wanted and wanted[0] and finding["text"].startswith(wanted[1]) and \
+            finding["interval"]["level"] == row.get("conf") else [
+                f"an agreement finding '{kind}' its corrected interval does not support"]
     if finding["method"] == "correlation":
         low = row.get("ci_low")
         follows = low is not None and low > 0

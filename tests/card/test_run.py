@@ -94,6 +94,11 @@ def test_human_scores_in_the_data_add_the_correlation_section(tmp_path: Path,
     assert section["status"] == "run" and section["run_dir"] == "runs/blindspot"
     humans = {(r["human"], r["method"]) for r in section["results"]["rows"]}
     assert ("overall", "kendall") in humans
+    # each example one output: the agreement block ranks across the examples, no system level
+    block = section["results"]["agreement"]
+    assert block["systems"] == 0 and block["items"] == len(rows)
+    assert {(r["level"], r["statistic"]) for r in block["rows"]} == {("item", "tau_b"),
+                                                                    ("item", "alpha")}
 
 
 def test_a_paper_card_builds_its_blind_spot_job_without_what_does_not_ship(

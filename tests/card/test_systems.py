@@ -92,7 +92,7 @@ def test_the_card_correlates_every_output_at_summary_and_system_level(tmp_path: 
 
     texts = [f.text for f in correlation_findings(section, lambda *args: None)]
     assert any("at system level" in t and "4 systems" in t for t in texts)
-    assert any("at summary level" in t and "6 documents" in t for t in texts)
+    assert any("at item level" in t and "6 items" in t for t in texts)
 
 
 def test_a_correlation_whose_interval_holds_zero_is_undecided(tmp_path: Path) -> None:
@@ -127,3 +127,102 @@ def test_a_card_made_again_reuses_the_correlation(tmp_path: Path) -> None:
     again = make_card(plan, options).to_dict()
     assert any(line.startswith("human correlation: reused") for line in said)
     assert again["cost"]["methods"]["correlation"]["reused"] is True
+
+
+def test_the_card_adds_the_agreement_block_and_the_raters_when_lists_are_given(
+        tmp_path: Path) -> None:
+    import krippendorff
+
+    from evalstress.card.run import CardOptions
+    from evalstress.card.systems import correlate_systems
+
+    rows = []
+    raters = np.array(COHERENCE)[..., None] + np.array([-1.0, 0.0, 1.0])  # three raters
+    raters[0, 0, 2] = 5.0
+    for doc, lengths in enumerate(LENGTHS):
+        rows.append({"id": f"doc-{doc}", "source": "An article.", "highlight": "A summary.",
+                     "references": ["A reference."],
+                     "systems": [{"system": sid, "summary": " ".join(["word"] * n),
+                                  "coherence": list(raters[doc, k])}
+                                 for k, (sid, n) in enumerate(zip(SYSTEMS, lengths,
+                                                                  strict=True))]})
+    data = tmp_path / "raters.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plan = plan_card(WORDS, data=data, field_map=["hypothesis=highlight"],
+                     task="summarization", budget="small")
+    assert system_score_fields(plan.examples) == ("coherence",)
+    block = correlate_systems(plan, ["coherence"], CardOptions(tmp_path / "card"))[
+        "analyses"]["agreement"]
+    assert block["human_human_note"] == ""
+    mean = raters.mean(axis=2)  # the evaluator is compared with the raters' mean
+    tau = next(r for r in block["rows"] if (r["level"], r["statistic"]) == ("item", "tau_b"))
+    assert tau["value"] == pytest.approx(np.mean(
+        [stats.kendalltau(x, y).statistic for x, y in zip(LENGTHS, mean, strict=True)]))
+    among = {(r["level"], r["statistic"]): r for r in block["human_human"]}
+    within = np.stack([stats.rankdata(raters[:, :, k], axis=1).ravel() for k in range(3)])
+    assert among[("item", "alpha")]["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=within, level_of_measurement="ordinal"))
+    from evalstress.card.findings import correlation_findings
+
+    texts = [f.text for f in correlation_findings(
+        {"results": {"rows": [], "agreement": block}, "files": {}}, lambda *args: None)]
+    assert any(f"the raters among themselves: tau-b {among[('item', 'tau_b')]['value']:.2f}"
+               in t for t in texts)
+
+
+@pytest.mark.parametrize("spec", ["bleu", "rouge:types=rougeL"])
+def test_agreement_on_twenty_summeval_articles_matches_scipy_and_krippendorff(
+        spec: str, tmp_path: Path, shared_data: Path) -> None:
+    """The worked example: BLEU and ROUGE-L against SummEval's experts on 20 articles x 16
+    systems, every value recomputed here from the same scores with scipy and krippendorff."""
+    import krippendorff
+
+    from evalstress.card.run import CardOptions
+    from evalstress.card.systems import correlate_systems, system_documents
+    from evalstress.evaluators.base import create_evaluator
+    from evalstress.studies.correlate import score_system_outputs
+
+    lines = (shared_data / "summeval.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    data = tmp_path / "summeval20.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plan = plan_card(spec, data=data, field_map=["hypothesis=highlight",
+                                                 "references=references"],
+                     task="summarization", budget="standard")  # the small one takes 8
+    fields = system_score_fields(plan.examples)
+    assert fields == ("coherence", "consistency", "fluency", "relevance")
+    cache = tmp_path / "cache"
+    block = correlate_systems(plan, fields, CardOptions(tmp_path / "card", cache_dir=cache))[
+        "analyses"]["agreement"]
+    assert (block["items"], block["systems"]) == (20, 16)
+    assert block["human_human_note"] == ("not available: the data gives one (averaged) score "
+                                         "per output")
+    evaluator = create_evaluator(spec)
+    scores, human, _ = score_system_outputs(system_documents(plan.examples, fields),
+                                            [evaluator])
+    evaluator.close()
+    wide = scores.pivot_table(index="doc_id", columns="system_id", values="score")
+    for aspect in fields:
+        hum = human.pivot_table(index="doc_id", columns="system_id", values=aspect)
+        metric = wide.loc[hum.index, hum.columns].to_numpy()
+        people = hum.to_numpy()
+        got = {(r["level"], r["statistic"]): r for r in block["rows"] if r["human"] == aspect}
+        per_item = [stats.kendalltau(m, h).statistic for m, h in zip(metric, people,
+                                                                    strict=True)]
+        assert got[("item", "tau_b")]["value"] == pytest.approx(np.nanmean(per_item))
+        # items where the experts (or the metric) tie all 16 summaries rank nothing
+        varied = np.repeat((np.ptp(people, axis=1) > 0) & (np.ptp(metric, axis=1) > 0), 16)
+        within = np.stack([stats.rankdata(metric, axis=1).ravel(),
+                           stats.rankdata(people, axis=1).ravel()])[:, varied]
+        assert got[("item", "alpha")]["value"] == pytest.approx(krippendorff.alpha(
+            reliability_data=within, level_of_measurement="ordinal"))
+        assert got[("item", "alpha")]["n"] == varied.sum() // 16
+        means = metric.mean(axis=0), people.mean(axis=0)
+        assert got[("system", "tau_b")]["value"] == pytest.approx(
+            stats.kendalltau(*means).statistic)
+        assert got[("system", "alpha")]["value"] == pytest.approx(krippendorff.alpha(
+            reliability_data=np.stack([stats.rankdata(m) for m in means]),
+            level_of_measurement="ordinal"))
+        for r in got.values():  # the Holm interval holds the 95% one, both hold the value
+            assert r["low"] <= r["ci_low"] <= r["value"] <= r["ci_high"] <= r["high"]
+            assert r["verdict"] == ("agrees" if r["low"] > 0 else
+                                    "disagrees" if r["high"] < 0 else "inconclusive")

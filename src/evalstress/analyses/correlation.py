@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from evalstress.analyses.agreement import agreement, human_ratings, rating_mean, rating_rows
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
 from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
 from evalstress.core.records import ORIGINAL
@@ -57,9 +58,12 @@ class CorrelationResult:
     seed: int
     system_resample: str
     notes: list[str] = field(default_factory=list)
+    #: the agreement block (`analyses.agreement`) of the same scores, when it was asked for
+    agreement: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({"agreement": self.agreement} if self.agreement is not None else {}),
             "analysis": "correlation",
             "method": {
                 "levels": {
@@ -257,17 +261,21 @@ def finite_or_none(value: Any) -> float | None:
 
 def run_correlation(table: pd.DataFrame | ScoreTable, examples: Sequence[Any], *, human_key: str = "human",
                     **kwargs: Any) -> CorrelationResult:
-    """Correlation analysis of a stress-test run: originals against `meta[human_key]` scores.
+    """Correlation analysis of a stress-test run: originals against `meta[human_key]` scores
+    (a number per aspect, or a list of the raters' numbers, averaged), with the agreement
+    block (`analyses.agreement`) beside it.
 
     Each example is a document with one system ("hypothesis"), so only `segment-global` is
     defined; examples without human scores are left out.
     """
-    records = []
+    records, ratings = [], []
     for example in examples:
         scores = (example.meta or {}).get(human_key)
         if isinstance(scores, dict):
+            given = {str(k): human_ratings(v) for k, v in scores.items()}
             records.append({"doc_id": example.id, "system_id": "hypothesis",
-                            **{str(k): finite_or_none(v) for k, v in scores.items()}})
+                            **{k: rating_mean(v) for k, v in given.items()}})
+            ratings.extend(rating_rows(example.id, "hypothesis", given))
     if not records:
         return CorrelationResult([], None, 0, 0.95, 0, "documents",
                                  [f"no example has human scores in meta['{human_key}']"])
@@ -281,4 +289,8 @@ def run_correlation(table: pd.DataFrame | ScoreTable, examples: Sequence[Any], *
         "evaluator": originals["evaluator"], "aspect": originals["aspect"],
         "score": originals["score"].where(originals["status"] == "ok")})
     kwargs.setdefault("levels", ("segment-global",))
-    return human_correlation(scores, human, **kwargs)
+    result = human_correlation(scores, human, **kwargs)
+    result.agreement = agreement(
+        scores, human, pd.DataFrame.from_records(ratings) if ratings else None,
+        **{k: kwargs[k] for k in ("n_boot", "seed") if k in kwargs}).to_dict()
+    return result

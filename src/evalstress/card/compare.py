@@ -17,6 +17,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from evalstress.card.agreement import compare_cells
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
 from evalstress.card.identity import identity_changes
@@ -37,7 +38,8 @@ GROUPS = {"gate": "sanity gate",
           "adversarial": "adversarial search (paper 004)", "correlation": "human correlation",
           "consistency": "consistency (LLM judges): repeats, reworded criteria",
           "bias": "bias probes: effect above placebo (corrected CI), verdict",
-          "position": "position bias: swap flip rate above re-ask (CI), verdict"}
+          "position": "position bias: swap flip rate above re-ask (CI), verdict",
+          "agreement": "agreement with humans: tau-b (Holm-corrected CI), alpha"}
 #: the words of each verdict a cell may carry
 MARKS = {"pass": "pass", "fail": "FAIL", "warn": "warn", "inconclusive": "inconclusive",
          "not-applicable": "n/a", "unclear": "unclear"}
@@ -400,6 +402,8 @@ def position_rows(columns: Sequence[Column]) -> list[Row]:
                 [f"{r['effect']:+.0%} ({ci(r.get('low'), r.get('high'))}): {r['verdict']}"
                  if r.get("effect") is not None else None for r in found],
                 [verdicts.get(str(r.get("outcome"))) for r in found])]
+
+
 def consistency_rows(columns: Sequence[Column]) -> list[Row]:
     """Per column: the share of items answered identically k times, the shift under each
     rewording with its verdict, and the blind-spot verdicts that changed between wordings."""
@@ -437,6 +441,13 @@ def judge_changes(cards: Sequence[Mapping[str, Any]], names: Sequence[str]) -> l
         lead = "" if len(cards) == 2 else f"{names[index - 1]} → {names[index]}: "
         said += [lead + line for line in identity_changes(cards[index - 1], cards[index])]
     return said
+def agreement_rows(columns: Sequence[Column]) -> list[Row]:
+    """Per human aspect and level, each card's tau-b with its corrected interval and alpha
+    (`card.agreement.compare_cells`)."""
+    blocks = [((section_of(c, "correlation") or {}).get("results") or {}).get("agreement")
+              for c in columns]
+    return [Row("agreement", test, cells, verdicts) for test, cells, verdicts in
+            compare_cells(blocks, [c.aspect for c in columns])]
 
 
 def compare_cards(cards: Sequence[Mapping[str, Any]],
@@ -449,7 +460,7 @@ def compare_cards(cards: Sequence[Mapping[str, Any]],
     rows = [*gate_rows(columns), *finding_rows(columns), *blindspot_rows(columns),
             *discernment_rows(columns), *criteria_rows(columns), *adversarial_rows(columns),
             *correlation_rows(columns), *bias_rows(columns), *position_rows(columns),
-            *consistency_rows(columns)]
+            *agreement_rows(columns), *consistency_rows(columns)]
     # a card made before the bias method has no bias section: then no row says "not run"
     added = [k for k in ("bias", "position", "consistency") if any(k in c.card["methods"] for c in columns)]
     for key in ("adversarial", "correlation", *added):

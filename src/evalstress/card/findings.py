@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.analyses.stats import discernment_ceiling, pairs_for_discernment
 from evalstress.analyses.verdicts import settle_text
+from evalstress.card.agreement import claims
 from evalstress.card.consistency_findings import consistency_claims
 
 MOST_FINDINGS = 5
@@ -621,7 +622,11 @@ CORRELATION_LEVELS = {"segment-global": "",
 
 def correlation_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
     """Per level, the correlation with people on the human aspect it follows best (Kendall):
-    'follows' only where the whole interval lies above zero, else undecided."""
+    'follows' only where the whole interval lies above zero, else undecided. A section with
+    the agreement block speaks from it instead (`agreement_findings`)."""
+    block = (section.get("results") or {}).get("agreement")
+    if block:
+        return agreement_findings(section, block)
     rows = [r for r in (section.get("results") or {}).get("rows") or []
             if r.get("method") == "kendall" and r.get("value") is not None]
     found = []
@@ -650,6 +655,16 @@ def consistency_findings(section: Mapping[str, Any], example: ExampleSource) -> 
     return [finding(kind, method, text, rows, span, (None, None), evidence, magnitude)
             for kind, method, text, rows, span, evidence, magnitude
             in consistency_claims(section)]
+def agreement_findings(section: Mapping[str, Any], block: Mapping[str, Any]) -> list[Finding]:
+    """Per level, the claim of the agreement block (`card.agreement.claims`): read off tau-b's
+    Holm-corrected interval, which the finding quotes at its own level."""
+    found = []
+    for claim in claims(block):
+        span = {**interval("Kendall tau-b", claim.low, claim.high, "correlation"),
+                "level": claim.conf}
+        found.append(finding(claim.kind, "correlation", claim.text, [claim.row], span,
+                             (None, None), _files(section, "results"), claim.magnitude))
+    return found
 
 
 WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.analyses.blindspot_stats import outcome_text
+from evalstress.card import agreement
 from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, gate_failures
 from evalstress.card.findings import can_reach, ceiling
@@ -327,7 +328,31 @@ def correlation_html(section: Mapping[str, Any], ids: set[str]) -> str:
     return table(["aspect", "human", "level", "method", "value", "95% CI", "n"],
                  [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
                    ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]] for r in rows],
-                 left=4, row_ids=row_ids, row_headers=True, table_id="t-correlation")
+                 left=4, row_ids=row_ids, row_headers=True,
+                 table_id="t-correlation") + agreement_html(section["results"].get("agreement"),
+                                                            ids)
+
+
+def agreement_html(block: Mapping[str, Any] | None, ids: set[str]) -> str:
+    """The agreement block under the correlations (`card.agreement`), its tau-b and alpha
+    rows anchored for the findings that rest on them."""
+    if not block:
+        return ""
+    row_ids = [row_anchor("correlation", r["aspect"], r["human"], r["level"], r["statistic"])
+               for r in block.get("rows") or []]
+    ids.update(row_ids)
+    out = "<h4>Agreement with the human raters</h4>" + table(
+        agreement.HEADERS, agreement.table_rows(block), left=4, row_ids=row_ids,
+        row_headers=True, table_id="t-agreement")
+    if agreement.human_rows(block):
+        out += "<p>Among the human raters:</p>" + table(
+            agreement.HUMAN_HEADERS, agreement.human_rows(block), left=4,
+            table_id="t-agreement-humans")
+    if agreement.pair_rows(block):
+        out += "<p>Pairs of outputs the humans order:</p>" + table(
+            agreement.PAIR_HEADERS, agreement.pair_rows(block), left=2,
+            table_id="t-agreement-pairs")
+    return out + "".join(f"<p class='note'>{esc(n)}</p>" for n in agreement.notes(block))
 
 
 def bias_html(section: Mapping[str, Any], ids: set[str]) -> str:

@@ -22,6 +22,7 @@ from urllib.parse import quote as url_quote
 
 from evalstress.analyses.blindspot_stats import outcome_text
 from evalstress.analyses.verdicts import MDE_RULE
+from evalstress.card import agreement
 from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
@@ -358,7 +359,24 @@ def correlation_lines(results: Mapping[str, Any]) -> list[str]:
     rows = [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
              ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]]
             for r in results.get("rows") or []]
-    return table(["aspect", "human", "level", "method", "value", "95% CI", "n"], rows)
+    return table(["aspect", "human", "level", "method", "value", "95% CI", "n"],
+                 rows) + agreement_lines(results.get("agreement"))
+
+
+def agreement_lines(block: Mapping[str, Any] | None) -> list[str]:
+    """The agreement block under the correlations: tau-b and alpha with their 95% and
+    Holm-corrected intervals, the raters among themselves, the derived pairs."""
+    if not block:
+        return []
+    lines = ["", "**Agreement with the human raters**", "",
+             *table(agreement.HEADERS, agreement.table_rows(block))]
+    if agreement.human_rows(block):
+        lines += ["", "Among the human raters:", "",
+                  *table(agreement.HUMAN_HEADERS, agreement.human_rows(block))]
+    if agreement.pair_rows(block):
+        lines += ["", "Pairs of outputs the humans order:", "",
+                  *table(agreement.PAIR_HEADERS, agreement.pair_rows(block))]
+    return [*lines, "", *(f"- {text(note)}" for note in agreement.notes(block)), ""]
 
 
 #: the bias table's columns (card.md and card.html)

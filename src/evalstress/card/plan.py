@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalstress.analyses.agreement import is_rating
 from evalstress.analyses.paired import quality_aspect
 from evalstress.core.biascues import model_family
 from evalstress.core.data import Example
@@ -281,11 +282,11 @@ class CardPlan:
 
 
 def has_human_scores(examples: Sequence[Example], key: str = HUMAN_KEY) -> bool:
-    """Whether any example carries human scores: a mapping of aspect -> number in meta[key]."""
+    """Whether any example carries human scores: a mapping of aspect -> number (or a list of
+    the raters' numbers) in meta[key]."""
     for example in examples:
         scores = (example.meta or {}).get(key)
-        if isinstance(scores, Mapping) and any(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in scores.values()):
+        if isinstance(scores, Mapping) and any(is_rating(v) for v in scores.values()):
             return True
     return False
 
@@ -294,7 +295,8 @@ def system_score_fields(examples: Sequence[Example], key: str = SYSTEMS_KEY
                         ) -> tuple[str, ...]:
     """The human score fields of the system outputs the examples list in meta[key] (SummEval:
     coherence, consistency, fluency, relevance): the numeric fields, other than the system's
-    id and text, that every output of the first example carries; () when the data lists no
+    id and text, that every output of the first example carries (a number, or a list of the
+    raters' numbers); () when the data lists no
     scored outputs (WMT21's `systems` maps system to text and has no scores)."""
     for example in examples:
         outputs = (example.meta or {}).get(key)
@@ -304,8 +306,7 @@ def system_score_fields(examples: Sequence[Example], key: str = SYSTEMS_KEY
                    for o in outputs):
             return ()
         common = [f for f in outputs[0] if f not in SYSTEM_FIELDS and all(
-            isinstance(o.get(f), int | float) and not isinstance(o.get(f), bool)
-            for o in outputs)]
+            is_rating(o.get(f)) for o in outputs)]
         return tuple(common)
     return ()
 
@@ -382,7 +383,7 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
         methods.append(MethodPlan("adversarial", True, protocol=budget.attack.protocol,
                                   attack=attack, mode="adveval" if generator else "baselines"))
     if system_score_fields(examples) and not corpus:
-        methods.append(MethodPlan("correlation", True, analyses=("correlation",),
+        methods.append(MethodPlan("correlation", True, analyses=("correlation", "agreement"),
                                   mode=SYSTEMS_MODE))
     elif human:
         methods.append(MethodPlan("correlation", True, analyses=("correlation",),

@@ -229,8 +229,10 @@ def correlation_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str
     rows = analysis.get("rows") or []
     summary = str(results.get("summary") or
                   f"{len(rows)} correlations of the originals' scores with human scores")
+    block = (results.get("analyses") or {}).get("agreement") or analysis.get("agreement")
     return {"rows": rows, "method": analysis.get("method"),
-            "notes": analysis.get("notes") or []}, summary
+            "notes": analysis.get("notes") or [],
+            **({"agreement": block} if block else {})}, summary
 
 
 def bias_section(results: Mapping[str, Any]) -> tuple[dict[str, Any], str]:

@@ -19,7 +19,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalstress.analyses.correlation import finite_or_none, human_correlation
+import pandas as pd
+
+from evalstress.analyses.agreement import agreement, human_ratings, rating_mean, rating_rows
+from evalstress.analyses.correlation import human_correlation
 from evalstress.analyses.stats import CorrelationMethod
 from evalstress.card.plan import SYSTEM_FIELDS, SYSTEMS_FILE, SYSTEMS_KEY, CardPlan, MethodPlan
 from evalstress.card.run import CardOptions, MethodOutcome, run_dir_of
@@ -48,11 +51,24 @@ def system_documents(examples: Sequence[Example], fields: Sequence[str],
     for example in examples:
         outputs = (example.meta or {}).get(key) or []
         texts = {str(o["system"]): str(o[SYSTEM_FIELDS[1]]) for o in outputs}
-        human = {str(o["system"]): {f: finite_or_none(o.get(f)) for f in fields}
+        human = {str(o["system"]): {f: rating_mean(human_ratings(o.get(f))) for f in fields}
                  for o in outputs}
         docs.append(SystemDocument(example.id, example.source or "", tuple(example.references),
                                    example.task, texts, human))
     return docs
+
+
+def system_ratings(examples: Sequence[Example], fields: Sequence[str],
+                   key: str = SYSTEMS_KEY) -> pd.DataFrame | None:
+    """The raters' own scores where the outputs give a list per aspect (one per rater), as
+    `analyses.agreement` reads them; None where every output gives one score per aspect."""
+    rows = [row for example in examples for o in (example.meta or {}).get(key) or []
+            for row in rating_rows(example.id, str(o["system"]),
+                                   {f: human_ratings(o.get(f)) for f in fields})]
+    if not rows:
+        return None
+    frame = pd.DataFrame.from_records(rows)
+    return frame if frame["rater"].nunique() > 1 else None
 
 
 def systems_summary(docs: Sequence[SystemDocument], rows: int) -> str:
@@ -79,11 +95,13 @@ def correlate_systems(plan: CardPlan, fields: Sequence[str], options: CardOption
                                human, methods=METHODS, levels=LEVELS, n_boot=N_BOOT,
                                seed=SEED)
     analysis = result.to_dict()
+    block = agreement(scores[["doc_id", "system_id", "evaluator", "aspect", "score"]], human,
+                      system_ratings(plan.examples, fields), n_boot=N_BOOT, seed=SEED)
     missing = int(scores["score"].isna().sum())
     analysis["notes"] = [*analysis.get("notes", []),
                          f"{len(scores)} scores of {len(human)} outputs"
                          + (f", {missing} missing" if missing else "")]
-    return {"analyses": {"correlation": analysis},
+    return {"analyses": {"correlation": analysis, "agreement": block.to_dict()},
             "summary": systems_summary(docs, len(analysis["rows"])),
             "evaluators": {plan.evaluator.label: stats.get(plan.evaluator.label, {})},
             "counts": {"documents": len(docs), "outputs": len(human), "missing": missing}}

@@ -3,10 +3,12 @@ segment and system level."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
 from evalstress.cli.common import (
     app,
@@ -43,6 +45,21 @@ from evalstress.core.data import DataError
 from evalstress.engine.runhealth import above, frame_missing_shares
 
 
+def agreement_table(block: Mapping[str, Any]) -> Table:
+    """The agreement block (`card.agreement`'s rows) as a terminal table."""
+    from evalstress.card import agreement as words
+
+    table = Table(*words.HEADERS[:1], "evaluator", *words.HEADERS[1:],
+                  title="Agreement with the human raters (tau-b, ordinal alpha on ranks; "
+                        "the corrected CI: Holm)")
+    for row, cells in zip(block.get("rows") or [], words.table_rows(block), strict=True):
+        cells[3] = row["statistic"]  # tau_b or alpha: the title says which alpha
+        table.add_row(str(cells[0]), str(row["evaluator"]),
+                      *("-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c)
+                        for c in cells[1:]))
+    return table
+
+
 @app.command("correlate")
 def correlate_command(
     ctx: typer.Context,
@@ -76,9 +93,12 @@ def correlate_command(
     `evalstress correlate examples/summaries.jsonl -e rouge -e bleu -m references=references`.
     Segment level is reported both per document (correlation across systems, averaged over
     documents) and globally (all pairs); system level correlates
-    per-system means. CIs: seeded bootstrap over documents. Scores go through the score cache.
+    per-system means. CIs: seeded bootstrap over documents. Beside them, the agreement block:
+    Kendall tau-b and Krippendorff's alpha at item and system level, Holm-corrected per
+    evaluator. Scores go through the score cache.
     """
     flags = given(ctx, locals())
+    from evalstress.analyses.agreement import agreement
     from evalstress.analyses.correlation import human_correlation
     from evalstress.engine.rundir import fresh_staging
     from evalstress.engine.scoring import configure_caches
@@ -120,6 +140,8 @@ def correlate_command(
             for ev in made:
                 ev.close()
         result = human_correlation(scores, human_frame, n_boot=s.n_boot, seed=s.seed)
+        result.agreement = agreement(scores, human_frame, n_boot=s.n_boot,
+                                     seed=s.seed).to_dict()
         files = fresh_staging(out_dir)
         scores.to_parquet(files.path("scores.parquet"), index=False)
         record = {"command": "correlate", "data": str(s.data), "evaluators": list(specs),
@@ -134,6 +156,7 @@ def correlate_command(
     if not s.quiet:
         for table in correlation_tables(result):
             console.print(table)
+        console.print(agreement_table(result.agreement))
         print_wrapped(console, f"Wrote {paths['report']}, {paths['results']}, "
                       f"{paths['scores']}", hang=2)
     next_steps(paths["report"], ["card", (list(specs) or ["bleu"])[0], "--budget", "small"],
