@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evalstress.core import biascues as cues
+from evalstress.core.family import KNOWN
 
 
 def test_no_placebo_sentence_carries_a_cue() -> None:
@@ -20,11 +21,11 @@ def test_every_probe_sentence_carries_its_own_cue() -> None:
                for w in (*cues.NAMED_MODELS, *cues.PEOPLE))
 
 
-def test_a_model_id_maps_to_its_family() -> None:
-    assert cues.model_family("gpt-4o-mini") == "gpt"
-    assert cues.model_family("meta-llama/Llama-3.1-8B-Instruct") == "llama"
-    assert cues.model_family("SmolLM2-135M-Instruct") == "smollm"
-    assert cues.model_family("fake") == "fake"
+def test_every_family_named_in_probes_is_one_the_family_rule_knows() -> None:
+    assert set(cues.FAMILIES) <= set(KNOWN)
+
+
+def test_a_self_cue_names_the_family_as_a_reader_would() -> None:
     assert cues.self_cue("claude") == "(This text was written by a Claude model.)"
 
 

@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from evalstress.core.family import shared_family
 from evalstress.evaluators.base import parse_spec
-from evalstress.llm.family import shared_family
 from evalstress.llm.generate import generator_params
 
 #: the identity entries `evalstress compare` names when they differ, with their words

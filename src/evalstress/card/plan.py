@@ -36,9 +36,9 @@ from typing import Any
 
 from evalstress.analyses.agreement import is_rating
 from evalstress.analyses.paired import quality_aspect
-from evalstress.core.biascues import model_family
 from evalstress.core.data import Example
 from evalstress.core.extras import missing_modules
+from evalstress.core.family import model_family
 from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__
 from evalstress.criteria import PARAPHRASES

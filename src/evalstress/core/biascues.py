@@ -8,8 +8,6 @@ probe writes and never on a copied string. Every probe sentence carries one of i
 
 from __future__ import annotations
 
-import re
-
 #: content-free sentences the verbosity probe appends (they restate nothing and add no fact)
 FILLER = (
     "To put it plainly, the points above are the ones that matter here.",
@@ -91,17 +89,6 @@ CUES: dict[str, tuple[str, ...]] = {
     "bandwagon": (" rated ",),
     "sycophancy": (" think this text is", " believe this text is", " sure this text is"),
 }
-
-
-def model_family(model: str) -> str:
-    """The family of a model id (`gpt-4o-mini` -> `gpt`): a known family named in it, else its
-    first run of letters, lower-cased ("" when it has none)."""
-    lowered = model.lower()
-    for key in FAMILIES:
-        if key in lowered:
-            return key
-    found = re.search(r"[a-z]+", lowered)
-    return found[0] if found else ""
 
 
 def family_name(family: str) -> str:

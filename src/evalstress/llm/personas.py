@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalstress.core import biascues
+from evalstress.core.family import model_family
 from evalstress.llm.fake_server import Reply, Responder
 
 #: the personas and whether each takes a strength
@@ -147,7 +148,7 @@ def value_of(components: tuple[Component, ...], request: Request, text: str,
     if any(c.kind == "constant" for c in components):
         return (low + high) / 2
     value = low + span * (FLOOR + REACH * min(1.0, coverage(request.source, text)))
-    family = biascues.model_family(request.model)
+    family = model_family(request.model)
     for part in components:
         if part.kind == "noisy":
             seed = hashlib.sha256(f"{request.prompt}\x00{text}".encode()).digest()

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from evalstress.core import biascues as cues
+from evalstress.core.family import model_family
 from evalstress.core.params import TEXT, declare
 from evalstress.core.text import noise_ratio
 from evalstress.perturb.base import (
@@ -147,7 +148,7 @@ class SelfPreference(BiasProbe):
                 "(the card fills it from the judge's model name)")
 
     def added(self, ctx: PerturbContext, arm: str, rng: random.Random) -> str:
-        own = cues.model_family(str(self.params.get("family") or ""))
+        own = model_family(str(self.params.get("family") or ""))
         if not own:
             raise Skipped("no model family given (family=NAME)")
         others = sorted(f for f in cues.FAMILIES if f != own)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalstress.llm.family import model_family, shared_family
+from evalstress.core.family import model_family, shared_family
 
 
 @pytest.mark.parametrize(("name", "family"), [

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 
 #: the families the rule knows by name, longest first where one starts another
-KNOWN = ("smollm", "claude", "mistral", "mixtral", "gemini", "gemma", "llama", "qwen", "phi",
-         "gpt")
+KNOWN = ("deepseek", "smollm", "claude", "mistral", "mixtral", "gemini", "gemma", "llama", "qwen",
+         "phi", "gpt")
 FAMILY_RULE = ("the family is the first token of the model's name (its last path part, "
                "lower-cased, split at - _ . : and spaces) that starts with a known family ("
                + ", ".join(KNOWN) + "), else the letters before the first digit of its first "
