@@ -191,5 +191,7 @@ def test_a_metrics_card_says_in_one_line_why_the_judges_methods_did_not_run(
     out, _ = bleu_card
     page = (out / "card.html").read_text(encoding="utf-8")
     assert page.count("<section class='method notrun' id='m-bias'>") == 1
-    assert "Bias probes and position bias</strong>: not run: it asks no model" in page
+    assert ("Bias probes, position bias and consistency</strong>: not run: it asks no model: "
+            "these methods test an LLM judge") in page
+    assert "id='m-consistency'" not in page
     assert "id='m-position'" not in page

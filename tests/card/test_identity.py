@@ -62,7 +62,7 @@ def test_compare_names_the_changed_judge_model_above_the_table(
         assert card_problems(card) == []
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(card), encoding="utf-8")
-    result = runner.invoke(app, ["compare", *map(str, paths)])
+    result = runner.invoke(app, ["compare", *map(str, paths), "--md", "-"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     said = next(i for i, line in enumerate(lines)

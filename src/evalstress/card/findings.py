@@ -15,7 +15,7 @@ them (RANKS):
    severity s (detects from s')", `analyses.blindspot_stats.row_state`);
 3. weak discernment: a DHP unit below D = 1 whose n allows D = 1;
 4. other failures and misses: criteria confusion, damage not picked up, searches that fooled
-   the evaluator;
+   the evaluator, a judge biased beyond its placebo or moved by a reworded criterion;
 5. what is undecided or irregular: inconclusive rank tests (with the examples that would
    settle them), a significant rise between severities, a minor degree above a major one, the
    aspect whose damage moves the score least;
@@ -46,12 +46,10 @@ PER_METHOD = 2
 #: a DHP unit with fewer cannot reach D = 1 whatever the evaluator does, so it is no finding
 MIN_PAIRS = pairs_for_discernment(1.0)
 #: the rank of each kind of finding: lower reads first
-RANKS = {"reversed": 1, "blind spot": 2, "weak discernment": 3, "confusion": 4,
-         "missed damage": 4, "fooled": 4, "inconclusive": 5, "non-monotonic": 5,
-         "minor above major": 5, "sensitivity": 5, "holds": 6, "human correlation": 6,
-         PARTLY_BLIND: 2,
-         "biased": 4,  # a judge swayed by a bias probe beyond its placebo (`card.biasfind`)
-         "inconsistent": 4, "wording": 4, "varies": 5}
+RANKS = {"reversed": 1, "blind spot": 2, PARTLY_BLIND: 2, "weak discernment": 3,
+         "confusion": 4, "missed damage": 4, "fooled": 4, "biased": 4, "inconsistent": 4,
+         "wording": 4, "inconclusive": 5, "non-monotonic": 5, "minor above major": 5,
+         "sensitivity": 5, "varies": 5, "holds": 6, "human correlation": 6}
 #: a partly blind finding's magnitude is shifted by this, below every full blind spot's (which
 #: lie in (0, 1]), so it reads after them within their rank
 PARTLY_BELOW = -1.0
@@ -655,6 +653,8 @@ def consistency_findings(section: Mapping[str, Any], example: ExampleSource) -> 
     return [finding(kind, method, text, rows, span, (None, None), evidence, magnitude)
             for kind, method, text, rows, span, evidence, magnitude
             in consistency_claims(section)]
+
+
 def agreement_findings(section: Mapping[str, Any], block: Mapping[str, Any]) -> list[Finding]:
     """Per level, the claim of the agreement block (`card.agreement.claims`): read off tau-b's
     Holm-corrected interval, which the finding quotes at its own level."""
@@ -667,28 +667,19 @@ def agreement_findings(section: Mapping[str, Any], block: Mapping[str, Any]) -> 
     return found
 
 
+def judge_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
+    """The bias and position findings, written in `card.biasfind` (which imports this one)."""
+    from evalstress.card import biasfind
+
+    write = biasfind.bias_findings if section["key"] == "bias" else biasfind.position_findings
+    return write(section, example)
+
+
 WRITERS: dict[str, Callable[[Mapping[str, Any], ExampleSource], list[Finding]]] = {
     "blindspot": blindspot_findings, "discernment": discernment_findings,
     "criteria": criteria_findings, "adversarial": adversarial_findings,
-    "correlation": correlation_findings, "consistency": consistency_findings}
-
-
-def _bias_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
-    """The bias method's findings, written in a module of their own (which imports this one)."""
-    from evalstress.card.biasfind import bias_findings
-
-    return bias_findings(section, example)
-
-
-def _position_findings(section: Mapping[str, Any], example: ExampleSource) -> list[Finding]:
-    """The position test's finding (`card.biasfind`)."""
-    from evalstress.card.biasfind import position_findings
-
-    return position_findings(section, example)
-
-
-WRITERS["bias"] = _bias_findings
-WRITERS["position"] = _position_findings
+    "correlation": correlation_findings, "bias": judge_findings, "position": judge_findings,
+    "consistency": consistency_findings}
 
 
 def headline_findings(sections: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any],

@@ -31,6 +31,7 @@ from evalstress.card.markdown import (
     position_cells,
 )
 from evalstress.card.model import cost_text, count_text
+from evalstress.card.plan import JUDGE_METHODS, is_joined_judge_method, judge_methods_note
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
 from evalstress.report.common import num as report_num
@@ -410,19 +411,14 @@ def position_html(section: Mapping[str, Any], ids: set[str]) -> str:
 
 TABLES["bias"] = bias_html
 TABLES["position"] = position_html
-#: the methods only a judge runs: for any other evaluator, one line says why none ran
-JUDGE_METHODS = ("bias", "position")
 
 
-def judge_methods_line(card: Mapping[str, Any]) -> str | None:
-    """One line for the judge's methods when none of them ran (a metric's card), else None."""
-    sections = [card["methods"][k] for k in JUDGE_METHODS if k in card["methods"]]
-    if not sections or any(s["status"] != "not run" for s in sections):
-        return None
-    titles = " and ".join(s["title"] for s in sections)
+def judge_methods_line(card: Mapping[str, Any]) -> str:
+    """The judge's methods in one line, where none of them ran (`plan.judge_methods_note`)."""
+    titles, reason = judge_methods_note(card["methods"]) or ("", "")
     return (f"<section class='method notrun' id='m-{esc(JUDGE_METHODS[0])}'><p><strong>"
-            f"{esc(titles[:1].upper() + titles[1:])}</strong>: not run: "
-            f"{esc(sections[0]['reason'])}</p></section>")
+            f"{esc(titles[:1].upper() + titles[1:])}</strong>: not run: {esc(reason)}</p>"
+            "</section>")
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
@@ -434,9 +430,9 @@ def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
 def method_html(section: Mapping[str, Any], figure: str, ids: set[str],
                 card: Mapping[str, Any]) -> str:
     key = section["key"]
-    joint = judge_methods_line(card) if key in JUDGE_METHODS else None
-    if joint is not None:  # a metric's card: the judge's methods in one line
-        return joint if key == next(k for k in JUDGE_METHODS if k in card["methods"]) else ""
+    if is_joined_judge_method(key, card["methods"]):  # a metric's card: one line for them
+        first = next(k for k in JUDGE_METHODS if k in card["methods"])
+        return judge_methods_line(card) if key == first else ""
     paper = f" (paper {section['paper']})" if section.get("paper") else ""
     head = f"<h3>{esc(section['title'].capitalize())}{esc(paper)}</h3>"
     if section["status"] != "run":

@@ -27,6 +27,7 @@ from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
+from evalstress.card.plan import JUDGE_METHODS, is_joined_judge_method, judge_methods_note
 from evalstress.core.consoles import visible_controls
 
 #: characters of a text shown in an example (the run directory holds the whole text)
@@ -486,8 +487,14 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         ["method", "paper", "status", "summary or reason"],
         [[m["title"], m.get("paper"), m["status"],
           m["summary"] if m["status"] == "run" else m["reason"]] for m in methods.values()])]
-    for section in methods.values():
-        lines += section_lines(section)
+    joined = judge_methods_note(methods)
+    for key, section in methods.items():
+        if not is_joined_judge_method(key, methods):
+            lines += section_lines(section)
+        elif joined and key == next(k for k in JUDGE_METHODS if k in methods):
+            titles, reason = joined
+            lines += [f"### {text(titles[:1].upper() + titles[1:])}", "",
+                      f"**Not run:** {text(reason)}", ""]
     lines += figure_lines(figure_plans(card))
     return "\n".join(lines).rstrip() + "\n"
 

@@ -56,6 +56,10 @@ TITLES = {"blindspot": "blind spots", "discernment": "discernment",
 PAPERS: dict[str, str | None] = {"blindspot": "002", "discernment": "003", "criteria": "000",
                                  "adversarial": "004", "correlation": None, "bias": None,
                                  "position": None, "consistency": None}
+#: the methods only an LLM judge runs: a card where none of them ran says so in one line
+JUDGE_METHODS = ("bias", "position", "consistency")
+#: why none of them ran on such a card
+JUDGE_ONLY = "it asks no model: these methods test an LLM judge"
 #: the suite of the bias method (every budget; the budget sets its examples and seeds)
 BIAS_SUITE = "bias"
 #: the field of an example's meta that holds its human scores (aspect -> number)
@@ -279,6 +283,24 @@ class CardPlan:
                   **({"max_chars": self.max_chars} if self.max_chars is not None else {})}
         text = json.dumps(record, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def judge_methods_note(methods: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:
+    """(titles, reason) for the judge's methods in one line when none of them ran (a metric's
+    card: "bias probes, position bias and consistency", JUDGE_ONLY), else None: then each
+    says its own status."""
+    sections = [methods[k] for k in JUDGE_METHODS if k in methods]
+    if not sections or any(s["status"] != "not run" for s in sections):
+        return None
+    titles = [str(s["title"]) for s in sections]
+    joined = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+    return joined, JUDGE_ONLY
+
+
+def is_joined_judge_method(key: str, methods: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether method `key` is said in the one line of `judge_methods_note` (so a page
+    shows that line in the place of the first of them and nothing for the others)."""
+    return key in JUDGE_METHODS and judge_methods_note(methods) is not None
 
 
 def has_human_scores(examples: Sequence[Example], key: str = HUMAN_KEY) -> bool:
