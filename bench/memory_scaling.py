@@ -130,6 +130,20 @@ def phases_table(args: argparse.Namespace, size: int) -> None:
     print(f"  {'':6}{'(after the run)':<50}{end['VmRSS']:8.0f}{end['VmHWM']:8.0f}")
 
 
+#: the issue's target: a 1,000-example run's peak at most this times a 100-example run's
+TARGET = (100, 1000, 1.2)
+
+
+def verdict(peaks: dict[int, float]) -> str | None:
+    """The target line, where both of its sizes were measured."""
+    small, large, most = TARGET
+    if small not in peaks or large not in peaks:
+        return None
+    ratio = peaks[large] / peaks[small]
+    return (f"peak {large:,} / {small:,}: {ratio:.2f} (target <= {most}: "
+            f"{'meets' if ratio <= most else 'MISSES'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -154,11 +168,14 @@ def main() -> None:
           f"{', '.join(args.perturbation)} x {', '.join(args.evaluator)}, "
           f"--workers {args.workers}, cold cache")
     print(f"  {'examples':>9}{'peak RSS (MB)':>15}{'ratio':>8}{'wall (s)':>10}")
-    first = None
+    peaks: dict[int, float] = {}
     for size in sizes:
         peak, wall = peak_of_run(args, size)
-        first = first or peak
-        print(f"  {size:>9,}{peak:15.0f}{peak / first:8.2f}{wall:10.1f}", flush=True)
+        peaks[size] = peak
+        print(f"  {size:>9,}{peak:15.0f}{peak / peaks[sizes[0]]:8.2f}{wall:10.1f}", flush=True)
+    line = verdict(peaks)
+    if line:
+        print(line)
     if args.phases:
         for size in sizes:
             phases_table(args, size)
