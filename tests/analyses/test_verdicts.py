@@ -179,10 +179,10 @@ def test_each_test_states_the_smallest_change_it_could_detect_at_its_n() -> None
 
 
 def test_resampled_means_are_numpys_whole_matrix_means_without_the_matrix() -> None:
-    """The bootstrap's means and ratio interval are the numbers of the whole (B x n) gather,
-    to the last bit, without holding the gathered matrix: at 1,000 examples and 2,000
-    resamples the draws are 16 MB and the gathered values another 16 MB (two more for a ratio
-    of means), the peak of a 1,000-example run's analyses."""
+    """The bootstrap's means and ratio interval are the numbers of numpy's whole (B x n)
+    gather of its default int64 draws, to the last bit, without holding either: at 1,000
+    examples and 2,000 resamples those draws are 16 MB and the gathered values another 16 MB
+    (two more for a ratio of means), the peak of a 1,000-example run's analyses."""
     import tracemalloc
 
     rng = np.random.default_rng(7)
@@ -193,7 +193,7 @@ def test_resampled_means_are_numpys_whole_matrix_means_without_the_matrix() -> N
     g_means, v_means = original[index].mean(axis=1), variant[index].mean(axis=1)
     low, high = np.quantile(v_means / g_means, [0.025, 0.975])
     del index
-    draws = 2000 * 1000 * 8
+    draws = 2000 * 1000 * 4  # int32: numpy's int64 draws, the same values
     tracemalloc.start()
     try:
         boot = bootstrap_means(original, n_boot=2000, seed=3)
@@ -206,4 +206,4 @@ def test_resampled_means_are_numpys_whole_matrix_means_without_the_matrix() -> N
     assert np.array_equal(boot.means, g_means)
     assert got == (float(variant.mean() / original.mean() - 1), float(low - 1),
                    float(high - 1))
-    assert one < 1.25 * draws and ratio < 1.25 * draws  # the draws, not their gathers
+    assert one < 1.5 * draws and ratio < 1.5 * draws  # the draws and a block, no gather
