@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from evalstress.core.phases import phase, recording
+from evalstress.core.phases import phase, recording, watching
 
 
 def test_phases_are_summed_in_the_order_they_started() -> None:
@@ -29,3 +29,17 @@ def test_nothing_is_recorded_outside_a_recording_and_an_error_still_counts() -> 
     with phase("unseen"):
         pass
     assert list(record) == ["failed"]
+
+
+def test_a_watcher_sees_each_phase_start_and_end_nested_and_failed() -> None:
+    seen: list[tuple[str, str]] = []
+    with watching(lambda event, name: seen.append((event, name))), phase("outer"):
+        try:
+            with phase("inner"):
+                raise ValueError("boom")
+        except ValueError:
+            pass
+    with phase("after"):
+        pass
+    assert seen == [("start", "outer"), ("start", "inner"), ("end", "inner"),
+                    ("end", "outer")]

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from evalstress.cli import app
 from evalstress.core.storage import (
     StorageError,
+    atomic_write_parts,
     atomic_write_text,
     check_cache_dir,
     check_target,
@@ -53,6 +54,24 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path: Path,
         atomic_write_text(target, "new report")
     assert target.read_text(encoding="utf-8") == "old report"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary left
+
+
+def test_parts_are_written_in_order_and_a_failing_part_leaves_the_old_file(
+        tmp_path: Path) -> None:
+    """A page written in pieces is the pieces joined, as UTF-8; a piece that fails to come
+    (an error while the page is rendered) leaves the old file and no temporary."""
+    target = tmp_path / "report.html"
+    atomic_write_parts(target, iter(["<p>", "café ", "</p>"]))
+    assert target.read_bytes() == "<p>café </p>".encode()
+
+    def broken() -> object:
+        yield "<p>half"
+        raise ValueError("a value the page cannot show")
+
+    with pytest.raises(ValueError, match="cannot show"):
+        atomic_write_parts(target, broken())  # type: ignore[arg-type]
+    assert target.read_bytes() == "<p>café </p>".encode()
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
 
 def test_cli_names_a_bad_cache_dir_without_a_traceback(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ results.json that follows its schema."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -88,6 +90,38 @@ def test_finalize_keeps_at_most_the_cap_of_row_groups_per_key_with_the_same_rows
         ["example_id", "severity"], where={"evaluator": "chrf", "perturbation": "typo"})
     assert list(typo["example_id"]) == [f"c{c}-e{e}" for c in range(150) for s in "12"
                                         for e in range(4)]
+
+
+def test_finalize_joins_variants_and_scores_one_after_the_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two joins never overlap: side by side they held both joins' buffers at once, the
+    peak memory of a 1,000-example run."""
+    import threading
+
+    from evalstress.engine import rundir, variantfile
+
+    spans: list[tuple[str, str, str]] = []
+    real_join, real_merge = variantfile.join_parts, rundir.write_merged
+
+    def traced(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            spans.append(("start", name, threading.current_thread().name))
+            result = real(*args, **kwargs)
+            spans.append(("end", name, threading.current_thread().name))
+            return result
+        return call
+
+    monkeypatch.setattr(variantfile, "join_parts", traced("variants", real_join))
+    monkeypatch.setattr(rundir, "write_merged", traced("scores", real_merge))
+    staging = Staging.open(tmp_path / "staging", "fake")
+    for index in range(3):
+        staging.write_chunk(index, scores=_chunk(index, 2), variants=None, skips="",
+                            examples="", summary={"index": index})
+    staging.finalize(range(3), {})
+    here = threading.current_thread().name
+    assert spans == [("start", "variants", here), ("end", "variants", here),
+                     ("start", "scores", here), ("end", "scores", here)]
+    assert pq.read_table(staging.files.path("scores.parquet")).num_rows == 3 * 2 * 7 * 2
 
 
 def _corpus() -> Path:

@@ -246,6 +246,42 @@ def test_records_at_reads_just_the_asked_positions_across_row_groups(
     assert variantfile.records_at(tmp_path / "all.parquet", []) == {}
 
 
+def test_records_at_decodes_a_row_group_a_few_rows_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report's sample of a large run decodes batches of RECORD_BATCH rows, never a whole
+    row group of texts (the step in a 1,000-example run's peak memory), and finds the same
+    records in the last, partial batch as in the first."""
+    monkeypatch.setattr(variantfile, "ROWS_PER_GROUP", 40)
+    monkeypatch.setattr(variantfile, "RECORD_BATCH", 8, raising=False)
+    paths = []
+    for index in range(4):  # 4 parts of 10 variants: one row group of 40
+        paths.append(tmp_path / f"{index}.parquet")
+        write_part(paths[-1], variant_table(
+            Variant(f"e{index}", "p", 0.5, k, f"text {index} {k}", 0.1 * k, None)
+            for k in range(10)))
+    join_parts(paths, tmp_path / "all.parquet")
+    assert pq.ParquetFile(tmp_path / "all.parquet").num_row_groups == 1
+    everything = list(read_records(tmp_path / "all.parquet"))
+    decoded: list[int] = []
+    real_iter = pq.ParquetFile.iter_batches
+
+    def counting(self: pq.ParquetFile, *args: object, **kwargs: object) -> object:
+        for batch in real_iter(self, *args, **kwargs):  # type: ignore[arg-type]
+            decoded.append(batch.num_rows)
+            yield batch
+
+    def whole_group(*_: object, **__: object) -> None:
+        raise AssertionError("a whole row group was decoded at once")
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counting)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", whole_group)
+    wanted = [39, 0, 7, 8, 23]
+    picked = variantfile.records_at(tmp_path / "all.parquet", wanted)
+    assert picked == {i: everything[i] for i in wanted}
+    assert picked[23]["text"] == "text 2 3"
+    assert decoded and max(decoded) <= 8
+
+
 def test_keys_read_severities_as_records_do_in_both_formats(tmp_path: Path) -> None:
     """A severity stored as the text "0.50" is the number 0.5 in a variant's id and stratum;
     an old variants.jsonl holds JSON values, read as they are."""

@@ -105,6 +105,38 @@ def test_json_in_a_script_element_cannot_close_it():
 
 
 @pytest.mark.slow
+def test_the_report_is_written_in_pieces_that_make_the_same_page(
+        small_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """report.html is written piece by piece, never as one string of the whole page and its
+    variant data (a large run's report held several copies of it at once), and the file is
+    byte for byte the page rendered whole."""
+    import evalstress.report.html as html_module
+
+    pieces: list[str] = []
+    real = html_module.__dict__.get("atomic_write_parts")
+
+    def spy(path: Path, parts):
+        def counted():
+            for part in parts:
+                pieces.append(part)
+                yield part
+        return real(path, counted()) if real is not None else None
+
+    monkeypatch.setattr(html_module, "atomic_write_parts", spy, raising=False)
+    out = write_report(small_run, tmp_path / "again.html")
+    results = load_results(small_run)
+    whole = render_html(results, title="evalstress report: blindspot",
+                        browser=browser_payload(small_run, results=results))
+    assert out.read_bytes() == whole.encode("utf-8")
+    assert "".join(pieces) == whole
+    opens = next(i for i, p in enumerate(pieces) if p.endswith("id='variants-data'>"))
+    closes = next(i for i, p in enumerate(pieces) if p.startswith("</script>"))
+    data = "".join(pieces[opens + 1:closes])
+    assert data.startswith('{"total":') and len(data) > 100_000
+    assert max(len(p) for p in pieces[opens + 1:closes]) < len(data) / 20
+
+
+@pytest.mark.slow
 def test_rebuilt_report_has_every_section_of_the_run(small_run: Path, tmp_path: Path):
     out = write_report(small_run, tmp_path / "again.html")
     html = out.read_text(encoding="utf-8")

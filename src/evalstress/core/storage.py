@@ -14,6 +14,7 @@ import errno
 import os
 import sqlite3
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 #: errno -> what it means for the user.
@@ -135,16 +136,34 @@ def check_target(path: Path, what: str, *, folder: bool = False) -> None:
 def atomic_write_text(path: Path, text: str | bytes) -> Path:
     """Write beside `path`, then rename over it: a failed write leaves the old file as it was.
     `bytes` are written as they are."""
+    if isinstance(text, bytes):
+        return _atomic_write(path, lambda handle: _write_bytes(handle, text))
+    return atomic_write_parts(path, (text,))
+
+
+def atomic_write_parts(path: Path, parts: Iterable[str]) -> Path:
+    """`atomic_write_text` of the parts written one after another: a large page never has to
+    be one string (and its encoded copy) in memory."""
+    return _atomic_write(path, lambda handle: _write_parts(handle, parts))
+
+
+def _write_bytes(handle: int, data: bytes) -> None:
+    with os.fdopen(handle, "wb") as raw:
+        raw.write(data)
+
+
+def _write_parts(handle: int, parts: Iterable[str]) -> None:
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        for part in parts:
+            out.write(part)
+
+
+def _atomic_write(path: Path, write: Callable[[int], None]) -> Path:
     path = Path(path)
     handle, name = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
                                     prefix=f".{path.name}.", suffix=".tmp")
     try:
-        if isinstance(text, bytes):
-            with os.fdopen(handle, "wb") as raw:
-                raw.write(text)
-        else:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+        write(handle)
         os.chmod(name, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
         os.replace(name, path)
     except BaseException:
@@ -159,5 +178,5 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["StorageError", "atomic_write_text", "check_cache_dir", "check_target",
-           "describe", "reason_of"]
+__all__ = ["StorageError", "atomic_write_parts", "atomic_write_text", "check_cache_dir",
+           "check_target", "describe", "reason_of"]

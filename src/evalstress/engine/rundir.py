@@ -20,7 +20,6 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -176,16 +175,14 @@ class Staging:
         order = list(indexes)
         rows = sum(pq.ParquetFile(self.files.part(i, "scores.parquet")).metadata.num_rows
                    for i in order)
-        # the variants are joined in a thread meanwhile: Arrow decodes and compresses without
-        # the interpreter's lock, so the two joins share the cores
-        with ThreadPoolExecutor(1, thread_name_prefix="evalstress-join") as pool:
-            variants = pool.submit(variantfile.join_parts,
-                                   [self.files.part(i, variantfile.FILE) for i in order],
-                                   self.files.path(variantfile.FILE))
-            write_merged(self._score_parts(order), self.files.path("scores.parquet"), rows=rows,
-                         spill=self.files.path("scores.spill.parquet"), options=SCORE_OPTIONS,
-                         spill_options=SCORE_PART_OPTIONS)
-            variants.result()
+        # one join after the other: joined side by side (the variants in a thread of their
+        # own) they held both joins' buffers at once, which made the peak of a 1,000-example
+        # run (bench/README.md, "Peak memory")
+        variantfile.join_parts([self.files.part(i, variantfile.FILE) for i in order],
+                               self.files.path(variantfile.FILE))
+        write_merged(self._score_parts(order), self.files.path("scores.parquet"), rows=rows,
+                     spill=self.files.path("scores.spill.parquet"), options=SCORE_OPTIONS,
+                     spill_options=SCORE_PART_OPTIONS)
         for name in PARTS[2:]:
             with self.files.path(name).open("wb") as out:
                 for index in order:

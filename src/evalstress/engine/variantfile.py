@@ -20,6 +20,7 @@ columns (`OPTIONAL`) read them as null.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import csv
 import itertools
@@ -163,7 +164,11 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
 
 #: the columns a variant's id is made of, in its order
 ID_COLUMNS = ("example_id", "perturbation", "severity", "seed")
-KEY_BATCH = 65_536  # variants per batch of `read_keys`
+#: variants per batch of `read_keys`; its lists of Python strings are what the batch holds
+KEY_BATCH = 8_192
+#: variants decoded at a time by `records_at`: a whole row group of texts decoded at once was
+#: the largest allocation of a large run's report
+RECORD_BATCH = 1_024
 
 
 def read_keys(path: Path) -> Iterator[tuple[list[str], list[str], list[str]]]:
@@ -210,12 +215,18 @@ def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]
         start = 0
         for group in range(source.num_row_groups):
             size = source.metadata.row_group(group).num_rows
-            inside = [p - start for p in wanted if start <= p < start + size]
-            if inside:
-                table = source.read_row_group(group).take(inside)
-                for offset, row in zip(inside, table.to_pylist(), strict=True):
-                    found[start + offset] = _record(row, path)
-            start += size
+            if bisect.bisect_left(wanted, start) == bisect.bisect_left(wanted, start + size):
+                start += size  # nothing asked for in this row group: not decoded
+                continue
+            for batch in source.iter_batches(batch_size=RECORD_BATCH, row_groups=[group]):
+                end = start + batch.num_rows
+                inside = [p - start for p in wanted[bisect.bisect_left(wanted, start):
+                                                    bisect.bisect_left(wanted, end)]]
+                if inside:
+                    rows = batch.take(inside).to_pylist()
+                    for offset, row in zip(inside, rows, strict=True):
+                        found[start + offset] = _record(row, path)
+                start = end
     return found
 
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -54,8 +54,36 @@ def anchor(*parts: Any) -> str:
 def json_for_script(data: Any) -> str:
     """JSON safe inside <script type="application/json">: no '<', '>', '&' or line separators
     can close the element or confuse a parser."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+    return _script_safe(_script_json(data))
+
+
+def json_for_script_parts(data: Any, depth: int = 2) -> Iterator[str]:
+    """`json_for_script(data)` in pieces, the same characters once joined: the outer `depth`
+    levels of dicts (string keys) and lists are written member by member, so a report's
+    variant data is never one string, nor a chain of escaped copies of it, in memory."""
+    if depth > 0 and isinstance(data, dict) and all(isinstance(k, str) for k in data):
+        yield "{"
+        for i, (key, value) in enumerate(data.items()):
+            yield ("," if i else "") + _script_safe(_script_json(key)) + ":"
+            yield from json_for_script_parts(value, depth - 1)
+        yield "}"
+    elif depth > 0 and isinstance(data, list | tuple):
+        yield "["
+        for i, value in enumerate(data):
+            if i:
+                yield ","
+            yield from json_for_script_parts(value, depth - 1)
+        yield "]"
+    else:
+        yield json_for_script(data)
+
+
+def _script_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
                       default=str)
+
+
+def _script_safe(text: str) -> str:
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.outcomes import Outcome, outcomes
-from evalstress.core.storage import atomic_write_text
+from evalstress.core.storage import atomic_write_parts
 from evalstress.core.wording import plural
 from evalstress.report import sections
-from evalstress.report.common import esc, json_for_script, short_labels, verdict_css_vars
+from evalstress.report.common import esc, json_for_script_parts, short_labels, verdict_css_vars
 from evalstress.report.plots import curves_svg, discernment_svg
 from evalstress.report.renderers import SECTIONS, SectionContext
 from evalstress.report.rundir import MAX_VARIANTS, browser_payload, labelled, load_results
@@ -96,6 +96,13 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
                 browser: Mapping[str, Any] | None = None) -> str:
     """The report for a results.json mapping; `browser` is the variant browser's data
     (`rundir.browser_payload`), absent when the run directory has no variants."""
+    return "".join(page_parts(results, title=title, browser=browser))
+
+
+def page_parts(results: Mapping[str, Any], *, title: str = "evalstress report",
+               browser: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """`render_html`'s page in pieces, in order: `write_html` writes them one by one, so the
+    page and its variant data are never one string in memory."""
     short = short_labels(results)
     found = outcomes(results)
     analyses = results.get("analyses") or {}
@@ -131,26 +138,27 @@ def render_html(results: Mapping[str, Any], *, title: str = "evalstress report",
         str(results.get("created") or "")) if x)
     toc = " ".join(f"<a href='#{esc(name)}'>{esc(sections.SECTION_TITLES.get(name, name))}</a>"
                    for name, _ in body)
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-             f"style-src 'unsafe-inline'; script-src '{script_hash()}'; img-src data:\">"
-             f"<title>{esc(title)}</title><style>{style()}</style></head><body><main>"
-             f"<header class='top'><h1>{esc(title)}</h1><span class='meta'>{esc(meta)}</span>"
-             f"</header><nav class='toc'>{toc}</nav>", *banners(results, found)]
+    yield ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+           "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+           "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+           f"style-src 'unsafe-inline'; script-src '{script_hash()}'; img-src data:\">"
+           f"<title>{esc(title)}</title><style>{style()}</style></head><body><main>"
+           f"<header class='top'><h1>{esc(title)}</h1><span class='meta'>{esc(meta)}</span>"
+           f"</header><nav class='toc'>{toc}</nav>")
+    yield from banners(results, found)
     for name, html in body:
-        parts.append(f"<section id='{esc(name)}'><h2>{esc(sections.SECTION_TITLES.get(name, name))}"
-                     f"</h2>{html}")
+        yield (f"<section id='{esc(name)}'><h2>{esc(sections.SECTION_TITLES.get(name, name))}"
+               f"</h2>{html}")
         data = analyses.get(name) if name in analyses else None
         for note in (data.get("notes") or []) if isinstance(data, Mapping) else []:
-            parts.append(f"<p class='note'>note: {esc(note)}</p>")
-        parts.append("</section>")
-    parts.append("</main>")
+            yield f"<p class='note'>note: {esc(note)}</p>"
+        yield "</section>"
+    yield "</main>"
     if browser:
-        parts.append("<script type='application/json' id='variants-data'>"
-                     f"{json_for_script(browser)}</script><script>{asset('report.js')}</script>")
-    parts.append("</body></html>")
-    return "".join(parts)
+        yield "<script type='application/json' id='variants-data'>"
+        yield from json_for_script_parts(browser)
+        yield f"</script><script>{asset('report.js')}</script>"
+    yield "</body></html>"
 
 
 def _after(body: list[tuple[str, str]], names: Sequence[str]) -> int:
@@ -173,7 +181,7 @@ def _guard(fn: Callable[..., str], *args: Any) -> str:
 def write_html(results: Mapping[str, Any], path: str | Path, *,
                title: str = "evalstress report", browser: Mapping[str, Any] | None = None) -> Path:
     out = Path(path)  # a new file renamed over it: a link at `path` is never followed
-    atomic_write_text(out, render_html(results, title=title, browser=browser))
+    atomic_write_parts(out, page_parts(results, title=title, browser=browser))
     return out
 
 

@@ -30,7 +30,7 @@ from evalstress.report.common import short_labels
 MAX_VARIANTS = 4000  # variants embedded in the page's browser
 MAX_TEXT = 4000  # characters of one text kept in the page
 MAX_NOTE = 300  # characters of a missing-score reason or explanation
-BATCH_ROWS = 65_536  # score rows read at a time
+BATCH_ROWS = 8_192  # score rows read at a time: a batch's decoded columns are its memory
 
 
 class RunDirError(ValueError):
