@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import evalstress
 from evalstress.card.make import plan_card
 from evalstress.card.plan import SYSTEMS_MODE, system_score_fields
 from evalstress.card.schema import card_problems
+from evalstress.llm.fake_server import FakeServer
+from evalstress.llm.personas import persona
 
 #: scores each text by its number of words (a stand-in metric whose scores the test knows)
 WORDS = "python:target=tests.evaluators.test_external:length_score"
@@ -170,11 +173,21 @@ def test_the_card_adds_the_agreement_block_and_the_raters_when_lists_are_given(
                in t for t in texts)
 
 
-@pytest.mark.parametrize("spec", ["bleu", "rouge:types=rougeL"])
+@pytest.mark.parametrize("spec", ["bleu", "rouge:types=rougeL", "persona:fair"])
 def test_agreement_on_twenty_summeval_articles_matches_scipy_and_krippendorff(
         spec: str, tmp_path: Path, shared_data: Path) -> None:
-    """The worked example: BLEU and ROUGE-L against SummEval's experts on 20 articles x 16
-    systems, every value recomputed here from the same scores with scipy and krippendorff."""
+    """The worked example: BLEU, ROUGE-L and a judge (the fake server's fair persona) against
+    SummEval's experts on 20 articles x 16 systems, every value recomputed here from the same
+    scores with scipy and krippendorff."""
+    with contextlib.ExitStack() as stack:
+        if spec.startswith("persona:"):
+            server = stack.enter_context(FakeServer(responder=persona(spec.split(":")[1])))
+            spec = (f"judge:model=fair,base_url={server.base_url},form=score-only,"
+                    "backoff=0.01")
+        check_summeval_agreement(spec, tmp_path, shared_data)
+
+
+def check_summeval_agreement(spec: str, tmp_path: Path, shared_data: Path) -> None:
     import krippendorff
 
     from evalstress.card.run import CardOptions

@@ -386,7 +386,9 @@ def corrected(tests: Sequence[tuple[Mapping[str, str], Estimate]], level: str,
         low95, high95 = percentiles(est.boot, 0.95)
         low, high = percentiles(est.boot, 1 - alpha_eff)
         verdict, need = "inconclusive", None
-        if low is not None and high is not None and p <= alpha_eff and est.value is not None:
+        # read off the corrected interval, as printed (p only sets Holm's level); below
+        # MIN_N units drawn no interval decides
+        if low is not None and high is not None and est.value is not None and n >= MIN_N:
             verdict = ("agrees" if low > 0 else "disagrees" if high < 0 else "inconclusive")
         if verdict == "inconclusive" and est.value is not None and low is not None \
                 and high is not None:
