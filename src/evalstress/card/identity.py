@@ -2,7 +2,7 @@
 generator or the gold evaluator, and what changed between two cards' judges.
 
 The identity record itself is made where the judge has answered (`evaluators.judge_identity`,
-by the consistency method); the family rule is `llm.family.FAMILY_RULE`. Endpoints are compared
+by the consistency method); the family rule is `core.family.FAMILY_RULE`. Endpoints are compared
 by their name in cache keys (`llm.identity`): a local server's port changes on every start.
 """
 
