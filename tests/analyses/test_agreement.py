@@ -202,3 +202,10 @@ def test_humans_who_tie_every_output_give_no_alpha_not_a_spurious_one() -> None:
     keep = np.repeat(np.ptp(half[:15], axis=1) > 0, 4)  # items the humans do not tie wholly
     assert item.value == pytest.approx(krippendorff.alpha(
         reliability_data=within.reshape(2, -1)[:, keep], level_of_measurement="ordinal"))
+
+
+def test_alpha_of_items_whose_humans_tie_every_output_is_undefined_not_an_error() -> None:
+    """Four items whose raters gave each item's outputs one score: no item ranks anything,
+    so alpha (like tau-b) is undefined there rather than an error."""
+    codes = np.full((3, 4, 2), -1)  # every unit's values missing after the ties are left out
+    assert np.isnan(ordinal_alpha(codes)).all()

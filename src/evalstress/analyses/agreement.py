@@ -174,7 +174,7 @@ def ordinal_alpha(codes: np.ndarray, weights: np.ndarray | None = None) -> np.nd
     b = codes.shape[0] if weights is None else max(codes.shape[0], weights.shape[0])
     w = (np.ones((b, codes.shape[1])) if weights is None
          else np.broadcast_to(weights, (b, codes.shape[1])).astype(float))
-    v = int(codes.max()) + 1 if codes.size else 1
+    v = max(1, int(codes.max()) + 1) if codes.size else 1  # every code missing: undefined
     step = max(1, 2_000_000 // max(1, codes.shape[1] * codes.shape[2]))
     return np.concatenate([
         _alpha_block(np.broadcast_to(codes, (b, *codes.shape[1:]))[start:start + step],
