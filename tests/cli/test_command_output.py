@@ -182,6 +182,9 @@ def fake_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(serving, "build_app", lambda settings, policy: (None, Path("m.gguf")))
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    # uvicorn's Config applies its logging dictConfig, which closes every handler already
+    # installed: pytest's log capture among them, so every later test would fail
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
     yield
 
 
