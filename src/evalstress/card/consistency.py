@@ -22,9 +22,7 @@ card made again with the same settings.
 
 from __future__ import annotations
 
-import json
 import random
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -44,13 +42,11 @@ from evalstress.card.run import (
     MethodOutcome,
     finished_results,
     run_dir_of,
+    run_study,
     stress_job_of,
 )
-from evalstress.card.systems import finished
 from evalstress.core.data import Example
-from evalstress.core.storage import atomic_write_text
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import record_files
 from evalstress.engine.scoring import configure_caches, request_for
 from evalstress.evaluators.base import Score, create_evaluator, parse_spec
 from evalstress.evaluators.judge import JudgeEvaluator
@@ -245,30 +241,8 @@ def run_consistency(plan: CardPlan, method: MethodPlan, options: CardOptions) ->
     else measured and written."""
     if not method.runs:
         return MethodOutcome(method.key, "not run")
-    folder = run_dir_of(options.out, method.key)
-    path = folder / CONSISTENCY_FILE
-    fingerprint = plan.fingerprint(method.key)
-    earlier = finished(path, fingerprint)
-    if earlier is not None:
-        options.say(f"{method.title}: reused {path} (finished earlier with these settings)")
-        return MethodOutcome(method.key, "reused", 0.0, earlier.get("seconds"),
-                             results=dict(earlier["results"]))
     settings = method.settings
-    options.say(f"{method.title}: running ({plural(int(settings['items']), 'item')}, "
-                f"{settings['repeats']} repeats, {settings['rewordings']} rewordings, the "
-                f"{CONSISTENCY_SUITE} suite per wording)")
-    started = time.perf_counter()
-    try:
-        results = measure(plan, method, options)
-    except (*METHOD_ERRORS, KeyError) as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        options.say(f"{method.title}: failed: {message}")
-        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
-                             error=message)
-    seconds = time.perf_counter() - started
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
-                                        "results": results}, indent=1) + "\n")
-    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
-    options.say(f"{method.title}: done in {seconds:.0f} s")
-    return MethodOutcome(method.key, "run", seconds, seconds, results=results)
+    doing = (f"{plural(int(settings['items']), 'item')}, {settings['repeats']} repeats, "
+             f"{settings['rewordings']} rewordings, the {CONSISTENCY_SUITE} suite per wording")
+    return run_study(plan, method, options, CONSISTENCY_FILE, doing,
+                     lambda: measure(plan, method, options), (*METHOD_ERRORS, KeyError))

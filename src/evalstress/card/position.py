@@ -14,20 +14,15 @@ the response cache holds.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from evalstress.analyses.position import PairVerdicts, position_test
 from evalstress.card.plan import CardPlan, MethodPlan
-from evalstress.card.run import CardOptions, MethodOutcome, run_dir_of
-from evalstress.card.systems import finished
+from evalstress.card.run import CardOptions, MethodOutcome, run_study
 from evalstress.core.data import Example
-from evalstress.core.storage import atomic_write_text
 from evalstress.core.text import TextParser
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import record_files
 from evalstress.engine.scoring import configure_caches, request_for
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
 from evalstress.evaluators.judge import JudgeEvaluator
@@ -117,28 +112,6 @@ def _share(value: float | None) -> str:
 def run_position(plan: CardPlan, method: MethodPlan, options: CardOptions) -> MethodOutcome:
     """The method in the card's folder (claimed and locked by the card): reused when its file
     records the same fingerprint, else asked and written."""
-    folder = run_dir_of(options.out, method.key)
-    path = folder / POSITION_FILE
-    fingerprint = plan.fingerprint(method.key)
-    earlier = finished(path, fingerprint)
-    if earlier is not None:
-        options.say(f"{method.title}: reused {path} (finished earlier with these settings)")
-        return MethodOutcome(method.key, "reused", 0.0, earlier.get("seconds"),
-                             results=earlier["results"])
-    options.say(f"{method.title}: running ({plural(len(plan.examples), 'pair')}, each asked "
-                "three times)")
-    started = time.perf_counter()
-    try:
-        results = judge_positions(plan, options)
-    except (ValueError, ImportError) as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        options.say(f"{method.title}: failed: {message}")
-        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
-                             error=message)
-    seconds = time.perf_counter() - started
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
-                                        "results": results}, indent=1) + "\n")
-    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
-    options.say(f"{method.title}: done in {seconds:.0f} s")
-    return MethodOutcome(method.key, "run", seconds, seconds, results=results)
+    doing = f"{plural(len(plan.examples), 'pair')}, each asked three times"
+    return run_study(plan, method, options, POSITION_FILE, doing,
+                     lambda: judge_positions(plan, options))

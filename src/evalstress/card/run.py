@@ -350,6 +350,51 @@ def run_attack_method(plan: CardPlan, method: MethodPlan, options: CardOptions
     return study.missing
 
 
+def finished_study(path: Path, fingerprint: str) -> dict[str, Any] | None:
+    """The record of a study method's file ({fingerprint, seconds, results}) made with these
+    settings, else None."""
+    try:
+        record = read_json(path)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("fingerprint") != fingerprint:
+        return None
+    return record if isinstance(record.get("results"), dict) else None
+
+
+def run_study(plan: CardPlan, method: MethodPlan, options: CardOptions, filename: str,
+              doing: str, work: Callable[[], dict[str, Any]],
+              errors: tuple[type[Exception], ...] = (ValueError, ImportError)) -> MethodOutcome:
+    """A method whose results are one JSON file in its folder, not a run directory (the
+    systems' correlation, the position test, consistency): reused when the file records the
+    same fingerprint, else `work()` is run (said as 'running (`doing`)'), written and recorded
+    in the card's marker; one of `errors` is the method's failure, and the card goes on."""
+    folder = run_dir_of(options.out, method.key)
+    path = folder / filename
+    fingerprint = plan.fingerprint(method.key)
+    earlier = finished_study(path, fingerprint)
+    if earlier is not None:
+        options.say(f"{method.title}: reused {path} (finished earlier with these settings)")
+        return MethodOutcome(method.key, "reused", 0.0, earlier.get("seconds"),
+                             results=dict(earlier["results"]))
+    options.say(f"{method.title}: running ({doing})")
+    started = time.perf_counter()
+    try:
+        results = work()
+    except errors as exc:
+        message = str(exc.args[0] if exc.args else exc)
+        options.say(f"{method.title}: failed: {message}")
+        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
+                             error=message)
+    seconds = time.perf_counter() - started
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
+                                        "results": results}, indent=1) + "\n")
+    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
+    options.say(f"{method.title}: done in {seconds:.0f} s")
+    return MethodOutcome(method.key, "run", seconds, seconds, results=results)
+
+
 def earlier_seconds(out: Path, key: str, fingerprint: str, run_dir: Path) -> float | None:
     """How long a reused method's run took: as recorded, or, for a card killed before it
     could record it, from its start to its results.json."""

@@ -14,9 +14,7 @@ like the card's other files; a card made again with the same settings reuses the
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -25,12 +23,9 @@ from evalstress.analyses.agreement import agreement, human_ratings, rating_mean,
 from evalstress.analyses.correlation import human_correlation
 from evalstress.analyses.stats import CorrelationMethod
 from evalstress.card.plan import SYSTEM_FIELDS, SYSTEMS_FILE, SYSTEMS_KEY, CardPlan, MethodPlan
-from evalstress.card.run import CardOptions, MethodOutcome, run_dir_of
+from evalstress.card.run import CardOptions, MethodOutcome, run_study
 from evalstress.core.data import Example
-from evalstress.core.storage import atomic_write_text
-from evalstress.core.userfile import read_json
 from evalstress.core.wording import plural
-from evalstress.engine.outdir import record_files
 from evalstress.engine.scoring import open_run_cache
 from evalstress.evaluators.base import create_evaluator
 from evalstress.studies.correlate import SystemDocument, score_system_outputs
@@ -111,39 +106,8 @@ def run_systems_correlation(plan: CardPlan, method: MethodPlan, fields: Sequence
                             options: CardOptions) -> MethodOutcome:
     """The method in the card's folder (claimed and locked by the card): reused when its file
     records the same fingerprint, else scored and written."""
-    folder = run_dir_of(options.out, method.key)
-    path = folder / SYSTEMS_FILE
-    fingerprint = plan.fingerprint(method.key)
-    earlier = finished(path, fingerprint)
-    if earlier is not None:
-        options.say(f"{method.title}: reused {path} (finished earlier with these settings)")
-        return MethodOutcome(method.key, "reused", 0.0, earlier.get("seconds"),
-                             results=earlier["results"])
-    options.say(f"{method.title}: running (every listed system output of "
-                f"{plural(len(plan.examples), 'example')}, against {', '.join(fields)})")
-    started = time.perf_counter()
-    try:
-        results = correlate_systems(plan, fields, options)
-    except (ValueError, ImportError, KeyError) as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        options.say(f"{method.title}: failed: {message}")
-        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
-                             error=message)
-    seconds = time.perf_counter() - started
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
-                                        "results": results}, indent=1) + "\n")
-    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
-    options.say(f"{method.title}: done in {seconds:.0f} s")
-    return MethodOutcome(method.key, "run", seconds, seconds, results=results)
-
-
-def finished(path: Any, fingerprint: str) -> Mapping[str, Any] | None:
-    """The record of an earlier run with this fingerprint, else None."""
-    try:
-        record = read_json(path)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or record.get("fingerprint") != fingerprint:
-        return None
-    return record if isinstance(record.get("results"), dict) else None
+    doing = (f"every listed system output of {plural(len(plan.examples), 'example')}, "
+             f"against {', '.join(fields)}")
+    return run_study(plan, method, options, SYSTEMS_FILE, doing,
+                     lambda: correlate_systems(plan, fields, options),
+                     (ValueError, ImportError, KeyError))
