@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalstress.analyses.stats import clean
+from evalstress.analyses.stats import clean, quiet_empty_means
 from evalstress.analyses.verdicts import MIN_N, effective_alpha, n_to_settle
 from evalstress.core.proportions import wilson
 
@@ -136,7 +136,7 @@ def mean_pair_tau(values: np.ndarray) -> np.ndarray:
     evaluator and the humans)."""
     pairs = list(itertools.combinations(range(values.shape[-1]), 2))
     taus = np.stack([tau_b(values[..., a], values[..., b]) for a, b in pairs])
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_empty_means():
         return np.nanmean(taus, axis=0)
 
 
@@ -148,7 +148,7 @@ def ranks(values: np.ndarray) -> np.ndarray:
     from scipy.stats import rankdata
 
     out = np.asarray(rankdata(values, axis=-2, nan_policy="omit"), dtype=float)
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_empty_means():
         constant = ~(np.nanmax(out, axis=-2) > np.nanmin(out, axis=-2))
     return np.where(constant[..., None, :], np.nan, out)
 
@@ -247,14 +247,14 @@ def estimates(grid: np.ndarray, draws: np.ndarray) -> dict[tuple[str, str], Esti
     if s == 1:  # one output per item: across the items, the items drawn
         flat, resampled = grid[:, 0, :], grid[draws, 0, :]
         n = int(enough.sum())
-        return {("item", "tau_b"): Estimate(_num(mean_pair_tau(flat[None])[0]),
+        return {("item", "tau_b"): Estimate(clean(mean_pair_tau(flat[None])[0]),
                                             mean_pair_tau(resampled), n),
                 ("item", "alpha"): Estimate(package_alpha(ranks(flat)),
                                             ordinal_alpha(rank_codes(ranks(resampled))), n)}
     per_item = mean_pair_tau(grid)
     defined = np.isfinite(per_item)
     within = ranks(grid)  # (D, S, C), ranks within each item
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_empty_means():
         taus = np.nanmean(np.where(defined[draws], per_item[draws], np.nan), axis=1)
         means = np.nanmean(grid, axis=0)  # (S, C): each system's mean over the items
         resampled = np.nanmean(grid[draws], axis=1)  # (B, S, C), from each resample
@@ -267,7 +267,7 @@ def estimates(grid: np.ndarray, draws: np.ndarray) -> dict[tuple[str, str], Esti
             ordinal_alpha(rank_codes(within).reshape(1, d * s, -1),
                           np.repeat(draw_weights(draws, d), s, axis=1)),
             int((np.isfinite(within).sum(axis=2) >= 2).any(axis=1).sum())),  # items ranked
-        ("system", "tau_b"): Estimate(_num(mean_pair_tau(means[None])[0]),
+        ("system", "tau_b"): Estimate(clean(mean_pair_tau(means[None])[0]),
                                       mean_pair_tau(resampled), n_sys),
         ("system", "alpha"): Estimate(package_alpha(ranks(means)),
                                       ordinal_alpha(rank_codes(ranks(resampled))), n_sys)}
@@ -499,22 +499,3 @@ def raters_agreement(ratings: pd.DataFrame | None, docs: Sequence[Any], systems:
                                                 else len(docs)), 0.95, low95, high95,
                                     "", None, len(docs)))
     return out, ""
-
-
-def _num(value: Any) -> float | None:
-    out = float(value)
-    return out if math.isfinite(out) else None
-
-
-class _quiet:
-    """Silence numpy's 'mean of empty slice' warnings (such cells are NaN on purpose)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)

@@ -27,7 +27,13 @@ import pandas as pd
 
 from evalstress.analyses.agreement import agreement, human_ratings, rating_mean, rating_rows
 from evalstress.analyses.confusion import AspectMatrix, matrix_of
-from evalstress.analyses.stats import CORRELATIONS, CorrelationMethod, clean, correlation
+from evalstress.analyses.stats import (
+    CORRELATIONS,
+    CorrelationMethod,
+    clean,
+    correlation,
+    quiet_empty_means,
+)
 from evalstress.core.records import ORIGINAL
 from evalstress.core.scoretable import ScoreTable
 
@@ -221,10 +227,10 @@ def _one(evaluator: str, aspect: str, human: str, level: str, method: str, metri
     # system level: mean per system over the documents where both scores exist
     m = np.where(both, metric, np.nan)
     h = np.where(both, hum, np.nan)
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_empty_means():
         sys_m, sys_h = np.nanmean(m, axis=0), np.nanmean(h, axis=0)
     value = correlation(sys_m, sys_h, method)  # type: ignore[arg-type]
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_empty_means():
         if system_resample == "systems":
             bm, bh = sys_m[sys_draws], sys_h[sys_draws]
         else:
@@ -234,20 +240,6 @@ def _one(evaluator: str, aspect: str, human: str, level: str, method: str, metri
     low, high = _interval(boot, ci, n_boot)
     return CorrelationRow(evaluator, aspect, human, level, method, value, low, high,
                           int(np.isfinite(sys_m).sum()), n_missing)
-
-
-class _quiet:
-    """Silence numpy's 'mean of empty slice' warnings (such cells are NaN on purpose)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -28,8 +28,10 @@ Every choice that changes a number is a named argument and is written into the r
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -275,3 +277,12 @@ def clean(value: float | None) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+@contextlib.contextmanager
+def quiet_empty_means() -> Iterator[None]:
+    """Silence numpy's 'mean of empty slice' warnings inside: the correlations and the
+    agreement block leave such cells NaN on purpose (a system or item without scores)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
