@@ -441,6 +441,8 @@ def judge_changes(cards: Sequence[Mapping[str, Any]], names: Sequence[str]) -> l
         lead = "" if len(cards) == 2 else f"{names[index - 1]} → {names[index]}: "
         said += [lead + line for line in identity_changes(cards[index - 1], cards[index])]
     return said
+
+
 def agreement_rows(columns: Sequence[Column]) -> list[Row]:
     """Per human aspect and level, each card's tau-b with its corrected interval and alpha
     (`card.agreement.compare_cells`)."""

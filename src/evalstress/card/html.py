@@ -31,7 +31,7 @@ from evalstress.card.markdown import (
     position_cells,
 )
 from evalstress.card.model import cost_text, count_text
-from evalstress.card.plan import JUDGE_METHODS, is_joined_judge_method, judge_methods_note
+from evalstress.card.plan import JudgeMethodsNote, judge_methods_note
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
 from evalstress.report.common import num as report_num
@@ -367,6 +367,8 @@ def bias_html(section: Mapping[str, Any], ids: set[str]) -> str:
            f", {esc(results.get('correction'))} over {esc(results.get('n_tests'))} tests.</p>")
     return table(BIAS_HEAD, [bias_cells(r) for r in rows], left=3, row_ids=row_ids,
                  row_headers=True, table_id="t-bias") + how + notes
+
+
 def consistency_html(section: Mapping[str, Any], ids: set[str]) -> str:
     """Repeats, rewording shifts and the blind-spot verdicts that change between wordings."""
     results = section["results"]
@@ -413,12 +415,11 @@ TABLES["bias"] = bias_html
 TABLES["position"] = position_html
 
 
-def judge_methods_line(card: Mapping[str, Any]) -> str:
+def judge_methods_html(note: JudgeMethodsNote) -> str:
     """The judge's methods in one line, where none of them ran (`plan.judge_methods_note`)."""
-    titles, reason = judge_methods_note(card["methods"]) or ("", "")
-    return (f"<section class='method notrun' id='m-{esc(JUDGE_METHODS[0])}'><p><strong>"
-            f"{esc(titles[:1].upper() + titles[1:])}</strong>: not run: {esc(reason)}</p>"
-            "</section>")
+    return (f"<section class='method notrun' id='m-{esc(note.at)}'><p><strong>"
+            f"{esc(note.titles[:1].upper() + note.titles[1:])}</strong>: not run: "
+            f"{esc(note.reason)}</p></section>")
 
 
 def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
@@ -430,9 +431,9 @@ def figure_html(plan: FigurePlan, svg: str, number: int) -> str:
 def method_html(section: Mapping[str, Any], figure: str, ids: set[str],
                 card: Mapping[str, Any]) -> str:
     key = section["key"]
-    if is_joined_judge_method(key, card["methods"]):  # a metric's card: one line for them
-        first = next(k for k in JUDGE_METHODS if k in card["methods"])
-        return judge_methods_line(card) if key == first else ""
+    note = judge_methods_note(card["methods"])
+    if note is not None and note.covers(key):  # a metric's card: one line for them
+        return judge_methods_html(note) if key == note.at else ""
     paper = f" (paper {section['paper']})" if section.get("paper") else ""
     head = f"<h3>{esc(section['title'].capitalize())}{esc(paper)}</h3>"
     if section["status"] != "run":

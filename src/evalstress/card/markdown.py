@@ -27,7 +27,7 @@ from evalstress.card import consistency_view as view
 from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
-from evalstress.card.plan import JUDGE_METHODS, is_joined_judge_method, judge_methods_note
+from evalstress.card.plan import judge_methods_note
 from evalstress.core.consoles import visible_controls
 
 #: characters of a text shown in an example (the run directory holds the whole text)
@@ -400,6 +400,8 @@ def bias_lines(results: Mapping[str, Any]) -> list[str]:
            f"{results.get('correction')} over {results.get('n_tests')} tests (alpha "
            f"{results.get('alpha')}, each at {results.get('alpha_eff')}).")
     return [*table(BIAS_HEAD, rows), text(how), ""]
+
+
 def consistency_lines(results: Mapping[str, Any]) -> list[str]:
     """Repeats, rewording shifts and the blind-spot verdicts that change between wordings."""
     lines = ["Repeats of one request:", "", *table(view.REPEAT_HEAD, view.repeat_rows(results)),
@@ -487,14 +489,13 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         ["method", "paper", "status", "summary or reason"],
         [[m["title"], m.get("paper"), m["status"],
           m["summary"] if m["status"] == "run" else m["reason"]] for m in methods.values()])]
-    joined = judge_methods_note(methods)
+    note = judge_methods_note(methods)
     for key, section in methods.items():
-        if not is_joined_judge_method(key, methods):
+        if note is None or not note.covers(key):
             lines += section_lines(section)
-        elif joined and key == next(k for k in JUDGE_METHODS if k in methods):
-            titles, reason = joined
-            lines += [f"### {text(titles[:1].upper() + titles[1:])}", "",
-                      f"**Not run:** {text(reason)}", ""]
+        elif key == note.at:
+            lines += [f"### {text(note.titles[:1].upper() + note.titles[1:])}", "",
+                      f"**Not run:** {text(note.reason)}", ""]
     lines += figure_lines(figure_plans(card))
     return "\n".join(lines).rstrip() + "\n"
 

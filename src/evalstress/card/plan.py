@@ -285,22 +285,32 @@ class CardPlan:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def judge_methods_note(methods: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:
-    """(titles, reason) for the judge's methods in one line when none of them ran (a metric's
-    card: "bias probes, position bias and consistency", JUDGE_ONLY), else None: then each
+@dataclass(frozen=True)
+class JudgeMethodsNote:
+    """The judge's methods said in one line, where none of them ran (a metric's card)."""
+
+    at: str  # the method in whose place the line stands (the first of them on the card)
+    titles: str  # "bias probes, position bias and consistency"
+    reason: str = JUDGE_ONLY
+
+    def covers(self, key: str) -> bool:
+        """Whether method `key` is said in this line (so it gets no section of its own)."""
+        return key in JUDGE_METHODS
+
+    @property
+    def line(self) -> str:
+        return f"{self.titles}: not run: {self.reason}"
+
+
+def judge_methods_note(methods: Mapping[str, Mapping[str, Any]]) -> JudgeMethodsNote | None:
+    """The one line for the judge's methods when none of them ran, else None: then each
     says its own status."""
-    sections = [methods[k] for k in JUDGE_METHODS if k in methods]
-    if not sections or any(s["status"] != "not run" for s in sections):
+    keys = [k for k in JUDGE_METHODS if k in methods]
+    if not keys or any(methods[k]["status"] != "not run" for k in keys):
         return None
-    titles = [str(s["title"]) for s in sections]
+    titles = [str(methods[k]["title"]) for k in keys]
     joined = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
-    return joined, JUDGE_ONLY
-
-
-def is_joined_judge_method(key: str, methods: Mapping[str, Mapping[str, Any]]) -> bool:
-    """Whether method `key` is said in the one line of `judge_methods_note` (so a page
-    shows that line in the place of the first of them and nothing for the others)."""
-    return key in JUDGE_METHODS and judge_methods_note(methods) is not None
+    return JudgeMethodsNote(keys[0], joined)
 
 
 def has_human_scores(examples: Sequence[Example], key: str = HUMAN_KEY) -> bool:

@@ -211,13 +211,13 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
                       hang=2)
     for number, finding in enumerate(card["findings"], 1):
         print_wrapped(console, finding["text"], lead=f"{number}.", hang=len(f"{number}. "))
-    from evalstress.card.plan import is_joined_judge_method, judge_methods_note
+    from evalstress.card.plan import judge_methods_note
 
-    joined = judge_methods_note(card["methods"])
+    note = judge_methods_note(card["methods"])
     for key, section in card["methods"].items():
-        if section["status"] == "not run" and not is_joined_judge_method(key, card["methods"]):
+        if section["status"] == "not run" and (note is None or not note.covers(key)):
             print_wrapped(console, f"{section['title']}: not run: {section['reason']}", hang=2)
-    if joined:
-        print_wrapped(console, f"{joined[0]}: not run: {joined[1]}", hang=2)
+    if note is not None:
+        print_wrapped(console, note.line, hang=2)
     print_wrapped(console, f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
                   f"{folder / 'card.json'}", hang=2)
