@@ -134,6 +134,18 @@ def test_a_method_fingerprint_changes_with_what_decides_its_results() -> None:
     assert plan("small", sha="1" * 64).fingerprint("blindspot") != base
 
 
+def test_a_method_made_by_other_code_is_not_taken_for_this_codes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fix to an analysis must reach a card made again: the code's digest is in the
+    fingerprint, so the finished method of the old code is not reused."""
+    t = traits({"bleu": None})
+    made = CardPlan(t, BUDGETS["small"], examples("ab"), {"sha256": "0" * 64},
+                    plan_methods(t, BUDGETS["small"], examples("ab")))
+    before = made.fingerprint("blindspot")
+    monkeypatch.setattr("evalstress.card.plan.code_digest", lambda: "edited")
+    assert made.fingerprint("blindspot") != before
+
+
 def test_the_paper_budget_runs_paper_002_s_own_suite_for_a_task_it_ran() -> None:
     paper = BUDGETS["paper"]
     one_task = by_key(plan_methods(METRIC, paper, examples("ss")))  # tasks "s": no paper suite

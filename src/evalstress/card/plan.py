@@ -40,7 +40,7 @@ from evalstress.core.data import Example
 from evalstress.core.extras import missing_modules
 from evalstress.core.family import model_family
 from evalstress.core.strict import unknown_name_error
-from evalstress.core.version import __version__
+from evalstress.core.version import __version__, code_digest
 from evalstress.criteria import PARAPHRASES
 from evalstress.evaluators.base import Evaluator, parse_spec
 from evalstress.job.build import default_suite
@@ -274,10 +274,13 @@ class CardPlan:
 
     def fingerprint(self, key: str) -> str:
         """What decides a method's results, hashed: a finished run directory with the same
-        fingerprint is the method's result (a resumed card skips it)."""
+        fingerprint is the method's result (a resumed card skips it). The code's digest is part
+        of it: a card made again after the code changed runs its methods again (the score cache
+        still spares the scoring), so a fixed analysis never hides behind an old result."""
         method = self.method(key)
         record = {"method": method.to_dict(), "evaluator": self.evaluator.spec,
                   "data": self.data.get("sha256"), "evalstress": __version__,
+                  "code": code_digest(),
                   "gold": self.gold if key == "adversarial" else None,
                   "generator": self.generator if key == "adversarial" else None,
                   **({"max_chars": self.max_chars} if self.max_chars is not None else {})}
