@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalstress.card.agreement import bounds, level_share
 from evalstress.card.atlas import (
     GLANCE_NOTE,
     check_page,
@@ -109,36 +110,59 @@ def protocol_lines(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]]) -> list
         "- **Human correlation.** On SummEval each card scores all 16 systems' summaries of the "
         "100 articles and correlates them with the experts' mean ratings (coherence, "
         "consistency, fluency, relevance): summary level (per article across its 16 "
-        "summaries, averaged) and system level (each system's mean over the articles), Kendall "
-        "tau-b and Spearman, 95% percentile intervals from 2,000 resamples of articles.",
+        "summaries, averaged) and system level (each system's mean over the articles): Kendall "
+        "tau-b and Krippendorff's ordinal alpha, percentile intervals from 2,000 resamples of "
+        "articles, corrected by Holm over the four expert aspects; the verdicts are read off "
+        "the corrected intervals.",
     ]
 
 
 def correlation_lines(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]]) -> list[str]:
-    """Kendall tau per card aspect and expert aspect, summary and system level, with CIs."""
-    lines = ["| card | score | expert aspect | summary level (Kendall, 95% CI) | system "
-             "level (Kendall, 95% CI) |", "|---|---|---|---|---|"]
-    found = False
+    """Each card's agreement with the experts (the cards' agreement block): Kendall tau-b per
+    expert aspect at summary and system level, with the Holm-corrected interval each verdict
+    is read from; a card made before that block says so instead of showing older numbers."""
+    lines = ["| card | score | expert aspect | summary level: tau-b [Holm interval] | system "
+             "level: tau-b [Holm interval] |", "|---|---|---|---|---|"]
+    found, older = False, []
     for entry, card in cards:
         section = card["methods"]["correlation"]
-        rows = (section.get("results") or {}).get("rows") or [] if section["status"] == "run" \
-            else []
-        keyed = {(r["aspect"], r["human"], r["level"]): r for r in rows
-                 if r.get("method") == "kendall"}
+        if section["status"] != "run":
+            continue
+        block = (section.get("results") or {}).get("agreement")
+        if not block:
+            older.append(entry.name)
+            continue
+        keyed = {(r["aspect"], r["human"], r["level"]): r for r in block.get("rows") or []
+                 if r.get("statistic") == "tau_b"}
         for aspect, human in dict.fromkeys((a, h) for a, h, _ in keyed):
-            cells = []
-            for level in ("segment-doc", "system"):
-                r = keyed.get((aspect, human, level))
-                cells.append("undefined" if r is None or r.get("value") is None else
-                             f"{r['value']:.3f} ({_bound(r.get('ci_low'))} to "
-                             f"{_bound(r.get('ci_high'))}), n = {r['n']}")
+            cells = [_agreement_cell(keyed.get((aspect, human, level)))
+                     for level in ("item", "system")]
             lines.append(f"| {entry.name} | {aspect} | {human} | {cells[0]} | {cells[1]} |")
             found = True
-    return lines if found else ["No SummEval card is made yet."]
+    notes = ([f"Made before the agreement block (make them again to show it): "
+              f"{', '.join(older)}."] if older else [])
+    if not found:
+        return notes or ["No SummEval card is made yet."]
+    return [*lines, "", AGREEMENT_NOTE, *(["", *notes] if notes else [])]
 
 
-def _bound(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
+#: how to read the agreement table
+AGREEMENT_NOTE = (
+    "Summary level: tau-b across each article's 16 summaries, averaged over the articles; "
+    "system level: tau-b across the 16 systems' means. Each interval resamples articles "
+    "(2,000 resamples) and is printed at the level Holm's correction over the card's four "
+    "expert aspects leaves (the level after 'at'); the verdict is read off it: *agrees* "
+    "(above 0), *disagrees* (below 0), *inconclusive* (it holds 0). Krippendorff's ordinal "
+    "alpha and the accuracy on pairs the experts order are on each card.")
+
+
+def _agreement_cell(row: Mapping[str, Any] | None) -> str:
+    """"0.317 [-0.03 to 0.62] at 98.33%: inconclusive, n = 16"."""
+    if row is None or row.get("value") is None:
+        return "undefined"
+    return (f"{row['value']:.3f} [{bounds(row.get('low'), row.get('high'))}] at "
+            f"{level_share(float(row.get('conf') or 0.95))}: "
+            f"{row.get('verdict') or 'inconclusive'}, n = {row['n']}")
 
 
 def pending_lines(made: set[str]) -> list[str]:
