@@ -122,6 +122,15 @@ def test_bootstrap_intervals_are_seeded():
     assert ci == bootstrap_ci(lambda idx: float(x[idx].mean()), x.size, n_boot=200, seed=1)
 
 
+def test_a_means_interval_is_numpys_whole_matrix_percentiles_without_the_matrix() -> None:
+    """mean_ci gathers its resamples in blocks; its interval is still the percentiles of
+    numpy's whole (B x n) gather of the same seeded draws."""
+    x = np.random.default_rng(11).normal(2.0, 1.0, 1000)
+    index = np.random.default_rng(5).integers(0, x.size, (1000, x.size))
+    expected = np.percentile(x[index].mean(axis=1), [2.5, 97.5])
+    assert mean_ci(x, seed=5) == pytest.approx(tuple(expected), rel=1e-12)
+
+
 def test_wilcoxon_result_serializes():
     res = wilcoxon_test([1.0, 2.0, 3.0])
     assert json.loads(json.dumps(res.to_dict()))["method"] == "exact"

@@ -36,6 +36,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evalstress.analyses.stats import resample_index, resampled_means
+
 Correction = Literal["holm", "bh", "none"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh", "none")
 VERDICTS = ("detects", "blind", "reversed", "inconclusive")
@@ -126,26 +128,6 @@ def bootstrap_means(differences: Sequence[float] | np.ndarray, *, n_boot: int = 
         return Boot(d, np.empty(0))
     rng = np.random.default_rng(seed)
     return Boot(d, resampled_means(d, resample_index(rng, d.size, n_boot)))
-
-
-def resample_index(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
-    """B resamples of n positions: numpy's default int64 draws (the same stream, the same
-    values) held as int32, half the memory, where n allows."""
-    return rng.integers(0, n, (n_boot, n), dtype=np.int32 if n < 2**31 else np.int64)
-
-
-#: resamples gathered at a time by `resampled_means`
-GATHER_ROWS = 256
-
-
-def resampled_means(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """`values[index].mean(axis=1)`, the same numbers, gathered GATHER_ROWS resamples at a
-    time: the whole (B x n) matrix of gathered values was the largest allocation of a
-    1,000-example run's analyses (three of them for a ratio of means)."""
-    means = np.empty(index.shape[0])
-    for start in range(0, index.shape[0], GATHER_ROWS):
-        means[start:start + GATHER_ROWS] = values[index[start:start + GATHER_ROWS]].mean(axis=1)
-    return means
 
 
 def claim_pvalue(boot: Boot, delta: float, min_n: int = MIN_N) -> float:
