@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evalstress.card.atlas import ATLAS, atlas_page, entries, read_atlas, slug
+from evalstress.card.atlas import ATLAS, atlas_page, entries, read_atlas, slug, work_cell
 from evalstress.card.compare import read_card
 from evalstress.card.findings import can_reach, ceiling, discernment_findings
 from evalstress.card.sections import discernment_summary
@@ -277,3 +277,16 @@ def test_the_side_by_side_comes_four_evaluator_columns_a_table_every_column_once
                 else entry.name for entry, card in cards for aspect in card["evaluator"]["aspects"]]
     assert columns == expected  # every column once, in the atlas's order
     assert len(heads) >= 3 and all(len(head) <= 4 for head in heads), heads
+
+
+def test_the_glance_tables_time_says_how_much_the_make_scored_itself() -> None:
+    """A card made from a warm score cache takes seconds; the page says so instead of letting
+    that time pass for what a cold make costs."""
+    cost = {"seconds": 5.0, "methods": {
+        "blindspot": {"distinct": 24_968, "scored": 1_000, "calls": 0, "seconds": 0.0,
+                      "reused": True, "first_seconds": 60.0},
+        "criteria": {"distinct": 500, "scored": 500, "calls": 120, "seconds": 30.0},
+        "correlation": {"seconds": 5.0}}}  # a study: no texts of its own counted
+    assert work_cell(cost) == "1.6 min: 1,500 of 25,468 texts scored, 120 model calls"
+    assert work_cell({"methods": {"blindspot": {"distinct": 10, "scored": 0}}}) \
+        == "0 s: 0 of 10 texts scored"

@@ -162,6 +162,29 @@ GLANCE_NOTE = ("From intervals: the blind-spot rows' verdicts (the rules: the bl
                "and detected (or undecided) beyond it, which the cards call partly blind.")
 
 
+#: the glance table's head (both atlas pages)
+GLANCE_HEAD = ["| evaluator | budget | sanity gate | rank test fails | from intervals | findings "
+               "| time and work | card |", "|---|---|---|---|---|---|---|---|"]
+#: how to read its "time and work" column
+TIME_NOTE = (
+    "Time and work: the methods' wall time on this project's shared 2-core machine when the "
+    "card was made; the texts that make scored itself, of the distinct texts its methods asked "
+    "for (each method counted apart, so an original two methods share counts twice); the rest "
+    "came from the score cache of an earlier make, so a time with few texts scored is not what "
+    "a cold make costs; model calls: the calls its run sent the evaluator's model (an LLM "
+    "judge's requests, net of its response cache; a local model's batches).")
+
+
+def work_cell(cost: Mapping[str, Any]) -> str:
+    """'1.2 min: 0 of 26,149 texts scored' (', 120 model calls' where a judge was asked)."""
+    methods = [m for m in (cost.get("methods") or {}).values() if "distinct" in m]
+    scored = sum(int(m.get("scored") or 0) for m in methods)
+    asked = sum(int(m.get("distinct") or 0) for m in methods)
+    calls = sum(int(m.get("calls") or 0) for m in methods)
+    return (f"{minutes(build_seconds(cost))}: {scored:,} of {asked:,} texts scored"
+            + (f", {calls:,} model calls" if calls else ""))
+
+
 def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     gate = card["gate"]
     verdict = text(gate["verdict"] + (f" ({gate_failures(gate)})" if gate["verdict"] != "pass"
@@ -171,7 +194,7 @@ def glance_row(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> str:
     return (f"| [{entry.title}](#{slug(entry.title)}) | {text(card['budget']['name'])} | "
             f"{verdict} | {text(', '.join(failed) or 'none')} | {text(outcomes(blind))} | "
             f"{len(card['findings'])} | "
-            f"{minutes(build_seconds(card['cost']))} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
+            f"{work_cell(card['cost'])} | [card.json]({base}/{entry.name}/{CARD_JSON}) |")
 
 
 def entry_section(entry: AtlasEntry, card: Mapping[str, Any], base: str) -> list[str]:
@@ -230,12 +253,9 @@ def atlas_page(cards: Sequence[tuple[AtlasEntry, Mapping[str, Any]]], base: str 
              "```bash", "evalstress atlas                 # every card, then this page",
              "evalstress atlas --only bleu     # one card, then this page",
              "evalstress atlas --page-only     # this page from the committed cards", "```", "",
-             "## At a glance", "",
-             "| evaluator | budget | sanity gate | rank test fails | from intervals | findings "
-             "| time | card |",
-             "|---|---|---|---|---|---|---|---|"]
+             "## At a glance", "", *GLANCE_HEAD]
     lines += [glance_row(entry, card, base) for entry, card in cards]
-    lines += ["", "Time: the methods' wall time on this project's shared 2-core machine.", "",
+    lines += ["", TIME_NOTE, "",
               GLANCE_NOTE, "",
               "## Side by side", "",
               compare_markdown(compare_cards([c for _, c in cards], [e.name for e, _ in cards]),

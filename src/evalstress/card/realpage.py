@@ -12,7 +12,9 @@ from typing import Any
 
 from evalstress.card.agreement import bounds, level_share
 from evalstress.card.atlas import (
+    GLANCE_HEAD,
     GLANCE_NOTE,
+    TIME_NOTE,
     check_page,
     entry_section,
     glance_row,
@@ -209,12 +211,9 @@ def real_page(cards: Sequence[tuple[RealEntry, Mapping[str, Any]]], base: str = 
         "lightning fast and prevents worse.*; reference (translation B) *Biker reacts "
         "lighting-fast and prevents the worst*.", "",
         "## What ran", "", *models_lines(cards), "", *protocol_lines(cards), "",
-        "## At a glance", "",
-        "| evaluator | budget | sanity gate | rank test fails | from intervals | findings "
-        "| time | card |", "|---|---|---|---|---|---|---|---|",
+        "## At a glance", "", *GLANCE_HEAD,
         *[glance_row(e.as_atlas_entry(), c, base) for e, c in cards], "", GLANCE_NOTE, "",
-        f"Time: the methods' wall time on this project's shared 2-core machine, "
-        f"{minutes(total)} in all.", "",
+        f"{TIME_NOTE} In all: {minutes(total)}.", "",
         "## Human correlation on SummEval", "", *correlation_lines(cards), "",
         "## The papers' findings, here", "",
         "Each published finding that a card here can speak to, marked from the card's "
