@@ -24,6 +24,7 @@ from evalstress.cli.common import (
 )
 from evalstress.cli.guard import keeps
 from evalstress.cli.options import (
+    BackendOption,
     CacheDirOption,
     CardBudgetOption,
     CardDirOption,
@@ -37,6 +38,8 @@ from evalstress.cli.options import (
     MaxCharsOption,
     NoCacheOption,
     QuietOption,
+    RayAddressOption,
+    ShardOption,
     TaskOption,
     WorkersOption,
 )
@@ -71,6 +74,9 @@ def card_command(
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
     config: ConfigOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
+    shard: ShardOption = None,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -119,7 +125,8 @@ def card_command(
         options = CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
                               workers=card_workers(len(plan.examples), s.workers), force=s.force,
                               progress=progress_bars(enabled=not s.quiet),
-                              say=progress_line(plan.evaluator.label, s.quiet))
+                              say=progress_line(plan.evaluator.label, s.quiet),
+                              backend=s.backend, ray_address=s.ray_address)
         keeps(folder)
         set_resume_hint(f"run the same command again: methods finished in {folder}/runs are "
                         "kept")
