@@ -239,3 +239,17 @@ def test_a_card_and_the_atlas_on_a_two_node_cluster_are_the_local_ones(
                     (tmp_path / name / "atlas.md").read_text("utf-8"))
              for name in ("atlas-local", "atlas-ray")]
     assert "TIME" in pages[0] and pages[0] == pages[1]
+
+
+def test_the_standard_card_suggested_after_a_small_one_keeps_the_backend() -> None:
+    from evalstress.cli.card import card_next
+    from evalstress.job.studysettings import CardSettings
+
+    s = CardSettings.resolve({"specs": ["bleu"], "budget": "small", "backend": "ray",
+                              "ray_address": "head:6379"})
+    command, _ = card_next(s, [Path("cards/bleu")])
+    assert command == ["card", "bleu", "--backend", "ray", "--ray-address", "head:6379",
+                       "--budget", "standard", "--out", "cards/bleu-standard"]
+    local = CardSettings.resolve({"specs": ["bleu"], "budget": "small"})
+    assert card_next(local, [Path("cards/bleu")])[0] == [
+        "card", "bleu", "--budget", "standard", "--out", "cards/bleu-standard"]

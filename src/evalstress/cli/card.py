@@ -163,13 +163,20 @@ def card_next(s: CardSettings, folders: list[Path]) -> tuple[list[str], str]:
         same = [part for flag, values in (("-m", s.map or []), ("--task", [s.task] if s.task
                                                                      else []),
                                           ("--gold", [s.gold] if s.gold else []),
-                                          ("--generator", [s.generator] if s.generator else []))
+                                          ("--generator", [s.generator] if s.generator else []),
+                                          *where_it_ran(s))
                 for value in values for part in (flag, value)]
         return (["card", *s.specs, *data, *same, "--budget", "standard", "--out", str(out)],
                 "more examples and seeds decide more")
     others = [str(folder) for folder in folders] if len(folders) > 1 else [str(folders[0]),
                                                                              "OTHER_CARD"]
     return ["compare", *others, "--out", "compare.html"], "cards side by side"
+
+
+def where_it_ran(s: CardSettings) -> list[tuple[str, list[str]]]:
+    """The backend options a card was given, for the command suggested after it."""
+    return [("--backend", [s.backend] if s.backend != "local" else []),
+            ("--ray-address", [s.ray_address] if s.ray_address else [])]
 
 
 def _print_plan(plan: CardPlan, options: CardOptions) -> None:
