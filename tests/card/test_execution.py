@@ -183,6 +183,30 @@ class TestInProcess:
         assert ray.is_initialized()  # a Ray the card found started is left as it was
         assert_same_card(local, on_ray, nodes=1)
 
+    @pytest.mark.slow
+    def test_the_real_data_atlas_on_ray_is_the_local_one(
+            self, tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """BLEU on WMT21 under the papers' protocols (five seeds of paper 002's suite), on the
+        first 8 examples instead of the atlas's 100."""
+        from evalstress.card import realatlas
+
+        monkeypatch.setattr(realatlas, "EXAMPLES", 8)
+        made = {}
+        for backend in ("local", "ray"):
+            folder = tmp_path / backend
+            result = runner.invoke(app, [
+                "atlas", "--data-dir", str(shared_data), "--only", "bleu-wmt21", "--work",
+                str(folder / "work"), "--published", str(folder / "published"), "--page",
+                str(folder / "atlas-real.md"), "--cache-dir", str(folder / "cache"),
+                "--quiet", "--backend", backend])
+            assert result.exit_code == 0, result.output
+            made[backend] = json.loads(
+                (folder / "published" / "bleu-wmt21" / "card.json").read_text("utf-8"))
+        assert made["local"]["data"]["examples"] == 8
+        assert made["local"]["methods"]["blindspot"]["suite"] == "paper-translation"
+        assert how_it_ran_removed(made["ray"]) == how_it_ran_removed(made["local"])
+        assert {made["ray"]["methods"][key]["backend"]["shards"] for key in STRESS} == {2}
+
 
 @pytest.mark.slow
 def test_a_judge_s_card_on_ray_scores_on_the_driver_and_starts_no_ray(
