@@ -133,11 +133,13 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
     check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
-    lock = claim_out(options.out, force=options.force, inputs=inputs)
-    try:  # --backend ray: one Ray for every method
-        cluster = open_cluster([plan], options.backend, options.ray_address)
+    # --backend ray: one Ray for every method, joined before the folder is claimed (a
+    # cluster that cannot be joined leaves nothing written)
+    cluster = open_cluster([plan], options.backend, options.ray_address)
+    try:
+        lock = claim_out(options.out, force=options.force, inputs=inputs)
     except CardError:
-        lock.release()
+        cluster.close()
         raise
     try:
         outcomes: dict[str, MethodOutcome] = {}
