@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -155,3 +157,61 @@ def stop_server(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     finally:
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+# --- Ray: a real cluster of two nodes started with `ray start` (tests/engine/test_ray.py, the
+# card and atlas tests of tests/card/test_execution.py) -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ray_without_tokens() -> Iterator[None]:
+    """Every Ray of the module without token authentication: a process keeps the mode of its
+    first Ray (a local Ray turns tokens on when ~/.ray has one), and the nodes of `cluster` run
+    without."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        yield
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, ray_without_tokens: None
+            ) -> Iterator[str]:
+    """A head and one more node, 1 CPU each, on this machine, in a session folder of their own;
+    its address.
+
+    Their workers import evalstress from this checkout (PYTHONPATH, as the nodes of a real
+    cluster import the installed package). Each `ray start` leads a process group of its own;
+    teardown kills those groups, so Ray processes of anyone else on this machine are left
+    alone (`ray stop` would stop them too)."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    temp = tmp_path_factory.mktemp("ray-session")
+    address = f"127.0.0.1:{_free_port()}"
+    src = _ROOT / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(_ROOT)]),
+           "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    groups: list[int] = []
+
+    def start(*args: str) -> None:
+        proc = subprocess.Popen(["ray", "start", *args, "--num-cpus=1",
+                                 "--node-ip-address=127.0.0.1", "--disable-usage-stats"],
+                                env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        groups.append(proc.pid)
+        out, _ = proc.communicate(timeout=180)
+        assert proc.returncode == 0, out
+
+    try:
+        start("--head", f"--port={address.rsplit(':', 1)[1]}", f"--temp-dir={temp}",
+              "--include-dashboard=false")
+        start(f"--address={address}")
+        yield address
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)

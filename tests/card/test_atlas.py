@@ -73,11 +73,11 @@ def test_only_names_atlas_evaluators() -> None:
 
 def deterministic(card: dict[str, Any]) -> dict[str, Any]:
     """What a card made again must repeat: data, budget, evaluator, gate, findings and every
-    method's results (not its timings, paths or creation time)."""
+    method's results (not its timings, paths, backend or creation time)."""
     return {"data": card["data"], "budget": card["budget"],
             "evaluator": {k: v for k, v in card["evaluator"].items() if k != "signature"},
             "gate": card["gate"], "findings": card["findings"],
-            "methods": {key: {k: v for k, v in section.items() if k not in ("cost",)}
+            "methods": {key: {k: v for k, v in section.items() if k not in ("cost", "backend")}
                         for key, section in card["methods"].items()},
             "figures": card["files"]["figures"]}
 

@@ -4,12 +4,8 @@ LLM-written variants are generated once (by the driver) and scored once (by the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from importlib import resources
@@ -70,13 +66,8 @@ def test_the_drivers_pass_replays_the_generation_made_before_the_shards(tmp_path
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_auth_mode() -> Iterator[None]:
-    """Every Ray of this process without token authentication: a process keeps the mode of
-    its first Ray (a local Ray turns tokens on when ~/.ray has one), and the nodes started
-    below run without."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield
+def one_auth_mode(ray_without_tokens: None) -> None:
+    """Every Ray of this module without token authentication (`ray_without_tokens`)."""
 
 
 class TestInProcess:
@@ -270,47 +261,7 @@ class NodeBound(Evaluator):
         return [{"words": Score(float(len(r.text.split())))} for r in requests]
 
 
-# --- a real cluster: a head and a second node started with `ray start` ------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A head and one more node, 1 CPU each, on this machine, in a session folder of their own.
-
-    Their workers import evalstress from this checkout (PYTHONPATH, as the nodes of a real
-    cluster import the installed package). Each `ray start` leads a process group of its own;
-    teardown kills those groups, so Ray processes of anyone else on this machine are left
-    alone (`ray stop` would stop them too)."""
-    temp = tmp_path_factory.mktemp("ray-session")
-    address = f"127.0.0.1:{_free_port()}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(SRC.parent)]),
-           "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    groups: list[int] = []
-
-    def start(*args: str) -> None:
-        proc = subprocess.Popen(["ray", "start", *args, "--num-cpus=1",
-                                 "--node-ip-address=127.0.0.1", "--disable-usage-stats"],
-                                env=env, start_new_session=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        groups.append(proc.pid)
-        out, _ = proc.communicate(timeout=180)
-        assert proc.returncode == 0, out
-
-    try:
-        start("--head", f"--port={address.rsplit(':', 1)[1]}", f"--temp-dir={temp}",
-              "--include-dashboard=false")
-        start(f"--address={address}")
-        yield address
-    finally:
-        for group in groups:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
+# --- a real cluster: a head and a second node (the `cluster` fixture of tests/conftest.py) ---
 
 
 def _corpus() -> Path:

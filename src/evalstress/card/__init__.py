@@ -33,6 +33,7 @@ from evalstress.card.make import CARDS, check_endpoints, folder_name, make_card,
 from evalstress.card.model import Card
 from evalstress.card.plan import BUDGETS, CardPlan
 from evalstress.card.run import CardError, CardOptions, card_workers, check_same_card
+from evalstress.job.studysettings import check_card_execution
 
 
 def card_folders(plans: Sequence[CardPlan], out: Path | None) -> list[Path]:
@@ -55,12 +56,16 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
          gold: str | None = None, generator: str | None = None,
          out: str | Path | None = None, cache: bool = True,
          cache_dir: str | Path | None = None, workers: int | None = None, force: bool = False,
-         max_chars: int | None = None, say: Any = None) -> Card | list[Card]:
+         max_chars: int | None = None, say: Any = None, backend: str = "local",
+         ray_address: str | None = None) -> Card | list[Card]:
     """The card of an evaluator spec (a Card), or of each of several (a list, one folder
     each). `data`: a JSONL/CSV/Parquet file read with `mapping` and `task`, or None for the
     built-in corpus. `budget`: small, standard or paper. `gold` (and `generator`) add the
     adversarial search. `max_chars`: the longest text kept (None: 100,000; 0: no limit).
-    Every card is planned, and every spec and endpoint checked, before any runs."""
+    Every card is planned, and every spec and endpoint checked, before any runs.
+    `backend="ray"` scores the stress methods on the Ray cluster at `ray_address` (default:
+    RAY_ADDRESS, else a Ray on this machine), as `evalstress card --backend ray` does."""
+    check_card_execution(backend, ray_address, None, lambda key: f"card({key}=...)")
     specs = [spec_or_specs] if isinstance(spec_or_specs, str) else list(spec_or_specs)
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
@@ -76,7 +81,8 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     made = [make_card(plan, CardOptions(folder, cache_dir=Path(cache_dir) if cache_dir
                                         else None, no_cache=not cache,
                                         workers=card_workers(len(plan.examples), workers),
-                                        force=force, say=tell))
+                                        force=force, say=tell, backend=backend,
+                                        ray_address=ray_address))
             for plan, folder in zip(plans, folders, strict=True)]
     return made[0] if isinstance(spec_or_specs, str) else made
 

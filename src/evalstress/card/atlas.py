@@ -26,6 +26,7 @@ from urllib.parse import quote as url_quote
 from evalstress.analyses.blindspot_stats import PARTLY_BLIND
 from evalstress.card.assemble import write_figures
 from evalstress.card.compare import compare_cards, compare_markdown, read_card
+from evalstress.card.execution import open_cluster
 from evalstress.card.figures import FIGURES, gate_failures
 from evalstress.card.make import make_card, plan_card
 from evalstress.card.markdown import ci, code, interval_text, level_text, text
@@ -304,8 +305,8 @@ def prefixed(say: Callable[[str], None], name: str) -> Callable[[str], None]:
 
 def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
                 published: Path = PUBLISHED, page: Path = PAGE, cache_dir: Path | None = None,
-                force: bool = False, say: Callable[[str], None] = lambda line: None
-                ) -> dict[str, float]:
+                force: bool = False, say: Callable[[str], None] = lambda line: None,
+                backend: str = "local", ray_address: str | None = None) -> dict[str, float]:
     """Make each card in `work/<name>` (methods finished earlier are reused), publish it into
     `published/<name>` and write the page; returns each card's seconds in this call. Every
     card is planned (its spec and budget checked), and every file it would replace checked to
@@ -316,26 +317,32 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
     seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget),
                            f"card of {entry.spec} ({entry.budget} budget)") for entry in chosen],
                          work=work, published=published, cache_dir=cache_dir, force=force,
-                         say=say)
+                         say=say, backend=backend, ray_address=ray_address)
     write_page(published, page, force=force)
     return seconds
 
 
 def make_cards(plans: Sequence[tuple[str, CardPlan, str]], *, work: Path, published: Path,
-               cache_dir: Path | None, force: bool, say: Callable[[str], None]
-               ) -> dict[str, float]:
+               cache_dir: Path | None, force: bool, say: Callable[[str], None],
+               backend: str = "local", ray_address: str | None = None) -> dict[str, float]:
     """Each (name, plan, what it is) as a card in `work/<name>` published in
     `published/<name>`, after checking that no card of other settings is replaced unasked;
-    returns each card's seconds. The atlas and the real-data atlas make their cards here."""
+    returns each card's seconds. The atlas and the real-data atlas make their cards here
+    (`backend` and `ray_address`: where their stress methods score, one Ray for all)."""
     for name, plan, _ in plans:
         check_same_card(work / name, plan, force=force, what="--work")
     seconds = {}
-    for name, plan, what in plans:
-        started = time.perf_counter()
-        say(f"{name}: {what}")
-        make_card(plan, CardOptions(work / name, cache_dir=cache_dir,
-                                    workers=card_workers(len(plan.examples), None), force=force,
-                                    say=prefixed(say, name)))
-        publish_card(read_card(work / name), published / name)
-        seconds[name] = time.perf_counter() - started
+    cluster = open_cluster([plan for _, plan, _ in plans], backend, ray_address)
+    try:
+        for name, plan, what in plans:
+            started = time.perf_counter()
+            say(f"{name}: {what}")
+            make_card(plan, CardOptions(work / name, cache_dir=cache_dir,
+                                        workers=card_workers(len(plan.examples), None),
+                                        force=force, say=prefixed(say, name),
+                                        backend=backend, ray_address=ray_address))
+            publish_card(read_card(work / name), published / name)
+            seconds[name] = time.perf_counter() - started
+    finally:
+        cluster.close()
     return seconds

@@ -11,6 +11,7 @@ from typing import Any
 from evalstress.card.assemble import assemble, write_card
 from evalstress.card.consistency import run_consistency
 from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
+from evalstress.card.execution import open_cluster
 from evalstress.card.identity import family_warnings
 from evalstress.card.model import Card
 from evalstress.card.plan import (
@@ -132,7 +133,14 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
     check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
-    lock = claim_out(options.out, force=options.force, inputs=inputs)
+    # --backend ray: one Ray for every method, joined before the folder is claimed (a
+    # cluster that cannot be joined leaves nothing written)
+    cluster = open_cluster([plan], options.backend, options.ray_address)
+    try:
+        lock = claim_out(options.out, force=options.force, inputs=inputs)
+    except CardError:
+        cluster.close()
+        raise
     try:
         outcomes: dict[str, MethodOutcome] = {}
         for method in plan.methods:
@@ -148,5 +156,6 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
         made = assemble(plan, outcomes, options.out, max_missing=options.max_missing)
         write_card(made)
     finally:
+        cluster.close()
         lock.release()
     return made

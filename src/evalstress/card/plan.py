@@ -42,6 +42,7 @@ from evalstress.core.family import model_family
 from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__, code_digest
 from evalstress.criteria import PARAPHRASES
+from evalstress.engine.ray import on_cluster
 from evalstress.evaluators.base import Evaluator, parse_spec
 from evalstress.job.build import default_suite
 from evalstress.suites import load_suite
@@ -168,6 +169,9 @@ class EvaluatorTraits:
     needs_references: bool = False
     #: it asks an endpoint (it has its own `check_reachable`): asked before any method runs
     asks_endpoint: bool = False
+    #: Ray tasks score it under --backend ray (`engine.ray.on_cluster`: not an LLM judge,
+    #: not corpus-level); else the driver does, and a card needs no cluster
+    on_cluster: bool = True
 
     @classmethod
     def of(cls, evaluator: Evaluator) -> EvaluatorTraits:
@@ -179,7 +183,8 @@ class EvaluatorTraits:
                    {a: evaluator.score_range(a) for a in aspects},
                    needs_references=bool(getattr(evaluator, "needs_references", False)),
                    asks_endpoint=type(evaluator).check_reachable
-                   is not Evaluator.check_reachable)
+                   is not Evaluator.check_reachable,
+                   on_cluster=on_cluster(evaluator))
 
     @property
     def aspect_aware(self) -> bool:

@@ -202,7 +202,8 @@ def estimate_card_time(plan: CardPlan, work: Path, rate: float | None = None
 def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path = WORK,
                      published: Path = PUBLISHED, page: Path = PAGE,
                      cache_dir: Path | None = None, force: bool = False,
-                     say: Callable[[str], None] = lambda line: None) -> dict[str, float]:
+                     say: Callable[[str], None] = lambda line: None, backend: str = "local",
+                     ray_address: str | None = None) -> dict[str, float]:
     """Plan every chosen card and check every file it would replace (before any runs), then
     make each in `work/<name>` and publish it in `published/<name>` (the caller then writes
     the page: `realpage.write_real_page`); returns each card's seconds in this call."""
@@ -211,4 +212,5 @@ def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path 
         check_published(published / entry.name, force=force)
     return make_cards([(entry.name, plan_real(entry, data_dir),
                         f"card of {entry.metric.spec} on {entry.data.file}") for entry in chosen],
-                      work=work, published=published, cache_dir=cache_dir, force=force, say=say)
+                      work=work, published=published, cache_dir=cache_dir, force=force, say=say,
+                      backend=backend, ray_address=ray_address)

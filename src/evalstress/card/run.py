@@ -93,6 +93,10 @@ class CardOptions:
     progress: Progress | None = None
     #: one progress line per method ("blind spots: done in N s")
     say: Callable[[str], None] = field(default=lambda line: None)
+    #: where the stress methods' jobs score: this machine, or a Ray cluster (`run`'s
+    #: --backend and --ray-address; the studies run here either way)
+    backend: str = "local"
+    ray_address: str | None = None
 
 
 @dataclass
@@ -252,7 +256,8 @@ def stress_settings(plan: CardPlan, method: MethodPlan, options: CardOptions,
          "seeds": method.seeds, "protocol": method.protocol,
          "out": run_dir or run_dir_of(options.out, method.key), "cache_dir": options.cache_dir,
          "no_cache": options.no_cache, "workers": options.workers, "force": options.force,
-         "quiet": True, "max_missing": options.max_missing, "max_chars": plan.max_chars},
+         "quiet": True, "max_missing": options.max_missing, "max_chars": plan.max_chars,
+         "backend": options.backend, "ray_address": options.ray_address},
         face="card")
 
 

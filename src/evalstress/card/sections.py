@@ -10,6 +10,7 @@ from typing import Any
 
 from evalstress.analyses.stats import pairs_for_discernment
 from evalstress.card.evidence import attack_example
+from evalstress.card.execution import run_backend, shard_cost
 from evalstress.card.findings import can_reach
 from evalstress.card.plan import (
     CONSISTENCY_FILE,
@@ -300,5 +301,6 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
         if method.mode == SYSTEMS_MODE:  # its own file, not a run directory's
             section["files"] = {"results": relative(run_dir / SYSTEMS_FILE, root)}
         return section
-    section["cost"] = job_cost(results)
+    section["cost"] = shard_cost(job_cost(results), results)
+    section["backend"] = run_backend(results)
     return section

@@ -19,6 +19,7 @@ from evalstress.cli.common import (
 )
 from evalstress.cli.options import (
     AtlasOnlyOption,
+    BackendOption,
     CacheDirOption,
     CardsWorkOption,
     DryRunOption,
@@ -26,6 +27,8 @@ from evalstress.cli.options import (
     MadePageOption,
     PageOnlyOption,
     QuietOption,
+    RayAddressOption,
+    ShardOption,
 )
 from evalstress.core.consoles import print_wrapped
 from evalstress.core.data import DataError
@@ -51,6 +54,9 @@ def atlas_command(
     cache_dir: CacheDirOption = None,
     quiet: QuietOption = False,
     force: ForceOption = False,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
+    shard: ShardOption = None,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -64,14 +70,21 @@ def atlas_command(
     atlas --only bleu`.
     """
     from evalstress.card import CardError
+    from evalstress.job import SettingsError
+    from evalstress.job.studysettings import check_card_execution
 
+    try:
+        check_card_execution(backend or "local", ray_address, shard)
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    backend = backend or "local"
     if dry_run and data_dir is None:
         raise fail("--dry-run: applies to the atlas on real data; give --data-dir DIR")
     try:
         if data_dir is not None:
             _real_atlas(data_dir, only, page_only=page_only, dry_run=dry_run, work=work,
                         published=published, page=page, cache_dir=cache_dir, quiet=quiet,
-                        force=force)
+                        force=force, backend=backend, ray_address=ray_address)
             return
         from evalstress.card.atlas import PAGE, PUBLISHED, WORK, build_atlas, entries, write_page
 
@@ -83,7 +96,8 @@ def atlas_command(
             use_cache_dir(cache_dir)
             say = progress_line("atlas", quiet)
             took = build_atlas(chosen, work=work or WORK, published=published or PUBLISHED,
-                               page=page, cache_dir=cache_dir, force=force, say=say)
+                               page=page, cache_dir=cache_dir, force=force, say=say,
+                               backend=backend, ray_address=ray_address)
             for name_, seconds in took.items():
                 say(f"{name_}: {seconds:.0f} s")
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
@@ -102,7 +116,8 @@ def atlas_next(page: Path, published: Path, names: list[str], quiet: bool) -> No
 
 def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_run: bool,
                 work: Path | None, published: Path | None, page: Path | None,
-                cache_dir: Path | None, quiet: bool, force: bool) -> None:
+                cache_dir: Path | None, quiet: bool, force: bool,
+                backend: str, ray_address: str | None) -> None:
     """`evalstress atlas --data-dir DIR`: the real-data atlas's cards (or their estimates) and
     its page."""
     from evalstress.card import realatlas
@@ -128,7 +143,8 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
         say = progress_line("atlas", quiet)
         took = realatlas.build_real_atlas(chosen, data_dir, work=work or realatlas.WORK,
                                           published=published, page=page,
-                                          cache_dir=cache_dir, force=force, say=say)
+                                          cache_dir=cache_dir, force=force, say=say,
+                                          backend=backend, ray_address=ray_address)
         for name_, seconds in took.items():
             say(f"{name_}: {seconds:.0f} s")
     write_real_page(published, page, force=force)

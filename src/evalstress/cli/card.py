@@ -24,6 +24,7 @@ from evalstress.cli.common import (
 )
 from evalstress.cli.guard import keeps
 from evalstress.cli.options import (
+    BackendOption,
     CacheDirOption,
     CardBudgetOption,
     CardDirOption,
@@ -37,6 +38,8 @@ from evalstress.cli.options import (
     MaxCharsOption,
     NoCacheOption,
     QuietOption,
+    RayAddressOption,
+    ShardOption,
     TaskOption,
     WorkersOption,
 )
@@ -71,6 +74,9 @@ def card_command(
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
     config: ConfigOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
+    shard: ShardOption = None,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -119,7 +125,8 @@ def card_command(
         options = CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
                               workers=card_workers(len(plan.examples), s.workers), force=s.force,
                               progress=progress_bars(enabled=not s.quiet),
-                              say=progress_line(plan.evaluator.label, s.quiet))
+                              say=progress_line(plan.evaluator.label, s.quiet),
+                              backend=s.backend, ray_address=s.ray_address)
         keeps(folder)
         set_resume_hint(f"run the same command again: methods finished in {folder}/runs are "
                         "kept")
@@ -156,13 +163,20 @@ def card_next(s: CardSettings, folders: list[Path]) -> tuple[list[str], str]:
         same = [part for flag, values in (("-m", s.map or []), ("--task", [s.task] if s.task
                                                                      else []),
                                           ("--gold", [s.gold] if s.gold else []),
-                                          ("--generator", [s.generator] if s.generator else []))
+                                          ("--generator", [s.generator] if s.generator else []),
+                                          *where_it_ran(s))
                 for value in values for part in (flag, value)]
         return (["card", *s.specs, *data, *same, "--budget", "standard", "--out", str(out)],
                 "more examples and seeds decide more")
     others = [str(folder) for folder in folders] if len(folders) > 1 else [str(folders[0]),
                                                                              "OTHER_CARD"]
     return ["compare", *others, "--out", "compare.html"], "cards side by side"
+
+
+def where_it_ran(s: CardSettings) -> list[tuple[str, list[str]]]:
+    """The backend options a card was given, for the command suggested after it."""
+    return [("--backend", [s.backend] if s.backend != "local" else []),
+            ("--ray-address", [s.ray_address] if s.ray_address else [])]
 
 
 def _print_plan(plan: CardPlan, options: CardOptions) -> None:

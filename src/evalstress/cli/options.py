@@ -148,6 +148,21 @@ MaxCharsOption = Annotated[int | None, typer.Option(
     help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
     "id (suite option max_chars; 0: no limit). Default 100000.")]
 
+#: where the work runs: this machine or a Ray cluster (run, card, atlas)
+BackendOption = Annotated[str | None, typer.Option(
+    help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
+    "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
+    "key; default local. A card or the atlas runs each method that goes through the engine "
+    "this way (docs/scale.md).")]
+
+RayAddressOption = Annotated[str | None, typer.Option(
+    help="Ray cluster of --backend ray: HEAD:6379 (a node of the cluster) or "
+    "ray://HEAD:10001 (Ray Client). Default: RAY_ADDRESS, else a Ray on this machine.")]
+
+ShardOption = Annotated[str | None, typer.Option(
+    help="Run shard i of N by example id: i/N (run only; a card or the atlas refuses it: "
+    "its verdicts need every example in one place, use --backend ray).")]
+
 MaxMissingOption = Annotated[float | None, typer.Option(
     help="Exit 3 (after writing every output) when more than this fraction of an evaluator's "
     "answers is missing, e.g. every judge call failed; 1 turns it off. Default 0.5.")]

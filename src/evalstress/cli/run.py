@@ -14,6 +14,7 @@ from evalstress.cli.common import (
 )
 from evalstress.cli.jobs import execute, job_from, settings_from
 from evalstress.cli.options import (
+    BackendOption,
     CacheDirOption,
     ConfigOption,
     DryRunOption,
@@ -28,8 +29,10 @@ from evalstress.cli.options import (
     OptionalDataArgument,
     ProtocolOption,
     QuietOption,
+    RayAddressOption,
     RunDirOption,
     SeedsOption,
+    ShardOption,
     SuiteOption,
     TaskOption,
     VariantsInOption,
@@ -56,7 +59,7 @@ def run_command(
     config: ConfigOption = None,
     out: RunDirOption = None,
     limit: LimitOption = None,
-    shard: Annotated[str | None, typer.Option(help="Run shard i of N by example id: i/N.")] = None,
+    shard: ShardOption = None,
     rel_tol: Annotated[float | None, typer.Option(
         min=0.0, help="Tolerance of the blind-spot tests as a fraction of |gold|.")] = None,
     cache_dir: CacheDirOption = None,
@@ -64,14 +67,8 @@ def run_command(
     quiet: QuietOption = False,
     dry_run: DryRunOption = False,
     workers: WorkersOption = None,
-    backend: Annotated[str | None, typer.Option(
-        help="'local' (this machine) or 'ray': shards of examples run as Ray tasks on the "
-        "cluster named by --ray-address or RAY_ADDRESS (else a local Ray), merged by cache "
-        "key; default local).")] = None,
-    ray_address: Annotated[str | None, typer.Option(
-        help="Ray cluster of --backend ray: HEAD:6379 (a node of the cluster) or "
-        "ray://HEAD:10001 (Ray Client). Default: RAY_ADDRESS, else a Ray on this machine.")]
-    = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     chunk_size: Annotated[int | None, typer.Option(
         help="Examples per chunk: memory holds one chunk; a killed run resumes at its first "
         "unfinished chunk.")] = None,

@@ -36,7 +36,8 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,20 @@ def _connect(ray: Any, address: str | None, num_cpus: int | None,
     return True
 
 
+@contextmanager
+def ray_session(address: str | None = None) -> Iterator[None]:
+    """One Ray for several runs (a card's methods, the atlas's cards): joined (or started on
+    this machine) once, left at the end; the runs inside find it started and keep it. A Ray
+    already started by the caller is kept as it is."""
+    ray = _ray()
+    started = _connect(ray, address, None, None)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
 def _shard_key(run_key: str, index: int, count: int,
                generation: PremadeGeneration | None) -> str:
     """What a shard's scores depend on: the run (data, suite, evaluators, version), its place,
@@ -336,4 +351,5 @@ def _run_shards(ray: Any, examples: list[Example], suite: Suite, remote: list[Ev
             "shard_stats": {k: asdict(v) for k, v in totals.items()}}
 
 
-__all__ = ["RayError", "local_runtime_env", "on_cluster", "pregenerate", "run_on_ray"]
+__all__ = ["RayError", "local_runtime_env", "on_cluster", "pregenerate", "ray_session",
+           "run_on_ray"]

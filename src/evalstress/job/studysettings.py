@@ -5,14 +5,21 @@ the file gave them (an error names the flag, or the file and field)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evalstress.core.params import BOOLEAN, real, text, whole_number
+from evalstress.core.params import BOOLEAN, one_of, real, text, whole_number
 from evalstress.criteria import LEVELS
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING
-from evalstress.job.settings import LEXICAL_DEFAULT, fraction, text_length
+from evalstress.job.settings import (
+    BACKENDS,
+    LEXICAL_DEFAULT,
+    check_execution,
+    fraction,
+    text_length,
+)
 from evalstress.job.settingsbase import (
     FIELD_MAP,
     PATH,
@@ -168,6 +175,31 @@ class CardSettings(StudySettings):
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
     max_chars: int | None = field(default=None, metadata=setting(check=text_length))
+    # -- how its methods execute: the same card whatever these say -----------------------
+    backend: str = field(default="local", metadata=setting(kind=one_of(BACKENDS),
+                                                           empty_is_unset=True))
+    ray_address: str | None = field(default=None, metadata=setting(kind=text()))
+    #: refused (`check_card_execution`): declared so that the error says why
+    shard: str | None = field(default=None, metadata=setting(kind=text()))
+
+    def check_together(self) -> None:
+        """A Ray address without the Ray backend, or a shard, refused before any work."""
+        check_card_execution(self.backend, self.ray_address, self.shard, self.where)
+
+
+def check_card_execution(backend: str, ray_address: str | None, shard: str | None,
+                         where: Callable[[str], str] = lambda key: "--" + key.replace("_", "-"),
+                         ) -> None:
+    """How a card (or the atlas's cards) may execute: `run`'s rules for the backend, and no
+    shard. A shard of a card would be a card of part of the examples, whose intervals are
+    not the card's, and its studies (adversarial search, position, consistency, the systems'
+    correlation) score whole; the Ray backend spreads each method's scoring instead."""
+    check_execution(backend, False, ray_address, where)
+    if shard:
+        raise SettingsError(
+            f"{where('shard')} {shard}: a card is not made in shards: its verdicts resample "
+            "every example of the card in one place and its studies run whole; spread a card "
+            f"over machines with {where('backend')} ray instead (docs/scale.md)")
 
 
 @dataclass(frozen=True)
