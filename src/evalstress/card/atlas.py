@@ -177,7 +177,7 @@ TIME_NOTE = (
 
 
 def work_cell(cost: Mapping[str, Any]) -> str:
-    """'1.2 min: 0 of 26,149 texts scored' (', 120 model calls' where a judge was asked)."""
+    """'TIME: 0 of 26,149 texts scored' (', 120 model calls' where a judge was asked)."""
     methods = [m for m in (cost.get("methods") or {}).values() if "distinct" in m]
     scored = sum(int(m.get("scored") or 0) for m in methods)
     asked = sum(int(m.get("distinct") or 0) for m in methods)
