@@ -26,7 +26,7 @@ from evalstress.card.model import (
     write_atomic,
     write_card_json,
 )
-from evalstress.card.plan import SYSTEMS_MODE, CardPlan
+from evalstress.card.plan import STUDY_MODES, CardPlan
 from evalstress.card.run import MethodOutcome, run_dir_of
 from evalstress.card.schema import card_problems
 from evalstress.card.sections import method_section, relative
@@ -36,7 +36,7 @@ from evalstress.engine.outdir import file_digest, record_files, recorded
 def source_of(key: str, mode: str | None = None) -> str:
     """The method whose run holds a method's numbers (the correlation of the originals: the
     blind-spot run; the correlation of the systems' outputs: its own)."""
-    return "blindspot" if key == "correlation" and mode != SYSTEMS_MODE else key
+    return "blindspot" if key == "correlation" and mode not in STUDY_MODES else key
 
 
 def read_table(run_dir: Path) -> pd.DataFrame | None:

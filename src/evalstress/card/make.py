@@ -14,6 +14,7 @@ from evalstress.card.data import describe, load_card_examples, spread_over_tasks
 from evalstress.card.identity import family_warnings
 from evalstress.card.model import Card
 from evalstress.card.plan import (
+    PREFERENCES_MODE,
     SYSTEMS_MODE,
     Budget,
     CardPlan,
@@ -23,6 +24,7 @@ from evalstress.card.plan import (
     system_score_fields,
 )
 from evalstress.card.position import run_position
+from evalstress.card.preference import run_preference_correlation
 from evalstress.card.run import (
     CardError,
     CardOptions,
@@ -33,6 +35,7 @@ from evalstress.card.run import (
 )
 from evalstress.card.systems import run_systems_correlation
 from evalstress.core.cache import default_cache_dir
+from evalstress.core.preferences import load_preferences
 from evalstress.core.wording import plural
 from evalstress.evaluators.base import create_evaluator
 from evalstress.job.build import reference_note
@@ -91,12 +94,13 @@ def check_endpoints(plan: CardPlan) -> None:
 def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
               task: str | None = None, budget: str | Budget = "standard",
               gold: str | None = None, generator: str | None = None,
-              max_chars: int | None = None) -> CardPlan:
+              max_chars: int | None = None, preferences: Path | None = None) -> CardPlan:
     """Everything the card will do, decided and checked before any work: the evaluator (its
     spec built once), the budget, the examples (read, the rows beyond the length limit left
     out, spread over the tasks, hashed), their references when the evaluator needs them, and
     each method, run or not with the reason. `budget`: a budget's name, or a Budget itself
-    (the real-data atlas's: the paper budget capped at 100 examples)."""
+    (the real-data atlas's: the paper budget capped at 100 examples). `preferences`: a file of
+    pairs with the human preference (`core.preferences`), read and checked here."""
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
@@ -116,12 +120,14 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
                                 source)
     notes += [references] if references else []
     notes += family_warnings(spec, gold, generator)
+    pairs = load_preferences(preferences) if preferences is not None else None
     return CardPlan(traits, chosen, examples,
                     describe(examples, len(every), data, field_map, task,
                              too_long=too_long, max_chars=limit),
-                    plan_methods(traits, chosen, examples, gold=gold, generator=generator),
+                    plan_methods(traits, chosen, examples, gold=gold, generator=generator,
+                                 preferences=pairs),
                     gold=gold, generator=generator, data_path=data, max_chars=max_chars,
-                    notes=tuple(notes))
+                    notes=tuple(notes), preferences=pairs)
 
 
 def make_card(plan: CardPlan, options: CardOptions) -> Card:
@@ -141,6 +147,8 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
             elif method.mode == SYSTEMS_MODE:
                 outcomes[method.key] = run_systems_correlation(
                     plan, method, system_score_fields(plan.examples), options)
+            elif method.mode == PREFERENCES_MODE:
+                outcomes[method.key] = run_preference_correlation(plan, method, options)
             elif method.key == "position" and method.runs:
                 outcomes[method.key] = run_position(plan, method, options)
             elif method.kind != "part":

@@ -92,11 +92,16 @@ def correlate_systems(plan: CardPlan, fields: Sequence[str], options: CardOption
     analysis = result.to_dict()
     block = agreement(scores[["doc_id", "system_id", "evaluator", "aspect", "score"]], human,
                       system_ratings(plan.examples, fields), n_boot=N_BOOT, seed=SEED)
+    agreed = block.to_dict()
+    if plan.preferences is not None:  # the preference pairs beside the systems' outputs
+        from evalstress.card.preference import preference_block
+
+        agreed["preferences"] = preference_block(plan, plan.preferences, options)[0]
     missing = int(scores["score"].isna().sum())
     analysis["notes"] = [*analysis.get("notes", []),
                          f"{len(scores)} scores of {len(human)} outputs"
                          + (f", {missing} missing" if missing else "")]
-    return {"analyses": {"correlation": analysis, "agreement": block.to_dict()},
+    return {"analyses": {"correlation": analysis, "agreement": agreed},
             "summary": systems_summary(docs, len(analysis["rows"])),
             "evaluators": {plan.evaluator.label: stats.get(plan.evaluator.label, {})},
             "counts": {"documents": len(docs), "outputs": len(human), "missing": missing}}
