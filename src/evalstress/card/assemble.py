@@ -127,7 +127,8 @@ def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, 
     never a file evalstress did not write); returns each figure's plan with its SVG."""
     drawn = card_figures(data)
     folder = out / FIGURES
-    folder.mkdir(parents=True, exist_ok=True)
+    if drawn:
+        folder.mkdir(parents=True, exist_ok=True)
     kept = {plan.path for plan, _ in drawn}
     ours = recorded(out)
     for rel, digest in ours.items():  # only figures evalstress wrote there and nobody changed
@@ -137,6 +138,8 @@ def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, 
             old.unlink()
     for plan, svg in drawn:
         write_atomic(out / plan.path, svg)
+    if not drawn and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()  # an empty folder nobody recorded would refuse the card's next run
     return drawn
 
 

@@ -111,8 +111,9 @@ def correlate_command(
 
     s = settings_of(CorrelateSettings, flags, config)
     if s.data is None and s.preferences is None:
-        raise fail("DATA is required: give a file of documents with scored system outputs, "
-                   "or --preferences FILE (pairs of outputs with the human preference)")
+        raise fail("DATA is required: give it on the command line or in the --config file "
+                   "(documents with scored system outputs), or give --preferences FILE (pairs "
+                   "of outputs with the human preference)")
     if s.data is None:
         assert s.preferences is not None
         correlate_preferences(s.preferences, s)

@@ -41,8 +41,10 @@ def score_tests(evaluators: Sequence[Evaluator], data: PreferenceData, *, cache:
     lower is better), per evaluator aspect and human aspect; and the scorers' counts."""
     scores, _, stats = score_system_outputs(pair_documents(data.pairs), evaluators,
                                             cache=cache, progress=progress)
-    value = {(r.evaluator, r.doc_id, r.system_id, r.aspect): r.score
-             for r in scores.itertuples()}
+    value: dict[tuple[str, str, str, str], float] = {
+        (str(e), str(d), str(s), str(a)): float(v) for e, d, s, a, v in zip(
+            scores["evaluator"], scores["doc_id"], scores["system_id"], scores["aspect"],
+            scores["score"], strict=True)}
     items = [p.item for p in data.pairs]
     tests = []
     for evaluator in evaluators:
