@@ -187,3 +187,61 @@ def test_correlate_takes_a_preference_file_alone(tmp_path: Path) -> None:
     assert {r["evaluator"] for r in block["rows"]} == {"rouge", "bleu"}
     assert all(r["pairs"] + r["missing"] == len(pairs) for r in block["rows"])
     assert "Agreement with the human preferences" in result.output
+
+
+def test_correlate_exits_3_when_an_evaluators_scores_are_mostly_missing(
+        tmp_path: Path) -> None:
+    # BLEU needs references; these pairs give none, so every score is missing
+    path = tmp_path / "bare.jsonl"
+    path.write_text("".join(json.dumps({"a": f"one {i}", "b": f"two {i}", "preference": "a"})
+                            + "\n" for i in range(4)), encoding="utf-8")
+    result = runner.invoke(app, ["correlate", "--preferences", str(path), "-e", "bleu",
+                                 "--n-boot", "50", "--out", str(tmp_path / "run"),
+                                 "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 3, result.output
+    block = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))[
+        "analyses"]["preference"]
+    assert block["rows"][0]["missing"] == 4 and block["rows"][0]["pairs"] == 0
+
+
+def test_the_dry_run_counts_the_pairs_texts_and_a_judges_calls(tmp_path: Path) -> None:
+    from evalstress.card.estimate import estimate_card
+
+    pairs = summeval_pairs(tmp_path / "prefs.jsonl")
+    with FakeServer(responder=persona("fair"), models=(MODEL,)) as server:
+        plan = plan_card(spec(server), budget="small", preferences=tmp_path / "prefs.jsonl")
+        row = next(e for e in estimate_card(plan, CardOptions(out=tmp_path / "card"))
+                   if e.key == "correlation")
+    # each pair's two texts scored; each pair asked in both orders on the judge's one aspect
+    assert row.texts == 2 * len(pairs) and row.calls == 2 * len(pairs)
+
+
+def test_the_terminal_prints_a_line_per_preference_test(fair: tuple[Any, ...]) -> None:
+    from evalstress.card.agreement import preference_lines
+
+    card, pairs, _ = fair
+    lines = preference_lines(card["methods"]["correlation"])
+    assert lines[0].startswith(f"human preferences ({len(pairs)} pairs, {ARTICLES} items, "
+                               "Holm over 2 tests")
+    assert any("overall on preference, pairwise: accuracy" in line for line in lines[1:])
+
+
+def test_votes_give_the_raters_agreement_on_the_card(tmp_path: Path) -> None:
+    # 12 items; three raters; a metric that scores by the reference it is given
+    rows = [{"id": f"p{i}", "item": f"q{i}", "a": "the cat sat on the mat",
+             "b": "a dog ran in the park", "references": ["the cat sat on the mat"],
+             "votes": ["a", "a", "b" if i % 3 == 0 else "a"]} for i in range(12)]
+    path = tmp_path / "votes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plan = correlation_only(plan_card("bleu", budget="small", preferences=path))
+    card = make_card(plan, CardOptions(out=tmp_path / "card", cache_dir=tmp_path / "cache",
+                                       workers=1)).to_dict()
+    assert card_problems(card) == []
+    found = card["methods"]["correlation"]["results"]["agreement"]["preferences"]
+    row = found["rows"][0]
+    assert (row["pairs"], row["agree"], row["verdict"]) == (12, 12, "agrees")
+    rater = found["raters"][0]
+    # by hand: 4 pairs split 2-1 (1/3 of rater pairs alike), 8 unanimous
+    assert rater["agreement"] == pytest.approx((4 / 3 + 8) / 12)
+    md = (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
+    assert "The raters' votes among themselves:" in md

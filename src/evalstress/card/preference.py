@@ -37,7 +37,7 @@ def preference_block(plan: CardPlan, data: PreferenceData, options: CardOptions
     configure_caches([evaluator], options.cache_dir, options.no_cache)
     cache = open_run_cache(options.cache_dir, options.no_cache)
     try:
-        result, cost = preference_study([evaluator], data, cache=cache,
+        result, cost, _ = preference_study([evaluator], data, cache=cache,
                                         progress=options.progress, n_boot=N_BOOT, seed=SEED)
     finally:
         evaluator.close()

@@ -210,7 +210,7 @@ def correlate_preferences(path: Path, s: Any) -> None:
         cache = score_cache(s.cache_dir, s.no_cache)
         configure_caches(made, s.cache_dir, s.no_cache)
         try:
-            result, cost = preference_study(made, data, cache=cache,
+            result, cost, missing = preference_study(made, data, cache=cache,
                                             progress=progress_bars(enabled=not s.quiet),
                                             n_boot=s.n_boot, seed=s.seed)
         finally:
@@ -234,3 +234,4 @@ def correlate_preferences(path: Path, s: Any) -> None:
     next_steps(paths["report"], ["card", (list(specs) or ["bleu"])[0], "--preferences",
                                  str(path), "--budget", "small"],
                "where else the evaluator can be trusted", quiet=s.quiet)
+    exit_if_mostly_missing(above(missing, s.max_missing), s.max_missing)

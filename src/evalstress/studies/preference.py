@@ -18,6 +18,7 @@ from evalstress.analyses.preference import (
     preference_agreement,
 )
 from evalstress.core.preferences import PreferenceData, PreferencePair
+from evalstress.engine.runhealth import MissingShare, frame_missing_shares
 from evalstress.evaluators.base import Evaluator, ScoreRequest
 from evalstress.evaluators.judge import JudgeEvaluator
 from evalstress.evaluators.judge_pairwise import ask_verdict
@@ -36,9 +37,11 @@ def pair_documents(pairs: Sequence[PreferencePair]) -> list[SystemDocument]:
 
 
 def score_tests(evaluators: Sequence[Evaluator], data: PreferenceData, *, cache: Any = None,
-                progress: Any = None) -> tuple[list[PreferenceTest], dict[str, Any]]:
+                progress: Any = None
+                ) -> tuple[list[PreferenceTest], dict[str, Any], list[MissingShare]]:
     """The scores reading: both outputs scored, the higher score the pick (the lower where
-    lower is better), per evaluator aspect and human aspect; and the scorers' counts."""
+    lower is better), per evaluator aspect and human aspect; the scorers' counts; and each
+    evaluator's share of missing scores (the run-health check)."""
     scores, _, stats = score_system_outputs(pair_documents(data.pairs), evaluators,
                                             cache=cache, progress=progress)
     value: dict[tuple[str, str, str, str], float] = {
@@ -56,7 +59,7 @@ def score_tests(evaluators: Sequence[Evaluator], data: PreferenceData, *, cache:
             tests += [PreferenceTest(evaluator.label, aspect, human, "scores", picks,
                                      [p.preference[human] for p in data.pairs], items)
                       for human in data.aspects]
-    return tests, stats
+    return tests, stats, frame_missing_shares(scores)
 
 
 def ask_in_both_orders(judge: JudgeEvaluator, pairs: Sequence[PreferencePair],
@@ -100,11 +103,13 @@ def usage_of(judge: JudgeEvaluator) -> dict[str, Any]:
 
 def preference_study(evaluators: Sequence[Evaluator], data: PreferenceData, *,
                      cache: Any = None, progress: Any = None, n_boot: int = N_BOOT,
-                     seed: int = 0) -> tuple[PreferenceResult, dict[str, Any]]:
+                     seed: int = 0
+                     ) -> tuple[PreferenceResult, dict[str, Any], list[MissingShare]]:
     """Every evaluator against the pairs of `data` (both readings for a judge): the
     preference block, and per evaluator its signature and scorer counts (`stats`), with a
-    judge's pairwise calls and tokens (`pairwise`)."""
-    tests, stats = score_tests(evaluators, data, cache=cache, progress=progress)
+    judge's pairwise calls and tokens (`pairwise`); and each evaluator's share of missing
+    scores (the run-health check)."""
+    tests, stats, missing = score_tests(evaluators, data, cache=cache, progress=progress)
     cost: dict[str, Any] = {label: dict(s) for label, s in stats.items()}
     for evaluator in evaluators:
         if isinstance(evaluator, JudgeEvaluator):
@@ -114,4 +119,4 @@ def preference_study(evaluators: Sequence[Evaluator], data: PreferenceData, *,
              if any(h in p.votes for p in data.pairs)}
     result = preference_agreement(tests, votes, [p.item for p in data.pairs], n_boot=n_boot,
                                   seed=seed)
-    return result, cost
+    return result, cost, missing
