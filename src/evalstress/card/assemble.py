@@ -15,7 +15,7 @@ from evalstress.card.figures import FIGURES, FigurePlan, card_figures
 from evalstress.card.findings import headline_findings
 from evalstress.card.gate import COLUMNS, sanity_gate
 from evalstress.card.html import render_card_html
-from evalstress.card.identity import family_warnings
+from evalstress.card.identity import completed_identity, family_warnings
 from evalstress.card.markdown import render_markdown
 from evalstress.card.model import (
     CARD_HTML,
@@ -63,10 +63,15 @@ def evaluator_block(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> di
 
 
 def identity_entries(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> dict[str, Any]:
-    """A judge's identity (recorded by the consistency method once it has answered) and the
-    warnings on its model family; nothing for an evaluator that asks no model."""
+    """A judge's identity (recorded when the card was planned, completed with the model names
+    the answers of every method gave; the consistency method's record where the plan has
+    none, as a card planned before the identity was) and the warnings on its model family;
+    nothing for an evaluator that asks no model."""
     consistency = outcomes.get("consistency")
     identity = ((consistency.results or {}).get("identity") if consistency else None) or None
+    identity = completed_identity(plan.identity or identity,
+                                  [o.results for o in outcomes.values()],
+                                  plan.evaluator.label) or identity
     warnings = family_warnings(plan.evaluator.spec, plan.gold, plan.generator)
     if identity is None and not warnings:
         return {}

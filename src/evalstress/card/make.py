@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evalstress.card.assemble import assemble, write_card
 from evalstress.card.consistency import run_consistency
 from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
-from evalstress.card.identity import family_warnings
+from evalstress.card.identity import family_warnings, planned_identity
 from evalstress.card.model import Card
 from evalstress.card.plan import (
     PREFERENCES_MODE,
@@ -138,6 +139,10 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
     check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
+    if plan.identity is None and plan.evaluator.name == "judge":
+        # recorded before any method runs (once the endpoint answered, whose cache-key name
+        # it holds), so a card whose methods fail or leave the judge alone still has it
+        plan = replace(plan, identity=planned_identity(plan.evaluator.spec))
     lock = claim_out(options.out, force=options.force, inputs=inputs)
     try:
         outcomes: dict[str, MethodOutcome] = {}

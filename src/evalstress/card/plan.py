@@ -276,6 +276,9 @@ class CardPlan:
     notes: tuple[str, ...] = ()
     #: pairs of outputs with the human preference (--preferences), for the correlation method
     preferences: PreferenceData | None = None
+    #: a judge's identity (`card.identity.planned_identity`), recorded before any method
+    #: runs; None for another evaluator. The card completes it with the names answers gave
+    identity: Mapping[str, Any] | None = None
 
     def method(self, key: str) -> MethodPlan:
         return next(m for m in self.methods if m.key == key)

@@ -70,6 +70,7 @@ def correlate_preferences(plan: CardPlan, options: CardOptions) -> dict[str, Any
     return {"analyses": {"correlation": {"rows": [], "notes": []},
                          "agreement": {**empty_agreement(), "preferences": block}},
             "summary": preference_summary(block), "cost": cost,
+            "served": list(cost.get("served") or []),
             "counts": {"pairs": block["pairs"], "items": block["items"]}}
 
 

@@ -204,6 +204,7 @@ class LLMClient:
         #: the model names the endpoint's answers gave (fresh or stored), with their counts:
         #: the card's record of what answered, which can differ from the name asked
         self.served_models: Counter[str] = Counter()
+        self.usage.served = self.served_models  # the same counts, in results.json's usage
 
     @property
     def identity(self) -> str:

@@ -21,6 +21,7 @@ from evalstress.core.preferences import PreferenceData, PreferencePair
 from evalstress.engine.runhealth import MissingShare, frame_missing_shares
 from evalstress.evaluators.base import Evaluator, ScoreRequest
 from evalstress.evaluators.judge import JudgeEvaluator
+from evalstress.evaluators.judge_identity import served_by
 from evalstress.evaluators.judge_pairwise import ask_verdict
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.studies.correlate import SystemDocument, score_system_outputs
@@ -115,6 +116,7 @@ def preference_study(evaluators: Sequence[Evaluator], data: PreferenceData, *,
         if isinstance(evaluator, JudgeEvaluator):
             tests += pairwise_tests(evaluator, data)
             cost.setdefault(evaluator.label, {})["pairwise"] = usage_of(evaluator)
+        cost.setdefault(evaluator.label, {})["served"] = served_by(evaluator)
     votes = {h: [p.votes.get(h, ()) for p in data.pairs] for h in data.aspects
              if any(h in p.votes for p in data.pairs)}
     result = preference_agreement(tests, votes, [p.item for p in data.pairs], n_boot=n_boot,
