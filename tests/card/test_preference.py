@@ -245,3 +245,23 @@ def test_votes_give_the_raters_agreement_on_the_card(tmp_path: Path) -> None:
     assert rater["agreement"] == pytest.approx((4 / 3 + 8) / 12)
     md = (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
     assert "The raters' votes among themselves:" in md
+
+
+def test_beside_scored_system_outputs_the_pairs_join_the_same_agreement_block(
+        tmp_path: Path) -> None:
+    pairs = summeval_pairs(tmp_path / "prefs.jsonl")
+    data = tmp_path / "summeval.jsonl"
+    rows = DATA.read_text(encoding="utf-8").splitlines()[:12]
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    plan = correlation_only(plan_card("bleu", data=data, field_map=["hypothesis=highlight"],
+                                      budget="small", preferences=tmp_path / "prefs.jsonl"))
+    assert plan.method("correlation").mode == "systems"
+    card = make_card(plan, CardOptions(out=tmp_path / "card", cache_dir=tmp_path / "cache",
+                                       workers=1)).to_dict()
+    assert card_problems(card) == []
+    block = card["methods"]["correlation"]["results"]["agreement"]
+    assert block["rows"] and block["systems"] == 16  # the systems' agreement, as before
+    assert block["preferences"]["pairs"] == len(pairs)
+    md = (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
+    assert "**Agreement with the human raters**" in md
+    assert "**Agreement with the human preferences**" in md
