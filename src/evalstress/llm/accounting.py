@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalstress.core.redact import redact
@@ -56,8 +56,7 @@ class Usage:
                 mine[key] = mine.get(key, 0) + n
 
     def to_json(self) -> dict[str, Any]:
-        # asdict rebuilds a dict field by its own type: a client's Counter would count pairs
-        return {**asdict(replace(self, served={})), "served": dict(self.served)}
+        return asdict(self)
 
 
 @functools.cache
