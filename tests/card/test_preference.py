@@ -265,3 +265,14 @@ def test_beside_scored_system_outputs_the_pairs_join_the_same_agreement_block(
     md = (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
     assert "**Agreement with the human raters**" in md
     assert "**Agreement with the human preferences**" in md
+
+
+def test_the_python_card_takes_preferences_and_checks_them_first(tmp_path: Path) -> None:
+    import evalstress
+    from evalstress.core.userfile import DataError
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": "x", "b": "y", "preference": "maybe"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match="line 1, field 'preference'"):
+        evalstress.card("bleu", budget="small", preferences=bad, out=tmp_path / "card")
+    assert not (tmp_path / "card").exists()
