@@ -94,3 +94,71 @@ def test_the_terminal_warns_before_the_card_when_judge_and_gold_share_a_family(
     assert ("warning: the judge (gpt-4o-mini) and the gold evaluator (gpt-4o) are both of "
             "the gpt family") in output
     assert "consistency" in output
+
+
+def planned_card(tmp: Path, spec: str, name: str, keep: tuple[str, ...]) -> dict[str, Any]:
+    """A small card of `spec` with only the methods in `keep` run (consistency left out)."""
+    from dataclasses import replace
+
+    from evalstress.card.make import make_card, plan_card
+    from evalstress.card.run import CardOptions
+
+    plan = plan_card(spec, budget="small")
+    plan = replace(plan, methods=tuple(
+        m if m.key in keep else replace(m, runs=False, reason="left out by this test")
+        for m in plan.methods))
+    return make_card(plan, CardOptions(out=tmp / name, cache_dir=tmp / "cache",
+                                       workers=1)).to_dict()
+
+
+def dated(responder: Any) -> Any:
+    """A persona that answers under a dated snapshot name, as hosted endpoints do."""
+    from dataclasses import replace
+
+    return lambda body: replace(responder(body), model="gpt-4o-mini-2024-07-18")
+
+
+def test_a_judge_card_without_consistency_still_records_the_identity(tmp_path: Path) -> None:
+    from evalstress.llm.fake_server import FakeServer
+    from evalstress.llm.personas import persona
+
+    with FakeServer(responder=dated(persona("fair")), models=("gpt-4o-mini",)) as server:
+        spec = f"judge:model=gpt-4o-mini,base_url={server.base_url},form=score-only"
+        asked = planned_card(tmp_path, spec, "position", ("position",))
+        silent = planned_card(tmp_path, spec, "none", ())
+    assert card_problems(asked) == [] and card_problems(silent) == []
+    assert asked["methods"]["consistency"]["status"] == "not run"
+    identity = asked["evaluator"]["identity"]
+    assert identity["model"] == "gpt-4o-mini"
+    # completed from the position test's answers: the name the endpoint reported
+    assert identity["served"] == ["gpt-4o-mini-2024-07-18"]
+    assert identity["base_url"] == server.base_url
+    assert identity["sampling"]["temperature"] == 0.0 and identity["sampling"]["n"] == 1
+    assert len(identity["prompt_sha256"]) == 64 and len(identity["contract_sha256"]) == 64
+    # a card whose methods asked nothing still has the planned identity, served unknown
+    quiet = silent["evaluator"]["identity"]
+    assert quiet["served"] == []
+    assert {k: v for k, v in quiet.items() if k != "served"} == \
+        {k: v for k, v in identity.items() if k != "served"}
+    assert "gpt-4o-mini" in (Path(tmp_path / "none" / "card.md")).read_text(encoding="utf-8")
+
+
+def test_compare_names_a_changed_model_and_prompt_between_two_such_cards(
+        tmp_path: Path) -> None:
+    from evalstress.llm.fake_server import FakeServer
+    from evalstress.llm.personas import persona
+
+    with FakeServer(responder=persona("fair"), models=("gpt-4o-mini", "gpt-4.1")) as server:
+        first = planned_card(tmp_path, f"judge:model=gpt-4o-mini,base_url={server.base_url},"
+                             "form=score-only", "one", ())
+        second = planned_card(tmp_path, f"judge:model=gpt-4.1,base_url={server.base_url},"
+                              "form=score-only,level=detailed", "two", ())
+    paths = []
+    for name, card in (("one", first), ("two", second)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(card), encoding="utf-8")
+    result = runner.invoke(app, ["compare", *map(str, paths), "--md", "-"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "judge model asked changed: gpt-4o-mini → gpt-4.1" in output
+    assert "judge prompt changed:" in output

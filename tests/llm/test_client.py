@@ -277,3 +277,8 @@ def test_the_model_an_answer_names_is_kept_fresh_and_from_the_cache(
     [stored] = ask(again)
     assert stored.cached and stored.model == "fake-2026-01-15"
     assert again.served_models == {"fake-2026-01-15": 1} and server.calls == 1
+    # results.json's usage block carries the names, so a card can read them from any run
+    assert again.usage.to_json()["served"] == {"fake-2026-01-15": 1}
+    both = client.usage
+    both.merge(again.usage)
+    assert both.to_json()["served"] == {"fake-2026-01-15": 2}

@@ -56,12 +56,14 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
          gold: str | None = None, generator: str | None = None,
          out: str | Path | None = None, cache: bool = True,
          cache_dir: str | Path | None = None, workers: int | None = None, force: bool = False,
-         max_chars: int | None = None, say: Any = None, backend: str = "local",
-         ray_address: str | None = None) -> Card | list[Card]:
+         max_chars: int | None = None, preferences: str | Path | None = None,
+         say: Any = None, backend: str = "local", ray_address: str | None = None
+         ) -> Card | list[Card]:
     """The card of an evaluator spec (a Card), or of each of several (a list, one folder
     each). `data`: a JSONL/CSV/Parquet file read with `mapping` and `task`, or None for the
     built-in corpus. `budget`: small, standard or paper. `gold` (and `generator`) add the
     adversarial search. `max_chars`: the longest text kept (None: 100,000; 0: no limit).
+    `preferences`: a JSONL file of output pairs with the human preference (docs/judges.md).
     Every card is planned, and every spec and endpoint checked, before any runs.
     `backend="ray"` scores the stress methods on the Ray cluster at `ray_address` (default:
     RAY_ADDRESS, else a Ray on this machine), as `evalstress card --backend ray` does."""
@@ -69,7 +71,9 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     specs = [spec_or_specs] if isinstance(spec_or_specs, str) else list(spec_or_specs)
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
-                       gold=gold, generator=generator, max_chars=max_chars) for spec in specs]
+                       gold=gold, generator=generator, max_chars=max_chars,
+                       preferences=Path(preferences) if preferences is not None else None)
+             for spec in specs]
     tell = say or (lambda line: None)
     folders = card_folders(plans, Path(out) if out else None)
     for plan, folder in zip(plans, folders, strict=True):  # no card replaces one of others

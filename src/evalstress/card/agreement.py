@@ -37,6 +37,9 @@ class Claim:
     high: float | None
     conf: float
     magnitude: float
+    #: what the quoted interval measures, and how its bounds read (`findings.interval`)
+    statistic: str = "Kendall tau-b"
+    unit: str = "correlation"
 
 
 def bounds(low: float | None, high: float | None) -> str:
@@ -74,7 +77,7 @@ def claims(block: Mapping[str, Any]) -> list[Claim]:
         out.append(Claim(kind, claim_text(lead, row, alpha, family, block), {**row,
                          "method": row["statistic"]}, row.get("low"), row.get("high"),
                          float(row.get("conf") or 0.95), abs(float(row["value"]))))
-    return out
+    return out + preference_claims(block)
 
 
 def claim_text(lead: str, row: Mapping[str, Any], alpha: Mapping[str, Any] | None,
@@ -135,6 +138,8 @@ def pair_rows(block: Mapping[str, Any]) -> list[list[Any]]:
 def notes(block: Mapping[str, Any]) -> list[str]:
     """What the tables rest on, in sentences under them."""
     method = block.get("method") or {}
+    if not block.get("rows") and block.get("preferences"):  # preference pairs only
+        return preference_notes(block)
     out = [f"{block.get('items')} items" + (f", {block.get('systems')} systems"
                                             if block.get("systems") else ""),
            *(str(method[k]) for k in ("item", "system", "alpha", "interval", "correction",
@@ -142,7 +147,7 @@ def notes(block: Mapping[str, Any]) -> list[str]:
     out += [str(n) for n in block.get("notes") or []]
     if block.get("human_human_note"):
         out.append(f"Agreement among the human raters: {block['human_human_note']}.")
-    return out
+    return out + preference_notes(block)
 
 
 def compare_cells(blocks: Sequence[Mapping[str, Any] | None], aspects: Sequence[str]
@@ -177,3 +182,143 @@ def compare_cells(blocks: Sequence[Mapping[str, Any] | None], aspects: Sequence[
             verdicts.append({"agrees": "pass", "disagrees": "fail"}.get(tau["verdict"]))
         out.append((f"agreement with human {human}, {level} level", cells, verdicts))
     return out
+
+
+#: the preference pairs' table (the block's `preferences`, `analyses.preference`)
+PREFERENCE_HEADERS = ["aspect", "human", "reading", "pairs", "agree", "ties / flips",
+                      "accuracy", "95% CI (Wilson)", "95% CI (items drawn)", "corrected CI",
+                      "verdict", "items"]
+RATER_HEADERS = ["human", "raters", "pairs", "Krippendorff alpha (nominal)", "95% CI",
+                 "rater pairs alike"]
+PREFERENCE_VERDICTS = {"agrees": "agrees beyond chance",
+                       "disagrees": "prefers what people reject",
+                       "inconclusive": "inconclusive"}
+
+
+def preference_block(block: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The preference pairs' block inside an agreement block ({} without one)."""
+    return (block or {}).get("preferences") or {}
+
+
+def preference_rows(block: Mapping[str, Any] | None) -> list[list[Any]]:
+    """The preference tests (PREFERENCE_HEADERS)."""
+    return [[r["aspect"], r["human"], r["reading"], r["pairs"], r["agree"],
+             f"{r['evaluator_ties']} / {r['flips']}", r["accuracy"],
+             bounds(r.get("ci_low"), r.get("ci_high")),
+             bounds(r.get("item_low"), r.get("item_high")),
+             f"{bounds(r.get('low'), r.get('high'))} ({level_share(r['conf'])})",
+             PREFERENCE_VERDICTS.get(r["verdict"], r["verdict"]), r["items"]]
+            for r in preference_block(block).get("rows") or []]
+
+
+def rater_rows(block: Mapping[str, Any] | None) -> list[list[Any]]:
+    """The raters among themselves on the preference pairs (RATER_HEADERS)."""
+    return [[r["human"], r["raters"], r["pairs"], r["alpha"],
+             bounds(r.get("ci_low"), r.get("ci_high")), r["agreement"]]
+            for r in preference_block(block).get("raters") or []]
+
+
+def preference_notes(block: Mapping[str, Any] | None) -> list[str]:
+    """What the preference table rests on, in sentences under it."""
+    prefs = preference_block(block)
+    if not prefs:
+        return []
+    data = prefs.get("data") or {}
+    method = prefs.get("method") or {}
+    skipped = [f"{r['aspect']} on {r['human']} ({r['reading']}): {r['human_ties']} pairs "
+               f"people called a tie and {r['missing']} without an answer left out"
+               for r in prefs.get("rows") or [] if r["human_ties"] or r["missing"]]
+    return [f"{prefs.get('pairs')} preference pairs on {prefs.get('items')} items"
+            + (f" from {data['file']}" if data.get("file") else ""),
+            *(str(v) for v in (method.get("readings") or {}).values()),
+            *(str(method[k]) for k in ("accuracy", "interval", "correction", "raters")
+              if method.get(k)),
+            *skipped, *(str(n) for n in prefs.get("notes") or [])]
+
+
+def preference_claims(block: Mapping[str, Any] | None) -> list[Claim]:
+    """One claim of the preference pairs: the test that agrees most (or falls most below
+    chance) among those the corrected interval decides, else the one nearest to deciding."""
+    prefs = preference_block(block)
+    rows = [r for r in prefs.get("rows") or [] if r.get("accuracy") is not None]
+    if not rows:
+        return []
+    agree = [r for r in rows if r["verdict"] == "agrees"]
+    against = [r for r in rows if r["verdict"] == "disagrees"]
+    if agree:
+        row, kind, lead = max(agree, key=lambda r: r["accuracy"]), "human correlation", \
+            "Picks the output people preferred"
+    elif against:
+        row, kind, lead = min(against, key=lambda r: r["accuracy"]), "reversed", \
+            "Picks the output people rejected"
+    else:
+        row, kind, lead = max(rows, key=lambda r: abs(r["accuracy"] - 0.5)), "inconclusive", \
+            "Undecided whether it picks the output people preferred"
+    return [Claim(kind, preference_text(lead, row, prefs), {**row, "method": "preference"},
+                  row.get("low"), row.get("high"), float(row.get("conf") or 0.95),
+                  abs(float(row["accuracy"]) - 0.5), "preference accuracy", "rate")]
+
+
+def preference_text(lead: str, row: Mapping[str, Any], prefs: Mapping[str, Any]) -> str:
+    tests = len(prefs.get("rows") or [])
+    reading = ("its scores of the two outputs" if row["reading"] == "scores"
+               else "asked in both orders, a verdict that flips counting as a miss")
+    text = (f"{lead} ({row['human']}, {reading}) in {row['agree']} of {row['pairs']} pairs: "
+            f"accuracy {row['accuracy']:.2f} ({level_share(row['conf'])} CI "
+            f"{bounds(row.get('low'), row.get('high'))} drawing {row['items']} items, "
+            + (f"Holm over {tests} tests" if tests > 1 else "one test")
+            + f"; Wilson 95% CI {bounds(row.get('ci_low'), row.get('ci_high'))}; chance 0.5")
+    rater = next((r for r in prefs.get("raters") or [] if r["human"] == row["human"]), None)
+    if rater is not None and rater.get("alpha") is not None:
+        text += (f"; the raters among themselves: alpha {rater['alpha']:.2f}, 95% CI "
+                 f"{bounds(rater.get('ci_low'), rater.get('ci_high'))}")
+    text += ")"
+    if row.get("verdict") == "inconclusive" and row.get("n_to_settle"):
+        text += f"; about {row['n_to_settle']} items would settle it at this spread"
+    return text + "."
+
+
+def preference_compare_cells(blocks: Sequence[Mapping[str, Any] | None]
+                             ) -> list[tuple[str, list[str | None], list[str | None]]]:
+    """`evalstress compare`'s preference rows: per (human aspect, reading), each card's best
+    accuracy over its aspects with the corrected interval, and its verdict."""
+    keys: list[tuple[str, str]] = []
+    found: dict[tuple[int, str, str], Mapping[str, Any]] = {}
+    for index, block in enumerate(blocks):
+        for row in preference_block(block).get("rows") or []:
+            key = (row["human"], row["reading"])
+            keys += [key] if key not in keys else []
+            best = found.get((index, *key))
+            if row.get("accuracy") is not None and (
+                    best is None or row["accuracy"] > best["accuracy"]):
+                found[(index, *key)] = row
+    out = []
+    for human, reading in keys:
+        rows = [found.get((i, human, reading)) for i in range(len(blocks))]
+        cells: list[str | None] = [
+            None if r is None else f"{r['accuracy']:.2f} ({bounds(r.get('low'), r.get('high'))}"
+            f", {r['pairs']} pairs)" for r in rows]
+        verdicts: list[str | None] = [
+            None if r is None else {"agrees": "pass", "disagrees": "fail"}.get(r["verdict"])
+            for r in rows]
+        out.append((f"human preference {human}, {reading}", cells, verdicts))
+    return out
+
+
+def preference_lines(section: Mapping[str, Any] | None) -> list[str]:
+    """The terminal's lines on the preference pairs: each test's accuracy, corrected interval
+    and verdict ([] where the card has none)."""
+    block = ((section or {}).get("results") or {}).get("agreement")
+    rows = preference_block(block).get("rows") or []
+    if not rows:
+        return []
+    prefs = preference_block(block)
+    lines = [f"human preferences ({prefs.get('pairs')} pairs, {prefs.get('items')} items, "
+             f"Holm over {len(rows)} tests; chance 0.5):"]
+    for r in rows:
+        accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.2f}"
+        lines.append(f"  {r['aspect']} on {r['human']}, {r['reading']}: accuracy {accuracy} "
+                     f"in {r['pairs']} pairs ({level_share(r['conf'])} CI "
+                     f"{bounds(r.get('low'), r.get('high'))}, items drawn): "
+                     f"{PREFERENCE_VERDICTS.get(r['verdict'], r['verdict'])}")
+    return lines

@@ -15,7 +15,7 @@ from evalstress.card.figures import FIGURES, FigurePlan, card_figures
 from evalstress.card.findings import headline_findings
 from evalstress.card.gate import COLUMNS, sanity_gate
 from evalstress.card.html import render_card_html
-from evalstress.card.identity import family_warnings
+from evalstress.card.identity import completed_identity, family_warnings
 from evalstress.card.markdown import render_markdown
 from evalstress.card.model import (
     CARD_HTML,
@@ -26,7 +26,7 @@ from evalstress.card.model import (
     write_atomic,
     write_card_json,
 )
-from evalstress.card.plan import SYSTEMS_MODE, CardPlan
+from evalstress.card.plan import STUDY_MODES, CardPlan
 from evalstress.card.run import MethodOutcome, run_dir_of
 from evalstress.card.schema import card_problems
 from evalstress.card.sections import method_section, relative
@@ -36,7 +36,7 @@ from evalstress.engine.outdir import file_digest, record_files, recorded
 def source_of(key: str, mode: str | None = None) -> str:
     """The method whose run holds a method's numbers (the correlation of the originals: the
     blind-spot run; the correlation of the systems' outputs: its own)."""
-    return "blindspot" if key == "correlation" and mode != SYSTEMS_MODE else key
+    return "blindspot" if key == "correlation" and mode not in STUDY_MODES else key
 
 
 def read_table(run_dir: Path) -> pd.DataFrame | None:
@@ -63,10 +63,15 @@ def evaluator_block(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> di
 
 
 def identity_entries(plan: CardPlan, outcomes: Mapping[str, MethodOutcome]) -> dict[str, Any]:
-    """A judge's identity (recorded by the consistency method once it has answered) and the
-    warnings on its model family; nothing for an evaluator that asks no model."""
+    """A judge's identity (recorded when the card was planned, completed with the model names
+    the answers of every method gave; the consistency method's record where the plan has
+    none, as a card planned before the identity was) and the warnings on its model family;
+    nothing for an evaluator that asks no model."""
     consistency = outcomes.get("consistency")
     identity = ((consistency.results or {}).get("identity") if consistency else None) or None
+    identity = completed_identity(plan.identity or identity,
+                                  [o.results for o in outcomes.values()],
+                                  plan.evaluator.label) or identity
     warnings = family_warnings(plan.evaluator.spec, plan.gold, plan.generator)
     if identity is None and not warnings:
         return {}
@@ -127,7 +132,8 @@ def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, 
     never a file evalstress did not write); returns each figure's plan with its SVG."""
     drawn = card_figures(data)
     folder = out / FIGURES
-    folder.mkdir(parents=True, exist_ok=True)
+    if drawn:
+        folder.mkdir(parents=True, exist_ok=True)
     kept = {plan.path for plan, _ in drawn}
     ours = recorded(out)
     for rel, digest in ours.items():  # only figures evalstress wrote there and nobody changed
@@ -137,6 +143,8 @@ def write_figures(data: Mapping[str, Any], out: Path) -> list[tuple[FigurePlan, 
             old.unlink()
     for plan, svg in drawn:
         write_atomic(out / plan.path, svg)
+    if not drawn and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()  # an empty folder nobody recorded would refuse the card's next run
     return drawn
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from evalstress.card.agreement import compare_cells
+from evalstress.card.agreement import compare_cells, preference_compare_cells
 from evalstress.card.figures import gate_failures
 from evalstress.card.html import CSP
 from evalstress.card.identity import identity_changes
@@ -449,7 +449,8 @@ def agreement_rows(columns: Sequence[Column]) -> list[Row]:
     blocks = [((section_of(c, "correlation") or {}).get("results") or {}).get("agreement")
               for c in columns]
     return [Row("agreement", test, cells, verdicts) for test, cells, verdicts in
-            compare_cells(blocks, [c.aspect for c in columns])]
+            [*compare_cells(blocks, [c.aspect for c in columns]),
+             *preference_compare_cells(blocks)]]
 
 
 def compare_cards(cards: Sequence[Mapping[str, Any]],

@@ -16,6 +16,7 @@ from evalstress.card.consistency import subset
 from evalstress.card.data import spread_over_tasks
 from evalstress.card.plan import (
     CONSISTENCY_SUITE,
+    STUDY_MODES,
     SYSTEMS_KEY,
     SYSTEMS_MODE,
     CardPlan,
@@ -139,14 +140,23 @@ def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
     for method in plan.methods:
         if not method.runs:
             out.append(MethodEstimate(method.key, method.title, False, method.reason))
-        elif method.mode == SYSTEMS_MODE:
-            outputs = sum(len((e.meta or {}).get(SYSTEMS_KEY) or []) for e in plan.examples)
+        elif method.mode in STUDY_MODES:
+            outputs = sum(len((e.meta or {}).get(SYSTEMS_KEY) or []) for e in plan.examples) \
+                if method.mode == SYSTEMS_MODE else 0
+            pairs = len(plan.preferences.pairs) if plan.preferences is not None else 0
             rate = SECONDS_PER_TEXT.get(rate_key(plan.evaluator.spec))
+            asked = (2 * pairs * len(plan.evaluator.aspects)
+                     if pairs and plan.evaluator.name == "judge" else None)
             out.append(MethodEstimate(
-                method.key, method.title, True, examples=len(plan.examples), texts=outputs,
-                seconds=None if rate is None else SECONDS_PER_JOB + outputs * rate,
-                note="every system output the examples list, against its human scores "
-                     "(texts: before the score cache)"))
+                method.key, method.title, True, examples=len(plan.examples),
+                texts=outputs + 2 * pairs, calls=asked,
+                seconds=None if rate is None else SECONDS_PER_JOB + (outputs + 2 * pairs) * rate,
+                note=", ".join(n for n in (
+                    "every system output the examples list, against its human scores"
+                    if outputs else "",
+                    f"both outputs of {pairs} preference pairs"
+                    + (" (calls: each pair asked in both orders per aspect)" if asked else "")
+                    if pairs else "") if n) + " (texts: before the score cache)"))
         elif method.key == "position":
             out.append(MethodEstimate(
                 method.key, method.title, True, examples=len(plan.examples),

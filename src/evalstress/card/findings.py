@@ -660,7 +660,7 @@ def agreement_findings(section: Mapping[str, Any], block: Mapping[str, Any]) -> 
     Holm-corrected interval, which the finding quotes at its own level."""
     found = []
     for claim in claims(block):
-        span = {**interval("Kendall tau-b", claim.low, claim.high, "correlation"),
+        span = {**interval(claim.statistic, claim.low, claim.high, claim.unit),
                 "level": claim.conf}
         found.append(finding(claim.kind, "correlation", claim.text, [claim.row], span,
                              (None, None), _files(section, "results"), claim.magnitude))

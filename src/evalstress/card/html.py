@@ -326,12 +326,12 @@ def correlation_html(section: Mapping[str, Any], ids: set[str]) -> str:
     row_ids = [row_anchor("correlation", r["aspect"], r["human"], r["level"], r["method"])
                for r in rows]
     ids.update(row_ids)
-    return table(["aspect", "human", "level", "method", "value", "95% CI", "n"],
-                 [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
-                   ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]] for r in rows],
-                 left=4, row_ids=row_ids, row_headers=True,
-                 table_id="t-correlation") + agreement_html(section["results"].get("agreement"),
-                                                            ids)
+    return (table(["aspect", "human", "level", "method", "value", "95% CI", "n"],
+                  [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
+                    ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]] for r in rows],
+                  left=4, row_ids=row_ids, row_headers=True,
+                  table_id="t-correlation") if rows else "") + agreement_html(
+        section["results"].get("agreement"), ids)
 
 
 def agreement_html(block: Mapping[str, Any] | None, ids: set[str]) -> str:
@@ -344,7 +344,7 @@ def agreement_html(block: Mapping[str, Any] | None, ids: set[str]) -> str:
     ids.update(row_ids)
     out = "<h4>Agreement with the human raters</h4>" + table(
         agreement.HEADERS, agreement.table_rows(block), left=4, row_ids=row_ids,
-        row_headers=True, table_id="t-agreement")
+        row_headers=True, table_id="t-agreement") if block.get("rows") else ""
     if agreement.human_rows(block):
         out += "<p>Among the human raters:</p>" + table(
             agreement.HUMAN_HEADERS, agreement.human_rows(block), left=4,
@@ -353,6 +353,14 @@ def agreement_html(block: Mapping[str, Any] | None, ids: set[str]) -> str:
         out += "<p>Pairs of outputs the humans order:</p>" + table(
             agreement.PAIR_HEADERS, agreement.pair_rows(block), left=2,
             table_id="t-agreement-pairs")
+    if agreement.preference_rows(block):
+        out += "<h4>Agreement with the human preferences</h4>" + table(
+            agreement.PREFERENCE_HEADERS, agreement.preference_rows(block), left=3,
+            table_id="t-agreement-preferences")
+    if agreement.rater_rows(block):
+        out += "<p>The raters' votes among themselves:</p>" + table(
+            agreement.RATER_HEADERS, agreement.rater_rows(block), left=1,
+            table_id="t-agreement-raters")
     return out + "".join(f"<p class='note'>{esc(n)}</p>" for n in agreement.notes(block))
 
 

@@ -1,15 +1,17 @@
 """The judge's identity on its card: the warning when the judge shares a model family with the
 generator or the gold evaluator, and what changed between two cards' judges.
 
-The identity record itself is made where the judge has answered (`evaluators.judge_identity`,
-by the consistency method); the family rule is `core.family.FAMILY_RULE`. Endpoints are compared
+The identity record itself (`evaluators.judge_identity`) is made before any method runs, from
+the judge as the spec builds it (no judging request is sent), and completed with the model names the
+answers gave once any method has asked the judge (`completed_identity`); the family rule is
+`core.family.FAMILY_RULE`. Endpoints are compared
 by their name in cache keys (`llm.identity`): a local server's port changes on every start.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalstress.core.family import shared_family
@@ -85,3 +87,46 @@ def identity_changes(first: Mapping[str, Any], second: Mapping[str, Any]) -> lis
     lines += [f"judge {key} changed: {_shown(sa.get(key))} → {_shown(sb.get(key))}"
               for key in sorted(set(sa) | set(sb)) if sa.get(key) != sb.get(key)]
     return lines
+
+
+def planned_identity(spec: str) -> dict[str, Any] | None:
+    """A judge's identity before it has answered: the model asked, the endpoint without credentials and
+    its cache-key name, the prompt and contract digests, the sampling settings and the
+    version, read from the judge the spec builds (no request is sent; `served` stays empty
+    until it has answered). None for an evaluator that is no judge."""
+    from evalstress.evaluators.base import create_evaluator
+    from evalstress.evaluators.judge import JudgeEvaluator
+    from evalstress.evaluators.judge_identity import judge_identity
+
+    if judge_model(spec) is None and parse_spec(spec)[0] != "judge":
+        return None
+    made = create_evaluator(spec)
+    try:
+        return judge_identity(made) if isinstance(made, JudgeEvaluator) else None
+    finally:
+        made.close()
+
+
+def answered_models(results: Mapping[str, Any] | None, label: str) -> set[str]:
+    """The model names one method's answers gave, wherever its results record them: a study's
+    `served` list, the consistency method's `identity.served`, or a job's
+    `evaluators[label].usage.served`."""
+    if not results:
+        return set()
+    found = set(results.get("served") or [])
+    found |= set(((results.get("identity") or {}).get("served")) or [])
+    usage = (((results.get("evaluators") or {}).get(label) or {}).get("usage")) or {}
+    return found | set(usage.get("served") or {})
+
+
+def completed_identity(planned: Mapping[str, Any] | None,
+                       results: Sequence[Mapping[str, Any] | None], label: str
+                       ) -> dict[str, Any] | None:
+    """The planned identity with `served` completed from every method that asked the judge;
+    None where nothing was planned (an evaluator that is no judge)."""
+    if planned is None:
+        return None
+    served = set(planned.get("served") or [])
+    for result in results:
+        served |= answered_models(result, label)
+    return {**planned, "served": sorted(served)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,10 @@ from evalstress.card.assemble import assemble, write_card
 from evalstress.card.consistency import run_consistency
 from evalstress.card.data import describe, load_card_examples, spread_over_tasks, within_length
 from evalstress.card.execution import open_cluster
-from evalstress.card.identity import family_warnings
+from evalstress.card.identity import family_warnings, planned_identity
 from evalstress.card.model import Card
 from evalstress.card.plan import (
+    PREFERENCES_MODE,
     SYSTEMS_MODE,
     Budget,
     CardPlan,
@@ -24,6 +26,7 @@ from evalstress.card.plan import (
     system_score_fields,
 )
 from evalstress.card.position import run_position
+from evalstress.card.preference import run_preference_correlation
 from evalstress.card.run import (
     CardError,
     CardOptions,
@@ -34,6 +37,7 @@ from evalstress.card.run import (
 )
 from evalstress.card.systems import run_systems_correlation
 from evalstress.core.cache import default_cache_dir
+from evalstress.core.preferences import load_preferences
 from evalstress.core.wording import plural
 from evalstress.evaluators.base import create_evaluator
 from evalstress.job.build import reference_note
@@ -92,12 +96,13 @@ def check_endpoints(plan: CardPlan) -> None:
 def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
               task: str | None = None, budget: str | Budget = "standard",
               gold: str | None = None, generator: str | None = None,
-              max_chars: int | None = None) -> CardPlan:
+              max_chars: int | None = None, preferences: Path | None = None) -> CardPlan:
     """Everything the card will do, decided and checked before any work: the evaluator (its
     spec built once), the budget, the examples (read, the rows beyond the length limit left
     out, spread over the tasks, hashed), their references when the evaluator needs them, and
     each method, run or not with the reason. `budget`: a budget's name, or a Budget itself
-    (the real-data atlas's: the paper budget capped at 100 examples)."""
+    (the real-data atlas's: the paper budget capped at 100 examples). `preferences`: a file of
+    pairs with the human preference (`core.preferences`), read and checked here."""
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
@@ -117,12 +122,14 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
                                 source)
     notes += [references] if references else []
     notes += family_warnings(spec, gold, generator)
+    pairs = load_preferences(preferences) if preferences is not None else None
     return CardPlan(traits, chosen, examples,
                     describe(examples, len(every), data, field_map, task,
                              too_long=too_long, max_chars=limit),
-                    plan_methods(traits, chosen, examples, gold=gold, generator=generator),
+                    plan_methods(traits, chosen, examples, gold=gold, generator=generator,
+                                 preferences=pairs),
                     gold=gold, generator=generator, data_path=data, max_chars=max_chars,
-                    notes=tuple(notes))
+                    notes=tuple(notes), preferences=pairs)
 
 
 def make_card(plan: CardPlan, options: CardOptions) -> Card:
@@ -133,6 +140,10 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))
     check_same_card(options.out, plan, force=options.force)
     check_endpoints(plan)
+    if plan.identity is None and plan.evaluator.name == "judge":
+        # recorded before any method runs (once the endpoint answered, whose cache-key name
+        # it holds), so a card whose methods fail or leave the judge alone still has it
+        plan = replace(plan, identity=planned_identity(plan.evaluator.spec))
     # --backend ray: one Ray for every method, joined before the folder is claimed (a
     # cluster that cannot be joined leaves nothing written)
     cluster = open_cluster([plan], options.backend, options.ray_address)
@@ -149,6 +160,8 @@ def make_card(plan: CardPlan, options: CardOptions) -> Card:
             elif method.mode == SYSTEMS_MODE:
                 outcomes[method.key] = run_systems_correlation(
                     plan, method, system_score_fields(plan.examples), options)
+            elif method.mode == PREFERENCES_MODE:
+                outcomes[method.key] = run_preference_correlation(plan, method, options)
             elif method.key == "position" and method.runs:
                 outcomes[method.key] = run_position(plan, method, options)
             elif method.kind != "part":

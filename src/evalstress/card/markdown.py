@@ -360,8 +360,8 @@ def correlation_lines(results: Mapping[str, Any]) -> list[str]:
     rows = [[r["aspect"], r["human"], r["level"], r["method"], r["value"],
              ci(r.get("ci_low"), r.get("ci_high"), False), r["n"]]
             for r in results.get("rows") or []]
-    return table(["aspect", "human", "level", "method", "value", "95% CI", "n"],
-                 rows) + agreement_lines(results.get("agreement"))
+    return (table(["aspect", "human", "level", "method", "value", "95% CI", "n"], rows)
+            if rows else []) + agreement_lines(results.get("agreement"))
 
 
 def agreement_lines(block: Mapping[str, Any] | None) -> list[str]:
@@ -370,13 +370,20 @@ def agreement_lines(block: Mapping[str, Any] | None) -> list[str]:
     if not block:
         return []
     lines = ["", "**Agreement with the human raters**", "",
-             *table(agreement.HEADERS, agreement.table_rows(block))]
+             *table(agreement.HEADERS, agreement.table_rows(block))] if block.get("rows") else []
     if agreement.human_rows(block):
         lines += ["", "Among the human raters:", "",
                   *table(agreement.HUMAN_HEADERS, agreement.human_rows(block))]
     if agreement.pair_rows(block):
         lines += ["", "Pairs of outputs the humans order:", "",
                   *table(agreement.PAIR_HEADERS, agreement.pair_rows(block))]
+    if agreement.preference_rows(block):
+        lines += ["", "**Agreement with the human preferences** (pairs of outputs, the one "
+                  "people preferred)", "",
+                  *table(agreement.PREFERENCE_HEADERS, agreement.preference_rows(block))]
+    if agreement.rater_rows(block):
+        lines += ["", "The raters' votes among themselves:", "",
+                  *table(agreement.RATER_HEADERS, agreement.rater_rows(block))]
     return [*lines, "", *(f"- {text(note)}" for note in agreement.notes(block)), ""]
 
 

@@ -39,6 +39,7 @@ from evalstress.analyses.paired import quality_aspect
 from evalstress.core.data import Example
 from evalstress.core.extras import missing_modules
 from evalstress.core.family import model_family
+from evalstress.core.preferences import PreferenceData
 from evalstress.core.strict import unknown_name_error
 from evalstress.core.version import __version__, code_digest
 from evalstress.criteria import PARAPHRASES
@@ -72,6 +73,11 @@ SYSTEMS_KEY = "systems"
 SYSTEMS_MODE = "systems"
 #: its results, in the card's folder under runs/correlation/ (not a run directory)
 SYSTEMS_FILE = "correlation.json"
+#: the correlation method's mode when it scores only the pairs of a preference file
+#: (`--preferences`, `card.preference`); with scored system outputs it stays SYSTEMS_MODE
+PREFERENCES_MODE = "preferences"
+#: the modes in which the correlation method is a study of its own (SYSTEMS_FILE)
+STUDY_MODES = (SYSTEMS_MODE, PREFERENCES_MODE)
 #: the fields of a system output that are not human scores
 SYSTEM_FIELDS = ("system", "summary")
 #: what the attack baselines need beyond the core (TextFooler: MiniLM and WordNet)
@@ -242,7 +248,7 @@ class MethodPlan:
         """job (a stress run through `evalstress.job`), study (the attack, or the correlation
         that scores the systems' outputs the data lists), or part (read from another method's
         run: the correlation of the blind-spot run's originals)."""
-        if self.key in ("adversarial", "position", "consistency") or self.mode == SYSTEMS_MODE:
+        if self.key in ("adversarial", "position", "consistency") or self.mode in STUDY_MODES:
             return "study"
         return "part" if self.key == "correlation" else "job"
 
@@ -273,6 +279,11 @@ class CardPlan:
     max_chars: int | None = None
     #: what the face shows before the card runs (rows left out, rows without references)
     notes: tuple[str, ...] = ()
+    #: pairs of outputs with the human preference (--preferences), for the correlation method
+    preferences: PreferenceData | None = None
+    #: a judge's identity (`card.identity.planned_identity`), recorded before any method
+    #: runs; None for another evaluator. The card completes it with the names answers gave
+    identity: Mapping[str, Any] | None = None
 
     def method(self, key: str) -> MethodPlan:
         return next(m for m in self.methods if m.key == key)
@@ -390,8 +401,8 @@ def unmet_perturbations(suite: str, protocol: str) -> tuple[tuple[str, str], ...
 
 
 def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
-                 gold: str | None = None, generator: str | None = None
-                 ) -> tuple[MethodPlan, ...]:
+                 gold: str | None = None, generator: str | None = None,
+                 preferences: PreferenceData | None = None) -> tuple[MethodPlan, ...]:
     """Every method of the card, planned to run or not with the reason."""
     corpus = traits.level == "corpus"
     single = ("it scores whole sets of texts, not single texts: there are no per-example "
@@ -422,7 +433,15 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                   "note": note}
         methods.append(MethodPlan("adversarial", True, protocol=budget.attack.protocol,
                                   attack=attack, mode="adveval" if generator else "baselines"))
-    if system_score_fields(examples) and not corpus:
+    if preferences is not None and corpus:
+        methods.append(MethodPlan("correlation", False, single))
+    elif preferences is not None:
+        systems = bool(system_score_fields(examples))
+        methods.append(MethodPlan(
+            "correlation", True, analyses=("correlation", "agreement", "preference")
+            if systems else ("preference",), mode=SYSTEMS_MODE if systems else PREFERENCES_MODE,
+            settings={"preferences": preferences.describe()}))
+    elif system_score_fields(examples) and not corpus:
         methods.append(MethodPlan("correlation", True, analyses=("correlation", "agreement"),
                                   mode=SYSTEMS_MODE))
     elif human:

@@ -26,6 +26,7 @@ from evalstress.core.wording import plural
 from evalstress.engine.scoring import configure_caches, request_for
 from evalstress.evaluators.base import ScoreRequest, create_evaluator
 from evalstress.evaluators.judge import JudgeEvaluator
+from evalstress.evaluators.judge_identity import served_by
 from evalstress.evaluators.judge_pairwise import ask_verdict
 from evalstress.llm.aio import gather_all, run_sync
 from evalstress.perturb.base import PerturbContext, Variant, get_perturbation
@@ -87,6 +88,7 @@ def judge_positions(plan: CardPlan, options: CardOptions) -> dict[str, Any]:
     try:
         verdicts = ask_pairs(made, pairs, plan.evaluator.aspects[0])
         usage = made.usage
+        served = served_by(made)
     finally:
         made.close()
     result = position_test(verdicts).to_dict()
@@ -102,7 +104,7 @@ def judge_positions(plan: CardPlan, options: CardOptions) -> dict[str, Any]:
             "usage": {"calls": usage.calls, "requests": usage.requests,
                       "cached": usage.cache_hits, "prompt_tokens": usage.prompt_tokens,
                       "completion_tokens": usage.completion_tokens},
-            "counts": {"pairs": len(pairs), "skipped": skipped}}
+            "counts": {"pairs": len(pairs), "skipped": skipped}, "served": served}
 
 
 def _share(value: float | None) -> str:

@@ -14,8 +14,8 @@ from evalstress.card.execution import run_backend, shard_cost
 from evalstress.card.findings import can_reach
 from evalstress.card.plan import (
     CONSISTENCY_FILE,
+    STUDY_MODES,
     SYSTEMS_FILE,
-    SYSTEMS_MODE,
     CardPlan,
     MethodPlan,
 )
@@ -298,7 +298,7 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
         return section
     elif method.key == "correlation":
         section["results"], section["summary"] = correlation_section(results)
-        if method.mode == SYSTEMS_MODE:  # its own file, not a run directory's
+        if method.mode in STUDY_MODES:  # its own file, not a run directory's
             section["files"] = {"results": relative(run_dir / SYSTEMS_FILE, root)}
         return section
     section["cost"] = shard_cost(job_cost(results), results)

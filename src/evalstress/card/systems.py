@@ -28,6 +28,7 @@ from evalstress.core.data import Example
 from evalstress.core.wording import plural
 from evalstress.engine.scoring import open_run_cache
 from evalstress.evaluators.base import create_evaluator
+from evalstress.evaluators.judge_identity import served_by
 from evalstress.studies.correlate import SystemDocument, score_system_outputs
 
 #: the correlations the card reports, and at which levels (summary, system)
@@ -82,6 +83,7 @@ def correlate_systems(plan: CardPlan, fields: Sequence[str], options: CardOption
     try:
         scores, human, stats = score_system_outputs(docs, [evaluator], cache=cache,
                                                     progress=options.progress)
+        served = served_by(evaluator)
     finally:
         evaluator.close()
         if cache is not None:
@@ -92,13 +94,20 @@ def correlate_systems(plan: CardPlan, fields: Sequence[str], options: CardOption
     analysis = result.to_dict()
     block = agreement(scores[["doc_id", "system_id", "evaluator", "aspect", "score"]], human,
                       system_ratings(plan.examples, fields), n_boot=N_BOOT, seed=SEED)
+    agreed = block.to_dict()
+    if plan.preferences is not None:  # the preference pairs beside the systems' outputs
+        from evalstress.card.preference import preference_block
+
+        agreed["preferences"], cost = preference_block(plan, plan.preferences, options)
+        served = sorted({*served, *(cost.get("served") or [])})
     missing = int(scores["score"].isna().sum())
     analysis["notes"] = [*analysis.get("notes", []),
                          f"{len(scores)} scores of {len(human)} outputs"
                          + (f", {missing} missing" if missing else "")]
-    return {"analyses": {"correlation": analysis, "agreement": block.to_dict()},
+    return {"analyses": {"correlation": analysis, "agreement": agreed},
             "summary": systems_summary(docs, len(analysis["rows"])),
             "evaluators": {plan.evaluator.label: stats.get(plan.evaluator.label, {})},
+            "served": served,
             "counts": {"documents": len(docs), "outputs": len(human), "missing": missing}}
 
 

@@ -37,6 +37,7 @@ from evalstress.cli.options import (
     MapOption,
     MaxCharsOption,
     NoCacheOption,
+    PreferencesOption,
     QuietOption,
     RayAddressOption,
     ShardOption,
@@ -72,6 +73,7 @@ def card_command(
     quiet: QuietOption = False,
     dry_run: DryRunOption = False,
     max_chars: MaxCharsOption = None,
+    preferences: PreferencesOption = None,
     force: ForceOption = False,
     config: ConfigOption = None,
     backend: BackendOption = None,
@@ -99,7 +101,8 @@ def card_command(
 
     try:
         plans = [plan_card(spec, data=s.data, field_map=s.map, task=s.task, budget=s.budget,
-                           gold=s.gold, generator=s.generator, max_chars=s.max_chars)
+                           gold=s.gold, generator=s.generator, max_chars=s.max_chars,
+                           preferences=s.preferences)
                  for spec in s.specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
@@ -233,5 +236,9 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
             print_wrapped(console, f"{section['title']}: not run: {section['reason']}", hang=2)
     if note is not None:
         print_wrapped(console, note.line, hang=2)
+    from evalstress.card.agreement import preference_lines
+
+    for line in preference_lines(card["methods"].get("correlation")):
+        print_wrapped(console, line, hang=2)
     print_wrapped(console, f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
                   f"{folder / 'card.json'}", hang=2)

@@ -36,6 +36,7 @@ from evalstress.cli.options import (
     MaxMissingOption,
     NoCacheOption,
     OutputsFieldOption,
+    PreferencesOption,
     QuietOption,
     RunDirOption,
     SeedOption,
@@ -64,6 +65,7 @@ def agreement_table(block: Mapping[str, Any]) -> Table:
 def correlate_command(
     ctx: typer.Context,
     data: DocumentsArgument = None,
+    preferences: PreferencesOption = None,
     evaluators: EvaluatorsOption = None,
     systems_field: OutputsFieldOption = "systems",
     text_field: Annotated[str, typer.Option(help="Field of an output holding its text.")]
@@ -108,7 +110,14 @@ def correlate_command(
     from evalstress.studies.correlate import load_system_outputs, score_system_outputs
 
     s = settings_of(CorrelateSettings, flags, config)
-    assert s.data is not None  # required: checked by the settings
+    if s.data is None and s.preferences is None:
+        raise fail("DATA is required: give it on the command line or in the --config file "
+                   "(documents with scored system outputs), or give --preferences FILE (pairs "
+                   "of outputs with the human preference)")
+    if s.data is None:
+        assert s.preferences is not None
+        correlate_preferences(s.preferences, s)
+        return
 
     bad = [part for part in s.map or [] if "=" not in part or not part.split("=", 1)[0].strip()]
     if bad:
@@ -162,3 +171,67 @@ def correlate_command(
     next_steps(paths["report"], ["card", (list(specs) or ["bleu"])[0], "--budget", "small"],
                "where else the evaluator can be trusted", quiet=s.quiet)
     exit_if_mostly_missing(above(frame_missing_shares(scores), s.max_missing), s.max_missing)
+
+
+def preference_table(result: Mapping[str, Any]) -> Table:
+    """The preference block as a terminal table: each test's accuracy, corrected item
+    interval and verdict (card.md has every column)."""
+    from evalstress.card.agreement import PREFERENCE_VERDICTS, bounds, level_share
+
+    table = Table("evaluator", "aspect", "human", "reading", "pairs", "accuracy",
+                  "corrected CI", "verdict",
+                  title="Agreement with the human preferences (chance 0.5; Holm, items drawn)")
+    for r in result.get("rows") or []:
+        table.add_row(str(r["evaluator"]), str(r["aspect"]), str(r["human"]), str(r["reading"]),
+                      str(r["pairs"]), "-" if r["accuracy"] is None else f"{r['accuracy']:.3f}",
+                      f"{bounds(r.get('low'), r.get('high'))} ({level_share(r['conf'])})",
+                      PREFERENCE_VERDICTS.get(r["verdict"], r["verdict"]))
+    return table
+
+
+def correlate_preferences(path: Path, s: Any) -> None:
+    """`correlate --preferences FILE` without DATA: every evaluator against the pairs."""
+    from evalstress.core.preferences import load_preferences
+    from evalstress.engine.rundir import fresh_staging
+    from evalstress.engine.scoring import configure_caches
+    from evalstress.report import write_study_outputs
+    from evalstress.studies.preference import preference_study
+
+    try:
+        data = load_preferences(path)
+    except (DataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    specs = s.evaluators
+    made = make_evaluators(list(specs))
+    reachable(made)
+    out_dir = s.out or Path(f"runs/correlate-{path.stem}")
+    with owned_out(out_dir, force=s.force, inputs=[("preference data", path)],
+                   cache_dir=s.cache_dir, no_cache=s.no_cache):
+        cache = score_cache(s.cache_dir, s.no_cache)
+        configure_caches(made, s.cache_dir, s.no_cache)
+        try:
+            result, cost, missing = preference_study(made, data, cache=cache,
+                                            progress=progress_bars(enabled=not s.quiet),
+                                            n_boot=s.n_boot, seed=s.seed)
+        finally:
+            for ev in made:
+                ev.close()
+        block = result.to_dict()
+        block["data"] = data.describe()
+        files = fresh_staging(out_dir)
+        record = {"command": "correlate", "preferences": str(path), "evaluators": list(specs),
+                  "n_boot": s.n_boot, "seed": s.seed}
+        paths = write_study_outputs(
+            files, out_dir, config=record, analyses={"preference": result},
+            counts={"pairs": result.pairs, "items": result.items},
+            extra={"evaluators": cost}, title=f"evalstress correlate: {path.name}",
+            force=s.force)
+    if not s.quiet:
+        console.print(preference_table(block))
+        for note in block["notes"]:
+            print_wrapped(console, note, hang=2)
+        print_wrapped(console, f"Wrote {paths['report']}, {paths['results']}", hang=2)
+    next_steps(paths["report"], ["card", (list(specs) or ["bleu"])[0], "--preferences",
+                                 str(path), "--budget", "small"],
+               "where else the evaluator can be trusted", quiet=s.quiet)
+    exit_if_mostly_missing(above(missing, s.max_missing), s.max_missing)

@@ -34,6 +34,11 @@ OptionalDataArgument = Annotated[Path | None, typer.Argument(
 DataOption = Annotated[Path | None, typer.Option(
     help="JSONL, CSV or Parquet file of examples (default: the built-in corpus).")]
 
+#: card's and correlate's pairs of outputs with the human preference (core.preferences)
+PreferencesOption = Annotated[Path | None, typer.Option(
+    help="JSONL file of pairs of outputs with the output people preferred (fields a, b, "
+    "preference or votes; docs/judges.md): the evaluator's accuracy against it.")]
+
 #: correlate's documents, each with the outputs of several systems
 DocumentsArgument = Annotated[Path | None, typer.Argument(
     help="JSONL file: one document per line, each with a list of system outputs carrying "

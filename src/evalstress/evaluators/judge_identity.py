@@ -92,3 +92,10 @@ def judge_identity(judge: JudgeEvaluator) -> dict[str, Any]:
             "contract_sha256": digest(contract_record(judge)),
             "sampling": sampling_record(judge),
             "evalstress": __version__}
+
+
+def served_by(evaluator: object) -> list[str]:
+    """The model names an evaluator's answers gave so far ([] for one that asks no model):
+    what a method records so the card's identity can be completed from the answers."""
+    client = getattr(evaluator, "client", None)
+    return sorted(getattr(client, "served_models", None) or {})

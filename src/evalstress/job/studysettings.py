@@ -134,7 +134,9 @@ class CorrelateSettings(StudySettings):
 
     FACE: ClassVar[str] = "correlate"
 
-    data: Path | None = field(default=None, metadata=_path(check=_required, flag="DATA"))
+    #: required unless --preferences is given (checked by the command)
+    data: Path | None = field(default=None, metadata=_path(flag="DATA"))
+    preferences: Path | None = field(default=None, metadata=_path())
     evaluators: list[str] = field(
         default_factory=lambda: list(LEXICAL_DEFAULT),
         metadata=setting(kind=names_kind("evaluator specs"), empty_is_unset=True,
@@ -175,6 +177,7 @@ class CardSettings(StudySettings):
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
     max_chars: int | None = field(default=None, metadata=setting(check=text_length))
+    preferences: Path | None = field(default=None, metadata=_path())
     # -- how its methods execute: the same card whatever these say -----------------------
     backend: str = field(default="local", metadata=setting(kind=one_of(BACKENDS),
                                                            empty_is_unset=True))

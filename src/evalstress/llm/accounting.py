@@ -29,6 +29,9 @@ class Usage:
     failed_attempts: dict[str, int] = field(default_factory=dict)
     #: answers another run sharing the cache was already fetching: waited for, not paid for
     waited_for_other_run: int = 0
+    #: the model names the answers gave (their `model` field; cached answers keep theirs),
+    #: with how many answers gave each: what the card's identity completes itself from
+    served: dict[str, int] = field(default_factory=dict)
 
     def add_tokens(self, usage: Mapping[str, Any] | None) -> None:
         if usage:
@@ -47,7 +50,8 @@ class Usage:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.by_endpoint, other.by_endpoint),
                              (self.errors_by_kind, other.errors_by_kind),
-                             (self.failed_attempts, other.failed_attempts)):
+                             (self.failed_attempts, other.failed_attempts),
+                             (self.served, other.served)):
             for key, n in theirs.items():
                 mine[key] = mine.get(key, 0) + n
 

@@ -30,7 +30,7 @@ import hashlib
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -201,9 +201,18 @@ class LLMClient:
         self._dead_ends = 0  # attempts in a row that could not connect or had the key refused
         self._down: str | None = None  # set after DOWN_AFTER of them: the last reason
         self._down_kind = "connection"  # and the kind of failure it was
-        #: the model names the endpoint's answers gave (fresh or stored), with their counts:
-        #: the card's record of what answered, which can differ from the name asked
-        self.served_models: Counter[str] = Counter()
+
+    @property
+    def served_models(self) -> Counter[str]:
+        """The model names the endpoint's answers gave (fresh or stored), with their counts:
+        the card's record of what answered, which can differ from the name asked (kept in
+        `usage.served`, so results.json's usage carries them)."""
+        return Counter(self.usage.served)
+
+    def _served(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name:
+                self.usage.served[name] = self.usage.served.get(name, 0) + 1
 
     @property
     def identity(self) -> str:
@@ -251,7 +260,7 @@ class LLMClient:
             return {}
         found = (ChatResponse.from_json(v, k, True) for k, v in self.cache.get_many(keys).items())
         kept = {r.key: r for r in found if not gives_key_back(r)}
-        self.served_models.update(r.model for r in kept.values() if r.model)
+        self._served(r.model for r in kept.values())
         return kept
 
     def _hit(self, key: str) -> ChatResponse | None:
@@ -483,8 +492,7 @@ class LLMClient:
                                 usage, endpoint=endpoint.base_url,
                                 model=server_excerpt(named, 120) if isinstance(named, str)
                                 else "")
-        if response.model:
-            self.served_models[response.model] += 1
+        self._served([response.model])
         if gives_key_back(response):
             raise _Retry("key-echo", f"HTTP 200 from {endpoint.base_url}: the answer holds the "
                          f"API key ({len(text)} characters; the key raw or encoded): neither "

@@ -204,7 +204,8 @@ def _labels_in_analyses(results: Mapping[str, Any]) -> list[str]:
         if not isinstance(data, Mapping):
             continue
         for key in ("rows", "units", "items", "summaries"):
-            for item in data.get(key) or []:
+            listed = data.get(key)
+            for item in listed if isinstance(listed, list) else []:  # a count is no list
                 if isinstance(item, Mapping) and "evaluator" in item:
                     name = str(item["evaluator"])
                     if name not in found:
