@@ -112,18 +112,21 @@ def requests_for(case: str, count: int) -> list[Any]:
     return [request_for(e, e.hypothesis) for e in examples]
 
 
-def spec_of(case: str) -> str:
-    return JUDGE_SPEC if case == "judge" else case
+def spec_of(case: str, threads: int | None = None) -> str:
+    """The evaluator spec of a case; `threads`: torch's CPU threads (GPT-PPL, BERTScore)."""
+    if case == "judge":
+        return JUDGE_SPEC
+    return f"{case}:threads={threads}" if threads else case
 
 
 # --- evalstress's path ------------------------------------------------------------------------
 
 
-def loaded_evaluator(case: str) -> Any:
+def loaded_evaluator(case: str, threads: int | None = None) -> Any:
     """A fresh evaluator of the case, its model loaded (shared by later ones in the process)."""
     from evalstress.evaluators import create_evaluator
 
-    evaluator = create_evaluator(spec_of(case))
+    evaluator = create_evaluator(spec_of(case, threads))
     if case == "gpt-ppl":
         _ = evaluator.shared.model
     elif case == "bertscore":
@@ -133,11 +136,11 @@ def loaded_evaluator(case: str) -> Any:
     return evaluator
 
 
-def evalstress_scores(case: str, requests: Sequence[Any]) -> Scores:
+def evalstress_scores(case: str, requests: Sequence[Any], threads: int | None = None) -> Scores:
     """Score through the engine's Scorer with fresh caches: nothing is a cache hit."""
     from evalstress.engine.scoring import Scorer, open_cache
 
-    evaluator = loaded_evaluator(case)
+    evaluator = loaded_evaluator(case, threads)
     with tempfile.TemporaryDirectory(prefix="floor-") as folder:
         if case == "judge":
             evaluator.configure_cache(Path(folder), enabled=True)
@@ -309,6 +312,17 @@ def timed(work: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+def evalstress_sides(case: str, threads: Sequence[int]) -> list[str]:
+    """evalstress at its defaults, and, where the spec takes `threads=` (torch's evaluators),
+    at each swept count that is not torch's own."""
+    if case == "judge":
+        return ["evalstress"]
+    import torch
+
+    own = torch.get_num_threads()
+    return ["evalstress", *(f"evalstress threads={t}" for t in threads if t != own)]
+
+
 def measure(case: str, count: int, threads: Sequence[int], repeats: int) -> Result:
     """Both sides on the same texts, loads apart, one untimed warm-up text each, alternating."""
     requests = requests_for(case, count + 1)
@@ -325,12 +339,14 @@ def measure(case: str, count: int, threads: Sequence[int], repeats: int) -> Resu
         loops[count_] = shared
         with torch_threads(count_ if case != "judge" else None):
             loops[count_].score(warm)
-    sides = ["evalstress", *(f"direct {t} thread{'s' * (t > 1)}" for t in threads)]
+    sides = [*evalstress_sides(case, threads),
+             *(f"direct {t} thread{'s' * (t > 1)}" for t in threads)]
     ours: Scores = []
     theirs: Scores = []
     for side in schedule(sides, repeats):
-        if side == "evalstress":
-            seconds, ours = timed(lambda: evalstress_scores(case, requests))
+        if side.startswith("evalstress"):
+            given = int(side.split("=")[1]) if "=" in side else None
+            seconds, ours = timed(lambda t=given: evalstress_scores(case, requests, t))
         else:
             count_ = int(side.split()[1])
             with torch_threads(count_ if case != "judge" else None):
@@ -374,19 +390,23 @@ def child(case: str, count: int) -> None:
 
 
 def table(results: Sequence[Result]) -> list[str]:
-    lines = ["| evaluator | texts | load s (evalstress / direct) | direct texts/s (best of "
-             "threads) | evalstress texts/s | ratio | peak MB at N / 4N (growth) |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    """One row per evaluator: the direct loop's best, evalstress at its defaults and at its
+    best setting (a `threads=` of the sweep), each with its ratio to the direct loop."""
+    lines = ["| evaluator | texts | load s (evalstress / direct) | direct texts/s (best "
+             "threads) | evalstress texts/s, defaults | ratio | evalstress texts/s, best "
+             "setting | ratio | peak MB at N / 4N (growth) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
-        direct = {side: best_rate(r.texts, s) for side, s in r.seconds.items()
-                  if side.startswith("direct")}
-        best_side = max(direct, key=lambda side: direct[side])
-        ours = best_rate(r.texts, r.seconds["evalstress"])
+        rates = {side: best_rate(r.texts, s) for side, s in r.seconds.items()}
+        direct = max((s for s in rates if s.startswith("direct")), key=lambda s: rates[s])
+        best = max((s for s in rates if s.startswith("evalstress")), key=lambda s: rates[s])
+        setting = best.split(" ", 1)[1] if " " in best else "defaults"
         peaks = " / ".join(f"{r.peaks[n]:.0f}" for n in sorted(r.peaks)) or "-"
         lines.append(f"| {r.case} | {r.texts} | {r.load['evalstress']:.1f} / "
-                     f"{r.load['direct']:.1f} | {direct[best_side]:.2f} ({best_side[7:]}) | "
-                     f"{ours:.2f} | {verdict(ours, direct[best_side])} | {peaks} "
-                     f"({growth(r.peaks)}) |")
+                     f"{r.load['direct']:.1f} | {rates[direct]:.2f} ({direct[7:]}) | "
+                     f"{rates['evalstress']:.2f} | {verdict(rates['evalstress'], rates[direct])}"
+                     f" | {rates[best]:.2f} ({setting}) | {verdict(rates[best], rates[direct])}"
+                     f" | {peaks} ({growth(r.peaks)}) |")
     return lines
 
 
