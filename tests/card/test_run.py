@@ -213,3 +213,21 @@ def test_every_text_of_a_card_is_scored_once_across_its_methods(
     asked = [key for key in log.read_text(encoding="utf-8").split() if key != PROBE.key]
     twice = [key for key, count in Counter(asked).items() if count > 1]
     assert asked and twice == [], f"{len(twice)} of {len(set(asked))} texts scored twice"
+
+
+def test_a_judge_card_asks_the_model_each_question_once_across_its_methods(
+        tmp_path: Path) -> None:
+    from evalstress.llm.personas import persona
+
+    # every method of a judge's small card, the judge-only ones too (bias probes, position,
+    # consistency: their repeats differ in the sample's seed, so they are other questions)
+    with FakeServer(responder=persona("fair"), models=("gpt-4o-mini",)) as server:
+        made = evalstress.card(f"judge:model=gpt-4o-mini,base_url={server.base_url},"
+                               "form=score-only,backoff=0.01", budget="small",
+                               out=tmp_path / "card", cache_dir=tmp_path / "cache", workers=1)
+        bodies = [json.dumps(body, sort_keys=True) for body in server.answered]
+    ran = {name for name, section in made.to_dict()["methods"].items()
+           if section.get("status") == "run"}
+    assert {"blindspot", "criteria", "discernment", "bias", "position", "consistency"} <= ran, ran
+    twice = [body for body, count in Counter(bodies).items() if count > 1]
+    assert bodies and twice == [], f"{len(twice)} of {len(set(bodies))} questions asked twice"
