@@ -13,13 +13,16 @@ sweep (`--threads`; torch's threads for transformers and bert-score, `n_threads`
 The direct loops: a batched forward pass and a fused cross entropy (GPT-PPL); bert-score's
 `BERTScorer.score` with the references as lists (BERTScore); the chat template, a prefill that
 keeps the previous prompt's common prefix, and the softmax of the rating tokens' logits (the
-judge's expected rating). Each loop's scores are compared with evalstress's.
+judge's expected rating). Each loop's scores are compared with evalstress's. evalstress runs
+at its defaults and, for the torch evaluators, with `threads=N` for each swept count other
+than torch's own; the table gives the ratio of each to the direct loop's best (target 0.8).
 
 Model loads are timed apart from scoring, and one warm-up text on each side is not timed. The
-sides alternate (evalstress, direct at each thread count, evalstress, ...), as the machine is
-shared and its load moves; throughput is each side's best repeat. Peak memory: the evalstress
-path in a fresh process at N and 4N texts (`--no-memory` skips it); the peak is the child's
-high-water mark of resident memory (`VmHWM`), model load included.
+sides alternate (evalstress, evalstress threads=1, direct at each thread count, evalstress,
+...), as the machine is shared and its load moves; throughput is each side's best repeat.
+Peak memory: the evalstress path in a fresh process at N and 4N texts (`--no-memory` skips
+it); the peak is the child's high-water mark of resident memory (`VmHWM`), model load
+included.
 
 Usage: PYTHONPATH=src python bench/model_floor.py [--only gpt-ppl,bertscore,judge]
        [--repeats 2] [--threads 1,2] [--ppl-texts 16] [--bert-texts 32] [--judge-texts 4]
