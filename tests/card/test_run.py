@@ -215,6 +215,7 @@ def test_every_text_of_a_card_is_scored_once_across_its_methods(
     assert asked and twice == [], f"{len(twice)} of {len(set(asked))} texts scored twice"
 
 
+@pytest.mark.slow
 def test_a_judge_card_asks_the_model_each_question_once_across_its_methods(
         tmp_path: Path) -> None:
     from evalstress.llm.personas import persona
