@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,49 @@ def test_a_killed_card_of_other_settings_is_known_by_its_runs(tmp_path: Path,
     record_files(out, [], "card", "card")
     with pytest.raises(CardError, match="budget paper there, small now"):
         check_same_card(out, plan, force=False)
+
+
+def test_every_text_of_a_card_is_scored_once_across_its_methods(
+        tmp_path: Path, small_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a scorer that writes down every request it is asked to score (text and context); the
+    # blind-spot, discernment, criteria and profile methods share the examples' originals
+    log = tmp_path / "asked.txt"
+    module = tmp_path / "counting_scorer.py"
+    module.write_text(
+        "from pathlib import Path\n"
+        f"LOG = Path({str(log)!r})\n"
+        "def score(requests):\n"
+        "    with LOG.open('a', encoding='utf-8') as out:\n"
+        "        out.writelines(r.key + '\\n' for r in requests)\n"
+        "    return [float(len(r.text.split())) for r in requests]\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = evalstress.card("python:target=counting_scorer:score,batched=true", small_data,
+                           budget="small", out=tmp_path / "card", cache_dir=tmp_path / "cache",
+                           workers=1)
+    methods = made.to_dict()["methods"]
+    ran = sorted(name for name, section in methods.items() if section.get("status") == "run")
+    assert {"blindspot", "criteria", "discernment"} <= set(ran), ran
+    from evalstress.evaluators.external import PROBE
+
+    asked = [key for key in log.read_text(encoding="utf-8").split() if key != PROBE.key]
+    twice = [key for key, count in Counter(asked).items() if count > 1]
+    assert asked and twice == [], f"{len(twice)} of {len(set(asked))} texts scored twice"
+
+
+@pytest.mark.slow
+def test_a_judge_card_asks_the_model_each_question_once_across_its_methods(
+        tmp_path: Path) -> None:
+    from evalstress.llm.personas import persona
+
+    # every method of a judge's small card, the judge-only ones too (bias probes, position,
+    # consistency: their repeats differ in the sample's seed, so they are other questions)
+    with FakeServer(responder=persona("fair"), models=("gpt-4o-mini",)) as server:
+        made = evalstress.card(f"judge:model=gpt-4o-mini,base_url={server.base_url},"
+                               "form=score-only,backoff=0.01", budget="small",
+                               out=tmp_path / "card", cache_dir=tmp_path / "cache", workers=1)
+        bodies = [json.dumps(body, sort_keys=True) for body in server.answered]
+    ran = {name for name, section in made.to_dict()["methods"].items()
+           if section.get("status") == "run"}
+    assert {"blindspot", "criteria", "discernment", "bias", "position", "consistency"} <= ran, ran
+    twice = [body for body, count in Counter(bodies).items() if count > 1]
+    assert bodies and twice == [], f"{len(twice)} of {len(set(bodies))} questions asked twice"

@@ -38,6 +38,33 @@ def test_bertscore_default_model_equals_bert_score(minilm: str) -> None:
         assert row["f"] == pytest.approx(float(f[i]), abs=1e-5)
 
 
+def test_bertscore_on_one_cpu_thread_equals_bert_score_and_puts_torchs_threads_back(
+        minilm: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bert_score.utils as bert_utils
+    import torch
+
+    p, r, f = bert_score.score(CANDS, REFS, model_type=minilm, num_layers=6)
+    seen: list[int] = []
+    encode = bert_utils.get_bert_embedding
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(bert_utils, "get_bert_embedding", watched)
+    before = torch.get_num_threads()
+    evaluator = create_evaluator("bertscore:threads=1")
+    rows = evaluator.score(_requests())
+    assert seen and set(seen) == {1} and torch.get_num_threads() == before
+    assert [row["f"].value for row in rows] == pytest.approx([float(x) for x in f], abs=1e-5)
+    assert [row["precision"].value for row in rows] == pytest.approx(
+        [float(x) for x in p], abs=1e-5)
+    assert [row["recall"].value for row in rows] == pytest.approx(
+        [float(x) for x in r], abs=1e-5)
+    # the thread count does not change the numbers: the cache key stays the default's
+    assert evaluator.signature() == create_evaluator("bertscore").signature()
+
+
 def test_bertscore_other_layer_equals_cut_down_model(minilm: str) -> None:
     _, _, f = bert_score.score(CANDS, REFS, model_type=minilm, num_layers=3)
     rows = _rows(f"bertscore:model={minilm},num_layers=3")

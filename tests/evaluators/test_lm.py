@@ -33,6 +33,29 @@ def test_gpt_ppl_is_negated_perplexity_of_the_model(tiny_gpt: str) -> None:
         assert row["neg_ppl"].value == pytest.approx(-_direct_gpt_ppl(tiny_gpt, text), rel=1e-4)
 
 
+def test_gpt_ppl_on_one_cpu_thread_is_the_same_perplexity_and_puts_torchs_threads_back(
+        tiny_gpt: str) -> None:
+    before = torch.get_num_threads()
+    evaluator = create_evaluator(f"gpt-ppl:model={tiny_gpt},batch_size=3,threads=1")
+    seen: list[int] = []
+    forward = evaluator.shared.model.forward
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return forward(*args, **kwargs)
+
+    evaluator.shared.model.forward = watched
+    try:
+        rows = evaluator.score([ScoreRequest(t) for t in TEXTS])
+    finally:
+        del evaluator.shared.model.forward
+    assert seen and set(seen) == {1} and torch.get_num_threads() == before
+    for text, row in zip(TEXTS, rows, strict=True):
+        assert row["neg_ppl"].value == pytest.approx(-_direct_gpt_ppl(tiny_gpt, text), rel=1e-4)
+    # the thread count does not change the numbers: the cache key stays the default's
+    assert evaluator.signature() == create_evaluator(f"gpt-ppl:model={tiny_gpt}").signature()
+
+
 def test_gpt_ppl_cuts_long_texts_to_the_window_and_says_so(tiny_gpt: str) -> None:
     long_text = " ".join(["word"] * 100)  # the tiny model's window is 64 positions
     row = create_evaluator(f"gpt-ppl:model={tiny_gpt}").score([ScoreRequest(long_text)])[0]

@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -353,6 +354,31 @@ MODEL_PATH = Param(optional(text()), None, "a local model path or hub name", sho
 #: where a model runs; it does not change a score, so it stays out of the signature
 DEVICE = Param(text(), "auto", "auto (cuda, mps, then cpu) or a torch device, e.g. cuda:1",
                signed="never")
+
+
+#: torch's CPU threads while the model scores; the numbers move by float rounding at most,
+#: so it stays out of the signature
+THREADS = Param(optional(whole_number(1)), None, "CPU threads of the model's forward passes",
+                signed="never", default_note="torch's own: one per core")
+
+
+@contextmanager
+def cpu_threads(count: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `count` for the block, then put back (None: left as
+    torch has them). On a machine whose cores other work keeps busy, fewer threads than
+    cores score faster: the threads of a forward pass wait for the slowest of them
+    (bench/README.md, "Model-based scoring at the model's floor")."""
+    if not count:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def model_batch(default: int) -> Param:

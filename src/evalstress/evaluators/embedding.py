@@ -124,7 +124,8 @@ class BertScore(Evaluator):
         baseline=Param(optional(BASELINE), None, "the baseline as three numbers 'P R F'"),
         batch_size=models.model_batch(64),
         device=models.DEVICE,
-        use_fast_tokenizer=Param(BOOLEAN, False, "use the model's fast tokenizer"))
+        use_fast_tokenizer=Param(BOOLEAN, False, "use the model's fast tokenizer"),
+        threads=models.THREADS)
 
     def __init__(self, /, **given: Any):
         values = self.take_params(given)
@@ -146,6 +147,7 @@ class BertScore(Evaluator):
         self.embed_batch = int(values["batch_size"])
         self.device = values["device"]
         self.use_fast = values["use_fast_tokenizer"]
+        self.threads = values["threads"]
         self.baseline_values = self._baseline() if rescale else None
         self._stats: OrderedDict[str, tuple[Any, Any, bool]] = OrderedDict()
         self._stored = 0  # floats held in _stats
@@ -246,8 +248,9 @@ class BertScore(Evaluator):
         limit = int(self._tokenizer.model_max_length)
         for start in range(0, len(todo), self.embed_batch):
             batch = todo[start:start + self.embed_batch]
-            embs, masks, idf = get_bert_embedding(batch, self._model, self._tokenizer,
-                                                  self._idf_dict, device=self._shared.device)
+            with models.cpu_threads(self.threads):
+                embs, masks, idf = get_bert_embedding(batch, self._model, self._tokenizer,
+                                                      self._idf_dict, device=self._shared.device)
             embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
             flags = models.truncated_flags(self._tokenizer, [t.strip() for t in batch], limit)
             for i, sentence in enumerate(batch):
@@ -293,7 +296,7 @@ class BertScore(Evaluator):
             bounds.append((start, len(refs)))
         self._embed(set(cands) | set(refs))
         parts = []
-        with torch.no_grad():
+        with torch.no_grad(), models.cpu_threads(self.threads):
             for start in range(0, len(refs), self.embed_batch):
                 ref_batch = self._padded(refs[start:start + self.embed_batch])
                 hyp_batch = self._padded(cands[start:start + self.embed_batch])

@@ -35,6 +35,7 @@ class _LanguageModelMetric(Evaluator):
         self.rows_per_batch = int(values["batch_size"])
         self.device = values["device"]
         self.max_length = values["max_length"]
+        self.threads = values["threads"]
 
     def require(self, model: str | None) -> str:
         """The model to score with; a metric for which no weights ship says so."""
@@ -75,7 +76,8 @@ class _LanguageModelMetric(Evaluator):
 
     def score_batch(self, requests: Sequence[ScoreRequest]) -> list[ScoreRow]:
         encoded = [self.encode(r.text) for r in requests]
-        nll = self.mean_nll([ids for ids, _ in encoded])
+        with models.cpu_threads(self.threads):
+            nll = self.mean_nll([ids for ids, _ in encoded])
         rows: list[ScoreRow] = []
         for (_, cut), value in zip(encoded, nll, strict=True):
             if value is None:
@@ -101,7 +103,8 @@ class GptPerplexity(_LanguageModelMetric):
                     "or hub name; default: the shipped SmolLM2-135M GGUF", short="model"),
         batch_size=models.model_batch(8),
         device=models.DEVICE,
-        max_length=models.max_length(None))
+        max_length=models.max_length(None),
+        threads=models.THREADS)
 
     def mean_nll(self, sequences: list[list[int]]) -> list[float | None]:
         import torch
@@ -142,7 +145,8 @@ class MaskedPerplexity(_LanguageModelMetric):
         model=models.MODEL_PATH,
         batch_size=models.model_batch(64),
         device=models.DEVICE,
-        max_length=models.max_length(None))
+        max_length=models.max_length(None),
+        threads=models.THREADS)
 
     def require(self, model: str | None) -> str:
         if not model:
