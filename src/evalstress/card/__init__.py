@@ -55,16 +55,19 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
          gold: str | None = None, generator: str | None = None,
          out: str | Path | None = None, cache: bool = True,
          cache_dir: str | Path | None = None, workers: int | None = None, force: bool = False,
-         max_chars: int | None = None, say: Any = None) -> Card | list[Card]:
+         max_chars: int | None = None, say: Any = None,
+         exhaustive: bool = False) -> Card | list[Card]:
     """The card of an evaluator spec (a Card), or of each of several (a list, one folder
     each). `data`: a JSONL/CSV/Parquet file read with `mapping` and `task`, or None for the
     built-in corpus. `budget`: small, standard or paper. `gold` (and `generator`) add the
     adversarial search. `max_chars`: the longest text kept (None: 100,000; 0: no limit).
+    `exhaustive`: every test on every example, also for a model-based evaluator.
     Every card is planned, and every spec and endpoint checked, before any runs."""
     specs = [spec_or_specs] if isinstance(spec_or_specs, str) else list(spec_or_specs)
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
-                       gold=gold, generator=generator, max_chars=max_chars) for spec in specs]
+                       gold=gold, generator=generator, max_chars=max_chars,
+                       exhaustive=exhaustive) for spec in specs]
     tell = say or (lambda line: None)
     folders = card_folders(plans, Path(out) if out else None)
     for plan, folder in zip(plans, folders, strict=True):  # no card replaces one of others

@@ -284,16 +284,18 @@ def prefixed(say: Callable[[str], None], name: str) -> Callable[[str], None]:
 
 def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
                 published: Path = PUBLISHED, page: Path = PAGE, cache_dir: Path | None = None,
-                force: bool = False, say: Callable[[str], None] = lambda line: None
-                ) -> dict[str, float]:
+                force: bool = False, say: Callable[[str], None] = lambda line: None,
+                exhaustive: bool = False) -> dict[str, float]:
     """Make each card in `work/<name>` (methods finished earlier are reused), publish it into
-    `published/<name>` and write the page; returns each card's seconds in this call. Every
+    `published/<name>` and write the page; returns each card's seconds in this call
+    (`exhaustive`: every test on every example, see `plan_card`). Every
     card is planned (its spec and budget checked), and every file it would replace checked to
     be one evalstress wrote (`force`: any), before any runs."""
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget),
+    seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget,
+                                                 exhaustive=exhaustive),
                            f"card of {entry.spec} ({entry.budget} budget)") for entry in chosen],
                          work=work, published=published, cache_dir=cache_dir, force=force,
                          say=say)

@@ -26,6 +26,7 @@ from evalstress.card.profile import (
     paired_rows,
     sensitivity_profile,
 )
+from evalstress.card.sequential import design_of
 from evalstress.core.data import read_jsonl
 from evalstress.core.scoretable import ScoreTable
 from evalstress.engine import variantfile
@@ -301,4 +302,7 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
             section["files"] = {"results": relative(run_dir / SYSTEMS_FILE, root)}
         return section
     section["cost"] = job_cost(results)
+    design = design_of(results)
+    if design is not None:  # a sequential design: the texts it scored against the full one
+        section["design"] = design
     return section

@@ -22,6 +22,7 @@ from evalstress.cli.options import (
     CacheDirOption,
     CardsWorkOption,
     DryRunOption,
+    ExhaustiveOption,
     ForceOption,
     MadePageOption,
     PageOnlyOption,
@@ -51,6 +52,7 @@ def atlas_command(
     cache_dir: CacheDirOption = None,
     quiet: QuietOption = False,
     force: ForceOption = False,
+    exhaustive: ExhaustiveOption = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -71,7 +73,7 @@ def atlas_command(
         if data_dir is not None:
             _real_atlas(data_dir, only, page_only=page_only, dry_run=dry_run, work=work,
                         published=published, page=page, cache_dir=cache_dir, quiet=quiet,
-                        force=force)
+                        force=force, exhaustive=exhaustive)
             return
         from evalstress.card.atlas import PAGE, PUBLISHED, WORK, build_atlas, entries, write_page
 
@@ -83,7 +85,8 @@ def atlas_command(
             use_cache_dir(cache_dir)
             say = progress_line("atlas", quiet)
             took = build_atlas(chosen, work=work or WORK, published=published or PUBLISHED,
-                               page=page, cache_dir=cache_dir, force=force, say=say)
+                               page=page, cache_dir=cache_dir, force=force, say=say,
+                               exhaustive=exhaustive)
             for name_, seconds in took.items():
                 say(f"{name_}: {seconds:.0f} s")
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
@@ -102,7 +105,8 @@ def atlas_next(page: Path, published: Path, names: list[str], quiet: bool) -> No
 
 def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_run: bool,
                 work: Path | None, published: Path | None, page: Path | None,
-                cache_dir: Path | None, quiet: bool, force: bool) -> None:
+                cache_dir: Path | None, quiet: bool, force: bool,
+                exhaustive: bool = False) -> None:
     """`evalstress atlas --data-dir DIR`: the real-data atlas's cards (or their estimates) and
     its page."""
     from evalstress.card import realatlas
@@ -115,7 +119,7 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
     chosen = realatlas.real_entries(only)
     if dry_run:
         for entry in chosen:
-            plan = realatlas.plan_real(entry, data_dir)
+            plan = realatlas.plan_real(entry, data_dir, exhaustive=exhaustive)
             texts, estimate = realatlas.estimate_card_time(plan, work or realatlas.WORK,
                                                            entry.rate)
             shown = "unknown (no measured rate)" if estimate is None else f"~{estimate:.0f} min"
@@ -128,7 +132,8 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
         say = progress_line("atlas", quiet)
         took = realatlas.build_real_atlas(chosen, data_dir, work=work or realatlas.WORK,
                                           published=published, page=page,
-                                          cache_dir=cache_dir, force=force, say=say)
+                                          cache_dir=cache_dir, force=force, say=say,
+                                          exhaustive=exhaustive)
         for name_, seconds in took.items():
             say(f"{name_}: {seconds:.0f} s")
     write_real_page(published, page, force=force)

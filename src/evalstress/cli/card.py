@@ -31,6 +31,7 @@ from evalstress.cli.options import (
     ConfigOption,
     DataOption,
     DryRunOption,
+    ExhaustiveOption,
     ForceOption,
     GeneratorOption,
     MapOption,
@@ -71,6 +72,7 @@ def card_command(
     max_chars: MaxCharsOption = None,
     force: ForceOption = False,
     config: ConfigOption = None,
+    exhaustive: ExhaustiveOption = False,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -93,7 +95,8 @@ def card_command(
 
     try:
         plans = [plan_card(spec, data=s.data, field_map=s.map, task=s.task, budget=s.budget,
-                           gold=s.gold, generator=s.generator, max_chars=s.max_chars)
+                           gold=s.gold, generator=s.generator, max_chars=s.max_chars,
+                           exhaustive=s.exhaustive)
                  for spec in s.specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
@@ -219,5 +222,10 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
             print_wrapped(console, f"{section['title']}: not run: {section['reason']}", hang=2)
     if note is not None:
         print_wrapped(console, note.line, hang=2)
+    from evalstress.card.sequential import design_line
+
+    for section in card["methods"].values():
+        if (design := design_line(section)) is not None:
+            print_wrapped(console, f"{section['title']}: {design}", hang=2)
     print_wrapped(console, f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
                   f"{folder / 'card.json'}", hang=2)
