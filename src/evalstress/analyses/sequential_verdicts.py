@@ -3,7 +3,9 @@
 The blind-spot tests (perturbation x severity) and the judge's bias probes (probe x arm) are
 usually settled long before the last example: a judge that ignores a cue moves by exactly
 nothing, and a heavy cut drops any score on the first dozen texts. This design scores the
-examples in `looks` equal batches (the runner's chunks). After each batch, for every test (a
+examples in batches of a `looks`-th of them, at least `min_n` (the runner's chunks; a long
+run's last chunks taper, each a look of its own: the spending function holds for any number
+of looks). After each batch, for every test (a
 unit and an evaluator aspect) it takes the paired differences so far, as the final analysis
 takes them (seeds averaged inside their example; the bias probe's effect above its placebo),
 bootstraps their mean over EXAMPLES with the same function (`verdicts.bootstrap_means`), and
@@ -102,7 +104,7 @@ class VerdictDesign:
 
     n_examples: int
     kind: str = "blindspot"
-    looks: int = 4
+    looks: int = 6
     alpha: float = 0.05
     interim_alpha: float = 0.01
     futility: float = 0.10
@@ -140,8 +142,9 @@ class VerdictDesign:
 
     @property
     def chunk_size(self) -> int:
-        """Examples per look: the runner's chunk size under this design."""
-        return max(1, math.ceil(self.n_examples / self.looks))
+        """Examples per look, the runner's chunk size under this design: a `looks`-th of the
+        examples, at least `min_n` (a first look with fewer could decide nothing)."""
+        return max(1, self.min_n, math.ceil(self.n_examples / self.looks))
 
     def describe(self) -> dict[str, Any]:
         return {"design": "sequential verdicts", "kind": self.kind, "looks": self.looks,

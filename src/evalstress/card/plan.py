@@ -502,7 +502,7 @@ def consistency_method(traits: EvaluatorTraits, budget: Budget,
 SEQUENTIAL = ("blindspot", "bias")
 #: the design's settings (`analyses.sequential_verdicts.VerdictDesign`): looks over the
 #: examples, the error the interim looks may spend, the futility threshold
-VERDICT_DESIGN = {"looks": 4, "interim_alpha": 0.01, "futility": 0.10}
+VERDICT_DESIGN = {"looks": 6, "interim_alpha": 0.01, "futility": 0.10}
 #: the libraries of evaluators that score without a model: their texts cost next to nothing,
 #: so their cards stay exhaustive
 FREE_LIBRARIES = ("", "sacrebleu", "rouge-score")
