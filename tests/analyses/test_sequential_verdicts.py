@@ -115,3 +115,9 @@ def test_a_design_is_checked_when_made() -> None:
         VerdictDesign(10, kind="criteria")
     with pytest.raises(ValueError, match="interim_alpha"):
         VerdictDesign(10, interim_alpha=0)
+
+
+def test_a_declared_tolerance_is_the_final_analysis_s() -> None:
+    design = VerdictDesign(40, tolerance={f"{EVALUATOR}/{ASPECT}": 0.5, "other": 9.0})
+    assert design.delta((EVALUATOR, ASPECT)) == 0.5
+    assert VerdictDesign(40, tolerance=0.25).delta((EVALUATOR, ASPECT)) == 0.25

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -109,7 +110,8 @@ class VerdictDesign:
     interim_alpha: float = 0.01
     futility: float = 0.10
     tol_share: float = TOL_SHARE
-    tolerance: float | None = None
+    #: the analysis's declared tolerance: a number, or one per "evaluator/aspect" or evaluator
+    tolerance: float | Mapping[str, float] | None = None
     min_n: int = MIN_N
     n_boot: int = N_BOOT
     seed: int = 0
@@ -220,8 +222,12 @@ class VerdictDesign:
     def delta(self, key: TestKey) -> float:
         """The tolerance, as the final analysis sets it: given, else a share of the spread of
         the originals seen so far."""
-        if self.tolerance is not None:
+        if isinstance(self.tolerance, int | float):
             return float(self.tolerance)
+        if isinstance(self.tolerance, Mapping):
+            for name in (f"{key[0]}/{key[1]}", key[0]):
+                if name in self.tolerance:
+                    return float(self.tolerance[name])
         return default_tolerance(list(self._originals.get(key, {}).values()), self.tol_share)
 
     def _decide(self, unit: UnitKey, key: TestKey, t: float, level: float

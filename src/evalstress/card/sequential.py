@@ -35,13 +35,16 @@ def design_of(results: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def design_line(section: Mapping[str, Any]) -> str | None:
-    """'sequential design: 431 of 1,618 texts scored (27%); 7 of 7 tests settled before the
-    last example (0 left inconclusive by futility)', None when the method ran exhaustively."""
+    """'sequential design: 431 of the 1,618 texts the exhaustive design plans scored (27%);
+    7 of 7 tests settled before the last example, 0 left inconclusive by futility; ...', None
+    when the method ran exhaustively. The exhaustive design's texts count each example's
+    original and every unit of the suite, variants a perturbation cannot make included."""
     design = section.get("design")
     if not isinstance(design, Mapping) or design.get("design") != "sequential":
         return None
     texts, full = design.get("texts"), design.get("full_texts")
-    scored = (f"{texts:,} of {full:,} texts scored ({texts / full:.0%})"
+    scored = (f"{texts:,} of the {full:,} texts the exhaustive design plans scored "
+              f"({texts / full:.0%})"
               if isinstance(texts, int) and isinstance(full, int) and full
               else f"{texts} texts scored")
     return (f"sequential design: {scored}; {design.get('settled_early', 0)} of "

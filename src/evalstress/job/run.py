@@ -153,11 +153,8 @@ def verdict_policy(suite: Suite, examples: Sequence[Example],
     alpha, tolerance share, resamples and seed (suite options), and the texts the exhaustive
     design would score (each example's original and its units)."""
     options = suite.options
-    tolerance = options.get("tolerance")
     full = sum(1 + sum(1 for _ in suite.units(e.task)) for e in examples)
-    return VerdictDesign(len(examples), full_texts=full,
-                         tolerance=float(tolerance) if isinstance(tolerance, int | float)
-                         else None,
+    return VerdictDesign(len(examples), full_texts=full, tolerance=options.get("tolerance"),
                          **{k: options[k] for k in VERDICT_OPTIONS if k in options},
                          **dict(design))
 
