@@ -16,8 +16,10 @@ from evalstress.card.make import make_card, plan_card
 from evalstress.card.plan import CardPlan, get_budget
 from evalstress.card.run import CardOptions
 from evalstress.card.schema import card_problems
+from evalstress.cli import app
 from evalstress.llm.fake_server import FakeServer
 from evalstress.llm.personas import persona
+from tests.card.conftest import runner
 
 MODEL = "gpt-4o-mini"
 FIVE_BIASES = ("verbosity:0.4+authority:0.4+bandwagon:0.4+sycophancy:0.4+self-preference:0.4"
@@ -136,3 +138,17 @@ def test_the_dry_run_says_its_counts_are_the_most_a_sequential_method_asks(
     rows = {e.key: e for e in estimate_card(plan_card(judge, budget="small", exhaustive=True),
                                             options)}
     assert "sequential" not in rows["blindspot"].note
+
+
+def test_the_card_command_takes_exhaustive(tmp_path: Path, small_data: Path) -> None:
+    with FakeServer(responder=persona("fair"), models=(MODEL,)) as server:
+        spec = f"judge:model={MODEL},base_url={server.base_url},form=score-only"
+        said = {}
+        for flag in ([], ["--exhaustive"]):
+            result = runner.invoke(app, ["card", spec, "--data", str(small_data), "--budget",
+                                         "small", "--dry-run", *flag, "--out",
+                                         str(tmp_path / "card")])
+            assert result.exit_code == 0, result.output
+            said[bool(flag)] = " ".join(result.output.split())
+        assert server.calls == 0
+    assert "sequential design" in said[False] and "sequential design" not in said[True]
