@@ -38,10 +38,10 @@ def bias_only(plan: CardPlan) -> CardPlan:
 
 def bias_card(tmp: Path, who: str, name: str = "card",
               cache: str = "cache") -> tuple[dict[str, Any], int]:
-    """A standard-budget card of the judge persona `who` (bias method only), and the calls
-    the server took."""
+    """A standard-budget card of the judge persona `who` (bias method only, every example:
+    exhaustive, so each test's n is the corpus's), and the calls the server took."""
     with FakeServer(responder=persona(who), models=(MODEL,)) as server:
-        plan = bias_only(plan_card(spec(server), budget="standard"))
+        plan = bias_only(plan_card(spec(server), budget="standard", exhaustive=True))
         card = make_card(plan, CardOptions(out=tmp / name, cache_dir=tmp / cache, workers=1))
         return card.to_dict(), server.calls
 
@@ -107,7 +107,7 @@ def test_a_rerun_asks_the_server_nothing_and_the_card_records_what_the_method_co
 
 def test_the_dry_run_counts_the_bias_methods_calls_and_tokens(tmp_path: Path) -> None:
     with FakeServer(responder=persona("fair"), models=(MODEL,)) as server:
-        plan = bias_only(plan_card(spec(server), budget="standard"))
+        plan = bias_only(plan_card(spec(server), budget="standard", exhaustive=True))
         options = CardOptions(out=tmp_path / "card", cache_dir=tmp_path / "cache", workers=1)
         before = next(e for e in estimate_card(plan, options) if e.key == "bias")
         asked = server.calls

@@ -57,13 +57,15 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
          out: str | Path | None = None, cache: bool = True,
          cache_dir: str | Path | None = None, workers: int | None = None, force: bool = False,
          max_chars: int | None = None, preferences: str | Path | None = None,
-         say: Any = None, backend: str = "local", ray_address: str | None = None
-         ) -> Card | list[Card]:
+         say: Any = None, backend: str = "local", ray_address: str | None = None,
+         exhaustive: bool = False) -> Card | list[Card]:
     """The card of an evaluator spec (a Card), or of each of several (a list, one folder
     each). `data`: a JSONL/CSV/Parquet file read with `mapping` and `task`, or None for the
     built-in corpus. `budget`: small, standard or paper. `gold` (and `generator`) add the
     adversarial search. `max_chars`: the longest text kept (None: 100,000; 0: no limit).
     `preferences`: a JSONL file of output pairs with the human preference (docs/judges.md).
+    `exhaustive`: every test on every example, also for a model-based evaluator (always so
+    on Ray: the sequential design decides look by look on one machine).
     Every card is planned, and every spec and endpoint checked, before any runs.
     `backend="ray"` scores the stress methods on the Ray cluster at `ray_address` (default:
     RAY_ADDRESS, else a Ray on this machine), as `evalstress card --backend ray` does."""
@@ -72,7 +74,8 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     path = Path(data) if data is not None else None
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
                        gold=gold, generator=generator, max_chars=max_chars,
-                       preferences=Path(preferences) if preferences is not None else None)
+                       preferences=Path(preferences) if preferences is not None else None,
+                       exhaustive=exhaustive or backend == "ray")
              for spec in specs]
     tell = say or (lambda line: None)
     folders = card_folders(plans, Path(out) if out else None)

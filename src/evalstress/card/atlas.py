@@ -306,15 +306,19 @@ def prefixed(say: Callable[[str], None], name: str) -> Callable[[str], None]:
 def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
                 published: Path = PUBLISHED, page: Path = PAGE, cache_dir: Path | None = None,
                 force: bool = False, say: Callable[[str], None] = lambda line: None,
-                backend: str = "local", ray_address: str | None = None) -> dict[str, float]:
+                backend: str = "local", ray_address: str | None = None,
+                exhaustive: bool = False) -> dict[str, float]:
     """Make each card in `work/<name>` (methods finished earlier are reused), publish it into
-    `published/<name>` and write the page; returns each card's seconds in this call. Every
+    `published/<name>` and write the page; returns each card's seconds in this call
+    (`exhaustive`: every test on every example, see `plan_card`). Every
     card is planned (its spec and budget checked), and every file it would replace checked to
     be one evalstress wrote (`force`: any), before any runs."""
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget),
+    # the sequential design decides look by look on one machine: on Ray every test is whole
+    seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget,
+                                                 exhaustive=exhaustive or backend == "ray"),
                            f"card of {entry.spec} ({entry.budget} budget)") for entry in chosen],
                          work=work, published=published, cache_dir=cache_dir, force=force,
                          say=say, backend=backend, ray_address=ray_address)

@@ -88,7 +88,13 @@ def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
                           tokens=tokens,
                           seconds=job_seconds(plan.evaluator.spec, estimate.variants, texts),
                           note="; ".join([f"suite {method.suite}, {estimate.skips} skips",
-                                          *method.left_out_lines()]))
+                                          *method.left_out_lines(),
+                                          *([SEQUENTIAL_NOTE] if method.design else [])]))
+
+
+#: the dry run's word on a method under the sequential design: its counts are the most it asks
+SEQUENTIAL_NOTE = ("at most: the sequential design stops each test once settled "
+                   "(--exhaustive: all of it)")
 
 
 def estimate_attack(plan: CardPlan, method: MethodPlan) -> MethodEstimate:

@@ -32,6 +32,7 @@ from evalstress.card.markdown import (
 )
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.plan import JudgeMethodsNote, judge_methods_note
+from evalstress.card.sequential import design_line
 from evalstress.card.style import CARD_CSS
 from evalstress.report.common import Raw, anchor, esc
 from evalstress.report.common import num as report_num
@@ -460,6 +461,8 @@ def method_html(section: Mapping[str, Any], figure: str, ids: set[str],
     return (f"<section class='{klass}' id='m-{esc(key)}'>{head}{stamp}"
             f"<p class='summary'>{esc(section.get('summary') or '')}</p>"
             + (f"<ul class='left-out'>{left_out}</ul>" if left_out else "")
+            + (f"<p class='design'>{esc(design)}</p>" if (design := design_line(section))
+               else "")
             + f"{layout}</section>")
 
 

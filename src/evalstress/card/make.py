@@ -96,13 +96,16 @@ def check_endpoints(plan: CardPlan) -> None:
 def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
               task: str | None = None, budget: str | Budget = "standard",
               gold: str | None = None, generator: str | None = None,
-              max_chars: int | None = None, preferences: Path | None = None) -> CardPlan:
+              max_chars: int | None = None, preferences: Path | None = None,
+              exhaustive: bool = False) -> CardPlan:
     """Everything the card will do, decided and checked before any work: the evaluator (its
     spec built once), the budget, the examples (read, the rows beyond the length limit left
     out, spread over the tasks, hashed), their references when the evaluator needs them, and
     each method, run or not with the reason. `budget`: a budget's name, or a Budget itself
     (the real-data atlas's: the paper budget capped at 100 examples). `preferences`: a file of
-    pairs with the human preference (`core.preferences`), read and checked here."""
+    pairs with the human preference (`core.preferences`), read and checked here.
+    `exhaustive`: every test on every example, also for a model-based evaluator (whose
+    blind-spot and bias tests otherwise stop once settled)."""
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)
@@ -127,7 +130,7 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
                     describe(examples, len(every), data, field_map, task,
                              too_long=too_long, max_chars=limit),
                     plan_methods(traits, chosen, examples, gold=gold, generator=generator,
-                                 preferences=pairs),
+                                 preferences=pairs, exhaustive=exhaustive),
                     gold=gold, generator=generator, data_path=data, max_chars=max_chars,
                     notes=tuple(notes), preferences=pairs)
 

@@ -28,6 +28,7 @@ from evalstress.card.figures import FigurePlan, figure_plans
 from evalstress.card.findings import can_reach, ceiling
 from evalstress.card.model import cost_text, count_text
 from evalstress.card.plan import judge_methods_note
+from evalstress.card.sequential import design_line
 from evalstress.core.consoles import visible_controls
 
 #: characters of a text shown in an example (the run directory holds the whole text)
@@ -472,6 +473,8 @@ def section_lines(section: Mapping[str, Any]) -> list[str]:
     lines += [text(section.get("summary") or ""), ""]
     left_out = [f"- {text(item['line'])}" for item in section.get("left_out") or []]
     lines += [*left_out, ""] if left_out else []
+    design = design_line(section)
+    lines += [f"*{text(design)}*", ""] if design else []
     lines += ["Run directory: " + link(section.get("run_dir")) + " (" + ", ".join(
                   link(path, name) for name, path in files.items()) + ")", ""]
     return lines + SECTION_LINES[section["key"]](section.get("results") or {})

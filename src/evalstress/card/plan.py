@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,9 @@ class EvaluatorTraits:
     #: Ray tasks score it under --backend ray (`engine.ray.on_cluster`: not an LLM judge,
     #: not corpus-level); else the driver does, and a card needs no cluster
     on_cluster: bool = True
+    #: each text it scores costs a model's time or a paid call (`calls_model`): the card's
+    #: blind-spot and bias tests then stop once settled (`verdict_design`)
+    model_based: bool = False
 
     @classmethod
     def of(cls, evaluator: Evaluator) -> EvaluatorTraits:
@@ -190,7 +193,7 @@ class EvaluatorTraits:
                    needs_references=bool(getattr(evaluator, "needs_references", False)),
                    asks_endpoint=type(evaluator).check_reachable
                    is not Evaluator.check_reachable,
-                   on_cluster=on_cluster(evaluator))
+                   on_cluster=on_cluster(evaluator), model_based=calls_model(evaluator))
 
     @property
     def aspect_aware(self) -> bool:
@@ -229,6 +232,8 @@ class MethodPlan:
     left_out: tuple[tuple[str, str], ...] = ()
     #: a method's own sizes (consistency: items, repeats, rewordings), in card.json when set
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the sequential design of its four-way verdicts (`verdict_design`); empty: exhaustive
+    design: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -260,7 +265,8 @@ class MethodPlan:
                 "attack": dict(self.attack),
                 "left_out": [{"perturbation": name, "reason": reason}
                              for name, reason in self.left_out],
-                **({"settings": dict(self.settings)} if self.settings else {})}
+                **({"settings": dict(self.settings)} if self.settings else {}),
+                **({"design": dict(self.design)} if self.design else {})}
 
 
 @dataclass(frozen=True)
@@ -402,8 +408,22 @@ def unmet_perturbations(suite: str, protocol: str) -> tuple[tuple[str, str], ...
 
 def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
                  gold: str | None = None, generator: str | None = None,
-                 preferences: PreferenceData | None = None) -> tuple[MethodPlan, ...]:
-    """Every method of the card, planned to run or not with the reason."""
+                 preferences: PreferenceData | None = None, exhaustive: bool = False
+                 ) -> tuple[MethodPlan, ...]:
+    """Every method of the card, planned to run or not with the reason; a model-based
+    evaluator's blind-spot and bias tests stop once settled unless `exhaustive`."""
+    methods = plan_all_methods(traits, budget, examples, gold=gold, generator=generator,
+                               preferences=preferences)
+    if exhaustive or not traits.model_based:
+        return methods
+    return tuple(replace(m, design=verdict_design(m.key)) if m.runs and m.key in SEQUENTIAL
+                 else m for m in methods)
+
+
+def plan_all_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
+                     gold: str | None = None, generator: str | None = None,
+                     preferences: PreferenceData | None = None) -> tuple[MethodPlan, ...]:
+    """Every method of the card, each test on every example."""
     corpus = traits.level == "corpus"
     single = ("it scores whole sets of texts, not single texts: there are no per-example "
               "pairs of original and variant to test")
@@ -504,3 +524,28 @@ def consistency_method(traits: EvaluatorTraits, budget: Budget,
     return MethodPlan("consistency", True, suite=CONSISTENCY_SUITE, seeds=1,
                       settings={"items": min(items, len(examples)), "repeats": repeats,
                                 "rewordings": PARAPHRASES})
+
+
+#: the methods whose four-way verdicts a model-based evaluator's card settles sequentially
+SEQUENTIAL = ("blindspot", "bias")
+#: the design's settings (`analyses.sequential_verdicts.VerdictDesign`): looks over the
+#: examples, the error the interim looks may spend, the futility threshold
+VERDICT_DESIGN = {"looks": 6, "interim_alpha": 0.01, "futility": 0.10}
+#: the libraries of evaluators that score without a model: their texts cost next to nothing,
+#: so their cards stay exhaustive
+FREE_LIBRARIES = ("", "sacrebleu", "rouge-score")
+
+
+def calls_model(evaluator: Evaluator) -> bool:
+    """Whether each text the evaluator scores costs a model's time or a call (a judge,
+    GPT-PPL, BERTScore, any evaluator built on a model library); lexical metrics, scorers of
+    the user's own code and corpus-level evaluators do not count."""
+    if evaluator.level == "corpus":
+        return False
+    asks = type(evaluator).check_reachable is not Evaluator.check_reachable
+    return asks or evaluator.name == "judge" or evaluator.library not in FREE_LIBRARIES
+
+
+def verdict_design(key: str) -> dict[str, Any]:
+    """The design a method's job runs under: its kind and VERDICT_DESIGN."""
+    return {"kind": key, **VERDICT_DESIGN}

@@ -173,11 +173,11 @@ def data_file(entry: RealEntry, data_dir: Path) -> Path:
     return path
 
 
-def plan_real(entry: RealEntry, data_dir: Path) -> CardPlan:
+def plan_real(entry: RealEntry, data_dir: Path, exhaustive: bool = False) -> CardPlan:
     """The entry's card, planned (spec, data and budget checked) before any work."""
     return plan_card(entry.metric.spec, data=data_file(entry, data_dir),
                      field_map=list(entry.data.mapping), task=entry.data.task,
-                     budget=real_budget(entry.data))
+                     budget=real_budget(entry.data), exhaustive=exhaustive)
 
 
 def estimate_card_time(plan: CardPlan, work: Path, rate: float | None = None
@@ -203,14 +203,15 @@ def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path 
                      published: Path = PUBLISHED, page: Path = PAGE,
                      cache_dir: Path | None = None, force: bool = False,
                      say: Callable[[str], None] = lambda line: None, backend: str = "local",
-                     ray_address: str | None = None) -> dict[str, float]:
+                     ray_address: str | None = None, exhaustive: bool = False
+                     ) -> dict[str, float]:
     """Plan every chosen card and check every file it would replace (before any runs), then
     make each in `work/<name>` and publish it in `published/<name>` (the caller then writes
     the page: `realpage.write_real_page`); returns each card's seconds in this call."""
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    return make_cards([(entry.name, plan_real(entry, data_dir),
+    return make_cards([(entry.name, plan_real(entry, data_dir, exhaustive or backend == "ray"),
                         f"card of {entry.metric.spec} on {entry.data.file}") for entry in chosen],
                       work=work, published=published, cache_dir=cache_dir, force=force, say=say,
                       backend=backend, ray_address=ray_address)

@@ -290,11 +290,14 @@ def stress_job_of(plan: CardPlan, method: MethodPlan, options: CardOptions,
     """The job of a stress method, as its run and its dry run build it (in `run_dir` when
     given, see `stress_settings`)."""
     settings = stress_settings(plan, method, options, run_dir)
-    return build_job(settings, rows=list(plan.examples),
-                     suite=method_suite(plan, method, settings), analyses=method.analyses,
-                     command="card", progress=options.progress,
-                     record={"data": plan.data.get("source"),
-                             "card": card_record(plan, method.key)})
+    job = build_job(settings, rows=list(plan.examples),
+                    suite=method_suite(plan, method, settings), analyses=method.analyses,
+                    command="card", progress=options.progress,
+                    record={"data": plan.data.get("source"),
+                            "card": card_record(plan, method.key)})
+    if method.design and run_dir is None:  # the method's own run, not a study's sub-run
+        job.verdict_design = dict(method.design)
+    return job
 
 
 def run_stress_method(plan: CardPlan, method: MethodPlan, options: CardOptions

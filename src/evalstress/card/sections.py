@@ -27,6 +27,7 @@ from evalstress.card.profile import (
     paired_rows,
     sensitivity_profile,
 )
+from evalstress.card.sequential import design_of
 from evalstress.core.data import read_jsonl
 from evalstress.core.scoretable import ScoreTable
 from evalstress.engine import variantfile
@@ -303,4 +304,7 @@ def method_section(method: MethodPlan, plan: CardPlan, run_dir: Path | None,
         return section
     section["cost"] = shard_cost(job_cost(results), results)
     section["backend"] = run_backend(results)
+    design = design_of(results)
+    if design is not None:  # a sequential design: the texts it scored against the full one
+        section["design"] = design
     return section

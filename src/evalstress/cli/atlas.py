@@ -23,6 +23,7 @@ from evalstress.cli.options import (
     CacheDirOption,
     CardsWorkOption,
     DryRunOption,
+    ExhaustiveOption,
     ForceOption,
     MadePageOption,
     PageOnlyOption,
@@ -57,6 +58,7 @@ def atlas_command(
     backend: BackendOption = None,
     ray_address: RayAddressOption = None,
     shard: ShardOption = None,
+    exhaustive: ExhaustiveOption = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -84,7 +86,8 @@ def atlas_command(
         if data_dir is not None:
             _real_atlas(data_dir, only, page_only=page_only, dry_run=dry_run, work=work,
                         published=published, page=page, cache_dir=cache_dir, quiet=quiet,
-                        force=force, backend=backend, ray_address=ray_address)
+                        force=force, backend=backend, ray_address=ray_address,
+                        exhaustive=exhaustive)
             return
         from evalstress.card.atlas import PAGE, PUBLISHED, WORK, build_atlas, entries, write_page
 
@@ -97,7 +100,8 @@ def atlas_command(
             say = progress_line("atlas", quiet)
             took = build_atlas(chosen, work=work or WORK, published=published or PUBLISHED,
                                page=page, cache_dir=cache_dir, force=force, say=say,
-                               backend=backend, ray_address=ray_address)
+                               backend=backend, ray_address=ray_address,
+                               exhaustive=exhaustive)
             for name_, seconds in took.items():
                 say(f"{name_}: {seconds:.0f} s")
     except (CardError, StorageError, DataError, ConfigError, ValueError) as exc:
@@ -117,7 +121,8 @@ def atlas_next(page: Path, published: Path, names: list[str], quiet: bool) -> No
 def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_run: bool,
                 work: Path | None, published: Path | None, page: Path | None,
                 cache_dir: Path | None, quiet: bool, force: bool,
-                backend: str, ray_address: str | None) -> None:
+                backend: str, ray_address: str | None,
+                exhaustive: bool = False) -> None:
     """`evalstress atlas --data-dir DIR`: the real-data atlas's cards (or their estimates) and
     its page."""
     from evalstress.card import realatlas
@@ -130,7 +135,7 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
     chosen = realatlas.real_entries(only)
     if dry_run:
         for entry in chosen:
-            plan = realatlas.plan_real(entry, data_dir)
+            plan = realatlas.plan_real(entry, data_dir, exhaustive=exhaustive or backend == "ray")
             texts, estimate = realatlas.estimate_card_time(plan, work or realatlas.WORK,
                                                            entry.rate)
             shown = "unknown (no measured rate)" if estimate is None else f"~{estimate:.0f} min"
@@ -144,7 +149,8 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
         took = realatlas.build_real_atlas(chosen, data_dir, work=work or realatlas.WORK,
                                           published=published, page=page,
                                           cache_dir=cache_dir, force=force, say=say,
-                                          backend=backend, ray_address=ray_address)
+                                          backend=backend, ray_address=ray_address,
+                                          exhaustive=exhaustive)
         for name_, seconds in took.items():
             say(f"{name_}: {seconds:.0f} s")
     write_real_page(published, page, force=force)

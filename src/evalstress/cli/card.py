@@ -32,6 +32,7 @@ from evalstress.cli.options import (
     ConfigOption,
     DataOption,
     DryRunOption,
+    ExhaustiveOption,
     ForceOption,
     GeneratorOption,
     MapOption,
@@ -79,6 +80,7 @@ def card_command(
     backend: BackendOption = None,
     ray_address: RayAddressOption = None,
     shard: ShardOption = None,
+    exhaustive: ExhaustiveOption = False,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -102,7 +104,8 @@ def card_command(
     try:
         plans = [plan_card(spec, data=s.data, field_map=s.map, task=s.task, budget=s.budget,
                            gold=s.gold, generator=s.generator, max_chars=s.max_chars,
-                           preferences=s.preferences)
+                           preferences=s.preferences,
+                           exhaustive=s.exhaustive or s.backend == "ray")
                  for spec in s.specs]
     except (DataError, SettingsError, KeyError, ValueError, ImportError,
             FileNotFoundError) as exc:
@@ -240,5 +243,11 @@ def _print_card(card: dict[str, Any], folder: Path) -> None:
 
     for line in preference_lines(card["methods"].get("correlation")):
         print_wrapped(console, line, hang=2)
+
+    from evalstress.card.sequential import design_line
+
+    for section in card["methods"].values():
+        if (design := design_line(section)) is not None:
+            print_wrapped(console, f"{section['title']}: {design}", hang=2)
     print_wrapped(console, f"Wrote {folder / 'card.html'}, {folder / 'card.md'}, "
                   f"{folder / 'card.json'}", hang=2)

@@ -273,6 +273,11 @@ CardsWorkOption = Annotated[Path | None, typer.Option(
     "--work", help="Where the cards are made, with their run directories (atlas: runs/atlas, "
     "with --data-dir runs/atlas-real; calibrate: runs/calibration).")]
 
+ExhaustiveOption = Annotated[bool, typer.Option(
+    "--exhaustive", help="Score every example for every test, also for an evaluator that "
+    "calls a model (whose blind-spot and bias tests otherwise stop once their verdict is "
+    "settled, docs/methods/blind-spots.md).")]
+
 MadePageOption = Annotated[Path | None, typer.Option(
     "--page", help="The docs page made from the cards (atlas: docs/atlas.md, with --data-dir "
     "docs/atlas-real.md; calibrate: docs/calibration.md).")]

@@ -22,6 +22,7 @@ from evalstress.analyses.registry import (
     run_analyses,
 )
 from evalstress.analyses.sequential import SequentialDesign
+from evalstress.analyses.sequential_verdicts import VerdictDesign
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
 from evalstress.core.phases import phase
@@ -87,6 +88,9 @@ class StressJob:
     inputs: Sequence[tuple[str, Path]] = ()
     #: what a face shows before the run (e.g. that it runs on the built-in corpus)
     notes: Sequence[str] = ()
+    #: the sequential design of the four-way verdicts (a card's method: its kind, blindspot
+    #: or bias, and looks, interim_alpha, futility), None: every example of every unit
+    verdict_design: Mapping[str, Any] | None = None
 
     def check(self) -> None:
         """Refuse before any work what would fail later (a typo costs nothing)."""
@@ -139,13 +143,32 @@ def sequential_policy(suite: Suite, examples: int) -> SequentialDesign:
                             zero_method=str(options.get("zero_method", "wilcox")))
 
 
+#: the suite options the four-way verdicts' design takes from the analysis it stands for
+VERDICT_OPTIONS = ("alpha", "tol_share", "n_boot", "seed")
+
+
+def verdict_policy(suite: Suite, examples: Sequence[Example],
+                   design: Mapping[str, Any]) -> VerdictDesign:
+    """The sequential design of a card method's four-way verdicts, with the analysis's own
+    alpha, tolerance share, resamples and seed (suite options), and the texts the exhaustive
+    design would score (each example's original and its units)."""
+    options = suite.options
+    full = sum(1 + sum(1 for _ in suite.units(e.task)) for e in examples)
+    return VerdictDesign(len(examples), full_texts=full, tolerance=options.get("tolerance"),
+                         **{k: options[k] for k in VERDICT_OPTIONS if k in options},
+                         **dict(design))
+
+
 def score_job(job: StressJob) -> RunResult:
     """Plan, generate and score the job's examples into a run (no analysis, nothing written
     outside the staging folder); the evaluators and the generator are closed afterwards."""
     cache = open_run_cache(job.cache_dir, job.no_cache)
     configure_caches(job.evaluators, job.cache_dir, job.no_cache)
     workdir = staging_for(job.out) if job.out is not None else None
-    policy = sequential_policy(job.suite, len(job.examples)) if job.sequential else None
+    policy: SequentialDesign | VerdictDesign | None = (
+        sequential_policy(job.suite, len(job.examples)) if job.sequential else None)
+    if job.verdict_design is not None and job.backend != "ray":
+        policy = verdict_policy(job.suite, job.examples, job.verdict_design)
     chunk_size = policy.chunk_size if policy is not None else job.chunk_size
     try:
         if job.backend == "ray":

@@ -177,6 +177,8 @@ class CardSettings(StudySettings):
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
     max_chars: int | None = field(default=None, metadata=setting(check=text_length))
+    exhaustive: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--exhaustive",
+                                                             empty_is_unset=True))
     preferences: Path | None = field(default=None, metadata=_path())
     # -- how its methods execute: the same card whatever these say -----------------------
     backend: str = field(default="local", metadata=setting(kind=one_of(BACKENDS),
