@@ -280,3 +280,20 @@ def test_the_standard_card_suggested_after_a_small_one_keeps_the_backend() -> No
     local = CardSettings.resolve({"specs": ["bleu"], "budget": "small"})
     assert card_next(local, [Path("cards/bleu")])[0] == [
         "card", "bleu", "--budget", "standard", "--out", "cards/bleu-standard"]
+
+
+def test_a_card_on_ray_plans_every_test_on_every_example(tmp_path: Path) -> None:
+    """The sequential design decides look by look on one machine; the shards of a Ray job
+    score every example at once, so a model-based evaluator's card on Ray is exhaustive (its
+    dry run no longer says its counts are the most the design asks)."""
+    with FakeServer(responder=persona("fair"), models=("persona-judge",)) as server:
+        spec = f"judge:model=persona-judge,base_url={server.base_url},form=score-only"
+        said = {}
+        for flags in ([], ["--backend", "ray"]):
+            result = runner.invoke(app, ["card", spec, "--budget", "small", "--dry-run",
+                                         *flags, "--out", str(tmp_path / "card")])
+            assert result.exit_code == 0, result.output
+            said[bool(flags)] = one_line(result.output)
+        assert server.calls == 0
+    assert "the sequential design stops each test" in said[False]
+    assert "sequential design" not in said[True]
