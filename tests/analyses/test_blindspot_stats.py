@@ -74,6 +74,20 @@ def test_constant_shifts_detect_blind_and_reverse() -> None:
                                                        "high": -0.1})
 
 
+def test_a_sequential_rows_tolerance_comes_from_every_original_of_the_run() -> None:
+    """A row that stopped before the one extreme original (a sequential design) keeps the
+    tolerance the exhaustive row has: `tolerance_over="run"` reads the spread of every
+    original the run scored, `row` only of the examples the row has variants of."""
+    gold = [*GOLD, 400.0]  # e10: a rare extreme original, as negated perplexity has
+    data = table(gold, {"p": [[shifted(-1)]]})  # the row's variants: e0..e9 only
+    by_row = row_of(blindspot(data), "p").delta
+    by_run = row_of(blindspot(data, tolerance_over="run"), "p").delta
+    assert by_row == pytest.approx(0.2 * float(np.std(GOLD, ddof=1)))
+    assert by_run == pytest.approx(0.2 * float(np.std(gold, ddof=1)))  # about 23 against 1.9
+    with pytest.raises(UnknownNameError, match="tolerance_over"):
+        blindspot(data, tolerance_over="rows")
+
+
 def test_the_default_tolerance_is_a_fifth_of_the_originals_spread() -> None:
     result = blindspot(table(GOLD, {"p": [[shifted(-1)]]}))
     row = result.rows[0]

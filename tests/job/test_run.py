@@ -85,3 +85,21 @@ def test_a_generator_without_a_key_for_the_openai_api_is_refused_at_once(
                         "$OPENAI_API_KEY (or name the variable that holds it with "
                         "api_key_env=NAME)")
     _nothing_written(tmp_path, out, cache)
+
+
+def test_a_sequential_designs_analysis_takes_each_rows_tolerance_from_the_whole_run() -> None:
+    """The design's interim intervals read the tolerance from every original seen; the final
+    analysis must read the same population, or a row that stopped early could get another."""
+    from types import SimpleNamespace
+
+    from evalstress.job.run import analysis_options
+
+    suite = SimpleNamespace(options={"tol_share": 0.2}, protocol="default")
+    job = SimpleNamespace(suite=suite, options={}, verdict_design={"kind": "blindspot"},
+                          backend="local")
+    assert analysis_options(job)["tolerance_over"] == "run"  # type: ignore[arg-type]
+    exhaustive = SimpleNamespace(suite=suite, options={}, verdict_design=None, backend="local")
+    assert "tolerance_over" not in analysis_options(exhaustive)  # type: ignore[arg-type]
+    on_ray = SimpleNamespace(suite=suite, options={}, verdict_design={"kind": "blindspot"},
+                             backend="ray")  # Ray drops the design: every row is whole
+    assert "tolerance_over" not in analysis_options(on_ray)  # type: ignore[arg-type]

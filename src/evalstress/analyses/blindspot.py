@@ -220,7 +220,8 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
               strict: bool | None = None, max_missing: float = MAX_MISSING,
               tolerance: float | Mapping[str, float] | None = None,
               tol_share: float = TOL_SHARE, alpha: float = 0.05, correction: str = "bh",
-              n_boot: int = N_BOOT, seed: int = 0) -> BlindspotResult:
+              n_boot: int = N_BOOT, seed: int = 0,
+              tolerance_over: str = "row") -> BlindspotResult:
     """Run the rank and monotonic tests on a score table (see module docstring).
 
     `table` is a DataFrame or a Parquet-backed ScoreTable (read one evaluator aspect at a time);
@@ -231,13 +232,19 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
     The four-way verdicts (`outcome`) use the tolerance `tolerance` (a number, or one per
     "evaluator/aspect" or "evaluator") else `tol_share` x the spread of the originals, and
     intervals at the level `correction` (holm, bh, none) sets for all tests at family level
-    `alpha`, from `n_boot` resamples seeded by `seed`.
+    `alpha`, from `n_boot` resamples seeded by `seed`. `tolerance_over`: whose originals'
+    spread sets a row's tolerance, the examples the row has variants of (`row`) or every
+    original the run scored for that evaluator aspect (`run`: a sequential design's rows stop
+    on different examples, and a row that stopped before a rare extreme original would get
+    a narrower tolerance than the exhaustive row).
     """
     if correction not in CORRECTIONS:
         raise unknown_name_error("correction", correction, CORRECTIONS, "blindspot")
     if not 0 < alpha < 1:
         raise ValueError(f"blindspot alpha must lie between 0 and 1, got {alpha}")
     declared = _declared(tolerance)
+    if tolerance_over not in TOLERANCE_OVER:
+        raise unknown_name_error("tolerance_over", tolerance_over, TOLERANCE_OVER, "blindspot")
     if protocol not in AVERAGING:
         raise ValueError(f"blindspot protocol '{protocol}' is unknown; choose one of "
                          f"{', '.join(AVERAGING)}")
@@ -294,7 +301,9 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
             if not graded:  # kinds, not grades: the paper applies the rank test alone
                 mono_tol = mono_strict = True
             gold_part = gold_rows[golds.rows_of(example_ids)]
-            delta, rule = _tolerance(declared, str(evaluator), str(aspect), gold_part, tol_share)
+            delta, rule = _tolerance(declared, str(evaluator), str(aspect),
+                                     gold_part if tolerance_over == "row" else gold_rows,
+                                     tol_share)
             n_scores = len(pgroup) + len(gold_part)
             n_missing = int((pgroup["status"] != "ok").sum() + (gold_part["status"] != "ok").sum())
             empty = int(pgroup["severity"].nunique()) - len(points)
@@ -329,6 +338,10 @@ def blindspot(table: pd.DataFrame | ScoreTable, *, rel_tol: float = 0.01, abs_to
                      f"{math.ceil(2 * n_tests / alpha)}")
     return BlindspotResult(rows, rel_tol, abs_tol, notes, protocol, strict, alpha, correction,
                            alpha_eff, n_boot, seed, tol_share, n_tests)
+
+
+#: whose originals set a row's tolerance (`blindspot(tolerance_over=...)`)
+TOLERANCE_OVER = ("row", "run")
 
 
 def _declared(tolerance: float | Mapping[str, float] | None) -> dict[str, float]:

@@ -37,7 +37,7 @@ from evalstress.analyses.trust import VariantTrust
 from evalstress.engine.result import RunResult, skip_counts, skips_frame
 
 BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing", "tolerance",
-                     "tol_share", "alpha", "correction", "n_boot", "seed")
+                     "tol_share", "alpha", "correction", "n_boot", "seed", "tolerance_over")
 DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
                        "by_task")
 BIAS_OPTIONS = ("tolerance", "tol_share", "alpha", "correction", "n_boot", "seed")

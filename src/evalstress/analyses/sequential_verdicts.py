@@ -30,8 +30,8 @@ probe's placebo once every arm of its probe has. Units still open at the last lo
 exhaustive analysis, at its own alpha and correction. Every verdict of the card is then the
 final analysis's on the examples each unit used; a unit stopped early was settled by an
 interval wider than the final one on the same examples, so the final verdict agrees with it
-while the tolerance is the same (the final analysis takes a row's tolerance from the originals
-of the examples the row used: on a heavy-tailed score a row stopped early may get another).
+while the tolerance is the same (under this design the final analysis takes each row's
+tolerance from every original the run scored, `tolerance_over="run"`, as these intervals do).
 Error rates: the final analysis keeps its own (Holm: any false claim <= alpha); the interim
 stops add at most `interim_alpha` to that in the worst case.
 """

@@ -227,7 +227,11 @@ def estimate_job(job: StressJob) -> JobEstimate:
 
 def analysis_options(job: StressJob) -> dict[str, Any]:
     """Options the analyses see: the suite's, then the job's, and the suite's protocol."""
-    return {**job.suite.options, **dict(job.options), "protocol": job.suite.protocol}
+    # a sequential design's rows stop on different examples: their tolerance comes from every
+    # original the run scored, as the design's own interim intervals take it
+    design = ({"tolerance_over": "run"} if job.verdict_design is not None
+              and job.backend != "ray" else {})
+    return {**job.suite.options, **design, **dict(job.options), "protocol": job.suite.protocol}
 
 
 def analyse(job: StressJob, result: RunResult) -> dict[str, Any]:
