@@ -22,6 +22,7 @@ def bench() -> ModuleType:
     return module
 
 
+@pytest.mark.long_run  # makes the persona's card: about 10 s
 def test_the_page_quotes_the_persona_card_as_it_is_made_today() -> None:
     module = bench()
     page = module.PAGE.read_text(encoding="utf-8")

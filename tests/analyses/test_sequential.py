@@ -30,7 +30,7 @@ def test_spending_and_conditional_power_by_hand() -> None:
         stats.norm.cdf((2.32635 / math.sqrt(0.5) - 1.64485) / math.sqrt(0.5)), abs=1e-4)
 
 
-@pytest.mark.slow
+@pytest.mark.long_run  # a whole DHP run twice: about 18 s
 def test_sequential_design_keeps_the_conclusions_with_fewer_calls(shared_data: Path,
                                                                   tmp_path: Path) -> None:
     examples = load_examples(shared_data / "summeval.jsonl",

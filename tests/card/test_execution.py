@@ -217,7 +217,8 @@ def test_a_judge_s_card_on_ray_scores_on_the_driver_and_starts_no_ray(
     made, calls = {}, {}
     with FakeServer(responder=persona("fair"), models=("gpt-4o-mini",)) as server:
         spec = f"judge:model=gpt-4o-mini,base_url={server.base_url},form=score-only"
-        plan = plan_card(spec, budget="small")
+        # a card on Ray is exhaustive: the local card it is compared with is made so too
+        plan = plan_card(spec, budget="small", exhaustive=True)
         plan = replace(plan, methods=tuple(  # blind spots and bias probes: two stress jobs
             m if m.key in ("blindspot", "bias") else replace(m, runs=False, reason="left out")
             for m in plan.methods))
@@ -280,6 +281,15 @@ def test_the_standard_card_suggested_after_a_small_one_keeps_the_backend() -> No
     local = CardSettings.resolve({"specs": ["bleu"], "budget": "small"})
     assert card_next(local, [Path("cards/bleu")])[0] == [
         "card", "bleu", "--budget", "standard", "--out", "cards/bleu-standard"]
+
+
+def test_a_sequential_plan_made_on_ray_is_made_exhaustive() -> None:
+    judge = "judge:model=gpt-4o-mini,base_url=http://127.0.0.1:9/v1,form=score-only"
+    sequential = plan_card(judge, budget="small")
+    assert any(m.design for m in sequential.methods)
+    assert not any(m.design for m in sequential.exhaustive().methods)
+    assert sequential.exhaustive().fingerprint("blindspot") == plan_card(
+        judge, budget="small", exhaustive=True).fingerprint("blindspot")
 
 
 def test_a_card_on_ray_plans_every_test_on_every_example(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def five_biases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return pair(tmp_path_factory.mktemp("five"), FIVE_BIASES, ("blindspot", "bias"))
 
 
+@pytest.mark.long_run  # the five-bias persona's card, both designs: about 20 s
 def test_the_sequential_card_reaches_the_exhaustive_verdicts_with_fewer_calls(
         five_biases: dict[str, Any]) -> None:
     exhaustive, sequential = five_biases["exhaustive"], five_biases["sequential"]
@@ -82,6 +83,7 @@ def test_the_sequential_card_reaches_the_exhaustive_verdicts_with_fewer_calls(
                                                               exhaustive["calls"])
 
 
+@pytest.mark.long_run  # the five-bias persona's card, both designs: about 20 s
 def test_the_card_states_the_texts_it_scored_against_the_full_design(
         five_biases: dict[str, Any]) -> None:
     sequential, exhaustive = five_biases["sequential"], five_biases["exhaustive"]

@@ -105,7 +105,7 @@ def at_80(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return _run_all(tmp_path_factory.mktemp("at80"), "80")
 
 
-@pytest.mark.slow
+@pytest.mark.long_run  # twenty commands at each width: about 30 s
 @pytest.mark.parametrize("columns", [80, 60])
 def test_no_line_is_wider_than_columns(columns: int, at_80: dict[str, str],
                                        tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_a_command_that_writes_says_what_to_open_and_what_next(name: str,
     parses(command)
 
 
-@pytest.mark.slow
+@pytest.mark.long_run  # twenty commands again, quiet
 def test_quiet_drops_thelast_lines(tmp_path: Path) -> None:
     outputs = _run_all(tmp_path, "80", quiet=True)
     assert set(outputs) == set(QUIET)

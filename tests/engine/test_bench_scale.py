@@ -44,7 +44,7 @@ def test_ratios_targets_and_extrapolation_are_computed_by_hand() -> None:
     assert "~32,720 MB" in text
 
 
-@pytest.mark.slow
+@pytest.mark.long_run  # runs the bench's quick mode end to end: about 25 s
 def test_quick_mode_prints_every_run_and_the_ratios(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "argv", ["bench_scale.py", "--quick"])

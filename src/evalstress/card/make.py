@@ -138,6 +138,8 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
 def make_card(plan: CardPlan, options: CardOptions) -> Card:
     """Run the plan's methods in `options.out` (reusing those finished earlier with the same
     settings) and write its card.json and card.md; the folder is locked meanwhile."""
+    if options.backend == "ray":  # the sequential design decides look by look on one machine
+        plan = plan.exhaustive()
     inputs: list[tuple[str, Path]] = [("input data", plan.data_path)] if plan.data_path else []
     # the shared cache is never inside the card's folder, even with --no-cache
     inputs.append(("cache folder", options.cache_dir or default_cache_dir()))

@@ -294,6 +294,11 @@ class CardPlan:
     def method(self, key: str) -> MethodPlan:
         return next(m for m in self.methods if m.key == key)
 
+    def exhaustive(self) -> CardPlan:
+        """The same card with every test on every example: no sequential design (a card on
+        Ray, whose shards score every example at once)."""
+        return replace(self, methods=tuple(replace(m, design={}) for m in self.methods))
+
     def fingerprint(self, key: str) -> str:
         """What decides a method's results, hashed: a finished run directory with the same
         fingerprint is the method's result (a resumed card skips it). The code's digest is part
