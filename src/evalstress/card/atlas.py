@@ -77,9 +77,11 @@ ATLAS = (
                "negated perplexity under the shipped SmolLM2-135M"),
     AtlasEntry("judge-local", "judge:form=score-only,model=local", "LLM judge, score only",
                "the shipped SmolLM2-135M-Instruct rating overall quality 1-5", budget="small",
-               note="made with the small budget (8 examples, one seed): the judge took 0.57 s "
-                    "a text on this project's 2-core machine (377 texts in 3.6 min), so the "
-                    "standard budget's 6,800 texts would take over an hour"),
+               note="made with the small budget (8 examples, one seed): its first make took "
+                    "49 min on this project's 2-core machine at a load of 7-9 (bias probes "
+                    "10 min, position 12 min and consistency 26 min: a pairwise answer or a "
+                    "reworded run costs the 135M model seconds a call), so the standard "
+                    "budget's 6,800 texts and more would take hours"),
 )
 
 
