@@ -173,6 +173,23 @@ def ray_without_tokens() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="class")
+def in_process_ray(ray_without_tokens: None) -> Iterator[None]:
+    """A Ray started in this process (2 CPUs), shared by the tests of a class, shut down
+    after them."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    import ray
+
+    from evalstress.engine.ray import local_runtime_env
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env=local_runtime_env())
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

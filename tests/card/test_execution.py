@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -158,21 +157,9 @@ def assert_same_card(local: dict[str, Any], on_ray: dict[str, Any], nodes: int) 
     assert [f["text"] for f in on_ray["findings"]] == [f["text"] for f in local["findings"]]
 
 
+@pytest.mark.usefixtures("in_process_ray")
 class TestInProcess:
     """A Ray started in this process (2 CPUs): the card joins it and leaves it running."""
-
-    @pytest.fixture(scope="class", autouse=True)
-    @classmethod
-    def local_ray(cls, ray_without_tokens: None) -> Iterator[None]:
-        ray = pytest.importorskip("ray", reason="the ray extra is not installed")
-        from evalstress.engine.ray import local_runtime_env
-
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env=local_runtime_env())
-        try:
-            yield
-        finally:
-            ray.shutdown()
 
     @pytest.mark.slow
     def test_a_card_on_ray_is_the_local_card(self, tmp_path: Path) -> None:

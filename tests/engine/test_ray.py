@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -70,19 +70,9 @@ def one_auth_mode(ray_without_tokens: None) -> None:
     """Every Ray of this module without token authentication (`ray_without_tokens`)."""
 
 
+@pytest.mark.usefixtures("in_process_ray")
 class TestInProcess:
     """A Ray started in this process (2 CPUs), shared by the tests of this class."""
-
-    @pytest.fixture(scope="class", autouse=True)
-    def local_ray(self) -> Iterator[None]:
-        from evalstress.engine.ray import local_runtime_env
-
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env=local_runtime_env())
-        try:
-            yield
-        finally:
-            ray.shutdown()
 
     @pytest.mark.slow
     def test_ray_run_gives_the_serial_score_table(self, tmp_path: Path) -> None:
