@@ -75,7 +75,7 @@ def card(spec_or_specs: str | Sequence[str], data: str | Path | None = None, *,
     plans = [plan_card(spec, data=path, field_map=mapping, task=task, budget=budget,
                        gold=gold, generator=generator, max_chars=max_chars,
                        preferences=Path(preferences) if preferences is not None else None,
-                       exhaustive=exhaustive or backend == "ray")
+                       exhaustive=exhaustive)
              for spec in specs]
     tell = say or (lambda line: None)
     folders = card_folders(plans, Path(out) if out else None)

@@ -318,9 +318,8 @@ def build_atlas(chosen: Sequence[AtlasEntry], *, work: Path = WORK,
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    # the sequential design decides look by look on one machine: on Ray every test is whole
     seconds = make_cards([(entry.name, plan_card(entry.spec, budget=entry.budget,
-                                                 exhaustive=exhaustive or backend == "ray"),
+                                                 exhaustive=exhaustive),
                            f"card of {entry.spec} ({entry.budget} budget)") for entry in chosen],
                          work=work, published=published, cache_dir=cache_dir, force=force,
                          say=say, backend=backend, ray_address=ray_address)

@@ -210,7 +210,7 @@ def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path 
     check_page(page, published, force=force)
     for entry in chosen:
         check_published(published / entry.name, force=force)
-    return make_cards([(entry.name, plan_real(entry, data_dir, exhaustive or backend == "ray"),
+    return make_cards([(entry.name, plan_real(entry, data_dir, exhaustive),
                         f"card of {entry.metric.spec} on {entry.data.file}") for entry in chosen],
                       work=work, published=published, cache_dir=cache_dir, force=force, say=say,
                       backend=backend, ray_address=ray_address)
