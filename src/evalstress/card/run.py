@@ -390,10 +390,7 @@ def run_study(plan: CardPlan, method: MethodPlan, options: CardOptions, filename
     try:
         results = work()
     except errors as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        options.say(f"{method.title}: failed: {message}")
-        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
-                             error=message)
+        return failed_outcome(method, options, started, exc)
     seconds = time.perf_counter() - started
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
@@ -401,6 +398,14 @@ def run_study(plan: CardPlan, method: MethodPlan, options: CardOptions, filename
     record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
     options.say(f"{method.title}: done in {seconds:.0f} s")
     return MethodOutcome(method.key, "run", seconds, seconds, results=results)
+
+
+def failed_outcome(method: MethodPlan, options: CardOptions, started: float,
+                   exc: Exception) -> MethodOutcome:
+    """A method that failed: said, and kept in the card with its reason (the card goes on)."""
+    message = str(exc.args[0] if exc.args else exc)
+    options.say(f"{method.title}: failed: {message}")
+    return MethodOutcome(method.key, "failed", time.perf_counter() - started, error=message)
 
 
 def earlier_seconds(out: Path, key: str, fingerprint: str, run_dir: Path) -> float | None:
@@ -438,10 +443,7 @@ def run_method(plan: CardPlan, method: MethodPlan, options: CardOptions) -> Meth
         untrusted = runner(plan, method, options)
         results = read_run(run_dir)
     except METHOD_ERRORS as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        options.say(f"{method.title}: failed: {message}")
-        return MethodOutcome(method.key, "failed", time.perf_counter() - started,
-                             error=message)
+        return failed_outcome(method, options, started, exc)
     seconds = time.perf_counter() - started
     write_timing(options.out, method.key, fingerprint, time.time() - seconds, seconds)
     options.say(f"{method.title}: done in {seconds:.0f} s")
