@@ -232,3 +232,23 @@ def test_a_judge_card_asks_the_model_each_question_once_across_its_methods(
     assert {"blindspot", "criteria", "discernment", "bias", "position", "consistency"} <= ran, ran
     twice = [body for body, count in Counter(bodies).items() if count > 1]
     assert bodies and twice == [], f"{len(twice)} of {len(set(bodies))} questions asked twice"
+
+
+def test_a_study_that_fails_is_said_and_kept_with_its_reason_and_nothing_written(
+        tmp_path: Path) -> None:
+    from evalstress.card.make import plan_card
+    from evalstress.card.run import CardOptions, run_study
+
+    plan = plan_card("bleu", budget="small")
+    method = next(m for m in plan.methods if m.key == "correlation")
+    said: list[str] = []
+
+    def work() -> dict[str, object]:
+        raise ValueError("the data has no scored system outputs")
+
+    outcome = run_study(plan, method, CardOptions(tmp_path / "card", say=said.append),
+                        "study.json", "a study", work)
+    assert outcome.status == "failed"
+    assert outcome.error == "the data has no scored system outputs"
+    assert said[-1] == f"{method.title}: failed: the data has no scored system outputs"
+    assert not (tmp_path / "card" / "runs" / "correlation" / "study.json").exists()
