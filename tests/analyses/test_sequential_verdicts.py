@@ -111,8 +111,8 @@ def test_a_bias_placebo_stays_planned_while_an_arm_of_its_probe_is_open() -> Non
 
 
 def test_a_design_is_checked_when_made() -> None:
-    with pytest.raises(ValueError, match="blindspot or bias"):
-        VerdictDesign(10, kind="criteria")
+    with pytest.raises(ValueError, match="blindspot or bias or criteria"):
+        VerdictDesign(10, kind="discernment")
     with pytest.raises(ValueError, match="interim_alpha"):
         VerdictDesign(10, interim_alpha=0)
 

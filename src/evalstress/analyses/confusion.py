@@ -52,6 +52,7 @@ from evalstress.analyses.stats import (
 from evalstress.analyses.trust import VariantTrust
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, frame_or_groups
+from evalstress.criteria import Expectation
 
 
 @dataclass
@@ -172,12 +173,7 @@ def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[
         if row is None:
             unknown.add(ps.perturbation)
             continue
-        if quality in row.should_move:
-            test = "directional"
-        elif quality in row.should_stay:
-            test = "invariance"
-        else:
-            test = "none"
+        test = test_of(quality, row)
         d = ps.differences
         low, high = mean_ci(d, n_boot=n_boot, seed=seed)
         pvalue, passed = None, None
@@ -208,6 +204,23 @@ def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[
     return ConfusionResult(items, _summaries(items),
                            inter_aspect_matrices(table, human, left_out), alpha, min_effect,
                            notes, trust)
+
+
+def test_of(quality: str, row: Expectation) -> str:
+    """An item's test: directional when its quality aspect should move under the perturbation
+    (S_T), invariance when it should stay (S_F), none when neither."""
+    if quality in row.should_move:
+        return "directional"
+    return "invariance" if quality in row.should_stay else "none"
+
+
+def item_test(evaluator: str, aspect: str, perturbation: str,
+              aspect_map: Mapping[str, str] | None = None) -> str:
+    """The test the analysis gives an evaluator aspect under a perturbation; none when the
+    aspect maps to no quality aspect or the perturbation has no expectation (left out)."""
+    quality = quality_aspect(evaluator, aspect, aspect_map)
+    row = expectation_for(perturbation)
+    return "none" if quality is None or row is None else test_of(quality, row)
 
 
 def _summaries(items: Sequence[ConfusionItem]) -> list[ConfusionSummary]:

@@ -34,6 +34,10 @@ while the tolerance is the same (under this design the final analysis takes each
 tolerance from every original the run scored, `tolerance_over="run"`, as these intervals do).
 Error rates: the final analysis keeps its own (Holm: any false claim <= alpha); the interim
 stops add at most `interim_alpha` to that in the worst case.
+
+The criteria method's items (kind "criteria") take the same looks, spending and unit rule with
+a rule of their own for the binary PASS / FAIL of paper 000 (`analyses.criteria_rule`); an
+item whose aspect has no test for the perturbation settles at once.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from evalstress.analyses import criteria_rule
+from evalstress.analyses.confusion import item_test
 from evalstress.analyses.sequential import obf_spent
 from evalstress.analyses.verdicts import (
     MIN_N,
@@ -61,7 +67,7 @@ from evalstress.analyses.verdicts import (
 from evalstress.core.records import ORIGINAL
 
 #: the methods whose tests this design settles, by the shape of their tests
-KINDS = ("blindspot", "bias")
+KINDS = ("blindspot", "bias", "criteria")
 #: a bias probe's arm that every other arm is compared with
 PLACEBO = "placebo"
 UnitKey = tuple[str, str]  # (perturbation, severity)
@@ -119,6 +125,10 @@ class VerdictDesign:
     seed: int = 0
     #: texts the exhaustive design would score (originals and variants), when known
     full_texts: int | None = None
+    #: criteria: the analysis's smallest rank-biserial r that counts as an effect
+    min_effect: float = 0.3
+    #: criteria: the analysis's map from evaluator aspects to quality aspects
+    aspect_map: Mapping[str, str] | None = None
     _look: int = 0
     _seen: set[str] = field(default_factory=set)
     _originals: dict[TestKey, dict[str, float]] = field(
@@ -153,7 +163,8 @@ class VerdictDesign:
     def describe(self) -> dict[str, Any]:
         return {"design": "sequential verdicts", "kind": self.kind, "looks": self.looks,
                 "alpha": self.alpha, "interim_alpha": self.interim_alpha,
-                "futility": self.futility, "min_n": self.min_n, "n_examples": self.n_examples}
+                "futility": self.futility, "min_n": self.min_n, "n_examples": self.n_examples,
+                **({"min_effect": self.min_effect} if self.kind == "criteria" else {})}
 
     def stopped(self) -> frozenset[tuple[str, ...]] | None:
         """Units settled so far: the runner plans no more variants for them."""
@@ -187,7 +198,8 @@ class VerdictDesign:
         final = self._look >= self.looks or t >= 1.0
         tests = [(unit, key) for unit in self._scores if self._tested(unit)
                  for key in self._scores[unit]]
-        level = (obf_spent(t, self.interim_alpha) - self._spent) / max(1, len(tests))
+        claims = [test for test in tests if self.item_test(*test) != "none"]
+        level = (obf_spent(t, self.interim_alpha) - self._spent) / max(1, len(claims))
         settled = 0
         for unit, key in tests:
             state = self._tests.setdefault((unit, key), TestState())
@@ -202,6 +214,13 @@ class VerdictDesign:
                               else None, "tests_settled": settled,
                               "units_stopped": len(self._stopped),
                               "units_open": len(self._scores) - len(self._stopped)})
+
+    def item_test(self, unit: UnitKey, key: TestKey) -> str:
+        """The test a unit's evaluator aspect gets: the criteria analysis's directional,
+        invariance or none; the other kinds' four-way verdict ("four-way")."""
+        if self.kind != "criteria":
+            return "four-way"
+        return item_test(key[0], key[1], unit[0], self.aspect_map)
 
     def _tested(self, unit: UnitKey) -> bool:
         """Whether the unit carries tests of its own (a bias placebo does not)."""
@@ -234,9 +253,19 @@ class VerdictDesign:
 
     def _decide(self, unit: UnitKey, key: TestKey, t: float, level: float
                 ) -> dict[str, Any] | None:
+        test = self.item_test(unit, key)
+        if test == "none":
+            return {"verdict": None, "reason": "no test", "test": test, "look": self._look}
         d = self.differences(unit, key)
         if d.size < max(2, self.min_n) or level <= 0:
             return None
+        if self.kind == "criteria":
+            total = max(int(d.size), round(d.size / max(t, 1e-9)))
+            decision = criteria_rule.decide_item(
+                d, test, level=level, total=total, alpha=self.alpha,
+                min_effect=self.min_effect, futility=self.futility, n_boot=self.n_boot,
+                seed=[self.seed, self._look, d.size])
+            return None if decision is None else {**decision, "look": self._look}
         boot = bootstrap_means(d, n_boot=self.n_boot, seed=[self.seed, self._look, d.size])
         se = standard_error(boot) or 0.0
         estimate = float(d.mean())
@@ -290,4 +319,5 @@ class VerdictDesign:
             units.append({"perturbation": unit[0], "severity": unit[1],
                           "stopped": self._stopped.get(unit), "tests": tests})
         return {**self.describe(), "looks_taken": self._history, "units": units,
-                "cost": self.cost(), "rule": RULE}
+                "cost": self.cost(),
+                "rule": criteria_rule.RULE if self.kind == "criteria" else RULE}

@@ -532,7 +532,7 @@ def consistency_method(traits: EvaluatorTraits, budget: Budget,
 
 
 #: the methods whose four-way verdicts a model-based evaluator's card settles sequentially
-SEQUENTIAL = ("blindspot", "bias")
+SEQUENTIAL = ("blindspot", "bias", "criteria")
 #: the design's settings (`analyses.sequential_verdicts.VerdictDesign`): looks over the
 #: examples, the error the interim looks may spend, the futility threshold
 VERDICT_DESIGN = {"looks": 6, "interim_alpha": 0.01, "futility": 0.10}

@@ -145,6 +145,8 @@ def sequential_policy(suite: Suite, examples: int) -> SequentialDesign:
 
 #: the suite options the four-way verdicts' design takes from the analysis it stands for
 VERDICT_OPTIONS = ("alpha", "tol_share", "n_boot", "seed")
+#: the criteria analysis's own options its sequential design takes as well
+CRITERIA_VERDICT_OPTIONS = ("min_effect", "aspect_map")
 
 
 def verdict_policy(suite: Suite, examples: Sequence[Example],
@@ -154,8 +156,10 @@ def verdict_policy(suite: Suite, examples: Sequence[Example],
     design would score (each example's original and its units)."""
     options = suite.options
     full = sum(1 + sum(1 for _ in suite.units(e.task)) for e in examples)
+    taken = (*VERDICT_OPTIONS,
+             *(CRITERIA_VERDICT_OPTIONS if design.get("kind") == "criteria" else ()))
     return VerdictDesign(len(examples), full_texts=full, tolerance=options.get("tolerance"),
-                         **{k: options[k] for k in VERDICT_OPTIONS if k in options},
+                         **{k: options[k] for k in taken if k in options},
                          **dict(design))
 
 
