@@ -1,5 +1,5 @@
 """The card's sequential verdicts against its exhaustive design, side by side in one run: for
-each evaluator the same card made twice (blind spots, and bias probes for a judge), once with
+each evaluator the same card made twice (blind spots; bias probes and criteria for a judge), once with
 `exhaustive=True`, once as a model-based evaluator's card runs by default, each with a cache of
 its own, and the two compared test by test.
 
@@ -8,7 +8,10 @@ its own, and the two compared test by test.
   monotonic check) are counted apart, as `steps`;
 - same: the tests whose verdict (detects / blind / reversed / inconclusive) is the same;
 - texts: texts scored (originals and variants, distinct), sequential / exhaustive;
-- calls: the requests the fake server took (personas only).
+- calls: the requests the fake server took (personas only);
+- criteria same: the criteria method's items (evaluator aspect x perturbation x severity,
+  paper 000's PASS / FAIL; items without a test counted too) whose verdict is the same, of
+  all its items (personas only: their cards make the criteria method too).
 
 Evaluators: the fake server's judge personas (the five planted biases at 0.4 with noise 0.3,
 `fair`, `noisy:0.5`, `constant`) on the standard budget (57 built-in examples, three seeds),
@@ -44,6 +47,15 @@ MODELS = ("bertscore", "gpt-ppl")
 #: of the budget it narrows, as the real-data atlas's does)
 SMALL_DATA = replace(get_budget("standard"), examples=40, seeds=1,
                      description="up to 40 examples spread over the tasks, one seed")
+
+
+def criteria_verdicts(card_dir: Path) -> dict[tuple[str, ...], bool | None]:
+    """The criteria method's items -> PASS (True) / FAIL (False) / no test (None)."""
+    path = card_dir / "runs" / "criteria" / "results.json"
+    if not path.exists():
+        return {}
+    return {(i["evaluator"], i["aspect"], i["perturbation"], str(i["severity"])): i["passed"]
+            for i in json.loads(path.read_text())["analyses"]["criteria-confusion"]["items"]}
 
 
 def verdicts(card_dir: Path) -> tuple[dict[tuple[str, ...], str], dict[tuple[str, ...], str]]:
@@ -92,18 +104,23 @@ def card_pair(spec: str, budget: Budget, keys: tuple[str, ...], work: Path,
         make_card(plan, CardOptions(out=out, cache_dir=work / f"cache-{kind}", workers=1))
         made[kind] = {"seconds": time.perf_counter() - started, "texts": texts(out),
                         "calls": calls() - before if calls else None,
-                        "verdicts": verdicts(out)}
+                        "verdicts": verdicts(out), "criteria": criteria_verdicts(out)}
     exhaustive, sequential = made["exhaustive"], made["sequential"]
     tests, steps = exhaustive["verdicts"]
     seq_tests, seq_steps = sequential["verdicts"]
+    items, seq_items = exhaustive["criteria"], sequential["criteria"]
     return {"tests": len(tests), "same": sum(seq_tests.get(k) == v for k, v in tests.items()),
             "steps": len(steps), "same_steps": sum(seq_steps.get(k) == v
                                                    for k, v in steps.items()),
             "texts": (sequential["texts"], exhaustive["texts"]),
             "calls": (sequential["calls"], exhaustive["calls"]),
             "seconds": (sequential["seconds"], exhaustive["seconds"]),
+            "criteria": len(items), "same_criteria": sum(
+                k in seq_items and seq_items[k] == v for k, v in items.items()),
             "differ": sorted(f"{k}: {v} -> {seq_tests.get(k)}" for k, v in tests.items()
-                             if seq_tests.get(k) != v)}
+                             if seq_tests.get(k) != v) + sorted(
+                f"criteria {k}: {v} -> {seq_items.get(k)}" for k, v in items.items()
+                if seq_items.get(k) != v)}
 
 
 def row(label: str, found: dict[str, Any]) -> None:
@@ -112,7 +129,12 @@ def row(label: str, found: dict[str, Any]) -> None:
     print(f"| {label} | {found['tests']} | {found['same']} "
           f"({found['same'] / max(1, found['tests']):.0%}) | {share(found['texts'])} "
           f"| {share(found['calls'])} | {found['same_steps']}/{found['steps']} "
-          f"| {seconds} |", flush=True)
+          f"| {seconds} | {criteria_cell(found)} |", flush=True)
+
+
+def criteria_cell(found: dict[str, Any]) -> str:
+    """'11/11': the criteria items with the same verdict, of all; '-' without the method."""
+    return f"{found['same_criteria']}/{found['criteria']}" if found["criteria"] else "-"
 
 
 def share(pair: tuple[Any, Any]) -> str:
@@ -131,8 +153,8 @@ def main() -> None:
     args = parser.parse_args()
     design = {"looks": args.looks} if args.looks else None
     print("| evaluator | tests | same verdict | texts seq./exh. | calls seq./exh. "
-          "| steps same | seconds seq./exh. |")
-    print("|---|---|---|---|---|---|---|")
+          "| steps same | seconds seq./exh. | criteria same |")
+    print("|---|---|---|---|---|---|---|---|")
     work = args.work or Path(tempfile.mkdtemp(prefix="sequential-cost-"))
     results: list[tuple[str, dict[str, Any]]] = []
     if args.only in (None, "personas"):
@@ -140,7 +162,8 @@ def main() -> None:
             with FakeServer(responder=persona(who), models=(MODEL,)) as server:
                 spec = f"judge:model={MODEL},base_url={server.base_url},form=score-only"
                 results.append((f"judge persona {who}", card_pair(
-                    spec, get_budget("standard"), ("blindspot", "bias"), work / f"p{i}",
+                    spec, get_budget("standard"), ("blindspot", "bias", "criteria"),
+                    work / f"p{i}",
                     calls=lambda server=server: server.calls, design=design)))
             row(*results[-1])
     if args.only in (None, "models"):
@@ -149,12 +172,13 @@ def main() -> None:
                             card_pair(name, SMALL_DATA, ("blindspot",), work / name,
                                       design=design)))
             row(*results[-1])
-    tests = same = used = full = 0
+    tests = same = used = full = items = same_items = 0
     for _, found in results:
         tests, same = tests + found["tests"], same + found["same"]
         used, full = used + found["texts"][0], full + found["texts"][1]
+        items, same_items = items + found["criteria"], same_items + found["same_criteria"]
     print(f"| all | {tests} | {same} ({same / max(1, tests):.0%}) | "
-          f"{share((used, full))} | | | |")
+          f"{share((used, full))} | | | | {same_items}/{items} |")
     for label, found in results:
         for line in found["differ"]:
             print(f"differs: {label}: {line}")
