@@ -115,12 +115,66 @@ def test_bias_probes_of_each_persona_reach_the_exhaustive_verdicts(tmp_path: Pat
     assert found["sequential"]["calls"] <= 0.4 * found["exhaustive"]["calls"]
 
 
+#: the personas the criteria method is checked on: fair, noisy, constant and a biased one
+CRITERIA_PERSONAS = ("fair", "noisy:0.5", "constant", "verbosity:0.4+noisy:0.3")
+
+
+def criteria_items(folder: Path) -> dict[tuple[str, ...], bool | None]:
+    """The criteria method's items -> PASS (True), FAIL (False), no test (None)."""
+    analysis = json.loads((folder / "runs" / "criteria" / "results.json").read_text())
+    return {(i["evaluator"], i["aspect"], i["perturbation"], str(i["severity"])): i["passed"]
+            for i in analysis["analyses"]["criteria-confusion"]["items"]}
+
+
+@pytest.fixture(scope="module")
+def criteria_cards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Each persona's standard card of the criteria method alone, exhaustive and sequential."""
+    return {who: pair(tmp_path_factory.mktemp("criteria"), who, ("criteria",))
+            for who in CRITERIA_PERSONAS}
+
+
+def test_the_criteria_method_of_the_personas_reaches_the_exhaustive_verdicts(
+        criteria_cards: dict[str, dict[str, Any]]) -> None:
+    items = same = calls = full = 0
+    for who, found in criteria_cards.items():
+        exhaustive = criteria_items(found["exhaustive"]["folder"])
+        sequential = criteria_items(found["sequential"]["folder"])
+        assert len(exhaustive) == 11, who  # 11 perturbation x severity units, one aspect
+        items += len(exhaustive)
+        same += sum(sequential.get(k) == v for k, v in exhaustive.items())
+        calls += found["sequential"]["calls"]
+        full += found["exhaustive"]["calls"]
+        # each persona on its own spends at most half the exhaustive card's calls
+        assert found["sequential"]["calls"] <= 0.5 * found["exhaustive"]["calls"], who
+    assert same >= 0.95 * items, (same, items)
+    assert calls <= 0.4 * full, (calls, full)
+    # the fair persona misses what leaves its content signal alone (sentence and word
+    # exchange) and finds spelling mistakes and deleted sentences, in both designs
+    fair = criteria_items(criteria_cards["fair"]["sequential"]["folder"])
+    assert {k[2] for k, v in fair.items() if v} == {"spelling-mistake", "sentence-deletion"}
+
+
+def test_the_card_states_the_criteria_method_s_design(
+        criteria_cards: dict[str, dict[str, Any]]) -> None:
+    found = criteria_cards["fair"]
+    card = found["sequential"]["card"]
+    assert card_problems(card) == []
+    design = card["methods"]["criteria"]["design"]
+    assert design["design"] == "sequential" and design["tests"] == 11
+    assert design["settled_early"] + design["futile_early"] == 11
+    assert design["texts"] < design["full_texts"]
+    md = (found["sequential"]["folder"] / "card.md").read_text()
+    assert f"sequential design: {design['texts']:,} of the {design['full_texts']:,}" in md
+    assert "design" not in found["exhaustive"]["card"]["methods"]["criteria"]
+
+
 def test_a_lexical_metric_and_exhaustive_cards_plan_no_sequential_design() -> None:
     assert all(not m.design for m in plan_card("bleu", budget="small").methods)
     judge = "judge:model=gpt-4o-mini,base_url=http://127.0.0.1:9/v1,form=score-only"
     sequential = plan_card(judge, budget="small")
     assert sequential.method("blindspot").design["kind"] == "blindspot"
     assert sequential.method("bias").design["kind"] == "bias"
+    assert sequential.method("criteria").design["kind"] == "criteria"
     assert not sequential.method("discernment").design
     exhaustive = plan_card(judge, budget="small", exhaustive=True)
     assert all(not m.design for m in exhaustive.methods)
