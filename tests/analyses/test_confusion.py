@@ -75,3 +75,30 @@ def test_inter_aspect_matrix_and_json(make_table):
     assert result.matrices[1].name == "human"
     data = result.to_dict()
     assert json.loads(json.dumps(data, allow_nan=False)) == data
+
+
+def test_a_sequential_run_s_matrices_take_the_examples_every_unit_scored(make_table):
+    """A unit that stopped after the first 6 examples leaves the others with fewer units: over
+    all texts the matrix would weigh the open unit more; `matrices_over="common"` takes only
+    the 6 examples with a text of every unit (their originals and all their variants)."""
+    rng = np.random.default_rng(8)
+    f_orig, c_orig = rng.normal(4, 1, 12), rng.normal(4, 1, 12)
+    f_open, c_open = rng.normal(3, 1, 12), rng.normal(3, 1, 12)
+    f_stop, c_stop = rng.normal(2, 1, 6), rng.normal(4, 1, 6)
+    table = pd.concat([
+        make_table(list(f_orig), {("spelling-mistake", "0.1"): list(f_open),
+                                  ("word-exchange", "1"): list(f_stop)}, aspect="fluency"),
+        make_table(list(c_orig), {("spelling-mistake", "0.1"): list(c_open),
+                                  ("word-exchange", "1"): list(c_stop)}, aspect="coherence"),
+    ], ignore_index=True)
+    every, = criteria_confusion(table).matrices
+    common, = criteria_confusion(table, matrices_over="common").matrices
+    fluency = np.concatenate([f_orig[:6], f_open[:6], f_stop])
+    coherence = np.concatenate([c_orig[:6], c_open[:6], c_stop])
+    assert common.n == 18 and every.n == 30
+    assert common.values[0][1] == pytest.approx(stats.pearsonr(coherence, fluency).statistic)
+    all_f = np.concatenate([f_orig, f_open, f_stop])
+    all_c = np.concatenate([c_orig, c_open, c_stop])
+    assert every.values[0][1] == pytest.approx(stats.pearsonr(all_c, all_f).statistic)
+    with pytest.raises(ValueError, match="Did you mean .common."):
+        criteria_confusion(table, matrices_over="comon")

@@ -98,8 +98,11 @@ def test_a_sequential_designs_analysis_takes_each_rows_tolerance_from_the_whole_
     job = SimpleNamespace(suite=suite, options={}, verdict_design={"kind": "blindspot"},
                           backend="local")
     assert analysis_options(job)["tolerance_over"] == "run"  # type: ignore[arg-type]
+    # the criteria method's matrices take the examples every unit scored
+    assert analysis_options(job)["matrices_over"] == "common"  # type: ignore[arg-type]
     exhaustive = SimpleNamespace(suite=suite, options={}, verdict_design=None, backend="local")
     assert "tolerance_over" not in analysis_options(exhaustive)  # type: ignore[arg-type]
+    assert "matrices_over" not in analysis_options(exhaustive)  # type: ignore[arg-type]
     on_ray = SimpleNamespace(suite=suite, options={}, verdict_design={"kind": "blindspot"},
                              backend="ray")  # Ray drops the design: every row is whole
     assert "tolerance_over" not in analysis_options(on_ray)  # type: ignore[arg-type]

@@ -7,7 +7,8 @@ Options per analysis (the keys each reads from the suite's `options:` and the co
   (holm|bh|none), n_boot, seed
 - discernment: expert_weights, aspect_map, level_map, alpha, zero_method, hmp, by_task,
   include_unverified
-- criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key, include_unverified
+- criteria-confusion: aspect_map, alpha, min_effect, n_boot, seed, human_key, include_unverified,
+  matrices_over (all | common: the examples every unit scored, under a sequential design)
 
 `include_unverified` keeps the LLM-written variants nothing verified (`analyses.trust`); by
 default discernment and criteria confusion set them aside and say how many.
@@ -41,7 +42,7 @@ BLINDSPOT_OPTIONS = ("rel_tol", "abs_tol", "protocol", "strict", "max_missing", 
 DISCERNMENT_OPTIONS = ("expert_weights", "aspect_map", "level_map", "alpha", "zero_method", "hmp",
                        "by_task")
 BIAS_OPTIONS = ("tolerance", "tol_share", "alpha", "correction", "n_boot", "seed")
-CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed")
+CONFUSION_OPTIONS = ("aspect_map", "alpha", "min_effect", "n_boot", "seed", "matrices_over")
 #: the option that keeps unverified LLM-written variants in the verdicts
 INCLUDE_UNVERIFIED = "include_unverified"
 

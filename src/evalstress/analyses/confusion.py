@@ -20,7 +20,10 @@ Defaults: alpha = 0.05, min_effect = 0.3 (a moderate rank-biserial effect); no c
 for multiple comparisons (the counts are descriptive; the thresholds are in every result).
 
 Beside the tests: the inter-aspect correlation matrix (Pearson) of the evaluator's scores over
-all scored texts, and, where examples carry human scores, the humans' matrix.
+all scored texts, and, where examples carry human scores, the humans' matrix. Under the card's
+sequential design (`matrices_over="common"`) a unit stops scoring once its items settle, so
+all scored texts would over-represent the units that stayed open: the matrices then take only
+the examples every unit scored (each example's original and all its variants).
 
 LLM-written variants nothing verified (`analyses.trust`: their attack's checks measured below
 the precision floor, no verifier) are left out of the tests and the matrices unless `trust`
@@ -52,7 +55,12 @@ from evalstress.analyses.stats import (
 from evalstress.analyses.trust import VariantTrust
 from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, frame_or_groups
+from evalstress.core.strict import unknown_name_error
 from evalstress.criteria import Expectation
+
+#: which texts the inter-aspect matrices take: every scored text, or the examples every unit
+#: scored (a sequential design's run)
+MATRICES_OVER = ("all", "common")
 
 
 @dataclass
@@ -148,13 +156,18 @@ def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[
                        alpha: float = 0.05, min_effect: float = 0.3, n_boot: int = 1000,
                        seed: int = 0,
                        human: pd.DataFrame | None = None,
-                       trust: VariantTrust | None = None) -> ConfusionResult:
+                       trust: VariantTrust | None = None,
+                       matrices_over: str = "all") -> ConfusionResult:
     """Directional and invariance tests plus inter-aspect matrices (see module docstring).
 
     `human`, if given, has one row per example and one column per human-scored aspect.
     `trust` says which LLM-written perturbations are unverified (left out unless it includes
-    them) or below the precision floor.
+    them) or below the precision floor. `matrices_over`: "all" scored texts, or only the
+    examples every unit scored ("common", for a run whose units stopped early).
     """
+    if matrices_over not in MATRICES_OVER:
+        raise unknown_name_error("matrices_over", matrices_over, MATRICES_OVER,
+                                 "criteria-confusion")
     trust = trust or VariantTrust()
     items: list[ConfusionItem] = []
     notes: list[str] = []
@@ -202,8 +215,9 @@ def criteria_confusion(table: pd.DataFrame | ScoreTable, *, aspect_map: Mapping[
         notes.append(set_aside)
     left_out = {p for p in trust.unverified if not trust.keeps(p)}
     return ConfusionResult(items, _summaries(items),
-                           inter_aspect_matrices(table, human, left_out), alpha, min_effect,
-                           notes, trust)
+                           inter_aspect_matrices(table, human, left_out,
+                                                 common=matrices_over == "common"),
+                           alpha, min_effect, notes, trust)
 
 
 def test_of(quality: str, row: Expectation) -> str:
@@ -240,22 +254,35 @@ def _summaries(items: Sequence[ConfusionItem]) -> list[ConfusionSummary]:
 
 def inter_aspect_matrices(table: pd.DataFrame | ScoreTable,
                           human: pd.DataFrame | None = None,
-                          left_out: set[str] | None = None) -> list[AspectMatrix]:
+                          left_out: set[str] | None = None,
+                          common: bool = False) -> list[AspectMatrix]:
     """Pearson correlation between the aspects of each multi-aspect evaluator over all texts
-    it scored (originals and variants, but those of the `left_out` perturbations), and between
-    the human aspects when given."""
+    it scored (originals and variants, but those of the `left_out` perturbations; `common`:
+    only of the examples that have a text of every unit), and between the human aspects when
+    given."""
     out = []
     units = ["example_id", "perturbation", "severity", "seed"]
     for (evaluator,), rows in frame_or_groups(table, ["evaluator"],
                                               [*units, "aspect", "score", "status"]):
         group = rows[(rows["example_id"] != CORPUS) & (rows["status"] == "ok")
                      & ~rows["perturbation"].isin(sorted(left_out or ()))]
+        if common:
+            group = group[group["example_id"].isin(common_examples(group))]
         wide = group.pivot_table(index=units, columns="aspect", values="score", aggfunc="mean")
         if wide.shape[1] >= 2:
             out.append(matrix_of(str(evaluator), wide))
     if human is not None and human.shape[1] >= 2:
         out.append(matrix_of("human", human))
     return out
+
+
+def common_examples(rows: pd.DataFrame) -> list[str]:
+    """The examples with a text of every (perturbation, severity) unit the rows hold (the
+    original counted as one): those a sequential design scored before any unit stopped."""
+    pairs = rows[["example_id", "perturbation", "severity"]].drop_duplicates()
+    units = pairs.groupby("example_id").size()
+    return [str(e) for e in units.index[units == len(pairs[["perturbation", "severity"]]
+                                                     .drop_duplicates())]]
 
 
 def matrix_of(name: str, wide: pd.DataFrame, method: str = "pearson") -> AspectMatrix:

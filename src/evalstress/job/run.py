@@ -232,9 +232,10 @@ def estimate_job(job: StressJob) -> JobEstimate:
 def analysis_options(job: StressJob) -> dict[str, Any]:
     """Options the analyses see: the suite's, then the job's, and the suite's protocol."""
     # a sequential design's rows stop on different examples: their tolerance comes from every
-    # original the run scored, as the design's own interim intervals take it
-    design = ({"tolerance_over": "run"} if job.verdict_design is not None
-              and job.backend != "ray" else {})
+    # original the run scored, as the design's own interim intervals take it; the criteria
+    # method's inter-aspect matrices take the examples every unit scored
+    design = ({"tolerance_over": "run", "matrices_over": "common"}
+              if job.verdict_design is not None and job.backend != "ray" else {})
     return {**job.suite.options, **design, **dict(job.options), "protocol": job.suite.protocol}
 
 
