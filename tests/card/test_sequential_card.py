@@ -165,7 +165,34 @@ def test_the_card_states_the_criteria_method_s_design(
     assert design["texts"] < design["full_texts"]
     md = (found["sequential"]["folder"] / "card.md").read_text()
     assert f"sequential design: {design['texts']:,} of the {design['full_texts']:,}" in md
+    # the line points at the criteria rule's own page
+    assert "criteria-confusion.md&#35;sequential-items-on-a-card" in md
+    assert "given the no-effect verdict by futility" in md
     assert "design" not in found["exhaustive"]["card"]["methods"]["criteria"]
+
+
+def test_a_criteria_item_without_a_test_is_not_counted_and_futility_is_worded_for_it() -> None:
+    from evalstress.card.sequential import design_line, design_of
+
+    def test(reason: str) -> dict[str, Any]:
+        return {"evaluator": "j", "aspect": "a", "verdict": None, "reason": reason}
+
+    record = {"sequential": {
+        "design": "sequential verdicts", "looks": 6, "interim_alpha": 0.01, "futility": 0.1,
+        "cost": {"texts": 40, "full_texts": 100, "share": 0.4},
+        "units": [{"perturbation": "p", "severity": "1", "stopped": {"look": 1},
+                   "tests": [test("settled"), test("futility"), test("no test")]},
+                  {"perturbation": "q", "severity": "1", "stopped": None,
+                   "tests": [test("open at the last look")]}]}}
+    design = design_of(record)
+    assert design is not None
+    assert (design["tests"], design["settled_early"], design["futile_early"]) == (3, 1, 1)
+    criteria = design_line({"key": "criteria", "design": design})
+    blindspot = design_line({"key": "blindspot", "design": design})
+    assert criteria is not None and blindspot is not None
+    assert "1 of 3 tests settled before the last example, 1 given the no-effect verdict by " \
+           "futility" in criteria and "criteria-confusion.md#sequential-items" in criteria
+    assert "1 left inconclusive by futility" in blindspot and "blind-spots.md#" in blindspot
 
 
 def test_a_lexical_metric_and_exhaustive_cards_plan_no_sequential_design() -> None:

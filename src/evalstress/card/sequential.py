@@ -1,8 +1,8 @@
 """What a method's sequential design did, as the card states it: the texts it scored against the
 exhaustive design's, and how many of its tests settled before the last example.
 
-A model-based evaluator's blind-spot and bias tests stop once their verdict is settled
-(`analyses.sequential_verdicts`); the method's run records the design in its results.json
+A model-based evaluator's blind-spot, bias and criteria tests stop once their verdict is
+settled (`analyses.sequential_verdicts`); the method's run records the design in its results.json
 (`sequential`). This module reads that record into the section's `design` entry of card.json
 and words it once for card.md, card.html and the terminal.
 """
@@ -14,6 +14,11 @@ from typing import Any
 
 #: where the rule and its error guarantee are documented
 DOC = "docs/methods/blind-spots.md#sequential-verdicts"
+#: a method whose rule is documented on a page of its own
+DOCS = {"criteria": "docs/methods/criteria-confusion.md#sequential-items-on-a-card"}
+#: what futility does to a test: the four-way verdicts leave it inconclusive; a criteria item
+#: gets the verdict of no effect (a directional FAIL, an invariance PASS)
+FUTILE = {"criteria": "given the no-effect verdict by futility"}
 
 
 def design_of(results: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -22,7 +27,9 @@ def design_of(results: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(record, Mapping) or record.get("design") != "sequential verdicts":
         return None
     cost = record.get("cost") or {}
-    tests = [t for unit in record.get("units") or [] for t in unit.get("tests") or []]
+    # a criteria item without a test (its aspect neither should move nor stay) claims nothing
+    tests = [t for unit in record.get("units") or [] for t in unit.get("tests") or []
+             if t.get("reason") != "no test"]
     early = [t for t in tests if t.get("reason") in ("settled", "futility")]
     stopped = [u for u in record.get("units") or [] if u.get("stopped")]
     return {"design": "sequential", "looks": record.get("looks"),
@@ -49,5 +56,7 @@ def design_line(section: Mapping[str, Any]) -> str | None:
               else f"{texts} texts scored")
     return (f"sequential design: {scored}; {design.get('settled_early', 0)} of "
             f"{design.get('tests', 0)} tests settled before the last example, "
-            f"{design.get('futile_early', 0)} left inconclusive by futility; the others "
-            f"took every example (--exhaustive: all of them do; {DOC})")
+            f"{design.get('futile_early', 0)} "
+            f"{FUTILE.get(str(section.get('key')), 'left inconclusive by futility')}; the others "
+            f"took every example (--exhaustive: all of them do; "
+            f"{DOCS.get(str(section.get('key')), DOC)})")
