@@ -1,7 +1,7 @@
 """The card's sequential verdicts against its exhaustive design, side by side in one run: for
-each evaluator the same card made twice (blind spots; bias probes and criteria for a judge), once with
-`exhaustive=True`, once as a model-based evaluator's card runs by default, each with a cache of
-its own, and the two compared test by test.
+each evaluator the same card made twice (blind spots; for a judge also the bias probes and the
+criteria method), once with `exhaustive=True`, once as a model-based evaluator's card runs by
+default, each with a cache of its own, and the two compared test by test.
 
 - tests: the four-way verdicts of the card's tests, one per (blind-spot row, severity) and
   per (bias probe, arm), each evaluator aspect apart; the steps between severities (the

@@ -100,5 +100,5 @@ def test_a_sequential_run_s_matrices_take_the_examples_every_unit_scored(make_ta
     all_f = np.concatenate([f_orig, f_open, f_stop])
     all_c = np.concatenate([c_orig, c_open, c_stop])
     assert every.values[0][1] == pytest.approx(stats.pearsonr(all_c, all_f).statistic)
-    with pytest.raises(ValueError, match="Did you mean .common."):
+    with pytest.raises(ValueError, match="Did you mean 'common'"):
         criteria_confusion(table, matrices_over="comon")

@@ -1,6 +1,6 @@
-"""A judge's card stops its blind-spot and bias tests once settled: on the fake server's judge
-personas it reaches the verdicts of the exhaustive card with fewer calls, says so on every
-face, and `--exhaustive` (plan_card(exhaustive=True)) runs every example."""
+"""A judge's card stops its blind-spot, bias and criteria tests once settled: on the fake
+server's judge personas it reaches the verdicts of the exhaustive card with fewer calls, says so
+on every face, and `--exhaustive` (plan_card(exhaustive=True)) runs every example."""
 
 from __future__ import annotations
 

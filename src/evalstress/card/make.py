@@ -105,7 +105,7 @@ def plan_card(spec: str, *, data: Path | None = None, field_map: Any = None,
     (the real-data atlas's: the paper budget capped at 100 examples). `preferences`: a file of
     pairs with the human preference (`core.preferences`), read and checked here.
     `exhaustive`: every test on every example, also for a model-based evaluator (whose
-    blind-spot and bias tests otherwise stop once settled)."""
+    blind-spot, bias and criteria tests otherwise stop once settled)."""
     chosen = get_budget(budget) if isinstance(budget, str) else budget
     traits = evaluator_traits(spec)
     check_attack_specs(gold, generator)

@@ -179,7 +179,7 @@ class EvaluatorTraits:
     #: not corpus-level); else the driver does, and a card needs no cluster
     on_cluster: bool = True
     #: each text it scores costs a model's time or a paid call (`calls_model`): the card's
-    #: blind-spot and bias tests then stop once settled (`verdict_design`)
+    #: blind-spot, bias and criteria tests then stop once settled (`verdict_design`)
     model_based: bool = False
 
     @classmethod
@@ -416,7 +416,7 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                  preferences: PreferenceData | None = None, exhaustive: bool = False
                  ) -> tuple[MethodPlan, ...]:
     """Every method of the card, planned to run or not with the reason; a model-based
-    evaluator's blind-spot and bias tests stop once settled unless `exhaustive`."""
+    evaluator's blind-spot, bias and criteria tests stop once settled unless `exhaustive`."""
     methods = plan_all_methods(traits, budget, examples, gold=gold, generator=generator,
                                preferences=preferences)
     if exhaustive or not traits.model_based:
