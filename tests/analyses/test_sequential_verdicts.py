@@ -121,3 +121,31 @@ def test_a_declared_tolerance_is_the_final_analysis_s() -> None:
     design = VerdictDesign(40, tolerance={f"{EVALUATOR}/{ASPECT}": 0.5, "other": 9.0})
     assert design.delta((EVALUATOR, ASPECT)) == 0.5
     assert VerdictDesign(40, tolerance=0.25).delta((EVALUATOR, ASPECT)) == 0.25
+
+
+def test_the_runner_s_tapering_last_chunks_are_looks_that_still_decide() -> None:
+    """57 examples in chunks of 10 end in tapering chunks (the runner's: 10, 10, 10, 10, 3, 4,
+    4, 2, 2, 1, 1): every one but the last is a look of its own. A unit whose perturbation
+    only applies from the 36th example on has its 10 examples at the sixth look (47 seen) and
+    settles there, instead of being scored to the end."""
+    noise = np.random.default_rng(9).normal(0, 3.0, 57)
+    design = VerdictDesign(57, looks=6, futility=0.0)
+    bounds = [0, 10, 20, 30, 40, 43, 47, 51, 53, 55, 56, 57]
+    late = ("tense", "1")
+    for start, stop in zip(bounds, bounds[1:], strict=False):
+        rows = look(range(start, stop), {("noise", "1"): lambda i, s: s + noise[i]},
+                    lambda i: 3 + 0.5 * (i % 3))
+        ids = range(max(start, 35), stop)
+        if ids:
+            extra = look(ids, {late: lambda i, s: s}, lambda i: 3 + 0.5 * (i % 3))
+            rows = pa.concat_tables([rows, extra])
+        design.observe(rows)
+    record = design.to_dict()
+    units = {(u["perturbation"], u["severity"]): u for u in record["units"]}
+    assert units[late]["stopped"] == {"look": 6, "examples_seen": 47}
+    assert units[late]["tests"][0]["verdict"] == "blind"
+    # the sixth look's level: the spending from 43 to 47 of 57 examples, over the two tests
+    spent = [2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - 0.01 / 2) / np.sqrt(n / 57))
+             for n in (43, 47)]
+    assert record["looks_taken"][5]["level"] == pytest.approx((spent[1] - spent[0]) / 2)
+    assert record["looks_taken"][-1]["level"] is None  # the last look is the exhaustive one
