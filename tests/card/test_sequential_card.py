@@ -217,6 +217,7 @@ def test_the_dry_run_says_its_counts_are_the_most_a_sequential_method_asks(
     options = CardOptions(out=tmp_path / "card", workers=1)
     rows = {e.key: e for e in estimate_card(plan_card(judge, budget="small"), options)}
     assert "at most: the sequential design" in rows["blindspot"].note
+    assert "at most: the sequential design" in rows["criteria"].note
     assert "sequential" not in rows["discernment"].note
     rows = {e.key: e for e in estimate_card(plan_card(judge, budget="small", exhaustive=True),
                                             options)}
