@@ -1,7 +1,8 @@
-"""The criteria method's sequential rule: a clear directional pass and a zero-effect invariance
-item settle at the first look, an item with a moderate effect stays open, an item without a test
-settles at once; the interval, the significance threshold and futility's projection by hand
-against scipy; a settled item's verdict is the final analysis's on the same examples."""
+"""The criteria method's sequential rule: a clear directional pass settles at the first look, a
+zero-effect invariance item once a change it may have missed is unlikely, an item with a moderate
+effect stays open, an item without a test settles at once; the interval, the significance
+threshold and futility's projection by hand against scipy; a settled item's verdict is the
+final analysis's on the same examples."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evalstress.analyses.criteria_rule import (
     bootstrap_rank_biserial,
     decide_item,
     effect_chance,
+    nonzero_needed,
     significant_r,
 )
 from evalstress.analyses.sequential_verdicts import VerdictDesign
@@ -55,21 +57,30 @@ def decisions(design: VerdictDesign) -> dict[str, dict[str, Any]]:
     return {t["aspect"]: t for unit in design.to_dict()["units"] for t in unit["tests"]}
 
 
-def test_a_clear_pass_and_a_still_aspect_settle_at_the_first_look() -> None:
+def test_a_clear_pass_settles_at_the_first_look_a_still_aspect_once_a_change_is_unlikely(
+        ) -> None:
     design = VerdictDesign(60, kind="criteria", looks=6)
-    design.observe(look(range(10), {DIRECTIONAL: lambda i, s: s - 1 - i / 10,
-                                    INVARIANCE: lambda i, s: s, UNTESTED: lambda i, s: s - 1}))
+    units = {DIRECTIONAL: lambda i, s: s - 1 - i / 10, INVARIANCE: lambda i, s: s,
+             UNTESTED: lambda i, s: s - 1}
+    design.observe(look(range(10), units))
     tests = decisions(design)
     assert tests[DIRECTIONAL]["verdict"] == "pass" and tests[DIRECTIONAL]["reason"] == "settled"
-    assert tests[INVARIANCE]["verdict"] == "pass" and tests[INVARIANCE]["test"] == "invariance"
     assert tests[UNTESTED]["reason"] == "no test" and tests[UNTESTED]["verdict"] is None
-    assert design.stopped() == {("spelling-mistake", "0.1")}
     # the look's level: O'Brien-Fleming's spending of 0.01 at t = 10/60, split over the two
     # tested items (the aspect without a test claims nothing)
     spent = 2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - 0.01 / 2) / np.sqrt(10 / 60))
     assert tests[DIRECTIONAL]["level"] == pytest.approx(1 - spent / 2, rel=1e-12)
     # ten distinct positive differences: the exact one-sided p is 2^-10
     assert tests[DIRECTIONAL]["pvalue"] == pytest.approx(2.0 ** -10)
+    # no change in 10 examples still leaves room for a change in 1 of 10 later ones: open
+    assert tests[INVARIANCE]["verdict"] is None
+    design.observe(look(range(10, 20), {INVARIANCE: units[INVARIANCE]}))
+    still = decisions(design)[INVARIANCE]
+    assert still["verdict"] == "pass" and still["reason"] == "futility"
+    # the chance that the 40 examples left hold the 6 changes a two-sided test needs, the
+    # share that changes given 0 of 20 (uniform prior): beta-binomial(40, 1, 21) at 6 or more
+    assert still["effect_chance"] == pytest.approx(stats.betabinom.sf(5, 40, 1, 21))
+    assert still["effect_chance"] < 0.10 < stats.betabinom.sf(5, 50, 1, 11)
 
 
 def test_a_moderate_effect_stays_open_and_a_missed_damage_fails() -> None:
@@ -111,6 +122,17 @@ def test_r_written_as_the_signed_rank_z_matches_scipy(two_sided: bool) -> None:
     assert significant_r(5, 0.05, False) < 1
 
 
+def test_the_fewest_nonzero_differences_that_can_reach_alpha_match_scipy() -> None:
+    for two_sided, needed in ((False, 5), (True, 6)):
+        alternative = "two-sided" if two_sided else "greater"
+        assert nonzero_needed(0.05, two_sided) == needed
+        # all of one sign, distinct: the exact p of `needed` changes is under 0.05, one fewer not
+        for k, below in ((needed, True), (needed - 1, False)):
+            p = stats.wilcoxon(np.arange(1.0, k + 1), alternative=alternative,
+                               method="exact").pvalue
+            assert (p < 0.05) == below, (two_sided, k, p)
+
+
 def test_effect_chance_by_hand() -> None:
     # r 0.2, se 0.15 on 20 of 60 examples, all nonzero: the final r is normal(0.2, spread);
     # E needs r >= max(0.3, the r significant at 0.05 one-sided on 60 nonzero differences)
@@ -134,7 +156,7 @@ def test_a_settled_item_gets_the_same_verdict_from_the_final_analysis(
         aspect: str, shift: float, verdict: str) -> None:
     drop = shift * np.random.default_rng(6).uniform(0.8, 1.2, 10)
     test = "directional" if aspect == DIRECTIONAL else "invariance"
-    decision = decide_item(drop, test, level=1e-6, total=60, alpha=0.05, min_effect=0.3,
+    decision = decide_item(drop, test, level=1e-6, total=20, alpha=0.05, min_effect=0.3,
                            futility=0.1, n_boot=2000, seed=0)
     assert decision is not None and decision["verdict"] == verdict
     rows = look(range(10), {aspect: lambda i, s: s - drop[i]})

@@ -4,6 +4,7 @@ while any arm of its probe is open."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -132,7 +133,7 @@ def test_the_runner_s_tapering_last_chunks_are_looks_that_still_decide() -> None
     design = VerdictDesign(57, looks=6, futility=0.0)
     bounds = [0, 10, 20, 30, 40, 43, 47, 51, 53, 55, 56, 57]
     late = ("tense", "1")
-    for start, stop in zip(bounds, bounds[1:], strict=False):
+    for start, stop in itertools.pairwise(bounds):
         rows = look(range(start, stop), {("noise", "1"): lambda i, s: s + noise[i]},
                     lambda i: 3 + 0.5 * (i % 3))
         ids = range(max(start, 35), stop)

@@ -74,6 +74,29 @@ def bootstrap_rank_biserial(differences: np.ndarray, *, n_boot: int, seed: Any) 
     return np.divide(positive - negative, total, out=np.zeros_like(total), where=total > 0)
 
 
+def nonzero_needed(alpha: float, two_sided: bool) -> int:
+    """The fewest nonzero differences with which the signed-rank test can reach `alpha` at all:
+    all of one sign gives p = 2^-k one-sided, 2^(1-k) two-sided (5 and 6 at 0.05)."""
+    k = 1
+    while 2.0 ** -k * (2 if two_sided else 1) >= alpha:
+        k += 1
+    return k
+
+
+def reach_chance(nonzero: int, n: int, total: int, needed: int) -> float:
+    """The chance that all `total` examples hold at least `needed` nonzero differences when
+    `nonzero` of the n seen do: the unseen count is beta-binomial, the share of examples that
+    change having a uniform prior (its posterior Beta(nonzero + 1, n - nonzero + 1))."""
+    from scipy import stats as sps
+
+    if nonzero >= needed:
+        return 1.0
+    if n >= total:
+        return 0.0
+    return float(sps.betabinom.sf(needed - nonzero - 1, total - n, nonzero + 1,
+                                  n - nonzero + 1))
+
+
 def significant_r(nonzero: float, alpha: float, two_sided: bool) -> float:
     """The smallest r at which the signed-rank test on `nonzero` differences is significant at
     `alpha` (normal form); above 1 when no sign pattern of that many can be."""
@@ -126,9 +149,14 @@ def decide_item(differences: np.ndarray, test: str, *, level: float, total: int,
         effect = significant and low >= min_effect
         none = high < min_effect
     verdict = {"directional": ("pass", "fail"), "invariance": ("fail", "pass")}[test]
-    if effect or none:
+    nonzero = int(np.count_nonzero(d))
+    # with fewer nonzero differences than the test needs, r (and its bootstrap) says nothing
+    # of the examples that change: none of 10 moving still leaves room for 1 in 10 that does
+    needed = nonzero_needed(alpha, two_sided)
+    if effect or (none and nonzero >= needed):
         return {"verdict": verdict[0] if effect else verdict[1], "reason": "settled", **record}
-    chance = effect_chance(test, r, se, n, int(np.count_nonzero(d)), total, alpha, min_effect)
+    chance = (effect_chance(test, r, se, n, nonzero, total, alpha, min_effect)
+              if nonzero >= needed else reach_chance(nonzero, n, total, needed))
     if chance < futility:
         return {"verdict": verdict[1], "reason": "futility", "effect_chance": chance, **record}
     return None

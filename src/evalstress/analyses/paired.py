@@ -9,6 +9,10 @@ repeated measurements of one item is also what paper 003 does with its five scor
 Differences are oriented so that a positive value means the variant scored *worse*:
 original - variant when higher is better, variant - original when lower is better.
 A missing score on either side excludes the pair; such pairs are counted.
+
+A difference within rounding of zero (`NOISE`, relative to the scores) is taken as exactly
+zero: averaging three equal seed scores can return a value one unit in the last place off the
+original, and the signed-rank analyses would read those signs as changes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from evalstress.core.records import CORPUS
 from evalstress.core.scoretable import ScoreTable, perturbation_groups
 from evalstress.criteria import aspect_aliases, aspects
 
+#: the relative size under which a difference is rounding, not a change (`exact_zeros`)
+NOISE = 1e-12
 COLUMNS = ("example_id", "task", "perturbation", "severity", "severity_rank", "seed", "score",
            "higher_is_better", "status")
 
@@ -88,8 +94,17 @@ def _unit_sets(evaluator: str, aspect: str, task: str, originals: pd.DataFrame,
         g = gold.reindex(both).to_numpy(dtype=float)
         v = variant.reindex(both).to_numpy(dtype=float)
         yield PairedSet(evaluator, aspect, task, str(pert), str(severity), int(str(rank)),
-                        higher, sign * (g - v), g, v, int(len(examples) - len(both)),
+                        higher, exact_zeros(sign * (g - v), g, v), g, v,
+                        int(len(examples) - len(both)),
                         int(sgroup["seed"].nunique()), both.to_numpy())
+
+
+def exact_zeros(differences: np.ndarray, originals: np.ndarray, variants: np.ndarray
+                ) -> np.ndarray:
+    """The differences with those within rounding of zero (at most `NOISE` times the larger
+    of the two scores' magnitudes) set to exactly 0."""
+    scale = np.maximum(np.abs(originals), np.abs(variants))
+    return np.where(np.abs(differences) <= NOISE * scale, 0.0, differences)
 
 
 def quality_aspect(evaluator: str, aspect: str,

@@ -54,6 +54,7 @@ import pyarrow as pa
 
 from evalstress.analyses import criteria_rule
 from evalstress.analyses.confusion import item_test
+from evalstress.analyses.paired import exact_zeros
 from evalstress.analyses.sequential import obf_spent
 from evalstress.analyses.verdicts import (
     MIN_N,
@@ -237,8 +238,10 @@ class VerdictDesign:
             return np.asarray([sign * (float(np.mean(v)) - float(np.mean(placebo[e])))
                                for e, v in scores.items() if e in placebo], dtype=float)
         originals = self._originals.get(key, {})
-        return np.asarray([sign * (originals[e] - float(np.mean(v)))
-                           for e, v in scores.items() if e in originals], dtype=float)
+        kept = [e for e in scores if e in originals]
+        gold = np.asarray([originals[e] for e in kept], dtype=float)
+        variant = np.asarray([float(np.mean(scores[e])) for e in kept], dtype=float)
+        return exact_zeros(sign * (gold - variant), gold, variant)
 
     def delta(self, key: TestKey) -> float:
         """The tolerance, as the final analysis sets it: given, else a share of the spread of
