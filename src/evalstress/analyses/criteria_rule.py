@@ -15,9 +15,14 @@ item settles when the examples so far already decide what the exhaustive analysi
   AND the repeated interval of r lies beyond `min_effect` (directional: its low end at or above
   it; invariance: wholly above it or wholly below -min_effect);
 - not-E settles when that interval lies on the other side (directional: its high end below
-  `min_effect`; invariance: inside (-min_effect, min_effect));
-- futility settles not-E when, if the current r and share of nonzero differences hold, the
-  chance that the exhaustive analysis on every example shows E is below `futility`.
+  `min_effect`; invariance: inside (-min_effect, min_effect)), once the examples seen hold as
+  many nonzero differences as the test needs to reach `alpha` at all (`nonzero_needed`: r
+  leaves zeros out, so ten unchanged examples give an interval of no width that says nothing
+  of a change in one example of ten);
+- futility settles not-E when the chance that the exhaustive analysis on every example shows
+  E is below `futility`: with enough nonzero differences, if the current r and share of
+  nonzero differences hold (`effect_chance`); with fewer, the predictive chance that every
+  example together holds enough of them (`reach_chance`).
 
 The repeated interval is r +- z(1 - a_k/2) x the bootstrap standard error of r (examples
 resampled, r recomputed per resample, an all-zero resample counting as r = 0), a_k the look's
@@ -32,7 +37,9 @@ unseen examples add, se^2 n (N - n) / N^2 (the blind-spot design's projection); 
 is significant when r clears z / sqrt(3 n' (n' + 1) / (2 (2 n' + 1))), the signed-rank
 statistic's normal form written in r (R+ - n'(n'+1)/4 = r n'(n'+1)/4), n' the nonzero
 differences projected to N examples; with n' too few for any sign pattern to reach `alpha`
-(2^-n' one-sided, 2^(1-n') two-sided) E is out of reach.
+(2^-n' one-sided, 2^(1-n') two-sided) E is out of reach. Below the count the test needs, the
+share of examples that change gets a uniform prior updated by the n seen, and the unseen
+examples' nonzero count is beta-binomial (a predictive probability).
 """
 
 from __future__ import annotations
@@ -45,14 +52,14 @@ import numpy as np
 
 from evalstress.analyses.stats import rank_biserial, resample_index, wilcoxon_test
 
-#: the tests of the criteria analysis that carry a verdict
-TESTED = ("directional", "invariance")
 RULE = ("after each look, per item: E (directional PASS, invariance FAIL) settles when the "
         "analysis's Wilcoxon test on the examples seen is significant at alpha and r +- "
         "z(1 - a_k/2) x its bootstrap standard error over examples lies beyond min_effect; "
         "not-E settles when that interval lies short of min_effect (invariance: inside "
-        "(-min_effect, min_effect)); futility settles not-E when the chance that the "
-        "exhaustive analysis shows E, if the current r holds, is below `futility`; a_k = this "
+        "(-min_effect, min_effect)) and the examples hold the nonzero differences the test "
+        "needs to reach alpha; futility settles not-E when the chance that the exhaustive "
+        "analysis shows E (if the current r holds; below that count, the predictive chance "
+        "that enough examples change) is below `futility`; a_k = this "
         "look's O'Brien-Fleming share of interim_alpha divided by the number of tested items; "
         "items with no test settle at once; units open at the last look: the exhaustive "
         "analysis")
