@@ -202,6 +202,10 @@ def test_a_lexical_metric_and_exhaustive_cards_plan_no_sequential_design() -> No
     assert sequential.method("blindspot").design["kind"] == "blindspot"
     assert sequential.method("bias").design["kind"] == "bias"
     assert sequential.method("criteria").design["kind"] == "criteria"
+    # a metric whose scores stand for no quality aspect has no criteria item to settle: its
+    # criteria method is a sensitivity profile, which takes every example
+    bertscore = plan_card("bertscore", budget="small")
+    assert bertscore.method("blindspot").design and not bertscore.method("criteria").design
     assert not sequential.method("discernment").design
     exhaustive = plan_card(judge, budget="small", exhaustive=True)
     assert all(not m.design for m in exhaustive.methods)

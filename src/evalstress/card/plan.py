@@ -416,13 +416,22 @@ def plan_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Exa
                  preferences: PreferenceData | None = None, exhaustive: bool = False
                  ) -> tuple[MethodPlan, ...]:
     """Every method of the card, planned to run or not with the reason; a model-based
-    evaluator's blind-spot, bias and criteria tests stop once settled unless `exhaustive`."""
+    evaluator's blind-spot, bias and criteria tests stop once settled unless `exhaustive`
+    (the criteria method only when it has items to settle, `settles_criteria`)."""
     methods = plan_all_methods(traits, budget, examples, gold=gold, generator=generator,
                                preferences=preferences)
     if exhaustive or not traits.model_based:
         return methods
     return tuple(replace(m, design=verdict_design(m.key)) if m.runs and m.key in SEQUENTIAL
-                 else m for m in methods)
+                 and (m.key != "criteria" or settles_criteria(traits)) else m
+                 for m in methods)
+
+
+def settles_criteria(traits: EvaluatorTraits) -> bool:
+    """Whether any of the evaluator's aspects stands for a quality aspect: only those get a
+    criteria test to settle. A metric's own scores (BERTScore's P, R, F; GPT-PPL's) stand for
+    none, so its criteria method is its sensitivity profile alone, which takes every example."""
+    return any(q is not None for q in traits.quality.values())
 
 
 def plan_all_methods(traits: EvaluatorTraits, budget: Budget, examples: Sequence[Example], *,
