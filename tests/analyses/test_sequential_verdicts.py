@@ -124,6 +124,27 @@ def test_a_declared_tolerance_is_the_final_analysis_s() -> None:
     assert VerdictDesign(40, tolerance=0.25).delta((EVALUATOR, ASPECT)) == 0.25
 
 
+def test_the_tolerance_comes_from_every_original_before_the_first_look() -> None:
+    # 39 originals near 3 and one extreme one (30) that the first look's ten do not hold; a
+    # unit drops every example by exactly 0.5
+    original = [3.0 + 0.1 * (i % 5) for i in range(39)] + [30.0]
+    design = VerdictDesign(40, looks=4, futility=0.0)
+    assert design.originals_first and not VerdictDesign(40, kind="bias").originals_first
+    design.observe_originals(table([{"example_id": f"e{i}", "perturbation": ORIGINAL,
+                                     "severity": "0", "score": s}
+                                    for i, s in enumerate(original)]))
+    # no look yet: nothing is stopped, and the originals are counted as texts once
+    assert design.stopped() is None and design.cost()["texts"] == 40
+    design.observe(look(range(10), {("truncation", "0.5"): lambda i, s: s - 0.5},
+                        lambda i: original[i]))
+    test = design.to_dict()["units"][0]["tests"][0]
+    # 0.2 x the sd of all 40 originals (numpy), 0.85: the 0.5 drop lies inside it. Read off
+    # the ten originals seen (sd 0.15, tolerance 0.03), the same drop would "detect"
+    assert test["delta"] == pytest.approx(0.2 * np.std(original, ddof=1))
+    assert test["verdict"] == "blind"
+    assert design.cost()["texts"] == 40 + 10  # the look's originals were counted before
+
+
 def test_the_runner_s_tapering_last_chunks_are_looks_that_still_decide() -> None:
     """57 examples in chunks of 10 end in tapering chunks (the runner's: 10, 10, 10, 10, 3, 4,
     4, 2, 2, 1, 1): every one but the last is a look of its own. A unit whose perturbation

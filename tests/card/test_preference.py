@@ -276,3 +276,33 @@ def test_the_python_card_takes_preferences_and_checks_them_first(tmp_path: Path)
     with pytest.raises(DataError, match="line 1, field 'preference'"):
         evalstress.card("bleu", budget="small", preferences=bad, out=tmp_path / "card")
     assert not (tmp_path / "card").exists()
+
+
+def test_preference_picks_mostly_missing_make_the_card_unhealthy(tmp_path: Path) -> None:
+    # BLEU needs references; the first 3 of these 4 pairs give none, so 3 of 4 picks are
+    # missing: above the default 50%, the card's run is unhealthy (`card` exits 3)
+    rows = [{"id": f"p{i}", "a": "the cat sat on the mat", "b": "a dog ran in the park",
+             "preference": "a", **({"references": ["the cat sat on the mat"]} if i == 3
+                                   else {})} for i in range(4)]
+    path = tmp_path / "bare.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plan = correlation_only(plan_card("bleu", budget="small", preferences=path))
+    made = make_card(plan, CardOptions(out=tmp_path / "card", cache_dir=tmp_path / "cache",
+                                       workers=1))
+    assert card_problems(made.to_dict()) == []
+    found = {s.evaluator: s for s in made.missing_shares()}
+    share = found["bleu on the preference pairs (bleu, scores)"]
+    assert (share.missing, share.rows) == (3, 4)
+    assert "reference" in share.top_reason
+    assert made.mostly_missing
+
+
+def test_answered_preference_pairs_leave_the_card_healthy(tmp_path: Path) -> None:
+    rows = [{"id": f"p{i}", "a": "the cat sat on the mat", "b": "a dog ran in the park",
+             "references": ["the cat sat on the mat"], "preference": "a"} for i in range(4)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plan = correlation_only(plan_card("bleu", budget="small", preferences=path))
+    made = make_card(plan, CardOptions(out=tmp_path / "card", cache_dir=tmp_path / "cache",
+                                       workers=1))
+    assert not [s for s in made.missing_shares() if "preference" in s.evaluator]

@@ -386,3 +386,34 @@ def test_the_warm_up_builds_the_sentence_pool_after_the_other_resources(
     assert applied == [(task, name) for task in tasks
                        for name in ("token-drop", "local-swap", "sentence-replacement")]
     assert {f"sentence-pool:{task}" for task in tasks} <= set(resources)
+
+
+def test_a_verdict_design_has_every_original_scored_before_its_first_look(
+        tmp_path: Path) -> None:
+    from evalstress.analyses.sequential_verdicts import VerdictDesign
+
+    examples = builtin_corpus()[:30]
+    design = VerdictDesign(len(examples), looks=3, min_n=10)
+    texts_at_first_look: list[int] = []
+    observe = design.observe
+
+    def first_look(rows: Any) -> None:
+        if not texts_at_first_look:
+            texts_at_first_look.append(design.cost()["texts"])
+        observe(rows)
+
+    design.observe = first_look  # type: ignore[method-assign]
+    judge = CountingEvaluator()
+    result = run(examples, custom_suite(["truncation"]), [judge],
+                 chunk_size=design.chunk_size, policy=design,
+                 cache=open_cache(tmp_path / "scores.sqlite"))
+    # all 30 originals were known (their texts counted) before the first look decided
+    assert texts_at_first_look == [30]
+    # a heavy cut of a word count settles at the first look, so the later chunks plan no
+    # variant of it; their originals are still in the table (from the cache), and no text
+    # went to the evaluator twice
+    assert ("truncation", "0.5") in (design.stopped() or set())
+    originals = result.scores.read(["example_id"], where={"perturbation": "original"})
+    assert sorted(originals["example_id"]) == sorted(e.id for e in examples)
+    assert len(judge.seen) == len(set(judge.seen))
+    assert result.stats[judge.label].scored == len(judge.seen)

@@ -30,8 +30,11 @@ probe's placebo once every arm of its probe has. Units still open at the last lo
 exhaustive analysis, at its own alpha and correction. Every verdict of the card is then the
 final analysis's on the examples each unit used; a unit stopped early was settled by an
 interval wider than the final one on the same examples, so the final verdict agrees with it
-while the tolerance is the same (under this design the final analysis takes each row's
-tolerance from every original the run scored, `tolerance_over="run"`, as these intervals do).
+while the tolerance is the same. It is: the runner scores every example's original before the
+first look (`originals_first`: a few percent of the texts), the intervals take the tolerance
+from all of them, and so does the final analysis (`tolerance_over="run"`). Taken from the
+originals seen so far, it moved under the settled tests: on GPT-PPL one very-high-perplexity
+original met at the last look raised it from 2.7 to 21.8.
 Error rates: the final analysis keeps its own (Holm: any false claim <= alpha); the interim
 stops add at most `interim_alpha` to that in the worst case.
 
@@ -140,7 +143,7 @@ class VerdictDesign:
     _tests: dict[tuple[UnitKey, TestKey], TestState] = field(default_factory=dict)
     _stopped: dict[UnitKey, dict[str, Any]] = field(default_factory=dict)
     _spent: float = 0.0
-    _texts: int = 0
+    _texts: set[tuple[str, str, str, Any]] = field(default_factory=set)
     _history: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -154,6 +157,28 @@ class VerdictDesign:
                 raise ValueError(f"{name} must lie between 0 and 1")
         if not 0 <= self.futility < 1:
             raise ValueError("futility must lie in [0, 1)")
+
+    @property
+    def originals_first(self) -> bool:
+        """Whether the runner scores every example's original before the first look: the
+        blind-spot tolerance is a share of the originals' spread, and one extreme original
+        met late would move it after tests had settled against a smaller one."""
+        return self.kind == "blindspot"
+
+    def observe_originals(self, rows: pa.Table) -> None:
+        """Take every original's scores before the first look (not a look: no test is
+        decided); the tolerance is then the final analysis's from the start."""
+        data = rows.select(["example_id", "perturbation", "seed", "severity", "evaluator",
+                            "aspect", "score", "status", "higher_is_better"]).to_pylist()
+        for row in data:
+            if row["perturbation"] != ORIGINAL:
+                continue
+            key = (row["evaluator"], row["aspect"])
+            self._higher[key] = bool(row["higher_is_better"])
+            self._texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
+                             row["seed"]))
+            if row["status"] == "ok":
+                self._originals[key][row["example_id"]] = float(row["score"])
 
     @property
     def chunk_size(self) -> int:
@@ -180,13 +205,12 @@ class VerdictDesign:
         self._look += 1
         data = rows.select(["example_id", "perturbation", "severity", "seed", "evaluator",
                             "aspect", "score", "status", "higher_is_better"]).to_pylist()
-        texts = set()
         for row in data:
             key = (row["evaluator"], row["aspect"])
             self._higher[key] = bool(row["higher_is_better"])
             self._seen.add(row["example_id"])
-            texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
-                       row["seed"]))
+            self._texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
+                             row["seed"]))
             if row["status"] != "ok":
                 continue
             if row["perturbation"] == ORIGINAL:
@@ -194,7 +218,6 @@ class VerdictDesign:
             else:
                 unit = (row["perturbation"], str(row["severity"]))
                 self._scores[unit][key][row["example_id"]].append(float(row["score"]))
-        self._texts += len(texts)
         t = min(1.0, len(self._seen) / self.n_examples)
         final = t >= 1.0  # the runner's tapering last chunks are looks of their own
         tests = [(unit, key) for unit in self._scores if self._tested(unit)
@@ -245,7 +268,7 @@ class VerdictDesign:
 
     def delta(self, key: TestKey) -> float:
         """The tolerance, as the final analysis sets it: given, else a share of the spread of
-        the originals seen so far."""
+        the originals (all of them, for a blind-spot design: `originals_first`)."""
         if isinstance(self.tolerance, int | float):
             return float(self.tolerance)
         if isinstance(self.tolerance, Mapping):
@@ -309,8 +332,8 @@ class VerdictDesign:
     def cost(self) -> dict[str, Any]:
         """Texts scored (originals and variants) against the exhaustive design's."""
         full = self.full_texts
-        return {"texts": self._texts, "full_texts": full,
-                "share": round(self._texts / full, 4) if full else None}
+        return {"texts": len(self._texts), "full_texts": full,
+                "share": round(len(self._texts) / full, 4) if full else None}
 
     def to_dict(self) -> dict[str, Any]:
         units = []

@@ -200,6 +200,24 @@ def preference_block(block: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return (block or {}).get("preferences") or {}
 
 
+def preference_missing(block: Mapping[str, Any] | None) -> list[tuple[str, int, int, str]]:
+    """Per evaluator aspect and reading of the preference tests: (what, pairs without a pick,
+    pairs people decided, the commonest reason a score went missing), the run-health check's
+    reading. The human aspects of one evaluator aspect share its picks; the one that decided
+    the most pairs stands for them."""
+    prefs = preference_block(block)
+    reasons = [h.get("top_reason") or "" for h in prefs.get("health") or []
+               if h.get("missing")]
+    worst: dict[tuple[str, str], tuple[str, int, int, str]] = {}
+    for r in prefs.get("rows") or []:
+        key, decided = (r["aspect"], r["reading"]), r["missing"] + r["pairs"]
+        if key not in worst or decided > worst[key][2]:
+            worst[key] = (f"{r['evaluator']} on the preference pairs ({r['aspect']}, "
+                          f"{r['reading']})", r["missing"], decided,
+                          reasons[0] if reasons and r["reading"] == "scores" else "")
+    return list(worst.values())
+
+
 def preference_rows(block: Mapping[str, Any] | None) -> list[list[Any]]:
     """The preference tests (PREFERENCE_HEADERS)."""
     return [[r["aspect"], r["human"], r["reading"], r["pairs"], r["agree"],

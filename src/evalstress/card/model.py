@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.analyses.verdicts import MDE_RULE
+from evalstress.card.agreement import preference_missing
 from evalstress.card.evidence import RULE
 from evalstress.card.figures import figure_plans
 from evalstress.card.findings import Finding
@@ -29,6 +30,7 @@ from evalstress.core.redact import redact_value
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.version import __version__
 from evalstress.core.wording import plural
+from evalstress.engine.runhealth import MissingShare
 
 #: the layout of card.json; keys are only added within a major version
 CARD_VERSION = "1.2"
@@ -122,7 +124,20 @@ class Card:
 
     @property
     def mostly_missing(self) -> bool:
-        return self.gate.missing.mostly_missing
+        return bool(self.missing_shares())
+
+    def missing_shares(self) -> list[MissingShare]:
+        """What makes the card's run unhealthy (the command exits 3): the gate's missing score
+        rows over every stress run, and each preference test whose picks are missing for more
+        than the same share of the pairs people decided."""
+        check = self.gate.missing
+        out = [MissingShare(self.evaluator["label"], check.missing, check.rows,
+                            check.top_reason)] if check.mostly_missing else []
+        block = ((self.methods.get("correlation") or {}).get("results") or {}).get("agreement")
+        out += [MissingShare(what, missing, decided, reason)
+                for what, missing, decided, reason in preference_missing(block)
+                if not decided or missing / decided > check.max_missing]
+        return out
 
     def cost(self) -> dict[str, Any]:
         """Per method its counts (calls, tokens where known) and wall time; the totals."""

@@ -37,14 +37,18 @@ def preference_block(plan: CardPlan, data: PreferenceData, options: CardOptions
     configure_caches([evaluator], options.cache_dir, options.no_cache)
     cache = open_run_cache(options.cache_dir, options.no_cache)
     try:
-        result, cost, _ = preference_study([evaluator], data, cache=cache,
-                                        progress=options.progress, n_boot=N_BOOT, seed=SEED)
+        result, cost, missing = preference_study([evaluator], data, cache=cache,
+                                              progress=options.progress, n_boot=N_BOOT,
+                                              seed=SEED)
     finally:
         evaluator.close()
         if cache is not None:
             cache.close()
     block = result.to_dict()
     block["data"] = data.describe()
+    # why scores went missing, for the run-health check (`agreement.preference_missing`)
+    block["health"] = [{"evaluator": m.evaluator, "missing": m.missing, "rows": m.rows,
+                        "top_reason": m.top_reason} for m in missing]
     return block, cost.get(plan.evaluator.label, {})
 
 

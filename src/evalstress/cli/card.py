@@ -95,7 +95,6 @@ def card_command(
     from evalstress.card import CardError, CardOptions, card_folders, make_card, plan_card
     from evalstress.card.make import check_endpoints
     from evalstress.card.run import card_workers, check_same_card
-    from evalstress.engine.runhealth import MissingShare
     from evalstress.job import SettingsError
     from evalstress.job.studysettings import CardSettings
 
@@ -153,10 +152,8 @@ def card_command(
             mostly_missing.append(made)
     next_steps(None, *card_next(s, folders), quiet=s.quiet)
     if mostly_missing:
-        exit_if_mostly_missing(
-            [MissingShare(c.evaluator["label"], c.gate.missing.missing, c.gate.missing.rows,
-                          c.gate.missing.top_reason) for c in mostly_missing],
-            mostly_missing[0].gate.missing.max_missing)
+        exit_if_mostly_missing([share for c in mostly_missing for share in c.missing_shares()],
+                               mostly_missing[0].gate.missing.max_missing)
 
 
 def card_next(s: CardSettings, folders: list[Path]) -> tuple[list[str], str]:

@@ -255,6 +255,8 @@ class StreamingRun:
         self._recipes = [r for r in (recipes[e.label] for e in self.cpu) if r is not None]
         # the sets corpus-level evaluators score, gathered chunk by chunk
         self._sets = CorpusSets()
+        # what scoring every original before the first look cost (`_score_originals_first`)
+        self._first_stats: dict[str, EvaluatorStats] = {}
 
     # -- the parent's share of a chunk --------------------------------------------------------
 
@@ -287,7 +289,8 @@ class StreamingRun:
         variants = outcome.variants if outcome.variants is not None else []
         rows = dict(outcome.rows)
         stats = dict(outcome.stats)
-        scored = scored_examples(examples, variants, stopped, long_rows(examples, self.suite))
+        scored = scored_examples(examples, variants, None if self._originals_first else stopped,
+                                 long_rows(examples, self.suite))
         for evaluator in self.here:
             columns, stats[evaluator.label] = score_rows(
                 evaluator, scored, variants, self.ranks, self.cache, self.progress)
@@ -319,6 +322,26 @@ class StreamingRun:
             self.policy.observe(pa.concat_tables(tables) if tables else
                                 ScoreColumns().to_arrow())
         return summary
+
+    @property
+    def _originals_first(self) -> bool:
+        return bool(getattr(self.policy, "originals_first", False))
+
+    def _score_originals_first(self) -> None:
+        """A design whose tolerance is read off the originals (the sequential verdicts) gets
+        every example's original scored before its first look; each chunk then scores its
+        originals again, from the cache, so the run's table holds all of them."""
+        if not self._originals_first or self.policy is None:
+            return
+        originals = scored_examples(self.examples, [], None, long_rows(self.examples, self.suite))
+        tables = []
+        with phase("originals first (the sequential design's tolerance)"):
+            for evaluator in [*self.here, *self.cpu]:
+                columns, self._first_stats[evaluator.label] = score_rows(
+                    evaluator, originals, [], self.ranks, self.cache, self.progress)
+                tables.append(columns.to_arrow())
+        if tables:
+            self.policy.observe_originals(pa.concat_tables(tables))  # type: ignore[attr-defined]
 
     def _gather_sets(self, examples: Sequence[Example], variants: Iterable[Variant]) -> None:
         too_long = long_rows(examples, self.suite)
@@ -392,6 +415,7 @@ class StreamingRun:
         except BaseException:
             executor.close(cancel=True, terminate=True)
             raise
+        self._score_originals_first()
         self.progress.start("examples", len(self.examples))
         need_variants = bool(self.here or self.corpus)
         prepared: dict[int, tuple[list[SkipRecord], dict[str, Any], Stopped | None]] = {}
@@ -468,6 +492,13 @@ class StreamingRun:
             for evaluator, aspect, reason, n in summary["missing_reasons"]:
                 missing[(evaluator, aspect, reason)] += int(n)
             _merge_generation(generation, summary.get("generation") or {})
+        for label, first in self._first_stats.items():  # the chunks found these in the cache
+            total = stats.setdefault(label, EvaluatorStats())
+            total.scored += first.scored
+            total.calls += first.calls
+            total.truncated += first.truncated
+            if self.cache is not None:
+                total.cached = max(0, total.cached - first.scored)
         for label, value in corpus_stats.items():
             stats[label] = value
         return {
