@@ -66,3 +66,28 @@ def test_sequential_design_keeps_the_conclusions_with_fewer_calls(shared_data: P
     results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     assert results["sequential"]["looks"] == 5
     assert len(results["sequential"]["units"]) == len({(k[1], k[2]) for k in full})
+
+
+def test_the_runner_s_tapering_last_chunks_are_interim_looks_not_the_final_one() -> None:
+    import pyarrow as pa
+
+    from evalstress.engine.pipeline import chunk_positions
+
+    # 60 examples at 5 looks: chunks of 12 that taper to 12, 12, 12, 10, 4, 4, 2, 2, 1, 1; a
+    # unit whose variant is barely worse (p stays above every bound) is open to the end
+    design = SequentialDesign(60, looks=5, futility=0.0)
+    for chunk in chunk_positions(60, design.chunk_size):
+        rows = []
+        for i in chunk:
+            base = {"task": "summarization", "evaluator": "j", "aspect": "overall",
+                    "status": "ok", "higher_is_better": True, "example_id": f"e{i}"}
+            rows += [{**base, "perturbation": "original", "severity": "", "score": 5.0},
+                     {**base, "perturbation": "typo", "severity": "minor",
+                      "score": 5.0 - (0.5 if i % 2 else -0.4)}]
+        design.observe(pa.Table.from_pylist(rows))
+    looks = design.to_dict()["looks_taken"]
+    assert [look["examples_seen"] for look in looks] == [12, 24, 36, 46, 50, 54, 56, 58, 59, 60]
+    # the fifth look (50 of 60) spends O'Brien-Fleming's increment, not the whole alpha
+    assert looks[4]["efficacy_bound"] == pytest.approx(obf_spent(50 / 60, 0.05)
+                                                       - obf_spent(46 / 60, 0.05))
+    assert looks[-1]["efficacy_bound"] == 0.05  # the last look, on every example, is final

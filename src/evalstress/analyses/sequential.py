@@ -130,7 +130,7 @@ class SequentialDesign:
                                               UnitState())
                 unit.variants[key][row["example_id"]].append(float(row["score"]))
         t = min(1.0, len(self._seen) / self.n_examples)
-        final = self._look >= self.looks or t >= 1.0
+        final = t >= 1.0  # the runner's tapering last chunks are looks of their own
         bound = self.alpha if final else obf_spent(t, self.alpha) - self._spent
         stopped_now = 0
         for state in self._units.values():
