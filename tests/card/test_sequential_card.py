@@ -240,3 +240,12 @@ def test_the_card_command_takes_exhaustive(tmp_path: Path, small_data: Path) -> 
             said[bool(flag)] = " ".join(result.output.split())
         assert server.calls == 0
     assert "sequential design" in said[False] and "sequential design" not in said[True]
+
+
+def test_an_evaluator_with_an_unbounded_score_keeps_every_example() -> None:
+    # GPT-PPL's negated perplexity has no range: one example not yet seen can move a mean
+    # without limit, so its card takes every example; BERTScore's scores lie in [-1, 1]
+    gpt = plan_card("gpt-ppl", budget="small")
+    assert gpt.evaluator.score_range == {"neg_ppl": None} and not gpt.evaluator.bounded
+    assert gpt.evaluator.model_based and all(not m.design for m in gpt.methods)
+    assert plan_card("bertscore", budget="small").evaluator.bounded

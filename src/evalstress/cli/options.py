@@ -275,8 +275,8 @@ CardsWorkOption = Annotated[Path | None, typer.Option(
 
 ExhaustiveOption = Annotated[bool, typer.Option(
     "--exhaustive", help="Score every example for every test, also for an evaluator that "
-    "calls a model (whose blind-spot, bias and criteria tests otherwise stop once their "
-    "verdict is settled, docs/methods/blind-spots.md).")]
+    "calls a model and has bounded scores (whose blind-spot, bias and criteria tests "
+    "otherwise stop once their verdict is settled, docs/methods/blind-spots.md).")]
 
 MadePageOption = Annotated[Path | None, typer.Option(
     "--page", help="The docs page made from the cards (atlas: docs/atlas.md, with --data-dir "
