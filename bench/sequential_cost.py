@@ -18,7 +18,7 @@ Evaluators: the fake server's judge personas (the five planted biases at 0.4 wit
 and BERTScore (the shipped MiniLM) and GPT-PPL (the shipped SmolLM2) on a smaller budget (40
 built-in examples, one seed) that keeps a CPU run in minutes.
 
-Usage: python bench/sequential_cost.py [--only personas|models] [--work DIR]
+Usage: python bench/sequential_cost.py [--only personas|models] [--model NAME] [--work DIR]
 """
 
 from __future__ import annotations
@@ -148,6 +148,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--looks", type=int, default=None,
                         help="looks of the sequential design (default: the card's)")
+    parser.add_argument("--model", action="append", choices=MODELS, default=None,
+                        help="only these model-based evaluators (repeatable)")
     parser.add_argument("--persona", action="append", default=None,
                         help="only these personas (repeatable)")
     args = parser.parse_args()
@@ -167,7 +169,7 @@ def main() -> None:
                     calls=lambda server=server: server.calls, design=design)))
             row(*results[-1])
     if args.only in (None, "models"):
-        for name in MODELS:
+        for name in args.model or MODELS:
             results.append((f"{name} (40 examples, 1 seed)",
                             card_pair(name, SMALL_DATA, ("blindspot",), work / name,
                                       design=design)))
