@@ -65,15 +65,20 @@ def test_the_first_look_of_the_sequential_design_by_hand() -> None:
     assert first_look(plan_of(8), {"looks": 6}) == 8  # type: ignore[arg-type]
 
 
-def test_the_measured_texts_are_taken_example_by_example() -> None:
+def test_the_measured_texts_are_taken_in_runs_of_one_example() -> None:
     requests = [ScoreRequest(f"text {i} of {e}", f"source {e}", (f"ref {e}",))
                 for e in range(4) for i in range(5)]
     ordered = example_order(requests)
     assert sorted(r.key for r in ordered) == sorted(r.key for r in requests)
     sources = [r.source for r in ordered]
-    # each example's texts are together: the source changes exactly three times
+    # each example's 5 texts are together: the source changes exactly three times
     assert sum(1 for a, b in itertools.pairwise(sources) if a != b) == 3
     assert example_order(requests) == ordered  # seeded
+    # runs of 2: each example gives 2 texts in turn (4 examples x [2, 2, 1]: 12 runs)
+    runs = example_order(requests, group=2)
+    sources = [r.source for r in runs]
+    assert sum(1 for a, b in itertools.pairwise(sources) if a != b) == 11
+    assert len({r.source for r in runs[:8]}) == 4  # the first 8 texts span every example
 
 
 def test_duration_text() -> None:

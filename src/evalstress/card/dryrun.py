@@ -11,9 +11,9 @@ they miss by that much. So the dry run measures what it can where the card will 
   first text alone, whose time is the model's load, counted once for the card (its methods
   share a loaded model);
   then at least `MEASURE_TEXTS`, more up to `MEASURE_SECONDS` of scoring, at most
-  `MEASURE_MOST`), taken example by example in a seeded order, as the run's chunks take them
-  (what an evaluator prepares once for an example's references is spent here as there). They
-  go into the score cache as the run's
+  `MEASURE_MOST`), taken in runs of `PER_EXAMPLE` texts of one example, the examples in a
+  seeded order (what an evaluator prepares once for an example's references is shared as in
+  the run's chunks, and the sample spans many examples). They go into the score cache as the run's
   scores would, so nothing is scored twice. An evaluator that asks a server is not measured
   (a dry run calls no server): its time stays unknown unless a rate shipped;
 - what neither covers (building a job, its analyses and files; the systems' correlation's
@@ -32,7 +32,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from evalstress.analyses.verdicts import MIN_N
 from evalstress.card.estimate import (
@@ -50,9 +50,11 @@ from evalstress.evaluators.base import ScoreRequest, create_evaluator
 #: texts the rate is measured on at least (after the first, which loads the model)
 MEASURE_TEXTS = 8
 #: seconds of scoring the measurement aims at when the first texts were quicker
-MEASURE_SECONDS = 3.0
+MEASURE_SECONDS = 8.0
 #: texts the rate is measured on at most
 MEASURE_MOST = 512
+#: texts of one example taken together before the next example's (`example_order`)
+PER_EXAMPLE = 32
 #: seconds a card takes beyond its methods: the process's start, the plan, card.json,
 #: card.md, card.html and the figures, an atlas card's publication (bench/README.md,
 #: "The dry run's estimate")
@@ -104,19 +106,23 @@ class CardTime:
     first_look: dict[str, int] = field(default_factory=dict)
 
 
-def measurable(plan: CardPlan) -> bool:
-    """Whether the dry run may score with the card's evaluator here: not one that asks a
-    server (the in-process judge does not), not a corpus-level one (it scores whole sets)."""
-    spec = plan.evaluator.spec
-    asks = plan.evaluator.asks_endpoint and rate_key(spec) != LOCAL_JUDGE
-    return not asks and plan.evaluator.level != "corpus"
+def unmeasurable(plan: CardPlan) -> str | None:
+    """Why the dry run may not score with the card's evaluator here, None when it may: one
+    that asks a server (the in-process judge does not) or scores whole sets."""
+    if plan.evaluator.asks_endpoint and rate_key(plan.evaluator.spec) != LOCAL_JUDGE:
+        return "a dry run asks no server"
+    if plan.evaluator.level == "corpus":
+        return "a corpus-level evaluator scores whole sets, not texts"
+    return None
 
 
-def example_order(requests: Sequence[ScoreRequest], seed: int = 0) -> list[ScoreRequest]:
-    """The requests example by example (an example: its source and references), the examples
-    and each one's texts in a seeded order: consecutive texts share their example, as the
-    run's chunks do (an evaluator that prepares an example's references once spends here what
-    it spends there)."""
+def example_order(requests: Sequence[ScoreRequest], seed: int = 0,
+                  group: int = PER_EXAMPLE) -> list[ScoreRequest]:
+    """The requests in runs of up to `group` texts of one example (an example: its source and
+    references), one run from each example in turn, the examples and each one's texts in a
+    seeded order. Consecutive texts share their example, as in the run's chunks (an evaluator
+    that prepares an example's references once spends here about what it spends there), and
+    a sample of some hundred texts still spans many examples (their lengths differ)."""
     groups: dict[tuple[str, tuple[str, ...]], list[ScoreRequest]] = {}
     for request in sorted(requests, key=lambda r: r.key):
         groups.setdefault((request.source or "", tuple(request.references or ())),
@@ -124,11 +130,12 @@ def example_order(requests: Sequence[ScoreRequest], seed: int = 0) -> list[Score
     chosen = random.Random(seed)
     keys = sorted(groups)
     chosen.shuffle(keys)
-    out: list[ScoreRequest] = []
     for key in keys:
-        texts = groups[key]
-        chosen.shuffle(texts)
-        out += texts
+        chosen.shuffle(groups[key])
+    out: list[ScoreRequest] = []
+    for start in range(0, max((len(texts) for texts in groups.values()), default=0), group):
+        for key in keys:
+            out += groups[key][start:start + group]
     return out
 
 
@@ -165,8 +172,9 @@ def measure_rate(spec: str, requests: Sequence[ScoreRequest], options: CardOptio
         if cache is not None:
             cache.close()
     rate = took / (taken - 1)
+    kept = "kept in the score cache" if not options.no_cache else "not kept: --no-cache"
     return Rate(rate, max(0.0, first - rate), taken,
-                f"measured now on {taken} of the texts to score, kept in the score cache",
+                f"measured now on {taken} of the texts to score, {kept}",
                 tuple(r.key for r in pool[:taken]))
 
 
@@ -200,17 +208,19 @@ def time_card(plan: CardPlan, options: CardOptions, *, measure: bool = True,
             union.setdefault(request.key, request)
     rate = shipped_rate(plan.evaluator.spec, shipped)
     measured: set[str] = set()
-    if measure and measurable(plan):
-        if union:
+    why = unmeasurable(plan)
+    if measure and why is None and union:
+        try:
             rate = measure_rate(plan.evaluator.spec, list(union.values()), options)
-            if not options.no_cache:
-                measured = set(rate.scored)
-        else:
-            rate = Rate(rate.seconds, source=f"nothing left to score; {rate.source}"
-                        if rate.seconds is not None else "nothing left to score")
+        except (ValueError, ImportError, RuntimeError, OSError) as exc:  # said, not raised:
+            # the card's own run says it in full
+            reason = str(exc.args[0] if exc.args else exc).splitlines()[0]
+            rate = replace(rate, source=f"not measured ({reason}); {rate.source}")
+        if not options.no_cache:
+            measured = set(rate.scored)
     elif measure:
-        rate = Rate(rate.seconds, source="not measured: a dry run asks no server; "
-                    + rate.source)
+        rate = replace(rate, source=f"not measured: {why or 'nothing left to score'}; "
+                       + rate.source)
     seen = set(measured)
     methods = {m.key: m for m in plan.methods}
     total: float | None = SECONDS_PER_CARD

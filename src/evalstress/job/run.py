@@ -33,6 +33,7 @@ from evalstress.engine.outdir import OutDirError, OutLock, check_out_dir
 from evalstress.engine.pipeline import execution_sizes
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
+from evalstress.engine.rayaddress import RayAddressError, check_ray_address
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import (
@@ -100,7 +101,9 @@ class StressJob:
                            f"known: {', '.join(analysis_names())}")
         try:
             check_execution(self.backend, self.sequential, self.ray_address)
-        except SettingsError as exc:
+            if self.backend == "ray":  # ray.init waits where nothing listens: ask first
+                check_ray_address(self.ray_address)
+        except (SettingsError, RayAddressError) as exc:
             raise JobError(str(exc)) from None
         if self.out is not None:
             # the shared cache is never inside --out, even with --no-cache (it is not read then,

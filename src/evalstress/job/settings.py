@@ -38,7 +38,6 @@ from evalstress.core.params import (
 )
 from evalstress.core.strict import check_names
 from evalstress.core.text import max_chars_option
-from evalstress.engine.rayaddress import RayAddressError, check_ray_address
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, check_max_missing
 from evalstress.evaluators.base import parse_spec
 from evalstress.job.settingsbase import (
@@ -142,11 +141,6 @@ def check_execution(backend: str, sequential: bool, ray_address: str | None,
                             f"use {where('backend')} local")
     if ray_address and backend != "ray":
         raise SettingsError(f"{where('ray_address')} {ray_address}: add {where('backend')} ray")
-    if backend == "ray":  # ray.init waits on an address where nothing listens: ask it first
-        try:
-            check_ray_address(ray_address, where("ray_address"))
-        except RayAddressError as exc:
-            raise SettingsError(str(exc)) from None
 
 
 @dataclass(frozen=True)
