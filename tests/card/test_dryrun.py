@@ -191,3 +191,26 @@ def test_no_measure_applies_to_a_dry_run(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--no-measure: applies to --dry-run" in one_line(result.output)
     assert not (tmp_path / "card").exists() and not (tmp_path / "w").exists()
+
+
+def test_the_atlas_dry_run_measures_into_the_cache_it_is_given(tmp_path: Path,
+                                                               shared_data: Path) -> None:
+    """The real-data atlas's dry run reads and fills --cache-dir (it read the default cache
+    before): a second dry run finds the texts the first measured on, and has that many fewer
+    to score."""
+    args = ["atlas", "--data-dir", str(shared_data), "--only", "bleu-wmt21", "--dry-run",
+            "--work", str(tmp_path / "w"), "--cache-dir", str(tmp_path / "cache")]
+
+    def counts() -> tuple[int, int]:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        line = one_line(result.output)
+        texts = int(line.split(" texts to score")[0].rsplit(" ", 1)[1].replace(",", ""))
+        measured = int(line.split("measured now on ")[1].split(" ")[0])
+        return texts, measured
+
+    first, measured = counts()
+    assert measured > 0 and (tmp_path / "cache").is_dir()
+    second, _ = counts()
+    assert second == first - measured
+    assert not (tmp_path / "w").exists()
