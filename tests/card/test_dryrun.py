@@ -21,6 +21,7 @@ from evalstress.card.dryrun import (
     example_order,
     first_look,
     method_seconds,
+    spread,
     time_card,
 )
 from evalstress.card.estimate import SECONDS_PER_JOB, SECONDS_PER_TEXT, MethodEstimate
@@ -79,6 +80,17 @@ def test_the_measured_texts_are_taken_in_runs_of_one_example() -> None:
     sources = [r.source for r in runs]
     assert sum(1 for a, b in itertools.pairwise(sources) if a != b) == 11
     assert len({r.source for r in runs[:8]}) == 4  # the first 8 texts span every example
+
+
+def test_a_slow_evaluator_s_sample_spreads_one_text_an_example() -> None:
+    requests = [ScoreRequest(f"text {i} of {e}", f"source {e}", (f"ref {e}",))
+                for e in range(4) for i in range(5)]
+    first = example_order(requests)[:3]  # three texts of one example, measured first
+    out = spread(first, requests, 7)
+    assert out[:3] == first and len(out) == 7
+    assert len({r.key for r in out}) == 7
+    # after them, one text of each example in turn: the next three are of the three others
+    assert {r.source for r in out[3:6]} == {f"source {e}" for e in range(4)} - {first[0].source}
 
 
 def test_duration_text() -> None:

@@ -13,7 +13,8 @@ they miss by that much. So the dry run measures what it can where the card will 
   then at least `MEASURE_TEXTS`, more up to `MEASURE_SECONDS` of scoring, at most
   `MEASURE_MOST`), taken in runs of `PER_EXAMPLE` texts of one example, the examples in a
   seeded order (what an evaluator prepares once for an example's references is shared as in
-  the run's chunks, and the sample spans many examples). They go into the score cache as the run's
+  the run's chunks, and the sample spans many examples); for an evaluator slower than
+  `SPREAD_ABOVE` a text, one text an example after the first step. They go into the score cache as the run's
   scores would, so nothing is scored twice. An evaluator that asks a server is not measured
   (a dry run calls no server): its time stays unknown unless a rate shipped;
 - what neither covers (building a job, its analyses and files; the systems' correlation's
@@ -55,6 +56,8 @@ MEASURE_SECONDS = 8.0
 MEASURE_MOST = 512
 #: texts of one example taken together before the next example's (`example_order`)
 PER_EXAMPLE = 32
+#: seconds a text from which the measurement takes one text an example after its first step
+SPREAD_ABOVE = 0.3
 #: seconds a card takes beyond its methods: the process's start, the plan, card.json,
 #: card.md, card.html and the figures, an atlas card's publication (bench/README.md,
 #: "The dry run's estimate")
@@ -139,6 +142,14 @@ def example_order(requests: Sequence[ScoreRequest], seed: int = 0,
     return out
 
 
+def spread(done: Sequence[ScoreRequest], requests: Sequence[ScoreRequest], size: int
+           ) -> list[ScoreRequest]:
+    """`done`, then the other requests one text of each example in turn, `size` in all."""
+    kept = {r.key for r in done}
+    rest = [r for r in example_order(requests, group=1) if r.key not in kept]
+    return [*done, *rest][:size]
+
+
 def measure_rate(spec: str, requests: Sequence[ScoreRequest], options: CardOptions, *,
                  least: int = MEASURE_TEXTS, aim: float = MEASURE_SECONDS,
                  most: int = MEASURE_MOST) -> Rate:
@@ -165,6 +176,12 @@ def measure_rate(spec: str, requests: Sequence[ScoreRequest], options: CardOptio
             taken += step
             if took >= aim or taken >= len(pool):
                 break
+            if (took / (taken - 1) >= SPREAD_ABOVE and taken <= least + 1
+                    and not evaluator.order_by_source):
+                # a slow text: what an example shares is little beside it, and its cost
+                # varies from example to example: the rest one text an example (not for an
+                # evaluator that reuses an example's prompt, as a judge does)
+                pool = spread(pool[:taken], requests, most + 1)
             wanted = math.ceil((taken - 1) * aim / max(took, 1e-6)) - (taken - 1)
             step = min(max(wanted, least), len(pool) - taken)
     finally:
