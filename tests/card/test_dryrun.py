@@ -23,6 +23,7 @@ from evalstress.card.dryrun import (
     method_seconds,
     spread,
     time_card,
+    time_lines,
 )
 from evalstress.card.estimate import SECONDS_PER_JOB, SECONDS_PER_TEXT, MethodEstimate
 from evalstress.cli import app
@@ -180,6 +181,9 @@ def test_a_sequential_card_says_the_most_and_the_least(tmp_path: Path,
     assert timed.least_texts == timed.texts  # every example in the first look
     # the position test and consistency have no time of their own here: the card's is unknown
     assert timed.seconds is None and timed.least_seconds is None
+    said = time_lines(timed)[0]
+    assert said.startswith("Estimated time of the card: unknown: no time for position bias")
+    assert "consistency" in said and "; the rest ~" in said
 
 
 def test_the_least_of_a_sequential_method_by_hand() -> None:

@@ -306,7 +306,10 @@ def time_lines(timed: CardTime) -> list[str]:
     """The dry run's last lines: the card's time (with the sequential design's least), where
     the rate came from, and what was scored to measure it."""
     if timed.seconds is None:
-        said = "Estimated time of the card: unknown (a method has no rate)."
+        untimed = [r.title for r in timed.rows if r.runs and r.seconds is None]
+        known = SECONDS_PER_CARD + sum(r.seconds or 0.0 for r in timed.rows if r.runs)
+        said = (f"Estimated time of the card: unknown: no time for {', '.join(untimed)}; the "
+                f"rest {duration_text(known)}.")
     elif timed.least_seconds is not None:
         looks = ", ".join(f"{key} {n}" for key, n in timed.first_look.items())
         said = (f"Estimated time of the card: at most {duration_text(timed.seconds)} "
