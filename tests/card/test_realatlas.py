@@ -3,6 +3,7 @@ protocols on at least 100 examples; a bad --data-dir is one error line before an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,8 @@ def test_the_dry_run_estimates_a_card_from_its_measured_rate_and_makes_nothing(
                                  "--cache-dir", str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if x.startswith("ter-wmt21:"))
-    assert "100 examples" in line and "texts to score" in line and " min" in line
+    assert "100 examples" in line and "texts to score" in line
+    assert re.search(r"estimated ~[0-9.]+ (s|min|h);", line), line
+    assert "measured now on" in line  # the rate's source
     assert "unknown" not in line and "Nothing was made." in result.output
     assert not (tmp_path / "w").exists()

@@ -9,6 +9,7 @@ early.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +25,7 @@ from evalstress.card.plan import (
     unmet_perturbations,
 )
 from evalstress.card.run import METHOD_ERRORS, CardOptions, stress_job_of
-from evalstress.evaluators.base import parse_spec
+from evalstress.evaluators.base import ScoreRequest, parse_spec
 from evalstress.job.run import estimate_job
 
 #: Rates measured on this project's shared 2-core machine, one process (the runs they come
@@ -54,6 +55,8 @@ class MethodEstimate:
     tokens: int | None = None
     seconds: float | None = None
     note: str = ""
+    #: seconds this dry run took to plan the method (the same loop its run plans with)
+    plan_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -75,10 +78,17 @@ def job_seconds(spec: str, variants: int, texts: int) -> float | None:
     return SECONDS_PER_JOB + variants * SECONDS_PER_VARIANT + texts * rate
 
 
-def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
-                    ) -> MethodEstimate:
+def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions,
+                    todo_out: dict[str, list[ScoreRequest]] | None = None) -> MethodEstimate:
+    """A stress method's plan and cost (`todo_out`: receives its uncached requests under the
+    method's key), with the seconds the planning took here."""
+    started = time.perf_counter()
     job = stress_job_of(plan, method, options)
-    estimate = estimate_job(job)
+    todo: dict[str, list[ScoreRequest]] = {}
+    estimate = estimate_job(job, todo_out=todo)
+    planned = time.perf_counter() - started
+    if todo_out is not None:
+        todo_out[method.key] = next(iter(todo.values()), [])
     row = estimate.evaluators[0] if estimate.evaluators else {}
     texts = int(row.get("todo") or 0)
     prompt, completion = row.get("prompt_tokens"), row.get("completion_tokens")
@@ -89,7 +99,8 @@ def estimate_stress(plan: CardPlan, method: MethodPlan, options: CardOptions
                           seconds=job_seconds(plan.evaluator.spec, estimate.variants, texts),
                           note="; ".join([f"suite {method.suite}, {estimate.skips} skips",
                                           *method.left_out_lines(),
-                                          *([SEQUENTIAL_NOTE] if method.design else [])]))
+                                          *([SEQUENTIAL_NOTE] if method.design else [])]),
+                          plan_seconds=planned)
 
 
 #: the dry run's word on a method under the sequential design: its counts are the most it asks
@@ -140,8 +151,12 @@ def estimate_consistency(plan: CardPlan, method: MethodPlan, options: CardOption
                                "blind-spot run shares with it from the cache")
 
 
-def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
-    """Every method's estimate, in the card's order (not run: its reason)."""
+def estimate_card(plan: CardPlan, options: CardOptions,
+                  todo_out: dict[str, list[ScoreRequest]] | None = None
+                  ) -> list[MethodEstimate]:
+    """Every method's estimate, in the card's order (not run: its reason). `todo_out`: each
+    stress method's uncached requests, by method key (`card.dryrun` times the card from
+    them)."""
     out = []
     for method in plan.methods:
         if not method.runs:
@@ -179,7 +194,7 @@ def estimate_card(plan: CardPlan, options: CardOptions) -> list[MethodEstimate]:
                                       note="read from the blind-spot run: no scoring of its own"))
         else:
             try:
-                out.append(estimate_stress(plan, method, options))
+                out.append(estimate_stress(plan, method, options, todo_out))
             except METHOD_ERRORS as exc:  # the run would fail the same way: say so here
                 message = str(exc.args[0] if exc.args else exc)
                 out.append(MethodEstimate(method.key, method.title, True,

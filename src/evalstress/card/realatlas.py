@@ -27,7 +27,7 @@ from evalstress.card.atlas import (
     check_published,
     make_cards,
 )
-from evalstress.card.estimate import SECONDS_PER_JOB, estimate_card
+from evalstress.card.dryrun import CardTime, time_card
 from evalstress.card.make import plan_card
 from evalstress.card.plan import BUDGETS, Budget, CardPlan
 from evalstress.card.run import CardOptions
@@ -179,23 +179,13 @@ def plan_real(entry: RealEntry, data_dir: Path, exhaustive: bool = False) -> Car
                      budget=real_budget(entry.data), exhaustive=exhaustive)
 
 
-def estimate_card_time(plan: CardPlan, work: Path, rate: float | None = None
-                       ) -> tuple[int, float | None]:
-    """The dry run of a card: the texts it would score (net of the score cache) and its
-    estimated minutes, from the card's measured rates or else `rate` seconds a text (None: no
-    rate for some method)."""
-    texts, seconds = 0, 0.0
-    for row in estimate_card(plan, CardOptions(work, workers=1)):
-        if not row.runs:
-            continue
-        texts += int(row.texts or 0)
-        if row.seconds is not None:
-            seconds += row.seconds
-        elif rate is not None and row.texts is not None:
-            seconds += SECONDS_PER_JOB + row.texts * rate
-        else:
-            return texts, None
-    return texts, seconds / 60
+def estimate_card_time(plan: CardPlan, work: Path, rate: float | None = None, *,
+                       cache_dir: Path | None = None, measure: bool = True) -> CardTime:
+    """The dry run of a card, timed here (`dryrun.time_card`): the texts it would score (net
+    of the score cache in `cache_dir`) and its seconds, from its evaluator's rate measured now
+    (`measure`), else the shipped rate, else `rate` seconds a text (the entry's)."""
+    return time_card(plan, CardOptions(work, cache_dir=cache_dir, workers=1),
+                     measure=measure, shipped=rate)
 
 
 def build_real_atlas(chosen: Sequence[RealEntry], data_dir: Path, *, work: Path = WORK,

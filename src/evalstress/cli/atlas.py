@@ -26,6 +26,7 @@ from evalstress.cli.options import (
     ExhaustiveOption,
     ForceOption,
     MadePageOption,
+    NoMeasureOption,
     PageOnlyOption,
     QuietOption,
     RayAddressOption,
@@ -59,6 +60,7 @@ def atlas_command(
     ray_address: RayAddressOption = None,
     shard: ShardOption = None,
     exhaustive: ExhaustiveOption = False,
+    no_measure: NoMeasureOption = False,
 ) -> None:
     """Make the atlas: the cards of the evaluators that run offline, and their docs page.
 
@@ -82,12 +84,14 @@ def atlas_command(
     backend = backend or "local"
     if dry_run and data_dir is None:
         raise fail("--dry-run: applies to the atlas on real data; give --data-dir DIR")
+    if no_measure and not dry_run:
+        raise fail("--no-measure: applies to --dry-run")
     try:
         if data_dir is not None:
             _real_atlas(data_dir, only, page_only=page_only, dry_run=dry_run, work=work,
                         published=published, page=page, cache_dir=cache_dir, quiet=quiet,
                         force=force, backend=backend, ray_address=ray_address,
-                        exhaustive=exhaustive)
+                        exhaustive=exhaustive, measure=not no_measure)
             return
         from evalstress.card.atlas import PAGE, PUBLISHED, WORK, build_atlas, entries, write_page
 
@@ -122,7 +126,7 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
                 work: Path | None, published: Path | None, page: Path | None,
                 cache_dir: Path | None, quiet: bool, force: bool,
                 backend: str, ray_address: str | None,
-                exhaustive: bool = False) -> None:
+                exhaustive: bool = False, measure: bool = True) -> None:
     """`evalstress atlas --data-dir DIR`: the real-data atlas's cards (or their estimates) and
     its page."""
     from evalstress.card import realatlas
@@ -134,14 +138,28 @@ def _real_atlas(data_dir: Path, only: list[str] | None, *, page_only: bool, dry_
         raise DataError(data_dir, None, None, "--data-dir: no such folder")
     chosen = realatlas.real_entries(only)
     if dry_run:
+        from evalstress.card.dryrun import duration_text
+
+        measured = 0
         for entry in chosen:
             plan = realatlas.plan_real(entry, data_dir, exhaustive=exhaustive or backend == "ray")
-            texts, estimate = realatlas.estimate_card_time(plan, work or realatlas.WORK,
-                                                           entry.rate)
-            shown = "unknown (no measured rate)" if estimate is None else f"~{estimate:.0f} min"
-            print_wrapped(console, f"{entry.name}: {len(plan.examples)} examples, {texts:,} "
-                          f"texts to score, estimated {shown}", hang=2)
-        console.print("Nothing was made.")
+            timed = realatlas.estimate_card_time(plan, work or realatlas.WORK, entry.rate,
+                                                 cache_dir=cache_dir, measure=measure)
+            if timed.seconds is None:
+                shown = "unknown (no rate)"
+            elif timed.least_seconds is not None:
+                shown = (f"at most {duration_text(timed.seconds)} (at least "
+                         f"{duration_text(timed.least_seconds)} if the sequential design "
+                         "settles every test at its first look)")
+            else:
+                shown = duration_text(timed.seconds)
+            print_wrapped(console, f"{entry.name}: {len(plan.examples)} examples, "
+                          f"{timed.texts:,} texts to score, estimated {shown}; rate "
+                          f"{timed.rate.line()}", hang=2)
+            measured += timed.rate.texts
+        console.print("Nothing was made." + (
+            f" The {measured:,} texts scored to time the evaluators are kept in the score "
+            "cache." if measured else ""))
         return
     if not page_only:
         use_cache_dir(cache_dir)

@@ -38,6 +38,7 @@ from evalstress.cli.options import (
     MapOption,
     MaxCharsOption,
     NoCacheOption,
+    NoMeasureOption,
     PreferencesOption,
     QuietOption,
     RayAddressOption,
@@ -81,6 +82,7 @@ def card_command(
     ray_address: RayAddressOption = None,
     shard: ShardOption = None,
     exhaustive: ExhaustiveOption = False,
+    no_measure: NoMeasureOption = False,
 ) -> None:
     """Make the evaluator card: run every method that applies and say where it can be trusted.
 
@@ -116,7 +118,8 @@ def card_command(
     if s.dry_run:
         for plan, folder in zip(plans, folders, strict=True):
             _print_plan(plan, CardOptions(folder, cache_dir=s.cache_dir, no_cache=s.no_cache,
-                                          workers=card_workers(len(plan.examples), s.workers)))
+                                          workers=card_workers(len(plan.examples), s.workers)),
+                        measure=not s.no_measure)
         return
     try:  # every card's folder and endpoints, before the first card runs
         for plan, folder in zip(plans, folders, strict=True):
@@ -182,14 +185,16 @@ def where_it_ran(s: CardSettings) -> list[tuple[str, list[str]]]:
             ("--ray-address", [s.ray_address] if s.ray_address else [])]
 
 
-def _print_plan(plan: CardPlan, options: CardOptions) -> None:
-    """The dry run's table: per method what it would spend."""
+def _print_plan(plan: CardPlan, options: CardOptions, measure: bool = True) -> None:
+    """The dry run's table: per method what it would spend, timed here (`card.dryrun`), then
+    the card's time and where its rate came from."""
     from rich.table import Table
 
-    from evalstress.card.estimate import estimate_card
+    from evalstress.card.dryrun import time_card, time_lines
     from evalstress.card.model import count_text
 
-    rows = estimate_card(plan, options)
+    timed = time_card(plan, options, measure=measure)
+    rows = timed.rows
     table = Table(title=f"Card plan for {plan.evaluator.label} ({plan.budget.name} budget, "
                   f"{count_text(plan.data)}) -> {options.out}")
     for column in ("method", "examples", "variants", "texts to score", "calls", "tokens",
@@ -208,9 +213,11 @@ def _print_plan(plan: CardPlan, options: CardOptions) -> None:
                       shown(row.calls), shown(row.tokens),
                       seconds if row.key not in ("correlation",) else "-", row.note)
     console.print(table)
-    console.print("Nothing was scored. Texts to score are net of the score cache; calls are "
-                  "what the evaluator would be sent (an attack's: an upper bound); time is "
-                  "estimated only for evaluators with a measured rate.")
+    for line in time_lines(timed):
+        print_wrapped(console, line, hang=2)
+    console.print("Texts to score are net of the score cache and of the methods above; calls "
+                  "are what the evaluator would be sent (an attack's: an upper bound); time is "
+                  "estimated only where the evaluator has a rate.")
 
 
 def _print_card(card: dict[str, Any], folder: Path) -> None:

@@ -147,7 +147,9 @@ WorkersOption = Annotated[int | None, typer.Option(
 
 DryRunOption = Annotated[bool, typer.Option(
     "--dry-run", help="Plan and look up the caches, print what the command would spend (per "
-    "evaluator or method: texts, calls, tokens; a card's estimated time) and score nothing.")]
+    "evaluator or method: texts, calls, tokens; a card's estimated time) and score nothing "
+    "(a card's dry run scores a few of its texts to time its evaluator here: see "
+    "--no-measure).")]
 
 MaxCharsOption = Annotated[int | None, typer.Option(
     help="Longest text (characters) perturbed and scored; a longer row is skipped with its "
@@ -281,3 +283,9 @@ ExhaustiveOption = Annotated[bool, typer.Option(
 MadePageOption = Annotated[Path | None, typer.Option(
     "--page", help="The docs page made from the cards (atlas: docs/atlas.md, with --data-dir "
     "docs/atlas-real.md; calibrate: docs/calibration.md).")]
+
+NoMeasureOption = Annotated[bool, typer.Option(
+    "--no-measure", help="With --dry-run: time the card from the rates shipped with "
+    "evalstress instead of scoring a few of its texts to measure its evaluator's rate on "
+    "this machine now (those texts go into the score cache, so the card does not score them "
+    "again).")]

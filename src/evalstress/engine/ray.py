@@ -52,6 +52,7 @@ from evalstress.engine.chunkwork import EvaluatorRecipe, recipe_for
 from evalstress.engine.generation import GenerationOutcome, GenerationSetup
 from evalstress.engine.pipeline import chunk_positions, execution_sizes, fingerprint
 from evalstress.engine.planning import long_rows, shard_examples
+from evalstress.engine.rayaddress import RayAddressError, check_ray_address
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.result import RunResult
 from evalstress.engine.runner import run
@@ -193,6 +194,10 @@ def _connect(ray: Any, address: str | None, num_cpus: int | None,
         return False
     target = address or os.environ.get("RAY_ADDRESS") or None
     if target:
+        try:
+            check_ray_address(address)
+        except RayAddressError as exc:
+            raise RayError(str(exc)) from None
         try:
             ray.init(address=target, runtime_env=runtime_env, log_to_driver=False)
         except ConnectionError as exc:

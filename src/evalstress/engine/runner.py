@@ -21,7 +21,7 @@ from evalstress.engine.planning import long_rows
 from evalstress.engine.replay import UnitReplay
 from evalstress.engine.result import Plan, RunResult
 from evalstress.engine.scoring import evaluator_usage, request_for
-from evalstress.evaluators.base import Evaluator
+from evalstress.evaluators.base import Evaluator, ScoreRequest
 from evalstress.suites import Suite
 
 
@@ -55,10 +55,14 @@ def run(examples: Sequence[Example], suite: Suite, evaluators: Sequence[Evaluato
 
 
 def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
-                  cache: SQLiteCache | None = None) -> list[dict[str, Any]]:
+                  cache: SQLiteCache | None = None,
+                  todo_out: dict[str, list[ScoreRequest]] | None = None
+                  ) -> list[dict[str, Any]]:
     """What scoring the plan would cost, without scoring: per evaluator the distinct texts, the
     ones already in the score cache, and (via an optional `estimate(requests)`) calls and tokens.
-    Evaluators without `estimate` count one call per batch of uncached texts."""
+    Evaluators without `estimate` count one call per batch of uncached texts. `todo_out`, when
+    given, receives each evaluator's uncached requests by label (the card's dry run measures
+    the evaluator's rate on some of them)."""
     by_id = {e.id: e for e in plan.examples}
     too_long = long_rows(plan.examples, plan.suite)
     requests = [request_for(e, e.hypothesis) for e in plan.examples if e.id not in too_long]
@@ -76,6 +80,8 @@ def estimate_plan(plan: Plan, evaluators: Sequence[Evaluator], *,
         found = cache.get_many(evaluator.cache_namespace, list(unique)) if cache else {}
         todo = [r for k, r in unique.items() if k not in found]
         row.update(score_cached=len(found), todo=len(todo))
+        if todo_out is not None:
+            todo_out[evaluator.label] = todo
         estimate = getattr(evaluator, "estimate", None)
         if callable(estimate):
             row.update(estimate(todo))

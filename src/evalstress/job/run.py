@@ -33,6 +33,7 @@ from evalstress.engine.outdir import OutDirError, OutLock, check_out_dir
 from evalstress.engine.pipeline import execution_sizes
 from evalstress.engine.planning import plan_dataset
 from evalstress.engine.ray import RayError, run_on_ray  # Ray loads only when a run asks
+from evalstress.engine.rayaddress import RayAddressError, check_ray_address
 from evalstress.engine.result import RunResult
 from evalstress.engine.rundir import staging_for
 from evalstress.engine.runhealth import (
@@ -47,7 +48,7 @@ from evalstress.engine.runhealth import (
 from evalstress.engine.runner import estimate_plan, run
 from evalstress.engine.scoring import configure_caches, open_run_cache
 from evalstress.engine.sidetask import SideTask
-from evalstress.evaluators.base import Evaluator
+from evalstress.evaluators.base import Evaluator, ScoreRequest
 from evalstress.job.settings import SettingsError, check_execution
 from evalstress.report import write_outputs
 from evalstress.report.rundir import browser_data
@@ -100,7 +101,9 @@ class StressJob:
                            f"known: {', '.join(analysis_names())}")
         try:
             check_execution(self.backend, self.sequential, self.ray_address)
-        except SettingsError as exc:
+            if self.backend == "ray":  # ray.init waits where nothing listens: ask first
+                check_ray_address(self.ray_address)
+        except (SettingsError, RayAddressError) as exc:
             raise JobError(str(exc)) from None
         if self.out is not None:
             # the shared cache is never inside --out, even with --no-cache (it is not read then,
@@ -206,15 +209,16 @@ class JobEstimate:
     generator_model: str | None
 
 
-def estimate_job(job: StressJob) -> JobEstimate:
+def estimate_job(job: StressJob, todo_out: dict[str, list[ScoreRequest]] | None = None
+                 ) -> JobEstimate:
     """Plan the whole job (the same loop as a run) and ask each evaluator what scoring it would
-    cost; nothing is scored, the caches are only read."""
+    cost; nothing is scored, the caches are only read. `todo_out`: see `estimate_plan`."""
 
     plan = plan_dataset(job.examples, job.suite, generation=job.generation)
     cache = open_run_cache(job.cache_dir, job.no_cache)
     configure_caches(job.evaluators, job.cache_dir, job.no_cache)
     try:
-        rows = estimate_plan(plan, job.evaluators, cache=cache)
+        rows = estimate_plan(plan, job.evaluators, cache=cache, todo_out=todo_out)
     finally:
         for evaluator in job.evaluators:
             evaluator.close()

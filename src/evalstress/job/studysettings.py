@@ -177,6 +177,9 @@ class CardSettings(StudySettings):
     dry_run: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--dry-run",
                                                           empty_is_unset=True))
     max_chars: int | None = field(default=None, metadata=setting(check=text_length))
+    #: the dry run times the card from the shipped rates instead of measuring one here
+    no_measure: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--no-measure",
+                                                             empty_is_unset=True))
     exhaustive: bool = field(default=False, metadata=setting(kind=BOOLEAN, flag="--exhaustive",
                                                              empty_is_unset=True))
     preferences: Path | None = field(default=None, metadata=_path())
@@ -188,8 +191,12 @@ class CardSettings(StudySettings):
     shard: str | None = field(default=None, metadata=setting(kind=text()))
 
     def check_together(self) -> None:
-        """A Ray address without the Ray backend, or a shard, refused before any work."""
+        """A Ray address without the Ray backend, or a shard, refused before any work; so is
+        --no-measure without --dry-run (it says how a dry run times the card)."""
         check_card_execution(self.backend, self.ray_address, self.shard, self.where)
+        if self.no_measure and not self.dry_run:
+            raise SettingsError(f"{self.where('no_measure')}: applies to "
+                                f"{self.where('dry_run')}")
 
 
 def check_card_execution(backend: str, ray_address: str | None, shard: str | None,
