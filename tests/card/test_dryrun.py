@@ -166,7 +166,7 @@ def test_a_judge_behind_a_server_is_not_asked_to_measure(tmp_path: Path,
 
 def test_a_sequential_card_says_the_most_and_the_least(tmp_path: Path,
                                                        small_data: Path) -> None:
-    """A judge's card runs its blind-spot and bias tests under the sequential design: the
+    """A judge's card runs its blind-spot, bias and criteria tests under the sequential design: the
     card's time is the exhaustive bound, and the least is every test settled at the first
     look (here all 3 examples: a first look holds at least 10)."""
     with FakeServer(default=Reply("Rating: 3")) as server:
@@ -176,7 +176,7 @@ def test_a_sequential_card_says_the_most_and_the_least(tmp_path: Path,
         timed = time_card(plan, CardOptions(tmp_path / "card", cache_dir=tmp_path / "c"),
                           measure=False, shipped=0.5)
     assert timed.rate.seconds == 0.5
-    assert set(timed.first_look) == {"blindspot", "bias"}
+    assert set(timed.first_look) == {"blindspot", "bias", "criteria"}
     assert all(n == 3 for n in timed.first_look.values())  # 3 examples: the first look is all
     assert timed.least_texts == timed.texts  # every example in the first look
     # the position test and consistency have no time of their own here: the card's is unknown
@@ -195,6 +195,10 @@ def test_the_least_of_a_sequential_method_by_hand() -> None:
     assert seconds == pytest.approx(6 + 2 + 20)
     assert at_first_look(30.0, method, rate, 0.25) == pytest.approx(30 - 26 * 0.75)
     assert at_first_look(30.0, method, rate, 1.0) == pytest.approx(30.0)
+    # 40 of the 400 texts are originals the design scores before any look: 360 x 0.05 s of
+    # scoring and the 6 s of planning keep a quarter
+    assert at_first_look(30.0, method, rate, 0.25, first=40) == pytest.approx(
+        30 - (6 + 18) * 0.75)
 
 
 def test_no_measure_applies_to_a_dry_run(tmp_path: Path) -> None:

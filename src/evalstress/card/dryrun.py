@@ -24,7 +24,9 @@ they miss by that much. So the dry run measures what it can where the card will 
 A text counts once for the card: a method's texts are net of the score cache and of the
 methods before it (the originals every method scores are scored by the first). A method under
 the sequential design counts its exhaustive plan, the most it can ask, and the card says the
-least it can: every test settled at the first look, on the first `first_look` examples.
+least it can: every test settled at the first look, on the first `first_look` examples (and,
+for the blind-spot tests, every example's original, which the design scores before its first
+look).
 """
 
 from __future__ import annotations
@@ -259,23 +261,27 @@ def time_card(plan: CardPlan, options: CardOptions, *, measure: bool = True,
             row, rate, load=not loaded)
         loaded = loaded or bool(count and seconds is not None)
         row.seconds = seconds
-        share = 1.0
+        share, first = 1.0, 0
         if method is not None and method.design:
             looks[row.key] = first_look(plan, dict(method.design))
             share = looks[row.key] / max(1, len(plan.examples))
-        least_texts += round(count * share)
+            if method.design.get("kind") == "blindspot":  # every original before any look
+                first = min(count, len(plan.examples))
+        least_texts += first + round((count - first) * share)
         total = None if total is None or seconds is None else total + seconds
         least = (None if least is None or seconds is None
-                 else least + at_first_look(seconds, row, rate, share))
+                 else least + at_first_look(seconds, row, rate, share, first))
     return CardTime(rows, rate, texts, total, least_texts if looks else None,
                     least if looks else None, looks)
 
 
-def at_first_look(seconds: float, row: MethodEstimate, rate: Rate, share: float) -> float:
+def at_first_look(seconds: float, row: MethodEstimate, rate: Rate, share: float,
+                  first: int = 0) -> float:
     """A method's least seconds when its run stops after the first look, which holds `share`
-    of the examples: its planning and scoring in that share, its fixed costs whole."""
+    of the examples: its planning and scoring in that share, its fixed costs whole, and the
+    `first` texts it scores whatever the looks decide (a blind-spot design's originals)."""
     planning = row.plan_seconds or 0.0
-    scoring = int(row.texts or 0) * (rate.seconds or 0.0)
+    scoring = (int(row.texts or 0) - first) * (rate.seconds or 0.0)
     return seconds - (planning + scoring) * (1 - share)
 
 
