@@ -324,3 +324,36 @@ def test_a_card_killed_halfway_is_still_ours_and_a_file_added_to_its_runs_is_not
     (card / "runs" / "blindspot" / "notes.txt").write_text("mine")
     (card / "runs" / ".mine.partial").mkdir()  # not a staging folder evalstress made
     assert foreign_entries(card) == ["runs/.mine.partial/", "runs/blindspot/notes.txt"]
+
+
+@pytest.mark.parametrize("killed_before", ["the write", "the record"])
+def test_a_file_rewritten_in_place_stays_ours_whenever_a_kill_lands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_before: str) -> None:
+    from evalstress.engine import outdir
+
+    folder = tmp_path / "card"
+    (folder / "runs").mkdir(parents=True)
+    (folder / "runs" / "timings.json").write_text('{"a": 1}', encoding="utf-8")
+    outdir.write_marker(folder, "card", kind="card", files=["runs/timings.json"])
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("killed")
+
+    if killed_before == "the write":  # the announcement is in, the file not yet replaced
+        real = outdir.atomic_write_text
+        monkeypatch.setattr(outdir, "atomic_write_text", lambda path, text: (
+            real(path, text) if Path(path).name == MARKER else killed()))
+    else:  # the file is replaced, its record not yet written
+        monkeypatch.setattr(outdir, "record_files", killed)
+    with pytest.raises(KeyboardInterrupt):
+        outdir.write_owned_text(folder, "runs/timings.json", '{"a": 2}', "card", "card")
+    monkeypatch.undo()
+    # the folder holds nothing evalstress did not write: the resume goes on without --force
+    assert outdir.foreign_entries(folder) == []
+    check_out_dir(folder, kind="card")
+    # a finished rewrite records the new bytes and leaves nothing pending
+    outdir.write_owned_text(folder, "runs/timings.json", '{"a": 3}', "card", "card")
+    marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    assert "pending" not in marker and outdir.is_recorded(folder, "runs/timings.json")
+    (folder / "runs" / "timings.json").write_text('{"edited": true}', encoding="utf-8")
+    assert outdir.foreign_entries(folder) == ["runs/timings.json"]  # a user's edit still counts

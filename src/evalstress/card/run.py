@@ -29,7 +29,6 @@ from evalstress.card.plan import CardPlan, MethodPlan
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import DataError
 from evalstress.core.records import Progress
-from evalstress.core.storage import atomic_write_text
 from evalstress.core.strict import ConfigError
 from evalstress.core.userfile import read_json
 from evalstress.core.wording import plural
@@ -40,6 +39,7 @@ from evalstress.engine.outdir import (
     marker_kind,
     record_files,
     remove_owned,
+    write_owned_text,
 )
 from evalstress.engine.runhealth import DEFAULT_MAX_MISSING, MissingShare
 from evalstress.engine.scoring import open_run_cache
@@ -234,8 +234,7 @@ def write_timing(out: Path, key: str, fingerprint: str, started: float,
     timings = read_timings(out)
     timings[key] = {"fingerprint": fingerprint, "started": started,
                     "seconds": round(seconds, 2) if seconds is not None else None}
-    atomic_write_text(out / RUNS / TIMINGS, json.dumps(timings, indent=2))
-    record_files(out, [f"{RUNS}/{TIMINGS}"], "card", "card")
+    write_owned_text(out, f"{RUNS}/{TIMINGS}", json.dumps(timings, indent=2), "card", "card")
 
 
 def card_record(plan: CardPlan, key: str) -> dict[str, Any]:
@@ -393,9 +392,9 @@ def run_study(plan: CardPlan, method: MethodPlan, options: CardOptions, filename
         return failed_outcome(method, options, started, exc)
     seconds = time.perf_counter() - started
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
-                                        "results": results}, indent=1) + "\n")
-    record_files(options.out, [path.relative_to(options.out).as_posix()], "card", "card")
+    write_owned_text(options.out, path.relative_to(options.out).as_posix(),
+                     json.dumps({"fingerprint": fingerprint, "seconds": round(seconds, 2),
+                                 "results": results}, indent=1) + "\n", "card", "card")
     options.say(f"{method.title}: done in {seconds:.0f} s")
     return MethodOutcome(method.key, "run", seconds, seconds, results=results)
 

@@ -104,13 +104,43 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 def recorded(folder: Path) -> dict[str, str]:
-    """relative path -> sha256 of the files the marker of `folder` says evalstress wrote."""
-    files = (read_marker(folder) or {}).get("files")
+    """relative path -> sha256 of the files the marker of `folder` says evalstress wrote; a
+    file being rewritten (`write_owned_text`, killed between its write and its record) counts
+    with the digest it was announced with, when it holds those bytes."""
+    marker = read_marker(folder) or {}
+    out = _digests(marker.get("files"))
+    for rel, digest in _digests(marker.get("pending")).items():
+        with contextlib.suppress(OSError):
+            path = Path(folder) / rel
+            if not path.is_symlink() and file_digest(path) == digest:
+                out[rel] = digest
+    return out
+
+
+def _digests(files: Any) -> dict[str, str]:
     if not isinstance(files, dict):
         return {}
     return {str(k): v for k, v in files.items()
             if isinstance(v, str) and _DIGEST.fullmatch(v) and ".." not in Path(k).parts
             and not Path(k).is_absolute()}
+
+
+def write_owned_text(folder: Path, rel: str, text: str, command: str, kind: str) -> None:
+    """Rewrite a file `folder`'s marker records, so that a kill at any instant leaves it
+    recorded: the new bytes' digest is announced in the marker (`pending`) before the file is
+    replaced, then recorded. (Written, then recorded, a kill between the two left a file that
+    "changed since", and the resume refused the folder.)"""
+    folder = Path(folder)
+    marker = read_marker(folder) or {}
+    data = text.encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    announced = {**marker, "command": marker.get("command") or command,
+                 "kind": marker.get("kind") or kind, "pending": {rel: digest}}
+    announced.setdefault("evalstress", __version__)
+    announced.setdefault("files", {})
+    atomic_write_text(folder / MARKER, json.dumps(announced, indent=1) + "\n")
+    atomic_write_text(folder / rel, data)
+    record_files(folder, [rel], command, kind)
 
 
 def marker_kind(folder: Path) -> str | None:
