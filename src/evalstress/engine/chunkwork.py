@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
+from evalstress.core.freed import give_back
 from evalstress.core.records import SkipRecord
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.text import ParsedText, TextParser, load_spacy
@@ -227,6 +228,8 @@ def _process(task: ChunkTask) -> ChunkOutcome | str:
         return outcome
     with open(task.handover, "wb") as handle:
         pickle.dump(outcome, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    del outcome
+    give_back()  # the chunk's parses, variants and rows are freed
     return task.handover
 
 

@@ -25,6 +25,7 @@ from evalstress.analyses.sequential import SequentialDesign
 from evalstress.analyses.sequential_verdicts import VerdictDesign
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
+from evalstress.core.freed import give_back
 from evalstress.core.phases import phase
 from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
@@ -304,6 +305,7 @@ def _finish(job: StressJob, result: RunResult,
     try:
         with phase("analyses"):
             analyses = analyse(job, result)
+            give_back()  # the score tables the analyses read are freed
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
     degenerate = degenerate_evaluators(result.scores)
