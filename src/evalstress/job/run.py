@@ -305,10 +305,10 @@ def _finish(job: StressJob, result: RunResult,
     try:
         with phase("analyses"):
             analyses = analyse(job, result)
-            give_back()  # the score tables the analyses read are freed
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
     degenerate = degenerate_evaluators(result.scores)
+    give_back()  # the score tables the analyses and this check read are freed
     health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
     with phase("write outputs (results.json, report.html, rename)"):
         paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,
