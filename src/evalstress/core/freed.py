@@ -7,6 +7,11 @@ memory counts in the process's resident size, and the next phase's work (numpy a
 which allocate elsewhere) comes on top of it, so the peak of a run grew with its size although
 what it held did not (bench/README.md, "Peak memory"). `give_back` asks both allocators to
 return their free pages; nothing that is alive moves, so no output changes.
+
+mimalloc keeps pages per thread, and `give_back`, called from the run's thread, returns only
+that thread's: the run's own Parquet reads therefore decode in the calling thread
+(`use_threads=False`, no pre-buffering), not in pyarrow's pools, whose idle threads would keep
+what they allocated.
 """
 
 from __future__ import annotations
