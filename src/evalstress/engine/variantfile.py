@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError, read_jsonl
+from evalstress.core.freed import give_back
 from evalstress.core.userfile import parse_json
 from evalstress.perturb.base import Severity, Variant
 
@@ -124,6 +125,7 @@ def join_parts(parts: Sequence[Path], out: Path) -> None:
             if rows >= ROWS_PER_GROUP:
                 writer.write_table(pa.concat_tables(pending), row_group_size=rows)
                 pending, rows = [], 0
+                give_back()  # the group's buffers: the next group would come on top of them
         if pending or not parts:
             table = pa.concat_tables(pending) if pending else VARIANT_SCHEMA.empty_table()
             writer.write_table(table, row_group_size=max(rows, 1))
