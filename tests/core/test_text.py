@@ -244,6 +244,43 @@ def test_parsing_a_chunk_of_long_texts_holds_a_small_batch_of_spacy_work_at_once
     assert peak < 120e6, f"{peak / 1e6:.0f} MB"
 
 
+def test_parsing_chunk_after_chunk_of_new_words_holds_no_more_memory_after_each() -> None:
+    """A run parses chunk after chunk of new texts and forgets each chunk's parses; each new
+    word used to stay in spaCy's vocabulary (a lexeme and its strings) for the life of the
+    process, so a run's memory grew with its dataset's words (+11 MB of Python memory over the
+    26 chunks of 1,000 WikiText paragraphs). Four chunks of 200 unseen words each now leave
+    the traced memory where one chunk left it (before: +0.94 MB), and the parses still carry
+    every word and lemma."""
+    import gc
+    import tracemalloc
+
+    parser = TextParser(forgetful=True)
+
+    def chunk(k: int) -> None:
+        words = [f"zorblat{k}x{i}qux" for i in range(200)]
+        parsed = parser.parse_many([f"The {w} glimmered near Paris, said Dr. {w.title()}."
+                                    for w in words])
+        assert [p.tokens[1].text for p in parsed] == words
+        assert {(p.tokens[4].text, p.tokens[4].lemma, p.tokens[4].ent_type) for p in parsed
+                } == {("Paris", "Paris", "GPE")}
+        parser.sentence_parses([f"Another {w} here. And more." for w in words[:20]])
+        parser.last_tags_alone([f"A {w}" for w in words[:5]])
+        parser.forget()
+
+    chunk(0)  # loads the model
+    tracemalloc.start()
+    try:
+        chunk(1)
+        gc.collect()
+        after_one = tracemalloc.get_traced_memory()[0]
+        for k in range(2, 6):
+            chunk(k)
+        gc.collect()
+        growth = tracemalloc.get_traced_memory()[0] - after_one
+    finally:
+        tracemalloc.stop()
+    assert growth < 0.2e6, f"{growth / 1e6:.2f} MB kept after four more chunks"
+
 def _python_prints(script: str) -> list[str]:
     """The lines a fresh interpreter prints running `script` (imports as a new run sees them)."""
     import subprocess

@@ -151,3 +151,40 @@ def test_a_sentence_pool_is_parsed_in_both_processes_into_the_same_sentences() -
     alone = list(TextParser(forgetful=True).sentence_parses(texts, here=True))
     assert shared == alone
     assert 0 < parser.parses < len(texts)  # this process parsed a batch, the helper the rest
+
+
+@pytest.mark.slow
+def test_a_model_scoring_beside_helpers_takes_its_share_of_the_cores_and_scores_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --workers 2 a model scores in the run's own process while a helper perturbs: its
+    forward passes take the cores divided by the two processes (at least one thread), not
+    torch's one per core on top of the helper's, and the scores are those of the serial run
+    (which keeps torch's own count)."""
+    torch = pytest.importorskip("torch")
+    bert_utils = pytest.importorskip("bert_score.utils")
+    import pandas as pd
+
+    from evalstress.engine import pipeline
+    from evalstress.engine.runner import run
+    from evalstress.evaluators import create_evaluator
+
+    monkeypatch.setattr(pipeline, "POOL_MIN_WORK", 0)  # a pool even for this small run
+    seen: list[int] = []
+    encode = bert_utils.get_bert_embedding
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(bert_utils, "get_bert_embedding", watched)
+    examples = [e for e in builtin_corpus() if e.references][:2]
+    serial = run(examples, custom_suite(["truncation"], seeds=1),
+                 [create_evaluator("bertscore")], chunk_size=1, workers=1)
+    alone = set(seen)
+    seen.clear()
+    pooled = run(examples, custom_suite(["truncation"], seeds=1),
+                 [create_evaluator("bertscore")], chunk_size=1, workers=2)
+    assert alone == {torch.get_num_threads()}
+    assert set(seen) == {max(1, len(os.sched_getaffinity(0)) // 2)}
+    assert pooled.table["score"].notna().all()
+    pd.testing.assert_frame_equal(serial.table, pooled.table)

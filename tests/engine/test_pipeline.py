@@ -138,6 +138,32 @@ def test_with_two_workers_this_process_and_one_helper_share_the_chunks(
     assert not list(result.files.root.rglob("*.pickle"))
 
 
+def test_a_run_gives_freed_memory_back_after_each_chunk_and_after_the_join(
+        examples: list[Example], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk frees its parses, variants and rows, and the join frees the joined tables;
+    the allocators kept those pages, and a 1,000-example run's peak rose with its size
+    (bench/README.md, "Peak memory"). The run hands them back at each of those points, when
+    what the chunk or the join held is no longer alive."""
+    given: list[str] = []
+    monkeypatch.setattr(pipeline, "give_back", lambda: given.append("back"))
+    written = pipeline.Staging.write_chunk
+    joined = pipeline.Staging.finalize
+
+    def write_chunk(self: pipeline.Staging, index: int, **parts: Any) -> None:
+        given.append(f"chunk {index}")
+        written(self, index, **parts)
+
+    def finalize(self: pipeline.Staging, *args: Any) -> None:
+        given.append("join")
+        joined(self, *args)
+
+    monkeypatch.setattr(pipeline.Staging, "write_chunk", write_chunk)
+    monkeypatch.setattr(pipeline.Staging, "finalize", finalize)
+    run(examples[:6], custom_suite(["truncation"], seeds=1), [CountingEvaluator()],
+        chunk_size=2)
+    assert given == ["chunk 0", "back", "chunk 1", "back", "chunk 2", "back", "join", "back"]
+
+
 def test_a_killed_run_resumes_at_its_first_unfinished_chunk(examples: list[Example],
                                                             tmp_path: Path) -> None:
     suite = custom_suite(["truncation"], seeds=1)

@@ -158,3 +158,45 @@ def test_the_shipped_model_needs_its_extra(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(MissingExtra, match="llm-local"):
         TextGenerator.from_spec("local")
     assert math.isfinite(1.0)
+
+
+def test_the_local_judge_takes_no_more_than_its_share_of_the_cores_beside_helpers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp takes half the cores unless told; under --workers N (the run's processes
+    side by side) no more than cores // N, and a thread count the user gave is kept."""
+    from evalstress.core import models
+
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(models.os, "sched_getaffinity", lambda pid: set(range(8)))
+    assert local.thread_count(None) == 4 and local.thread_count(3) == 3
+    try:
+        for processes, count in ((2, 4), (4, 2), (16, 1)):
+            models.share_cores(processes)
+            assert local.thread_count(None) == count
+            assert local.thread_count(3) == 3
+    finally:
+        models.share_cores(1)
+    assert local.thread_count(None) == 4
+
+
+@needs_llama
+def test_a_loaded_local_model_answers_the_same_at_its_share_of_the_cores() -> None:
+    """The share can change while a model stays loaded (helpers start and stop): the next
+    request runs at the new count, and the answer is the same."""
+    from evalstress.core import models
+
+    model = local.LocalBackend("local", n_ctx=1024).model()
+    params = {"temperature": 0, "max_tokens": 4, "grammar": LABELS, "logprobs": True,
+              "top_logprobs": 5}
+    model.complete(MESSAGES, params)  # the prompt is in the KV cache from here on
+    alone = model.complete(MESSAGES, params)
+    assert model.count == local.thread_count(None)
+    try:
+        models.share_cores(64)  # more processes than cores: one thread each
+        shared = model.complete(MESSAGES, params)
+        assert model.count == 1
+    finally:
+        models.share_cores(1)
+    assert shared.text == alone.text
+    assert shared.logprobs is not None and alone.logprobs is not None
+    assert shared.logprobs[0]["top"] == pytest.approx(alone.logprobs[0]["top"], abs=1e-4)

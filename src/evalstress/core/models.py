@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -359,15 +360,44 @@ DEVICE = Param(text(), "auto", "auto (cuda, mps, then cpu) or a torch device, e.
 #: torch's CPU threads while the model scores; the numbers move by float rounding at most,
 #: so it stays out of the signature
 THREADS = Param(optional(whole_number(1)), None, "CPU threads of the model's forward passes",
-                signed="never", default_note="torch's own: one per core")
+                signed="never", default_note="torch's own (one per core); under --workers N, "
+                "the cores divided by N")
+
+
+#: processes of a run working side by side in this one's time (`share_cores`); 1: it works alone
+_SIDE_BY_SIDE = 1
+
+
+def share_cores(processes: int) -> None:
+    """Say that `processes` processes of a run now work side by side (this one and its
+    helpers; 1: this one alone again). While they do, a model whose evaluator sets no
+    `threads=` takes the cores divided among them (`shared_threads`): torch's default, a
+    thread per core, in each would put more threads than cores on the cores."""
+    global _SIDE_BY_SIDE
+    _SIDE_BY_SIDE = max(1, int(processes))
+
+
+def shared_threads() -> int | None:
+    """This process's share of the cores while the run's processes work side by side: the
+    cores it may use divided by the processes, at least 1; None while it works alone (torch
+    then keeps its own count)."""
+    if _SIDE_BY_SIDE <= 1:
+        return None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // _SIDE_BY_SIDE)
 
 
 @contextmanager
 def cpu_threads(count: int | None) -> Iterator[None]:
-    """torch's intra-op threads set to `count` for the block, then put back (None: left as
-    torch has them). On a machine whose cores other work keeps busy, fewer threads than
-    cores score faster: the threads of a forward pass wait for the slowest of them
-    (bench/README.md, "Model-based scoring at the model's floor")."""
+    """torch's intra-op threads set to `count` for the block, then put back (None: this
+    process's share of the cores while a run's processes work side by side, `shared_threads`;
+    else left as torch has them). On a machine whose cores other work keeps busy, fewer
+    threads than cores score faster: the threads of a forward pass wait for the slowest of
+    them (bench/README.md, "Model-based scoring at the model's floor")."""
+    count = count or shared_threads()
     if not count:
         yield
         return

@@ -127,7 +127,7 @@ def _copy_key(source: pq.ParquetFile, indexes: Sequence[int], writer: pq.Parquet
     held: list[pa.Table] = []
     count = 0
     for index in indexes:
-        part = source.read_row_group(index)
+        part = source.read_row_group(index, use_threads=False)  # core.freed: this thread
         held.append(part)
         count += part.num_rows
         while count >= size:
@@ -237,7 +237,7 @@ class ScoreTable:
             if any(_excluded(meta.column(positions[name]).statistics, value)
                    for name, value in where.items()):
                 continue
-            part = parquet.read_row_group(group, columns=wanted)
+            part = parquet.read_row_group(group, columns=wanted, use_threads=False)
             if where:
                 mask = None
                 for name, value in where.items():
@@ -266,7 +266,7 @@ class ScoreTable:
             if all(found for found, _ in single):  # a grouped file: the metadata tells
                 seen.setdefault(tuple(value for _, value in single), None)
                 continue
-            part = parquet.read_row_group(group, columns=list(columns))
+            part = parquet.read_row_group(group, columns=list(columns), use_threads=False)
             unique = part.group_by(list(columns), use_threads=False).aggregate([])
             for row in zip(*(unique.column(c).to_pylist() for c in columns), strict=True):
                 seen.setdefault(tuple(row), None)

@@ -183,6 +183,10 @@ def _from_doc(doc: Any) -> ParsedText:
     return ParsedText(doc.text, tokens, tuple(sentences), entities)
 
 
+#: one spaCy memory zone at a time in a process (parsers share the pipeline `load_spacy` keeps)
+_ZONE_LOCK = threading.Lock()
+
+
 #: texts spaCy parses at once: its working memory grows with the batch (parsing 64 WikiText
 #: paragraphs peaked at 211 MB in batches of 64, 59 MB in batches of 16, no slower)
 PARSE_BATCH = 16
@@ -230,7 +234,7 @@ class TextParser:
             return [self._memo[t] for t in texts]
 
     def _run_spacy(self, todo: list[str], only: tuple[str, ...] | None = None
-                   ) -> Iterator[ParsedText]:
+                   ) -> list[ParsedText]:
         """spaCy over distinct texts, in order (with `only`, just those pipeline components);
         counted in `parses`."""
         nlp = load_spacy(self.model)
@@ -241,8 +245,13 @@ class TextParser:
             nlp.max_length = longest + 1
         skip = [] if only is None else [name for name in nlp.pipe_names if name not in only]
         self.parses += len(todo)
-        for doc in nlp.pipe(todo, batch_size=self.batch_size, disable=skip):
-            yield _from_doc(doc)
+        # every word spaCy had not seen would otherwise stay in its vocabulary for the life of
+        # the process (a lexeme and its strings): a run's memory would grow with the words of
+        # its dataset, chunk after chunk. The parses are copied out of the Doc, so the words
+        # they added are dropped when the zone closes
+        with _ZONE_LOCK, nlp.memory_zone():  # spaCy's zones must not nest
+            return [_from_doc(doc)
+                    for doc in nlp.pipe(todo, batch_size=self.batch_size, disable=skip)]
 
     def sentence_parses(self, texts: Sequence[str], *, here: bool = False
                         ) -> Iterator[ParsedText]:
@@ -293,7 +302,7 @@ class TextParser:
             return []
         nlp = load_spacy(self.model)
         skip = [name for name in nlp.pipe_names if name in ("lemmatizer", "ner")]
-        with self._lock:  # one pipeline, used by one caller at a time, as `parse_many` does
+        with self._lock, _ZONE_LOCK, nlp.memory_zone():  # one caller at a time
             return [doc[-1].pos_ if len(doc) else ""
                     for doc in nlp.pipe(list(texts), batch_size=self.batch_size, disable=skip)]
 

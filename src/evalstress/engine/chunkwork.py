@@ -32,8 +32,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from evalstress.core import models
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
+from evalstress.core.freed import give_back
 from evalstress.core.records import SkipRecord
 from evalstress.core.storage import atomic_write_text
 from evalstress.core.text import ParsedText, TextParser, load_spacy
@@ -227,6 +229,8 @@ def _process(task: ChunkTask) -> ChunkOutcome | str:
         return outcome
     with open(task.handover, "wb") as handle:
         pickle.dump(outcome, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    del outcome
+    give_back()  # the chunk's parses, variants and rows are freed
     return task.handover
 
 
@@ -319,6 +323,8 @@ class ChunkExecutor:
             # whose first chrF ran beside helpers keeps one thread for it)
             self._threads_set = THREADS_VARIABLE not in os.environ
             os.environ.setdefault(THREADS_VARIABLE, "1")
+            # and a model scoring here (they run only here) takes its share of the cores
+            models.share_cores(self.processes)
             # the spec goes pickled, so that a helper starts watching this process before it
             # imports what unpickling the spec needs (`workerstart`)
             self._pool = spawned_pool(self.helpers, start_worker,
@@ -422,6 +428,7 @@ class ChunkExecutor:
                 terminate_workers(self._pool)
             self._pool.shutdown(wait=wait or terminate, cancel_futures=cancel)
             self._pool = None
+            models.share_cores(1)
         if self._threads_set:
             os.environ.pop(THREADS_VARIABLE, None)
             self._threads_set = False

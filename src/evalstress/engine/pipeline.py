@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from evalstress.core import interrupts
 from evalstress.core.cache import SQLiteCache
 from evalstress.core.data import Example
+from evalstress.core.freed import give_back
 from evalstress.core.phases import phase
 from evalstress.core.records import Progress, SkipRecord
 from evalstress.core.redact import redact
@@ -448,6 +449,8 @@ class StreamingRun:
                     examples = [self.examples[i] for i in chunks[outcome.index]]
                     summaries[outcome.index] = self._finish_chunk(
                         staging, outcome, examples, extra_skips, generation, stopped)
+                    del outcome
+                    give_back()  # the chunk's parses, variants and rows are freed
                     self.progress.advance("examples", len(examples))
             finished = True
         except KeyboardInterrupt:
@@ -468,6 +471,7 @@ class StreamingRun:
             order.append(extra_index)
         with phase("join chunk parts"):
             staging.finalize(order, self._total(summaries, corpus_stats, corpus_missing))
+            give_back()  # the joined tables are freed
 
     def _gather_done(self, staging: Staging, index: int, positions: list[int]) -> None:
         path = staging.files.part(index, variantfile.FILE)

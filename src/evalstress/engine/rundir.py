@@ -168,7 +168,7 @@ class Staging:
         for index in order:
             part = pq.ParquetFile(self.files.part(index, "scores.parquet"))
             for group in range(part.num_row_groups):
-                yield part.read_row_group(group)
+                yield part.read_row_group(group, use_threads=False)  # see core.freed
 
     def finalize(self, indexes: Iterable[int], summary: Mapping[str, Any]) -> None:
         """Concatenate the chunk parts, in chunk order, into the run's files."""

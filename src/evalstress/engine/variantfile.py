@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalstress.core.data import DataError, read_jsonl
+from evalstress.core.freed import give_back
 from evalstress.core.userfile import parse_json
 from evalstress.perturb.base import Severity, Variant
 
@@ -116,12 +117,15 @@ def join_parts(parts: Sequence[Path], out: Path) -> None:
         pending: list[pa.Table] = []
         rows = 0
         for part in parts:
-            table = pq.read_table(part, schema=VARIANT_SCHEMA)
+            # decoded in this thread, whose pages `core.freed.give_back` can return
+            table = pq.read_table(part, schema=VARIANT_SCHEMA, use_threads=False,
+                                  pre_buffer=False)
             pending.append(table)
             rows += table.num_rows
             if rows >= ROWS_PER_GROUP:
                 writer.write_table(pa.concat_tables(pending), row_group_size=rows)
                 pending, rows = [], 0
+                give_back()  # the group's buffers: the next group would come on top of them
         if pending or not parts:
             table = pa.concat_tables(pending) if pending else VARIANT_SCHEMA.empty_table()
             writer.write_table(table, row_group_size=max(rows, 1))
@@ -157,7 +161,7 @@ def read_records(path: Path, columns: Sequence[str] | None = None) -> Iterator[d
     with _parquet_read(path):
         source = pq.ParquetFile(path)
         wanted = [c for c in (columns or VARIANT_SCHEMA.names) if c in source.schema_arrow.names]
-        for batch in source.iter_batches(batch_size=8192, columns=wanted):
+        for batch in source.iter_batches(batch_size=8192, columns=wanted, use_threads=False):
             for row in batch.to_pylist():
                 yield _record(row, path)
 
@@ -188,7 +192,8 @@ def read_keys(path: Path) -> Iterator[tuple[list[str], list[str], list[str]]]:
         if absent:
             raise DataError(path, None, absent[0], "is missing (every variant needs "
                             "example_id, perturbation, severity and seed)")
-        for batch in source.iter_batches(batch_size=KEY_BATCH, columns=list(ID_COLUMNS)):
+        for batch in source.iter_batches(batch_size=KEY_BATCH, columns=list(ID_COLUMNS),
+                                         use_threads=False):
             # as Python's f"{value}" writes them: None as "None", a severity as its value
             texts = [pc.fill_null(pc.cast(batch.column(name), pa.string()), "None")
                      for name in ID_COLUMNS]
@@ -218,7 +223,8 @@ def records_at(path: Path, positions: Iterable[int]) -> dict[int, dict[str, Any]
             if bisect.bisect_left(wanted, start) == bisect.bisect_left(wanted, start + size):
                 start += size  # nothing asked for in this row group: not decoded
                 continue
-            for batch in source.iter_batches(batch_size=RECORD_BATCH, row_groups=[group]):
+            for batch in source.iter_batches(batch_size=RECORD_BATCH, row_groups=[group],
+                                             use_threads=False):
                 end = start + batch.num_rows
                 inside = [p - start for p in wanted[bisect.bisect_left(wanted, start):
                                                     bisect.bisect_left(wanted, end)]]

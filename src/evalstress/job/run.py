@@ -25,6 +25,7 @@ from evalstress.analyses.sequential import SequentialDesign
 from evalstress.analyses.sequential_verdicts import VerdictDesign
 from evalstress.core.cache import default_cache_dir
 from evalstress.core.data import Example
+from evalstress.core.freed import give_back
 from evalstress.core.phases import phase
 from evalstress.core.records import Progress
 from evalstress.core.storage import StorageError, check_target
@@ -316,6 +317,7 @@ def _finish(job: StressJob, result: RunResult,
     except ValueError as exc:  # an analysis refused its options or data: say so, exit 2
         raise JobError(str(exc)) from None
     degenerate = degenerate_evaluators(result.scores)
+    give_back()  # the score tables the analyses and this check read are freed
     health = {"degenerate": [{**d.to_dict(), "analyses": list(analyses)} for d in degenerate]}
     with phase("write outputs (results.json, report.html, rename)"):
         paths = (write_outputs(result, analyses, job.out, config=job.config, force=job.force,

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstress.core.extras import SHIPPED_PACKAGE, require
+from evalstress.core.models import shared_threads
 from evalstress.llm.client import AttemptError, ChatResponse
 from evalstress.llm.identity import file_digest
 
@@ -80,6 +81,18 @@ class _Step:
     allowed: int = -1  # tokens the constraint allowed at this step (-1: not counted)
 
 
+def thread_count(given: int | None) -> int:
+    """llama.cpp's threads for prompts and tokens: `given`, else half the cores (its threads
+    spin while they wait for each other, so more threads than free cores makes every token far
+    slower), and no more than this process's share of the cores while a run's processes work
+    side by side (`models.shared_threads`, under --workers N)."""
+    if given:
+        return int(given)
+    half = max(1, (os.cpu_count() or 2) // 2)
+    share = shared_threads()
+    return min(half, share) if share else half
+
+
 class LocalModel:
     """One loaded GGUF with its chat template; `complete` answers one chat request."""
 
@@ -89,11 +102,10 @@ class LocalModel:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.path = path
-        # half the cores unless told, for prompts too: llama.cpp's threads spin while they wait
-        # for each other, so more threads than free cores makes every token far slower
-        count = threads or max(1, (os.cpu_count() or 2) // 2)
-        self.llama = Llama(str(path), n_ctx=int(n_ctx), n_threads=count, n_threads_batch=count,
-                           verbose=False)
+        self.threads = threads
+        self.count = thread_count(threads)
+        self.llama = Llama(str(path), n_ctx=int(n_ctx), n_threads=self.count,
+                           n_threads_batch=self.count, verbose=False)
         self.n_ctx = self.llama.n_ctx()
         self.lock = threading.Lock()
         template = self.llama.metadata.get("tokenizer.chat_template")
@@ -127,6 +139,10 @@ class LocalModel:
         want_logprobs = bool(params.get("logprobs"))
         top_n = max(1, int(params.get("top_logprobs") or 1)) if want_logprobs else 0
         with self.lock:
+            count = thread_count(self.threads)  # the share of the cores may have changed
+            if count != self.count:
+                self.llama._ctx.set_n_threads(count, count)
+                self.count = count
             return self._generate(prompt, params, grammar, max_tokens, stops, top_n,
                                   time.monotonic() + timeout, timeout)
 

@@ -261,7 +261,8 @@ def _score_batches(path: Path, examples: Mapping[str, Any]) -> Iterator[pa.Table
         columns = [c for c in (*_NEEDED, "higher_is_better", "reason", "explanation")
                    if c in names]
         ids = pa.array(sorted(examples), pa.string())
-        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=columns,
+                                         use_threads=False):  # see core.freed
             table = pa.Table.from_batches([batch])
             for name in _TEXT_COLUMNS:  # older tables may hold other types
                 if name in table.column_names and table.schema.field(name).type != pa.string():
