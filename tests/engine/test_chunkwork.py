@@ -153,7 +153,7 @@ def test_a_sentence_pool_is_parsed_in_both_processes_into_the_same_sentences() -
     assert 0 < parser.parses < len(texts)  # this process parsed a batch, the helper the rest
 
 
-@pytest.mark.slow
+@pytest.mark.long_run  # BERTScore twice, once beside a pool of helpers: about a minute
 def test_a_model_scoring_beside_helpers_takes_its_share_of_the_cores_and_scores_the_same(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Under --workers 2 a model scores in the run's own process while a helper perturbs: its
