@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -197,8 +199,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, ray_without_tokens: None
-            ) -> Iterator[str]:
+def cluster(ray_without_tokens: None) -> Iterator[str]:
     """A head and one more node, 1 CPU each, on this machine, in a session folder of their own;
     its address.
 
@@ -207,7 +208,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, ray_without_tokens: None
     teardown kills those groups, so Ray processes of anyone else on this machine are left
     alone (`ray stop` would stop them too)."""
     pytest.importorskip("ray", reason="the ray extra is not installed")
-    temp = tmp_path_factory.mktemp("ray-session")
+    # a short folder: Ray's socket paths under it must fit AF_UNIX's 107 bytes, which
+    # pytest's numbered base folder (pytest-of-USER/pytest-N/...) outgrows as N grows
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     address = f"127.0.0.1:{_free_port()}"
     src = _ROOT / "src"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(_ROOT)]),
@@ -232,3 +235,4 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, ray_without_tokens: None
         for group in groups:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
