@@ -72,6 +72,9 @@ from evalstress.core.records import ORIGINAL
 
 #: the methods whose tests this design settles, by the shape of their tests
 KINDS = ("blindspot", "bias", "criteria")
+#: the score rows' columns the design reads
+ROW_COLUMNS = ["example_id", "perturbation", "severity", "seed", "evaluator", "aspect", "score",
+               "status", "higher_is_better"]
 #: a bias probe's arm that every other arm is compared with
 PLACEBO = "placebo"
 UnitKey = tuple[str, str]  # (perturbation, severity)
@@ -168,17 +171,9 @@ class VerdictDesign:
     def observe_originals(self, rows: pa.Table) -> None:
         """Take every original's scores before the first look (not a look: no test is
         decided); the tolerance is then the final analysis's from the start."""
-        data = rows.select(["example_id", "perturbation", "seed", "severity", "evaluator",
-                            "aspect", "score", "status", "higher_is_better"]).to_pylist()
-        for row in data:
-            if row["perturbation"] != ORIGINAL:
-                continue
-            key = (row["evaluator"], row["aspect"])
-            self._higher[key] = bool(row["higher_is_better"])
-            self._texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
-                             row["seed"]))
-            if row["status"] == "ok":
-                self._originals[key][row["example_id"]] = float(row["score"])
+        for row in rows.select(ROW_COLUMNS).to_pylist():
+            if row["perturbation"] == ORIGINAL:
+                self._take(row)
 
     @property
     def chunk_size(self) -> int:
@@ -203,21 +198,9 @@ class VerdictDesign:
     def observe(self, rows: pa.Table) -> None:
         """Take a finished batch's rows, then decide which tests settle and which units stop."""
         self._look += 1
-        data = rows.select(["example_id", "perturbation", "severity", "seed", "evaluator",
-                            "aspect", "score", "status", "higher_is_better"]).to_pylist()
-        for row in data:
-            key = (row["evaluator"], row["aspect"])
-            self._higher[key] = bool(row["higher_is_better"])
+        for row in rows.select(ROW_COLUMNS).to_pylist():
             self._seen.add(row["example_id"])
-            self._texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
-                             row["seed"]))
-            if row["status"] != "ok":
-                continue
-            if row["perturbation"] == ORIGINAL:
-                self._originals[key][row["example_id"]] = float(row["score"])
-            else:
-                unit = (row["perturbation"], str(row["severity"]))
-                self._scores[unit][key][row["example_id"]].append(float(row["score"]))
+            self._take(row)
         t = min(1.0, len(self._seen) / self.n_examples)
         final = t >= 1.0  # the runner's tapering last chunks are looks of their own
         tests = [(unit, key) for unit in self._scores if self._tested(unit)
@@ -238,6 +221,20 @@ class VerdictDesign:
                               else None, "tests_settled": settled,
                               "units_stopped": len(self._stopped),
                               "units_open": len(self._scores) - len(self._stopped)})
+
+    def _take(self, row: Mapping[str, Any]) -> None:
+        """One score row: its text counted, its score kept as an original's or a unit's."""
+        key = (row["evaluator"], row["aspect"])
+        self._higher[key] = bool(row["higher_is_better"])
+        self._texts.add((row["example_id"], row["perturbation"], str(row["severity"]),
+                         row["seed"]))
+        if row["status"] != "ok":
+            return
+        if row["perturbation"] == ORIGINAL:
+            self._originals[key][row["example_id"]] = float(row["score"])
+        else:
+            unit = (row["perturbation"], str(row["severity"]))
+            self._scores[unit][key][row["example_id"]].append(float(row["score"]))
 
     def item_test(self, unit: UnitKey, key: TestKey) -> str:
         """The test a unit's evaluator aspect gets: the criteria analysis's directional,
