@@ -41,7 +41,7 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -131,16 +131,11 @@ def write_owned_text(folder: Path, rel: str, text: str, command: str, kind: str)
     replaced, then recorded. (Written, then recorded, a kill between the two left a file that
     "changed since", and the resume refused the folder.)"""
     folder = Path(folder)
-    marker = read_marker(folder) or {}
     data = text.encode("utf-8")
-    digest = hashlib.sha256(data).hexdigest()
-    announced = {**marker, "command": marker.get("command") or command,
-                 "kind": marker.get("kind") or kind, "pending": {rel: digest}}
-    announced.setdefault("evalstress", __version__)
-    announced.setdefault("files", {})
-    atomic_write_text(folder / MARKER, json.dumps(announced, indent=1) + "\n")
+    write_marker(folder, command, kind=kind, files=[],
+                 pending={rel: hashlib.sha256(data).hexdigest()})
     atomic_write_text(folder / rel, data)
-    record_files(folder, [rel], command, kind)
+    write_marker(folder, command, kind=kind, files=[rel])
 
 
 def marker_kind(folder: Path) -> str | None:
@@ -232,11 +227,13 @@ def _paths_in(folder: Path) -> list[str]:
 
 
 def write_marker(folder: Path, command: str, *, kind: str = "run",
-                 files: Iterable[str] | None = None) -> None:
+                 files: Iterable[str] | None = None,
+                 pending: Mapping[str, str] | None = None) -> None:
     """Record, in the marker of `folder`, that evalstress (`command`) wrote `files` (paths
     relative to it) as they are now; None: every file in the folder, for a folder evalstress
     made whole (a run directory in its staging folder). Records of files still unchanged are
-    kept; the marker is replaced atomically."""
+    kept; `pending`: files about to be rewritten, with their new bytes' digests
+    (`write_owned_text`). The marker is replaced atomically."""
     folder = Path(folder)
     names = _paths_in(folder) if files is None else list(files)
     kept = {} if files is None else {
@@ -246,7 +243,8 @@ def write_marker(folder: Path, command: str, *, kind: str = "run",
     for rel in names:
         kept[rel] = file_digest(folder / rel)
     record = {"evalstress": __version__, "command": command, "kind": kind,
-              "files": dict(sorted(kept.items()))}
+              "files": dict(sorted(kept.items())), **({"pending": dict(pending)} if pending
+                                                      else {})}
     atomic_write_text(folder / MARKER, json.dumps(record, indent=1) + "\n")
 
 
