@@ -135,7 +135,7 @@ def write_owned_text(folder: Path, rel: str, text: str, command: str, kind: str)
     write_marker(folder, command, kind=kind, files=[],
                  pending={rel: hashlib.sha256(data).hexdigest()})
     atomic_write_text(folder / rel, data)
-    write_marker(folder, command, kind=kind, files=[rel])
+    record_files(folder, [rel], command, kind)
 
 
 def marker_kind(folder: Path) -> str | None:
