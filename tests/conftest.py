@@ -94,6 +94,23 @@ def marked_masked_lm(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
+def bertscore_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """torch's thread count at each of BERTScore's embedding passes, as they happen (the list
+    fills while the test scores)."""
+    torch = pytest.importorskip("torch")
+    bert_utils = pytest.importorskip("bert_score.utils")
+    seen: list[int] = []
+    encode = bert_utils.get_bert_embedding
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(bert_utils, "get_bert_embedding", watched)
+    return seen
+
+
+@pytest.fixture
 def shared_data() -> Path:
     """../shared/data beside the checkout; tests that need it skip where it is absent."""
     if not SHARED_DATA.exists():

@@ -155,13 +155,12 @@ def test_a_sentence_pool_is_parsed_in_both_processes_into_the_same_sentences() -
 
 @pytest.mark.long_run  # BERTScore twice, once beside a pool of helpers: about a minute
 def test_a_model_scoring_beside_helpers_takes_its_share_of_the_cores_and_scores_the_same(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, bertscore_threads: list[int]) -> None:
     """Under --workers 2 a model scores in the run's own process while a helper perturbs: its
     forward passes take the cores divided by the two processes (at least one thread), not
     torch's one per core on top of the helper's, and the scores are those of the serial run
     (which keeps torch's own count)."""
     torch = pytest.importorskip("torch")
-    bert_utils = pytest.importorskip("bert_score.utils")
     import pandas as pd
 
     from evalstress.engine import pipeline
@@ -169,14 +168,7 @@ def test_a_model_scoring_beside_helpers_takes_its_share_of_the_cores_and_scores_
     from evalstress.evaluators import create_evaluator
 
     monkeypatch.setattr(pipeline, "POOL_MIN_WORK", 0)  # a pool even for this small run
-    seen: list[int] = []
-    encode = bert_utils.get_bert_embedding
-
-    def watched(*args: object, **kwargs: object) -> object:
-        seen.append(torch.get_num_threads())
-        return encode(*args, **kwargs)
-
-    monkeypatch.setattr(bert_utils, "get_bert_embedding", watched)
+    seen = bertscore_threads
     examples = [e for e in builtin_corpus() if e.references][:2]
     serial = run(examples, custom_suite(["truncation"], seeds=1),
                  [create_evaluator("bertscore")], chunk_size=1, workers=1)
